@@ -1,0 +1,77 @@
+// Softmax cross-entropy with mean reduction, its gradient, and the running loss statistics.
+//
+// A single workgroup handles the whole batch: invocation i takes rows i, i + 256, ..., writes
+// their gradient and keeps a partial loss and correct count; then invocation 0 adds the 256
+// partials into `stats`. The loss therefore stays on the GPU and is read back only when it is
+// logged, instead of stalling the queue every step (PyTorch's `.item()`).
+
+struct Params {
+    batch: u32,
+    classes: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read> targets: array<f32>;
+@group(0) @binding(3) var<storage, read_write> dlogits: array<f32>;
+// [Σ loss, Σ correct, Σ rows], accumulated across steps until read.
+@group(0) @binding(4) var<storage, read_write> stats: array<f32>;
+
+const WORKGROUP: u32 = 256u;
+
+var<workgroup> partial_loss: array<f32, 256>;
+var<workgroup> partial_correct: array<f32, 256>;
+
+@compute @workgroup_size(256, 1, 1)
+fn softmax_cross_entropy(@builtin(local_invocation_id) lid: vec3<u32>) {
+    let scale = 1.0 / f32(p.batch);
+    var loss = 0.0;
+    var correct = 0.0;
+    for (var r = lid.x; r < p.batch; r += WORKGROUP) {
+        let base = r * p.classes;
+        let target_class = u32(targets[r]);
+        // The first maximum wins ties, as on the CPU and in torch.argmax.
+        var best = 0u;
+        var max_logit = logits[base];
+        for (var j = 1u; j < p.classes; j++) {
+            let v = logits[base + j];
+            if (v > max_logit) {
+                best = j;
+                max_logit = v;
+            }
+        }
+        var sum = 0.0;
+        for (var j = 0u; j < p.classes; j++) {
+            sum += exp(logits[base + j] - max_logit);
+        }
+        var target_logit = max_logit;
+        if (target_class < p.classes) {
+            target_logit = logits[base + target_class];
+        }
+        loss += log(sum) - (target_logit - max_logit);
+        if (best == target_class) {
+            correct += 1.0;
+        }
+        for (var j = 0u; j < p.classes; j++) {
+            let prob = exp(logits[base + j] - max_logit) / sum;
+            let onehot = select(0.0, 1.0, j == target_class);
+            dlogits[base + j] = (prob - onehot) * scale;
+        }
+    }
+    partial_loss[lid.x] = loss;
+    partial_correct[lid.x] = correct;
+    workgroupBarrier();
+    if (lid.x == 0u) {
+        var total_loss = 0.0;
+        var total_correct = 0.0;
+        for (var i = 0u; i < WORKGROUP; i++) {
+            total_loss += partial_loss[i];
+            total_correct += partial_correct[i];
+        }
+        stats[0] += total_loss;
+        stats[1] += total_correct;
+        stats[2] += f32(p.batch);
+    }
+}

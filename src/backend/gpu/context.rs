@@ -1,0 +1,170 @@
+//! Finding a GPU for training, and describing adapters.
+//!
+//! # Why training has its own wgpu instance and device
+//!
+//! The window is drawn by eframe's renderer with a wgpu device of its own. Training does not
+//! borrow that device, for three reasons:
+//! - eframe asks for no optional features, so the renderer's device has no timestamp queries and
+//!   no `f16`; on a GL fallback it even runs with WebGL2 limits, under which compute shaders fail.
+//! - The trainer lives on its own thread and submits a step's work at its own pace; sharing a queue
+//!   with the renderer would make each frame wait behind training and training behind frames.
+//! - The same code must run headless (`batchscope train`, the tests), where there is no renderer.
+//!
+//! So the training thread creates its own `wgpu::Instance` and asks for the adapter's full limits
+//! and the features it has (timestamps, `f16`). That instance enables only the *primary* backends
+//! — Vulkan, Metal and DX12 — and never GL: wgpu's GL backend has no compute on WebGL2-class
+//! drivers, and a second GL instance beside a GL renderer fights over the one context and panics.
+//! On a machine whose only API is GL the window still opens (the renderer falls back to GL) and
+//! the GPU column explains that no compute-capable adapter was found. `WGPU_BACKEND` overrides the
+//! choice for the headless commands, as in wgpu's own tools.
+
+use serde::Serialize;
+
+/// What `batchscope devices` prints about one adapter.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AdapterSummary {
+    /// Adapter name as the driver reports it.
+    pub name: String,
+    /// Graphics API wgpu drives it through (Vulkan, Metal, Dx12, Gl).
+    pub backend: String,
+    /// Discrete, integrated, virtual, CPU or other.
+    pub device_type: String,
+    /// True for software rasterisers (lavapipe, llvmpipe, SwiftShader, WARP): their speed says
+    /// nothing about a real GPU.
+    pub software: bool,
+    /// Driver name.
+    pub driver: String,
+    /// Driver version and details.
+    pub driver_info: String,
+    /// Timestamp queries inside compute passes (kernel times measured on the GPU).
+    pub timestamps: bool,
+    /// Native `f16` in shaders.
+    pub shader_f16: bool,
+    /// Largest buffer the adapter can create.
+    pub max_buffer_size_bytes: u64,
+    /// Largest storage buffer one binding can see.
+    pub max_storage_buffer_binding_size_bytes: u64,
+    /// Most invocations in one workgroup.
+    pub max_compute_invocations_per_workgroup: u32,
+    /// Most workgroups along one dispatch dimension.
+    pub max_compute_workgroups_per_dimension: u32,
+    /// Bytes of workgroup (shared) memory per workgroup.
+    pub max_compute_workgroup_storage_size_bytes: u32,
+    /// Whether training can use this adapter (compute shaders on a primary backend).
+    pub usable_for_training: bool,
+}
+
+/// Why training on the GPU is not available, and what to do about it.
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+#[error("{reason}")]
+pub struct GpuUnavailable {
+    /// What went wrong, in plain words.
+    pub reason: String,
+}
+
+/// The backends the training instance may use: `WGPU_BACKEND` if set, else Vulkan, Metal and DX12.
+pub fn training_backends() -> wgpu::Backends {
+    wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY) & !wgpu::Backends::BROWSER_WEBGPU
+}
+
+/// True for adapters that rasterise in software on the CPU.
+pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
+    if info.device_type == wgpu::DeviceType::Cpu {
+        return true;
+    }
+    let name = info.name.to_lowercase();
+    ["llvmpipe", "lavapipe", "swiftshader", "softpipe", "microsoft basic render"]
+        .iter()
+        .any(|s| name.contains(s))
+}
+
+pub(crate) fn new_instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends;
+    wgpu::Instance::new(desc)
+}
+
+/// Summarises an adapter for `batchscope devices` and the GPU column.
+pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
+    let info = adapter.get_info();
+    let features = adapter.features();
+    let limits = adapter.limits();
+    let downlevel = adapter.get_downlevel_capabilities();
+    let primary = wgpu::Backends::PRIMARY.contains(info.backend.into());
+    AdapterSummary {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        software: is_software(&info),
+        driver: info.driver.clone(),
+        driver_info: info.driver_info.clone(),
+        timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+        shader_f16: features.contains(wgpu::Features::SHADER_F16),
+        max_buffer_size_bytes: limits.max_buffer_size,
+        max_storage_buffer_binding_size_bytes: u64::from(limits.max_storage_buffer_binding_size),
+        max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+        max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+        max_compute_workgroup_storage_size_bytes: limits.max_compute_workgroup_storage_size,
+        usable_for_training: primary
+            && downlevel.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+            && limits.max_compute_invocations_per_workgroup >= 256,
+    }
+}
+
+/// Every adapter wgpu finds on the given backends.
+pub fn enumerate(backends: wgpu::Backends) -> Vec<AdapterSummary> {
+    let instance = new_instance(backends);
+    pollster::block_on(instance.enumerate_adapters(backends))
+        .iter()
+        .map(summarize)
+        .collect()
+}
+
+/// The message shown when no adapter is found, with what to install.
+pub fn no_adapter_reason(detail: &str) -> String {
+    format!(
+        "No GPU adapter with compute shaders was found ({detail}). Install or update the GPU's \
+         Vulkan, Metal or DX12 driver; on Debian or Ubuntu without a GPU, `sudo apt-get install \
+         mesa-vulkan-drivers` adds the lavapipe software adapter (real GPU code, run by the CPU)."
+    )
+}
+
+/// Requests the adapter wgpu prefers for high performance, and a device with its full limits.
+pub(crate) fn open_device() -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), GpuUnavailable> {
+    let backends = training_backends();
+    let instance = new_instance(backends);
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        force_fallback_adapter: false,
+        compatible_surface: None,
+        // No untrusted content here: report the adapter's real limits.
+        apply_limit_buckets: false,
+    }))
+    .map_err(|e| GpuUnavailable {
+        reason: no_adapter_reason(&format!("backends {backends:?}: {e}")),
+    })?;
+    let summary = summarize(&adapter);
+    if !summary.usable_for_training {
+        return Err(GpuUnavailable {
+            reason: no_adapter_reason(&format!(
+                "{} on {} cannot run the compute shaders",
+                summary.name, summary.backend
+            )),
+        });
+    }
+    // Optional features are requested only where the adapter has them.
+    let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
+    let required_features = adapter.features() & wanted;
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("batchscope-training"),
+        required_features,
+        required_limits: adapter.limits(),
+        experimental_features: wgpu::ExperimentalFeatures::disabled(),
+        memory_hints: wgpu::MemoryHints::Performance,
+        trace: wgpu::Trace::Off,
+    }))
+    .map_err(|e| GpuUnavailable {
+        reason: format!("The adapter {} refused to open a device: {e}", summary.name),
+    })?;
+    Ok((adapter, device, queue))
+}

@@ -1,0 +1,757 @@
+//! The GPU device: wgpu buffers and the WGSL kernels in `shaders/`.
+//!
+//! The path of one op, as in wgpu's `hello_compute` example: the tensors are storage buffers;
+//! each kernel has a compute pipeline whose bind group layout is derived from its shader; an op
+//! binds its tensors and a small uniform block of shapes, records a compute pass into the
+//! pending command encoder, and returns without waiting. [`Backend::flush`] submits the
+//! encoder (once per training step), and [`Backend::read`] copies a buffer into a mappable
+//! staging buffer, submits, waits for the GPU and maps it — the only point where the CPU waits.
+
+pub mod context;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+pub use context::{AdapterSummary, GpuUnavailable};
+
+use super::{
+    check_device, check_shape, Activation, AdamHyper, Backend, BackendError, Device, KernelTimes,
+    Storage, Tensor,
+};
+
+/// Every kernel's parameter block is at most this many 32-bit words (48 bytes).
+const PARAM_WORDS: usize = 12;
+type Params = [u32; PARAM_WORDS];
+
+/// Timestamp slots: two per timed pass.
+const TIMESTAMP_CAPACITY: u32 = 512;
+
+/// The edge of the matrix-product tile, as in `shaders/matmul.wgsl`.
+const MATMUL_TILE: u32 = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum KernelId {
+    Matmul,
+    ColumnSum,
+    SoftmaxCrossEntropy,
+    Optimizer,
+}
+
+/// A compiled kernel: its pipeline and the layout its bind groups must follow.
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+impl Kernel {
+    fn new(device: &wgpu::Device, label: &str, source: &str, entry_point: &str) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        // `layout: None` lets wgpu derive the bind group layout from the shader's bindings.
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: None,
+            module: &module,
+            entry_point: Some(entry_point),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            cache: None,
+        });
+        let layout = pipeline.get_bind_group_layout(0);
+        Self { pipeline, layout }
+    }
+}
+
+struct Kernels {
+    matmul: Kernel,
+    column_sum: Kernel,
+    softmax_cross_entropy: Kernel,
+    optimizer: Kernel,
+}
+
+impl Kernels {
+    fn new(device: &wgpu::Device) -> Self {
+        Self {
+            matmul: Kernel::new(device, "matmul", include_str!("../../../shaders/matmul.wgsl"), "main"),
+            column_sum: Kernel::new(
+                device,
+                "column_sum",
+                include_str!("../../../shaders/reduce.wgsl"),
+                "column_sum",
+            ),
+            softmax_cross_entropy: Kernel::new(
+                device,
+                "softmax_cross_entropy",
+                include_str!("../../../shaders/loss.wgsl"),
+                "softmax_cross_entropy",
+            ),
+            optimizer: Kernel::new(device, "optimizer", include_str!("../../../shaders/optim.wgsl"), "step"),
+        }
+    }
+
+    fn get(&self, id: KernelId) -> &Kernel {
+        match id {
+            KernelId::Matmul => &self.matmul,
+            KernelId::ColumnSum => &self.column_sum,
+            KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
+            KernelId::Optimizer => &self.optimizer,
+        }
+    }
+}
+
+/// One op applied to one set of tensors: the same key recurs every training step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct DispatchKey {
+    kernel: KernelId,
+    buffers: [u64; 4],
+}
+
+/// The uniform block and bind group of one [`DispatchKey`], made once and reused every step.
+struct CachedDispatch {
+    uniform: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    params: Params,
+}
+
+/// A buffer as an op binds it: an id for the cache key and a handle to the buffer
+/// (wgpu handles are reference-counted, so the clone is cheap).
+struct Binding {
+    id: u64,
+    buffer: wgpu::Buffer,
+}
+
+struct Timing {
+    query_set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    period_ns: f32,
+    labels: Vec<&'static str>,
+    active: bool,
+}
+
+/// The wgpu training device.
+pub struct GpuBackend {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    summary: AdapterSummary,
+    kernels: Kernels,
+    encoder: Option<wgpu::CommandEncoder>,
+    /// Tensors that recorded-but-unsubmitted work reads or writes.
+    pending_tensors: HashSet<u64>,
+    /// Dispatch keys recorded since the last submission.
+    pending_keys: HashSet<DispatchKey>,
+    dispatches: HashMap<DispatchKey, CachedDispatch>,
+    /// Staging buffers for reads, by size in bytes.
+    staging: HashMap<u64, wgpu::Buffer>,
+    /// Bound where a kernel's binding is unused by the chosen mode (wgpu needs every slot filled).
+    dummy_read: wgpu::Buffer,
+    dummy_write: [wgpu::Buffer; 2],
+    timing: Option<Timing>,
+    /// The first error wgpu reported outside an error scope.
+    error: Arc<Mutex<Option<String>>>,
+}
+
+/// Ids of the dummy buffers in cache keys (tensor ids start at 1).
+const DUMMY_READ_ID: u64 = 0;
+const DUMMY_WRITE_IDS: [u64; 2] = [u64::MAX, u64::MAX - 1];
+
+impl GpuBackend {
+    /// Opens the preferred adapter and compiles the kernels.
+    pub fn new() -> Result<Self, GpuUnavailable> {
+        let (adapter, device, queue) = context::open_device()?;
+        let summary = context::summarize(&adapter);
+        let error = Arc::new(Mutex::new(None));
+        let slot = Arc::clone(&error);
+        // wgpu's default handler panics; a teaching app reports the error and keeps running.
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut slot) = slot.lock() {
+                slot.get_or_insert_with(|| e.to_string());
+            }
+        }));
+        let kernels = Kernels::new(&device);
+        let storage = |label: &str| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 16,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        };
+        let dummy_read = storage("unused-input");
+        let dummy_write = [storage("unused-output-1"), storage("unused-output-2")];
+        let timing = summary.timestamps.then(|| {
+            let bytes = u64::from(TIMESTAMP_CAPACITY) * 8;
+            Timing {
+                query_set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("kernel-timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: TIMESTAMP_CAPACITY,
+                }),
+                resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("timestamp-resolve"),
+                    size: bytes,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                }),
+                readback: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("timestamp-readback"),
+                    size: bytes,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }),
+                period_ns: queue.get_timestamp_period(),
+                labels: Vec::new(),
+                active: false,
+            }
+        });
+        if let Some(message) = take_error(&error) {
+            return Err(GpuUnavailable {
+                reason: format!("The GPU kernels failed to compile on {}: {message}", summary.name),
+            });
+        }
+        Ok(Self {
+            device,
+            queue,
+            summary,
+            kernels,
+            encoder: None,
+            pending_tensors: HashSet::new(),
+            pending_keys: HashSet::new(),
+            dispatches: HashMap::new(),
+            staging: HashMap::new(),
+            dummy_read,
+            dummy_write,
+            timing,
+            error,
+        })
+    }
+
+    /// The adapter this backend trains on.
+    pub fn adapter(&self) -> &AdapterSummary {
+        &self.summary
+    }
+
+    fn check_error(&self) -> Result<(), BackendError> {
+        match take_error(&self.error) {
+            Some(message) => Err(BackendError::Gpu(message)),
+            None => Ok(()),
+        }
+    }
+
+    fn dispatch(
+        &mut self,
+        kernel: KernelId,
+        label: &'static str,
+        params: Params,
+        bindings: &[Binding],
+        workgroups: (u32, u32),
+    ) -> Result<(), BackendError> {
+        let mut ids = [0u64; 4];
+        for (slot, b) in ids.iter_mut().zip(bindings) {
+            *slot = b.id;
+        }
+        let key = DispatchKey { kernel, buffers: ids };
+        // A uniform block is written with `queue.write_buffer`, which lands before the next
+        // submission as a whole. Reusing a key with new parameters inside one submission would
+        // let the second write overwrite the first, so submit what is recorded first.
+        let stale = self.dispatches.get(&key).is_some_and(|d| d.params != params);
+        if stale && self.pending_keys.contains(&key) {
+            self.flush()?;
+        }
+        let cached = match self.dispatches.entry(key) {
+            std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                let uniform = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: (PARAM_WORDS * 4) as u64,
+                    // UNIFORM to bind it, COPY_DST so new parameters can be written into it.
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                let mut entries = vec![wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: uniform.as_entire_binding(),
+                }];
+                entries.extend(bindings.iter().zip(1u32..).map(|(b, binding)| wgpu::BindGroupEntry {
+                    binding,
+                    resource: b.buffer.as_entire_binding(),
+                }));
+                let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(label),
+                    layout: &self.kernels.get(kernel).layout,
+                    entries: &entries,
+                });
+                // Force the first write below.
+                let mut unwritten = params;
+                unwritten[0] = !params[0];
+                entry.insert(CachedDispatch {
+                    uniform,
+                    bind_group,
+                    params: unwritten,
+                })
+            }
+        };
+        if cached.params != params {
+            self.queue.write_buffer(&cached.uniform, 0, bytemuck::cast_slice(&params));
+            cached.params = params;
+        }
+        let encoder = self.encoder.get_or_insert_with(|| {
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("training-step"),
+            })
+        });
+        let timestamp_writes = self.timing.as_mut().and_then(|t| {
+            let index = t.labels.len() as u32 * 2;
+            (t.active && index + 2 <= TIMESTAMP_CAPACITY).then(|| {
+                t.labels.push(label);
+                wgpu::ComputePassTimestampWrites {
+                    query_set: &t.query_set,
+                    beginning_of_pass_write_index: Some(index),
+                    end_of_pass_write_index: Some(index + 1),
+                }
+            })
+        });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes,
+            });
+            pass.set_pipeline(&self.kernels.get(kernel).pipeline);
+            pass.set_bind_group(0, &cached.bind_group, &[]);
+            pass.dispatch_workgroups(workgroups.0, workgroups.1, 1);
+        }
+        self.pending_keys.insert(key);
+        self.pending_tensors.extend(ids);
+        Ok(())
+    }
+
+    /// `c = epilogue(op(a) · op(b))` with strides describing the transposes.
+    fn matmul(
+        &mut self,
+        label: &'static str,
+        (a, a_strides): (&Tensor, (usize, usize)),
+        (b, b_strides): (&Tensor, (usize, usize)),
+        aux: Option<&Tensor>,
+        (epilogue, act): (u32, Activation),
+        (m, n, k): (usize, usize, usize),
+        c: &Tensor,
+    ) -> Result<(), BackendError> {
+        let params: Params = [
+            m as u32,
+            n as u32,
+            k as u32,
+            epilogue,
+            a_strides.0 as u32,
+            a_strides.1 as u32,
+            b_strides.0 as u32,
+            b_strides.1 as u32,
+            act.code(),
+            0,
+            0,
+            0,
+        ];
+        let aux = match aux {
+            Some(t) => binding(t)?,
+            None => Binding {
+                id: DUMMY_READ_ID,
+                buffer: self.dummy_read.clone(),
+            },
+        };
+        let bindings = [binding(a)?, binding(b)?, aux, binding(c)?];
+        let groups = ((n as u32).div_ceil(MATMUL_TILE), (m as u32).div_ceil(MATMUL_TILE));
+        self.dispatch(KernelId::Matmul, label, params, &bindings, groups)
+    }
+
+    fn optimizer(
+        &mut self,
+        label: &'static str,
+        kind: u32,
+        tensors: (&Tensor, &Tensor, Option<&Tensor>, Option<&Tensor>),
+        scalars: [f32; 6],
+    ) -> Result<(), BackendError> {
+        let (param, grad, state1, state2) = tensors;
+        let len = param.len() as u32;
+        let groups = len.div_ceil(256);
+        let max = self.summary.max_compute_workgroups_per_dimension.max(1);
+        let (groups_x, groups_y) = if groups <= max {
+            (groups, 1)
+        } else {
+            (max, groups.div_ceil(max))
+        };
+        let f = f32::to_bits;
+        let params: Params = [
+            len,
+            kind,
+            groups_x,
+            0,
+            f(scalars[0]),
+            f(scalars[1]),
+            f(scalars[2]),
+            f(scalars[3]),
+            f(scalars[4]),
+            f(scalars[5]),
+            0,
+            0,
+        ];
+        let dummy = |i: usize| Binding {
+            id: DUMMY_WRITE_IDS[i],
+            buffer: self.dummy_write[i].clone(),
+        };
+        let s1 = match state1 {
+            Some(t) => binding(t)?,
+            None => dummy(0),
+        };
+        let s2 = match state2 {
+            Some(t) => binding(t)?,
+            None => dummy(1),
+        };
+        let bindings = [binding(param)?, binding(grad)?, s1, s2];
+        self.dispatch(KernelId::Optimizer, label, params, &bindings, (groups_x, groups_y))
+    }
+
+    fn staging_buffer(&mut self, size_in_bytes: u64) -> wgpu::Buffer {
+        self.staging
+            .entry(size_in_bytes)
+            .or_insert_with(|| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("readback-staging"),
+                    size: size_in_bytes,
+                    // A storage buffer cannot be mapped; results travel through this buffer,
+                    // which the CPU can map for reading.
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            })
+            .clone()
+    }
+
+    /// Maps `buffer`, waits for the GPU, and returns its bytes.
+    fn map_and_copy(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>, BackendError> {
+        let slice = buffer.slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |result| {
+            let _ = tx.send(result);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
+        match rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
+            Err(_) => return Err(BackendError::Gpu("the GPU never finished mapping a buffer".into())),
+        }
+        let bytes = {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| BackendError::Gpu(format!("reading a mapped buffer failed: {e}")))?;
+            view.to_vec()
+        };
+        buffer.unmap();
+        self.check_error()?;
+        Ok(bytes)
+    }
+}
+
+fn take_error(slot: &Mutex<Option<String>>) -> Option<String> {
+    slot.lock().ok().and_then(|mut e| e.take())
+}
+
+fn binding(t: &Tensor) -> Result<Binding, BackendError> {
+    match t.storage() {
+        Storage::Gpu(buffer) => Ok(Binding {
+            id: t.id(),
+            buffer: buffer.clone(),
+        }),
+        Storage::Cpu(_) => Err(BackendError::DeviceMismatch {
+            expected: Device::Gpu,
+            found: Device::Cpu,
+            op: "bind",
+        }),
+    }
+}
+
+impl Backend for GpuBackend {
+    fn device(&self) -> Device {
+        Device::Gpu
+    }
+
+    fn name(&self) -> String {
+        format!("{} ({})", self.summary.name, self.summary.backend)
+    }
+
+    fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {
+        let size_in_bytes = (rows * cols * 4).max(4) as u64;
+        let limit = self
+            .summary
+            .max_storage_buffer_binding_size_bytes
+            .min(self.summary.max_buffer_size_bytes);
+        if size_in_bytes > limit {
+            return Err(BackendError::Gpu(format!(
+                "`{label}` needs {size_in_bytes} bytes, more than the adapter's {limit}-byte limit \
+                 for one storage buffer: use a smaller batch or narrower layers"
+            )));
+        }
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size_in_bytes,
+            // STORAGE for the kernels, COPY_DST for uploads, COPY_SRC for reads back.
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Ok(Tensor::new(label, rows, cols, Storage::Gpu(buffer)))
+    }
+
+    fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
+        check_device(Device::Gpu, "write", &[t])?;
+        if values.len() != t.len() {
+            return Err(BackendError::Shape {
+                op: "write",
+                detail: format!("{} values for `{}` of {} elements", values.len(), t.label(), t.len()),
+            });
+        }
+        // `write_buffer` lands before the next submission; recorded work that still reads the old
+        // values must be submitted first.
+        if self.pending_tensors.contains(&t.id()) {
+            self.flush()?;
+        }
+        if let Storage::Gpu(buffer) = t.storage() {
+            self.queue.write_buffer(buffer, 0, bytemuck::cast_slice(values));
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError> {
+        check_device(Device::Gpu, "read", &[t])?;
+        let Storage::Gpu(buffer) = t.storage() else {
+            return Ok(Vec::new());
+        };
+        let size_in_bytes = buffer.size();
+        let staging = self.staging_buffer(size_in_bytes);
+        let encoder = self.encoder.get_or_insert_with(|| {
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("readback"),
+            })
+        });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size_in_bytes);
+        self.flush()?;
+        let bytes = self.map_and_copy(&staging)?;
+        let mut values: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
+        values.truncate(t.len());
+        Ok(values)
+    }
+
+    fn linear_forward(
+        &mut self,
+        x: &Tensor,
+        w: &Tensor,
+        b: &Tensor,
+        act: Activation,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "linear_forward";
+        check_device(Device::Gpu, OP, &[x, w, b, out])?;
+        let (batch, fan_in, fan_out) = (x.rows(), w.rows(), w.cols());
+        check_shape(OP, x, batch, fan_in)?;
+        check_shape(OP, b, 1, fan_out)?;
+        check_shape(OP, out, batch, fan_out)?;
+        self.matmul(
+            OP,
+            (x, (fan_in, 1)),
+            (w, (fan_out, 1)),
+            Some(b),
+            (1, act),
+            (batch, fan_out, fan_in),
+            out,
+        )
+    }
+
+    fn linear_backward_input(
+        &mut self,
+        dz: &Tensor,
+        w: &Tensor,
+        a_prev: &Tensor,
+        act_prev: Activation,
+        dz_prev: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "linear_backward_input";
+        check_device(Device::Gpu, OP, &[dz, w, a_prev, dz_prev])?;
+        let (batch, fan_in, fan_out) = (dz.rows(), w.rows(), w.cols());
+        check_shape(OP, dz, batch, fan_out)?;
+        check_shape(OP, a_prev, batch, fan_in)?;
+        check_shape(OP, dz_prev, batch, fan_in)?;
+        // op(b) = wᵀ: element (kk, j) of wᵀ is w[j, kk] = w[j * fan_out + kk].
+        self.matmul(
+            OP,
+            (dz, (fan_out, 1)),
+            (w, (1, fan_out)),
+            Some(a_prev),
+            (2, act_prev),
+            (batch, fan_in, fan_out),
+            dz_prev,
+        )
+    }
+
+    fn linear_backward_params(
+        &mut self,
+        x: &Tensor,
+        dz: &Tensor,
+        dw: &mut Tensor,
+        db: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "linear_backward_params";
+        check_device(Device::Gpu, OP, &[x, dz, dw, db])?;
+        let (batch, fan_in, fan_out) = (x.rows(), x.cols(), dz.cols());
+        check_shape(OP, dz, batch, fan_out)?;
+        check_shape(OP, dw, fan_in, fan_out)?;
+        check_shape(OP, db, 1, fan_out)?;
+        // op(a) = xᵀ: element (i, kk) of xᵀ is x[kk, i] = x[kk * fan_in + i].
+        self.matmul(
+            "weight_grad",
+            (x, (1, fan_in)),
+            (dz, (fan_out, 1)),
+            None,
+            (0, Activation::Identity),
+            (fan_in, fan_out, batch),
+            dw,
+        )?;
+        let params: Params = [batch as u32, fan_out as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let bindings = [binding(dz)?, binding(db)?];
+        self.dispatch(
+            KernelId::ColumnSum,
+            "bias_grad",
+            params,
+            &bindings,
+            ((fan_out as u32).div_ceil(64), 1),
+        )
+    }
+
+    fn softmax_cross_entropy(
+        &mut self,
+        logits: &Tensor,
+        targets: &Tensor,
+        dlogits: &mut Tensor,
+        stats: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "softmax_cross_entropy";
+        check_device(Device::Gpu, OP, &[logits, targets, dlogits, stats])?;
+        let (batch, classes) = (logits.rows(), logits.cols());
+        check_shape(OP, targets, batch, 1)?;
+        check_shape(OP, dlogits, batch, classes)?;
+        check_shape(OP, stats, 1, 3)?;
+        let params: Params = [batch as u32, classes as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let bindings = [binding(logits)?, binding(targets)?, binding(dlogits)?, binding(stats)?];
+        self.dispatch(KernelId::SoftmaxCrossEntropy, OP, params, &bindings, (1, 1))
+    }
+
+    fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
+        check_device(Device::Gpu, "sgd_step", &[param, grad])?;
+        check_shape("sgd_step", grad, param.rows(), param.cols())?;
+        self.optimizer("sgd_step", 0, (param, grad, None, None), [lr, 0.0, 0.0, 0.0, 1.0, 1.0])
+    }
+
+    fn momentum_step(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        velocity: &mut Tensor,
+        lr: f32,
+        momentum: f32,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "momentum_step";
+        check_device(Device::Gpu, OP, &[param, grad, velocity])?;
+        check_shape(OP, grad, param.rows(), param.cols())?;
+        check_shape(OP, velocity, param.rows(), param.cols())?;
+        self.optimizer(OP, 1, (param, grad, Some(velocity), None), [lr, momentum, 0.0, 0.0, 1.0, 1.0])
+    }
+
+    fn adam_step(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        m: &mut Tensor,
+        v: &mut Tensor,
+        hyper: AdamHyper,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "adam_step";
+        check_device(Device::Gpu, OP, &[param, grad, m, v])?;
+        check_shape(OP, grad, param.rows(), param.cols())?;
+        check_shape(OP, m, param.rows(), param.cols())?;
+        check_shape(OP, v, param.rows(), param.cols())?;
+        let AdamHyper { lr, beta1, beta2, eps, step } = hyper;
+        // The same f32 arithmetic as the CPU path, done once here instead of in every invocation.
+        let bias1 = 1.0 - beta1.powi(step as i32);
+        let bias2 = 1.0 - beta2.powi(step as i32);
+        self.optimizer(OP, 2, (param, grad, Some(m), Some(v)), [lr, beta1, beta2, eps, bias1, bias2])
+    }
+
+    fn flush(&mut self) -> Result<(), BackendError> {
+        if let Some(encoder) = self.encoder.take() {
+            self.queue.submit([encoder.finish()]);
+        }
+        self.pending_keys.clear();
+        self.pending_tensors.clear();
+        self.check_error()
+    }
+
+    fn begin_kernel_timing(&mut self) {
+        if self.timing.is_some() {
+            // Work recorded before this point is not part of the timed step.
+            let _ = self.flush();
+        }
+        if let Some(t) = self.timing.as_mut() {
+            t.labels.clear();
+            t.active = true;
+        }
+    }
+
+    fn take_kernel_times(&mut self) -> Result<Option<KernelTimes>, BackendError> {
+        let Some(timing) = self.timing.as_mut() else {
+            return Ok(None);
+        };
+        if !timing.active || timing.labels.is_empty() {
+            timing.active = false;
+            return Ok(None);
+        }
+        timing.active = false;
+        let count = timing.labels.len() as u32 * 2;
+        let (query_set, resolve, readback) =
+            (timing.query_set.clone(), timing.resolve.clone(), timing.readback.clone());
+        let encoder = self.encoder.get_or_insert_with(|| {
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("timestamp-resolve"),
+            })
+        });
+        // Timestamps are resolved into a QUERY_RESOLVE buffer, then copied to a mappable one.
+        encoder.resolve_query_set(&query_set, 0..count, &resolve, 0);
+        encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, u64::from(count) * 8);
+        self.flush()?;
+        let bytes = self.map_and_copy(&readback)?;
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes[..count as usize * 8]);
+        let Some(timing) = self.timing.as_ref() else {
+            return Ok(None);
+        };
+        let kernels: Vec<(String, u64)> = timing
+            .labels
+            .iter()
+            .zip(ticks.chunks_exact(2))
+            .map(|(label, t)| {
+                let ns = (t[1].saturating_sub(t[0]) as f64 * f64::from(timing.period_ns)) as u64;
+                ((*label).to_owned(), ns)
+            })
+            .collect();
+        let total_ns = kernels.iter().map(|(_, ns)| ns).sum();
+        Ok(Some(KernelTimes { kernels, total_ns }))
+    }
+
+    fn adapter_summary(&self) -> Option<AdapterSummary> {
+        Some(self.summary.clone())
+    }
+
+    fn clear_caches(&mut self) {
+        let _ = self.flush();
+        self.dispatches.clear();
+    }
+}

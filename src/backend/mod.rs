@@ -1,0 +1,385 @@
+//! One `Backend` trait, implemented by the CPU (rayon) and the GPU (wgpu) devices.
+//!
+//! Every op writes into an output tensor that the caller allocated up front, so a training step
+//! allocates nothing. On the CPU an op runs when it is called; on the GPU it is recorded into the
+//! pending command encoder and runs when the backend flushes (once per training step), which is
+//! why reading a value back (`read`) is the only place a caller waits for the device.
+
+pub mod cpu;
+pub mod gpu;
+
+use std::fmt;
+
+/// Which device a tensor lives on and an op runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// Host memory, rayon kernels.
+    Cpu,
+    /// A wgpu buffer, WGSL compute shaders.
+    Gpu,
+}
+
+impl Device {
+    /// Both devices, in the order the UI shows them.
+    pub const ALL: [Device; 2] = [Device::Cpu, Device::Gpu];
+
+    /// Lower-case name used in messages and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Device::Cpu => "cpu",
+            Device::Gpu => "gpu",
+        }
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The element-wise non-linearity after a dense layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activation {
+    /// `f(z) = z`, used for the output layer (the loss applies softmax).
+    Identity,
+    /// `f(z) = max(z, 0)`.
+    Relu,
+    /// `f(z) = tanh(z)`.
+    Tanh,
+    /// `f(z) = 1 / (1 + e^-z)`.
+    Sigmoid,
+}
+
+impl Activation {
+    /// The hidden-layer activations a user can choose.
+    pub const CHOICES: [Activation; 3] = [Activation::Relu, Activation::Tanh, Activation::Sigmoid];
+
+    /// Code shared with the shaders (`act` field of their parameter blocks).
+    pub fn code(self) -> u32 {
+        match self {
+            Activation::Identity => 0,
+            Activation::Relu => 1,
+            Activation::Tanh => 2,
+            Activation::Sigmoid => 3,
+        }
+    }
+
+    /// Lower-case name used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Activation::Identity => "identity",
+            Activation::Relu => "relu",
+            Activation::Tanh => "tanh",
+            Activation::Sigmoid => "sigmoid",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Identity, Self::Relu, Self::Tanh, Self::Sigmoid]
+            .into_iter()
+            .find(|a| a.as_str() == name)
+    }
+
+    /// `f(z)`.
+    #[inline]
+    pub fn apply(self, z: f32) -> f32 {
+        match self {
+            Activation::Identity => z,
+            Activation::Relu => z.max(0.0),
+            Activation::Tanh => z.tanh(),
+            Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
+        }
+    }
+
+    /// `f'(z)` written in terms of the output `a = f(z)`, which is what the forward pass keeps.
+    #[inline]
+    pub fn derivative_from_output(self, a: f32) -> f32 {
+        match self {
+            Activation::Identity => 1.0,
+            Activation::Relu => {
+                if a > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Activation::Tanh => 1.0 - a * a,
+            Activation::Sigmoid => a * (1.0 - a),
+        }
+    }
+}
+
+/// Hyper-parameters of one Adam update, PyTorch semantics (`torch.optim.Adam`, no weight decay).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamHyper {
+    /// Learning rate.
+    pub lr: f32,
+    /// Decay of the first moment.
+    pub beta1: f32,
+    /// Decay of the second moment.
+    pub beta2: f32,
+    /// Added to the denominator.
+    pub eps: f32,
+    /// 1-based step count, for bias correction.
+    pub step: u32,
+}
+
+/// Errors every backend op can return.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum BackendError {
+    /// Tensors of two devices met in one op: the "model still on the CPU" mistake.
+    #[error("expected all tensors on the same device, found {expected} and {found} (in {op})")]
+    DeviceMismatch {
+        /// The device the op runs on.
+        expected: Device,
+        /// The device of the offending tensor.
+        found: Device,
+        /// Which op.
+        op: &'static str,
+    },
+    /// Shapes do not fit together.
+    #[error("shape mismatch in {op}: {detail}")]
+    Shape {
+        /// Which op.
+        op: &'static str,
+        /// What was expected and what was found.
+        detail: String,
+    },
+    /// The device could not be set up (no thread pool, no adapter).
+    #[error("{0}")]
+    Setup(String),
+    /// The GPU reported an error (validation, device lost, out of memory).
+    #[error("GPU error: {0}")]
+    Gpu(String),
+}
+
+/// A 2-D row-major `f32` tensor that knows its device.
+#[derive(Debug)]
+pub struct Tensor {
+    id: u64,
+    label: String,
+    rows: usize,
+    cols: usize,
+    storage: Storage,
+}
+
+#[derive(Debug)]
+pub(crate) enum Storage {
+    Cpu(Vec<f32>),
+    Gpu(wgpu::Buffer),
+}
+
+impl Tensor {
+    /// The device this tensor's memory is on.
+    pub fn device(&self) -> Device {
+        match self.storage {
+            Storage::Cpu(_) => Device::Cpu,
+            Storage::Gpu(_) => Device::Gpu,
+        }
+    }
+
+    /// Unique per process; the GPU backend keys its cached bind groups on it.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The name the memory and journey views show.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// `rows * cols`.
+    pub fn len(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// True when the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of device memory the values take.
+    pub fn size_in_bytes(&self) -> usize {
+        self.len() * std::mem::size_of::<f32>()
+    }
+
+    pub(crate) fn new(label: &str, rows: usize, cols: usize, storage: Storage) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            label: label.to_owned(),
+            rows,
+            cols,
+            storage,
+        }
+    }
+
+    pub(crate) fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    pub(crate) fn storage_mut(&mut self) -> &mut Storage {
+        &mut self.storage
+    }
+}
+
+/// Fails with [`BackendError::DeviceMismatch`] unless every tensor is on `expected`.
+pub fn check_device(expected: Device, op: &'static str, tensors: &[&Tensor]) -> Result<(), BackendError> {
+    match tensors.iter().find(|t| t.device() != expected) {
+        Some(t) => Err(BackendError::DeviceMismatch {
+            expected,
+            found: t.device(),
+            op,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Fails with [`BackendError::Shape`] unless `t` is `rows x cols`.
+pub fn check_shape(op: &'static str, t: &Tensor, rows: usize, cols: usize) -> Result<(), BackendError> {
+    if t.rows == rows && t.cols == cols {
+        Ok(())
+    } else {
+        Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "`{}` is {}x{}, expected {rows}x{cols}",
+                t.label, t.rows, t.cols
+            ),
+        })
+    }
+}
+
+/// Kernel times of the last timed step, from GPU timestamp queries.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelTimes {
+    /// `(kernel label, duration_ns)` in submission order.
+    pub kernels: Vec<(String, u64)>,
+    /// Sum of the kernel durations.
+    pub total_ns: u64,
+}
+
+/// The ops a training step needs. Both devices implement every one.
+///
+/// Shapes: `x` is `[batch, in]`, `w` is `[in, out]`, `b` is `[1, out]`, activations are
+/// `[batch, out]`, `targets` is `[batch, 1]` holding class indices as `f32`.
+pub trait Backend: Send {
+    /// The device this backend runs on.
+    fn device(&self) -> Device;
+
+    /// A human-readable name: the CPU model and thread count, or the adapter and its API.
+    fn name(&self) -> String;
+
+    /// A new zero-filled tensor on this device.
+    fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError>;
+
+    /// Copies host values into `t` (host-to-device transfer on the GPU).
+    fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError>;
+
+    /// Copies `t` back to the host, waiting for all pending work first (a sync point).
+    fn read(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError>;
+
+    /// `out = act(x · w + b)`: a dense layer with its bias and activation fused.
+    fn linear_forward(
+        &mut self,
+        x: &Tensor,
+        w: &Tensor,
+        b: &Tensor,
+        act: Activation,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// `dz_prev = (dz · wᵀ) ⊙ act'(a_prev)`: the gradient flowing into the previous layer,
+    /// through that layer's activation (whose output `a_prev` the forward pass kept).
+    fn linear_backward_input(
+        &mut self,
+        dz: &Tensor,
+        w: &Tensor,
+        a_prev: &Tensor,
+        act_prev: Activation,
+        dz_prev: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// `dw = xᵀ · dz`, `db = Σ_rows dz`: the parameter gradients of a dense layer.
+    fn linear_backward_params(
+        &mut self,
+        x: &Tensor,
+        dz: &Tensor,
+        dw: &mut Tensor,
+        db: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// Softmax cross-entropy with mean reduction over the batch.
+    ///
+    /// Writes `dlogits = (softmax(logits) - onehot(targets)) / batch` and adds
+    /// `[Σ loss, Σ correct, batch]` into the `[1, 3]` tensor `stats`, so the loss can stay on the
+    /// device for many steps and be read back only when it is logged.
+    fn softmax_cross_entropy(
+        &mut self,
+        logits: &Tensor,
+        targets: &Tensor,
+        dlogits: &mut Tensor,
+        stats: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// `p -= lr · g`.
+    fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError>;
+
+    /// PyTorch's SGD with momentum: `v = μ·v + g; p -= lr · v`.
+    fn momentum_step(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        velocity: &mut Tensor,
+        lr: f32,
+        momentum: f32,
+    ) -> Result<(), BackendError>;
+
+    /// Adam: `m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²;
+    /// p -= lr · m̂ / (√v̂ + ε)` with `m̂ = m / (1-β1^t)`, `v̂ = v / (1-β2^t)`.
+    fn adam_step(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        m: &mut Tensor,
+        v: &mut Tensor,
+        hyper: AdamHyper,
+    ) -> Result<(), BackendError>;
+
+    /// Sends the recorded work to the device without waiting for it (GPU); nothing on the CPU.
+    fn flush(&mut self) -> Result<(), BackendError>;
+
+    /// Asks the backend to time each kernel of the work recorded until the next
+    /// [`Backend::take_kernel_times`]. Backends without timestamps ignore it.
+    fn begin_kernel_timing(&mut self) {}
+
+    /// Kernel times since [`Backend::begin_kernel_timing`], waiting for that work to finish.
+    /// `None` when the device has no timestamp queries (or for the CPU, whose ops are timed by
+    /// the caller's clock).
+    fn take_kernel_times(&mut self) -> Result<Option<KernelTimes>, BackendError> {
+        Ok(None)
+    }
+
+    /// The adapter, for GPU backends.
+    fn adapter_summary(&self) -> Option<gpu::AdapterSummary> {
+        None
+    }
+
+    /// Forgets cached per-tensor state (GPU bind groups) when a model is rebuilt.
+    fn clear_caches(&mut self) {}
+}

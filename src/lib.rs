@@ -1,0 +1,14 @@
+//! BatchScope: train the same small network on a CPU and a GPU side by side, and see where
+//! every millisecond of a batch goes.
+//!
+//! The core (`backend`, `nn`, `data`, `train`) never touches egui; the UI (`app`, `ui`) never
+//! touches wgpu. `cli` is the headless interface over the same core.
+
+pub mod app;
+pub mod backend;
+pub mod cli;
+pub mod data;
+pub mod i18n;
+pub mod nn;
+pub mod train;
+pub mod ui;

@@ -1,0 +1,408 @@
+//! The network: a multi-layer perceptron, its seeded initialisation, and its training step,
+//! written once against the [`Backend`] trait so both devices run the very same algorithm.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Normal};
+use serde::{Deserialize, Serialize};
+
+use crate::backend::{Activation, AdamHyper, Backend, BackendError, Tensor};
+
+/// Layer widths (input first, classes last) and the hidden activation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// `[inputs, hidden..., outputs]`, e.g. `[2, 16, 16, 3]`.
+    pub layers: Vec<usize>,
+    /// Applied after every hidden layer; the output layer is linear (softmax is in the loss).
+    pub activation: Activation,
+}
+
+impl ModelSpec {
+    /// Number of trainable values: `Σ (in · out + out)`.
+    pub fn parameter_count(&self) -> usize {
+        self.layers.windows(2).map(|w| w[0] * w[1] + w[1]).sum()
+    }
+
+    /// Multiply-adds of one forward pass per sample: `Σ in · out`.
+    pub fn forward_macs_per_sample(&self) -> usize {
+        self.layers.windows(2).map(|w| w[0] * w[1]).sum()
+    }
+
+    /// Parses `2,16,16,3`.
+    pub fn parse_layers(text: &str) -> Result<Vec<usize>, String> {
+        let layers: Result<Vec<usize>, _> = text
+            .split(',')
+            .map(|p| p.trim().parse::<usize>())
+            .collect();
+        match layers {
+            Ok(l) if l.len() >= 2 && l.iter().all(|&w| w > 0) => Ok(l),
+            Ok(_) => Err(format!(
+                "`{text}`: give at least an input and an output width, all above zero, e.g. 2,16,16,3"
+            )),
+            Err(e) => Err(format!("`{text}`: {e}; expected widths separated by commas, e.g. 2,16,16,3")),
+        }
+    }
+}
+
+/// Which update rule, with its own hyper-parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    /// Plain stochastic gradient descent.
+    Sgd,
+    /// SGD with momentum 0.9.
+    Momentum,
+    /// Adam with β1 = 0.9, β2 = 0.999, ε = 1e-8.
+    Adam,
+}
+
+impl OptimizerKind {
+    /// All choices, in UI order.
+    pub const ALL: [OptimizerKind; 3] = [OptimizerKind::Sgd, OptimizerKind::Momentum, OptimizerKind::Adam];
+
+    /// Momentum's μ.
+    pub const MOMENTUM: f32 = 0.9;
+
+    /// Lower-case name used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptimizerKind::Sgd => "sgd",
+            OptimizerKind::Momentum => "momentum",
+            OptimizerKind::Adam => "adam",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.as_str() == name)
+    }
+
+    /// Optimizer-state tensors per parameter tensor (0, 1 or 2).
+    pub fn state_tensors(self) -> usize {
+        match self {
+            OptimizerKind::Sgd => 0,
+            OptimizerKind::Momentum => 1,
+            OptimizerKind::Adam => 2,
+        }
+    }
+}
+
+/// A parameter tensor with its gradient and optimizer state.
+struct Param {
+    value: Tensor,
+    grad: Tensor,
+    state: Vec<Tensor>,
+}
+
+impl Param {
+    fn new(
+        backend: &mut dyn Backend,
+        name: &str,
+        rows: usize,
+        cols: usize,
+        init: &[f32],
+        optimizer: OptimizerKind,
+    ) -> Result<Self, BackendError> {
+        let mut value = backend.zeros(name, rows, cols)?;
+        backend.write(&mut value, init)?;
+        let grad = backend.zeros(&format!("{name}.grad"), rows, cols)?;
+        let state = (0..optimizer.state_tensors())
+            .map(|i| backend.zeros(&format!("{name}.{}", ["m", "v"][i]), rows, cols))
+            .collect::<Result<_, _>>()?;
+        Ok(Self { value, grad, state })
+    }
+
+    fn update(
+        &mut self,
+        backend: &mut dyn Backend,
+        optimizer: OptimizerKind,
+        lr: f32,
+        step: u32,
+    ) -> Result<(), BackendError> {
+        let Self { value, grad, state } = self;
+        match (optimizer, state.as_mut_slice()) {
+            (OptimizerKind::Sgd, _) => backend.sgd_step(value, grad, lr),
+            (OptimizerKind::Momentum, [velocity]) => {
+                backend.momentum_step(value, grad, velocity, lr, OptimizerKind::MOMENTUM)
+            }
+            (OptimizerKind::Adam, [m, v]) => backend.adam_step(
+                value,
+                grad,
+                m,
+                v,
+                AdamHyper {
+                    lr,
+                    beta1: 0.9,
+                    beta2: 0.999,
+                    eps: 1e-8,
+                    step,
+                },
+            ),
+            _ => Err(BackendError::Shape {
+                op: "optimizer",
+                detail: format!("{} needs {} state tensors", optimizer.as_str(), optimizer.state_tensors()),
+            }),
+        }
+    }
+}
+
+/// Host-side initial values, drawn from a seeded generator so both devices start identical.
+///
+/// Weights: He normal `N(0, 2 / fan_in)` before ReLU, Glorot normal `N(0, 2 / (fan_in + fan_out))`
+/// before tanh and sigmoid; biases start at zero.
+pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> Vec<(Vec<f32>, Vec<f32>)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    spec.layers
+        .windows(2)
+        .map(|w| {
+            let (fan_in, fan_out) = (w[0], w[1]);
+            let variance = match spec.activation {
+                Activation::Relu => 2.0 / fan_in as f32,
+                _ => 2.0 / (fan_in + fan_out) as f32,
+            };
+            let normal = Normal::new(0.0, variance.sqrt()).unwrap_or_else(|_| {
+                // Unreachable: the variance is finite and positive for positive widths.
+                Normal::new(0.0, 1.0).unwrap_or_else(|_| unreachable!())
+            });
+            let weights = (0..fan_in * fan_out).map(|_| normal.sample(&mut rng)).collect();
+            (weights, vec![0.0; fan_out])
+        })
+        .collect()
+}
+
+/// An MLP on one device with everything a training step touches allocated up front:
+/// parameters, gradients, optimizer state, the activations kept for backward, and the inputs.
+pub struct Mlp {
+    spec: ModelSpec,
+    optimizer: OptimizerKind,
+    batch: usize,
+    weights: Vec<Param>,
+    biases: Vec<Param>,
+    /// `activations[0]` is the input batch, `activations[l + 1]` the output of layer `l`.
+    activations: Vec<Tensor>,
+    /// `dz[l]`: gradient of the loss with respect to layer `l`'s pre-activation.
+    dz: Vec<Tensor>,
+    targets: Tensor,
+    /// `[Σ loss, Σ correct, Σ rows]` since the last [`Mlp::take_stats`].
+    stats: Tensor,
+    /// Forward-only activations for evaluation, [`EVAL_ROWS`] rows at a time.
+    eval_activations: Vec<Tensor>,
+    steps: u32,
+}
+
+/// Rows per forward-only evaluation pass (test set, decision-boundary grid).
+pub const EVAL_ROWS: usize = 1024;
+
+/// Training statistics accumulated on the device since they were last read.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Mean loss over the rows seen.
+    pub loss: f32,
+    /// Share of rows classified correctly.
+    pub accuracy: f32,
+    /// Rows seen.
+    pub rows: usize,
+}
+
+impl Mlp {
+    /// Allocates the model for `batch` rows and uploads the seeded initial parameters.
+    pub fn new(
+        backend: &mut dyn Backend,
+        spec: &ModelSpec,
+        optimizer: OptimizerKind,
+        batch: usize,
+        seed: u64,
+    ) -> Result<Self, BackendError> {
+        let init = initial_parameters(spec, seed);
+        let mut weights = Vec::new();
+        let mut biases = Vec::new();
+        for (l, (w, b)) in init.iter().enumerate() {
+            let (fan_in, fan_out) = (spec.layers[l], spec.layers[l + 1]);
+            weights.push(Param::new(backend, &format!("layer{l}.weight"), fan_in, fan_out, w, optimizer)?);
+            biases.push(Param::new(backend, &format!("layer{l}.bias"), 1, fan_out, b, optimizer)?);
+        }
+        let mut activations = vec![backend.zeros("input", batch, spec.layers[0])?];
+        let mut dz = Vec::new();
+        for (l, &width) in spec.layers.iter().enumerate().skip(1) {
+            activations.push(backend.zeros(&format!("layer{}.output", l - 1), batch, width)?);
+            dz.push(backend.zeros(&format!("layer{}.dz", l - 1), batch, width)?);
+        }
+        Ok(Self {
+            spec: spec.clone(),
+            optimizer,
+            batch,
+            weights,
+            biases,
+            activations,
+            dz,
+            targets: backend.zeros("targets", batch, 1)?,
+            stats: backend.zeros("loss-stats", 1, 3)?,
+            eval_activations: spec
+                .layers
+                .iter()
+                .enumerate()
+                .map(|(l, &width)| backend.zeros(&format!("eval{l}"), EVAL_ROWS, width))
+                .collect::<Result<_, _>>()?,
+            steps: 0,
+        })
+    }
+
+    /// Rows per batch.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// The architecture.
+    pub fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    /// Optimizer steps taken.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    fn activation_of(&self, layer: usize) -> Activation {
+        if layer + 1 == self.weights.len() {
+            Activation::Identity
+        } else {
+            self.spec.activation
+        }
+    }
+
+    /// Uploads a batch: `inputs` is `[batch, features]` row-major, `targets` holds class indices.
+    pub fn load_batch(
+        &mut self,
+        backend: &mut dyn Backend,
+        inputs: &[f32],
+        targets: &[f32],
+    ) -> Result<(), BackendError> {
+        backend.write(&mut self.activations[0], inputs)?;
+        backend.write(&mut self.targets, targets)
+    }
+
+    /// Forward pass over the loaded batch; the output layer's logits end in the last activation.
+    pub fn forward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
+        for l in 0..self.weights.len() {
+            let act = self.activation_of(l);
+            let (done, rest) = self.activations.split_at_mut(l + 1);
+            backend.linear_forward(&done[l], &self.weights[l].value, &self.biases[l].value, act, &mut rest[0])?;
+        }
+        Ok(())
+    }
+
+    /// Loss and its gradient, then backward through every layer into the parameter gradients.
+    pub fn backward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
+        let last = self.weights.len() - 1;
+        backend.softmax_cross_entropy(&self.activations[last + 1], &self.targets, &mut self.dz[last], &mut self.stats)?;
+        for l in (0..=last).rev() {
+            let Param { grad: dw, .. } = &mut self.weights[l];
+            let Param { grad: db, .. } = &mut self.biases[l];
+            backend.linear_backward_params(&self.activations[l], &self.dz[l], dw, db)?;
+            if l > 0 {
+                let act_prev = self.activation_of(l - 1);
+                let (before, after) = self.dz.split_at_mut(l);
+                backend.linear_backward_input(
+                    &after[0],
+                    &self.weights[l].value,
+                    &self.activations[l],
+                    act_prev,
+                    &mut before[l - 1],
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One optimizer update of every parameter.
+    pub fn update(&mut self, backend: &mut dyn Backend, lr: f32) -> Result<(), BackendError> {
+        self.steps += 1;
+        for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
+            p.update(backend, self.optimizer, lr, self.steps)?;
+        }
+        Ok(())
+    }
+
+    /// A whole training step on the loaded batch, submitted to the device as one unit of work.
+    pub fn train_step(&mut self, backend: &mut dyn Backend, lr: f32) -> Result<(), BackendError> {
+        self.forward(backend)?;
+        self.backward(backend)?;
+        self.update(backend, lr)?;
+        backend.flush()
+    }
+
+    /// Reads and resets the accumulated loss statistics: a sync point on the GPU.
+    pub fn take_stats(&mut self, backend: &mut dyn Backend) -> Result<Stats, BackendError> {
+        let s = backend.read(&self.stats)?;
+        backend.write(&mut self.stats, &[0.0; 3])?;
+        let rows = s.get(2).copied().unwrap_or(0.0);
+        if rows <= 0.0 {
+            return Ok(Stats::default());
+        }
+        Ok(Stats {
+            loss: s[0] / rows,
+            accuracy: s[1] / rows,
+            rows: rows as usize,
+        })
+    }
+
+    /// Logits for `inputs` (`[rows, features]`), computed on the device with the current
+    /// parameters in forward-only passes of [`EVAL_ROWS`] rows, and read back.
+    pub fn predict(&mut self, backend: &mut dyn Backend, inputs: &[f32]) -> Result<Vec<f32>, BackendError> {
+        let features = self.spec.layers[0];
+        let classes = self.spec.layers[self.spec.layers.len() - 1];
+        let rows = inputs.len() / features.max(1);
+        let mut logits = Vec::with_capacity(rows * classes);
+        let mut chunk = vec![0.0f32; EVAL_ROWS * features];
+        for start in (0..rows).step_by(EVAL_ROWS) {
+            let n = (rows - start).min(EVAL_ROWS);
+            chunk.fill(0.0);
+            chunk[..n * features].copy_from_slice(&inputs[start * features..(start + n) * features]);
+            backend.write(&mut self.eval_activations[0], &chunk)?;
+            for l in 0..self.weights.len() {
+                let act = self.activation_of(l);
+                let (done, rest) = self.eval_activations.split_at_mut(l + 1);
+                backend.linear_forward(&done[l], &self.weights[l].value, &self.biases[l].value, act, &mut rest[0])?;
+            }
+            let out = backend.read(&self.eval_activations[self.weights.len()])?;
+            logits.extend_from_slice(&out[..n * classes]);
+        }
+        Ok(logits)
+    }
+
+    /// Logits of the loaded batch, read back to the host.
+    pub fn read_logits(&mut self, backend: &mut dyn Backend) -> Result<Vec<f32>, BackendError> {
+        backend.read(&self.activations[self.weights.len()])
+    }
+
+    /// All parameters read back, `(weights, biases)` per layer (for tests and exports).
+    pub fn read_parameters(&self, backend: &mut dyn Backend) -> Result<Vec<(Vec<f32>, Vec<f32>)>, BackendError> {
+        self.weights
+            .iter()
+            .zip(&self.biases)
+            .map(|(w, b)| Ok((backend.read(&w.value)?, backend.read(&b.value)?)))
+            .collect()
+    }
+
+    /// All parameter gradients read back, `(dw, db)` per layer.
+    pub fn read_gradients(&self, backend: &mut dyn Backend) -> Result<Vec<(Vec<f32>, Vec<f32>)>, BackendError> {
+        self.weights
+            .iter()
+            .zip(&self.biases)
+            .map(|(w, b)| Ok((backend.read(&w.grad)?, backend.read(&b.grad)?)))
+            .collect()
+    }
+
+    /// Overwrites the parameters (e.g. to copy another model's weights).
+    pub fn write_parameters(
+        &mut self,
+        backend: &mut dyn Backend,
+        values: &[(Vec<f32>, Vec<f32>)],
+    ) -> Result<(), BackendError> {
+        for ((w, b), (wv, bv)) in self.weights.iter_mut().zip(self.biases.iter_mut()).zip(values) {
+            backend.write(&mut w.value, wv)?;
+            backend.write(&mut b.value, bv)?;
+        }
+        Ok(())
+    }
+}

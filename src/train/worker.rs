@@ -1,0 +1,307 @@
+//! One named thread per device that owns that device's backend and trains on commands.
+//!
+//! The UI thread never waits on it: it sends [`Command`]s and drains [`Event`]s once per frame.
+//! The worker calls the repaint callback after each event so the window wakes up to draw it.
+
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{BoundaryGrid, EvalReport, Runner, Session, StepLog};
+use crate::backend::gpu::AdapterSummary;
+use crate::backend::{Backend, Device};
+
+/// What the UI asks a worker to do.
+#[derive(Debug)]
+pub enum Command {
+    /// Build a new model for these settings (and drop the old one).
+    Configure(Arc<Session>),
+    /// Train continuously.
+    Run,
+    /// Stop after the current step.
+    Pause,
+    /// Train exactly one step, then report it.
+    Step,
+    /// End the thread.
+    Shutdown,
+}
+
+/// What a worker reports.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// The backend is up.
+    Ready {
+        /// Which device.
+        device: Device,
+        /// The backend's name.
+        name: String,
+        /// The adapter, for the GPU.
+        adapter: Option<AdapterSummary>,
+    },
+    /// The device cannot train, and why.
+    Unavailable {
+        /// Which device.
+        device: Device,
+        /// What is missing and how to get it.
+        reason: String,
+    },
+    /// A training interval.
+    Log(StepLog),
+    /// Whole-set accuracy.
+    Eval(EvalReport),
+    /// The decision boundary.
+    Boundary {
+        /// Which device.
+        device: Device,
+        /// At which step.
+        step: u64,
+        /// The grid.
+        grid: BoundaryGrid,
+    },
+    /// Training stopped because of an error.
+    Error {
+        /// Which device.
+        device: Device,
+        /// What went wrong.
+        message: String,
+    },
+    /// The worker is running or paused.
+    Running {
+        /// Which device.
+        device: Device,
+        /// Whether it trains now.
+        running: bool,
+    },
+}
+
+/// Called after each event is sent (the UI passes `ctx.request_repaint`).
+pub type Notify = Arc<dyn Fn() + Send + Sync>;
+
+/// Builds the backend on the worker thread: a GPU device belongs to the thread that made it.
+pub type BackendFactory = Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> + Send>;
+
+/// How often a running worker reports: often enough for smooth curves, rarely enough that the
+/// sync each report costs stays small beside the training.
+const LOG_INTERVAL: Duration = Duration::from_millis(100);
+/// How often the whole-set accuracy and the boundary are recomputed.
+const EVAL_INTERVAL: Duration = Duration::from_millis(500);
+/// Cells per side of the decision-boundary grid.
+pub const BOUNDARY_RESOLUTION: usize = 48;
+
+/// The UI's handle on one worker.
+pub struct Worker {
+    device: Device,
+    commands: Sender<Command>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Starts the thread `train-cpu` or `train-gpu`.
+    pub fn spawn(
+        device: Device,
+        factory: BackendFactory,
+        events: Sender<Event>,
+        notify: Notify,
+    ) -> std::io::Result<Self> {
+        let (commands, inbox) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name(format!("train-{device}"))
+            .spawn(move || run(device, factory, &inbox, &events, &notify))?;
+        Ok(Self {
+            device,
+            commands,
+            thread: Some(thread),
+        })
+    }
+
+    /// Which device this worker trains on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// Sends a command; a worker that has ended ignores it.
+    pub fn send(&self, command: Command) {
+        let _ = self.commands.send(command);
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.commands.send(Command::Shutdown);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+struct State<'a> {
+    device: Device,
+    backend: Box<dyn Backend>,
+    runner: Option<Runner>,
+    running: bool,
+    last_log: Instant,
+    last_eval: Instant,
+    events: &'a Sender<Event>,
+    notify: &'a Notify,
+}
+
+impl State<'_> {
+    fn send(&self, event: Event) {
+        let _ = self.events.send(event);
+        (self.notify)();
+    }
+
+    fn set_running(&mut self, running: bool) {
+        self.running = running && self.runner.is_some();
+        self.send(Event::Running {
+            device: self.device,
+            running: self.running,
+        });
+    }
+
+    fn fail(&mut self, message: String) {
+        self.send(Event::Error {
+            device: self.device,
+            message,
+        });
+        self.set_running(false);
+    }
+
+    fn configure(&mut self, session: &Session) {
+        self.runner = None;
+        self.backend.clear_caches();
+        match Runner::new(self.backend.as_mut(), session) {
+            Ok(runner) => {
+                self.runner = Some(runner);
+                self.report(true);
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// Trains one step, and reports when an interval has passed (or `force`).
+    fn train_step(&mut self, force: bool) {
+        let Some(runner) = self.runner.as_mut() else {
+            return;
+        };
+        let due = force || self.last_log.elapsed() >= LOG_INTERVAL;
+        // The step before a report is timed by the GPU (that report syncs anyway).
+        let result = if due {
+            runner.timed_step(self.backend.as_mut()).map(|k| (true, k))
+        } else {
+            runner.step(self.backend.as_mut()).map(|()| (false, None))
+        };
+        match result {
+            Ok((true, kernels)) => match runner.log(self.backend.as_mut(), kernels.as_ref()) {
+                Ok(log) => {
+                    self.last_log = Instant::now();
+                    self.send(Event::Log(log));
+                    self.report(force);
+                }
+                Err(e) => self.fail(e.to_string()),
+            },
+            Ok((false, _)) => {}
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// Whole-set accuracy and the boundary, when due; not counted as training time.
+    fn report(&mut self, force: bool) {
+        if !force && self.last_eval.elapsed() < EVAL_INTERVAL {
+            return;
+        }
+        let Some(runner) = self.runner.as_mut() else {
+            return;
+        };
+        let backend = self.backend.as_mut();
+        let result = runner.evaluate(backend).and_then(|eval| {
+            let grid = runner.boundary(backend, BOUNDARY_RESOLUTION)?;
+            Ok((eval, grid))
+        });
+        runner.restart_clock();
+        self.last_eval = Instant::now();
+        match result {
+            Ok((eval, grid)) => {
+                let step = eval.step;
+                self.send(Event::Eval(eval));
+                if let Some(grid) = grid {
+                    self.send(Event::Boundary {
+                        device: self.device,
+                        step,
+                        grid,
+                    });
+                }
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+}
+
+fn run(device: Device, factory: BackendFactory, inbox: &Receiver<Command>, events: &Sender<Event>, notify: &Notify) {
+    let backend = match factory() {
+        Ok(backend) => backend,
+        Err(reason) => {
+            let _ = events.send(Event::Unavailable { device, reason });
+            notify();
+            // Stay alive until told to stop, so the UI's handle behaves the same either way.
+            while !matches!(inbox.recv(), Ok(Command::Shutdown) | Err(_)) {}
+            return;
+        }
+    };
+    let mut state = State {
+        device,
+        backend,
+        runner: None,
+        running: false,
+        last_log: Instant::now(),
+        last_eval: Instant::now(),
+        events,
+        notify,
+    };
+    let adapter = state.backend.adapter_summary();
+    state.send(Event::Ready {
+        device,
+        name: state.backend.name(),
+        adapter,
+    });
+    loop {
+        let command = if state.running {
+            match inbox.try_recv() {
+                Ok(c) => Some(c),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => return,
+            }
+        } else {
+            match inbox.recv() {
+                Ok(c) => Some(c),
+                Err(_) => return,
+            }
+        };
+        match command {
+            Some(Command::Shutdown) => return,
+            Some(Command::Configure(session)) => state.configure(&session),
+            Some(Command::Run) => {
+                if let Some(r) = state.runner.as_mut() {
+                    r.restart_clock();
+                }
+                state.last_log = Instant::now();
+                state.set_running(true);
+            }
+            Some(Command::Pause) => {
+                // Report the interval that was running, then stop.
+                if state.running {
+                    state.train_step(true);
+                }
+                state.set_running(false);
+            }
+            Some(Command::Step) => {
+                state.set_running(false);
+                if let Some(r) = state.runner.as_mut() {
+                    r.restart_clock();
+                }
+                state.train_step(true);
+            }
+            None => state.train_step(false),
+        }
+    }
+}

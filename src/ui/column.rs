@@ -1,0 +1,394 @@
+//! One device's column: what it is, how fast it trains, its curves and its decision boundary.
+
+use egui::{Color32, RichText};
+use egui_plot::{Legend, Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
+
+use super::class_color;
+use crate::backend::gpu::AdapterSummary;
+use crate::backend::Device;
+use crate::data::Dataset;
+use crate::i18n::{Key, Lang};
+use crate::train::worker::Event;
+use crate::train::{BoundaryGrid, EvalReport, StepLog};
+
+/// Most points a curve keeps; older ones are thinned out by halving.
+const MAX_CURVE_POINTS: usize = 2000;
+
+/// Where a column's device stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnStatus {
+    /// The worker is opening the device.
+    Starting,
+    /// The device is up.
+    Ready {
+        /// Backend name.
+        name: String,
+        /// The adapter, on the GPU.
+        adapter: Option<AdapterSummary>,
+    },
+    /// The device cannot train, and why.
+    Unavailable(String),
+    /// The user turned this device off.
+    Disabled,
+}
+
+/// A curve of `(step, value)` points that thins itself out as it grows.
+#[derive(Clone, Debug, Default)]
+pub struct Curve {
+    points: Vec<[f64; 2]>,
+}
+
+impl Curve {
+    fn push(&mut self, step: u64, value: f32) {
+        if !value.is_finite() {
+            return;
+        }
+        self.points.push([step as f64, f64::from(value)]);
+        if self.points.len() > MAX_CURVE_POINTS {
+            self.points = self.points.iter().step_by(2).copied().collect();
+        }
+    }
+
+    /// The points, oldest first.
+    pub fn points(&self) -> &[[f64; 2]] {
+        &self.points
+    }
+}
+
+/// The state of one device's column.
+pub struct DeviceColumn {
+    /// Which device.
+    pub device: Device,
+    /// Whether the device is up.
+    pub status: ColumnStatus,
+    /// Whether its worker is training.
+    pub running: bool,
+    /// The last interval's measurements.
+    pub last_log: Option<StepLog>,
+    /// The last whole-set evaluation.
+    pub last_eval: Option<EvalReport>,
+    /// Training loss per logged interval.
+    pub batch_loss: Curve,
+    /// Whole training-set loss.
+    pub train_loss: Curve,
+    /// Test-set loss.
+    pub test_loss: Curve,
+    /// Whole training-set accuracy.
+    pub train_accuracy: Curve,
+    /// Test-set accuracy.
+    pub test_accuracy: Curve,
+    /// The last decision boundary.
+    pub boundary: Option<BoundaryGrid>,
+    /// The error that stopped training, if any.
+    pub error: Option<String>,
+    texture: Option<egui::TextureHandle>,
+    texture_stale: bool,
+}
+
+impl DeviceColumn {
+    /// An empty column for `device`.
+    pub fn new(device: Device) -> Self {
+        Self {
+            device,
+            status: ColumnStatus::Starting,
+            running: false,
+            last_log: None,
+            last_eval: None,
+            batch_loss: Curve::default(),
+            train_loss: Curve::default(),
+            test_loss: Curve::default(),
+            train_accuracy: Curve::default(),
+            test_accuracy: Curve::default(),
+            boundary: None,
+            error: None,
+            texture: None,
+            texture_stale: false,
+        }
+    }
+
+    /// Steps trained so far, as last reported.
+    pub fn steps(&self) -> u64 {
+        self.last_log.as_ref().map_or(0, |l| l.step).max(self.last_eval.as_ref().map_or(0, |e| e.step))
+    }
+
+    /// Forgets the curves (after a reset).
+    pub fn clear_history(&mut self) {
+        let Self {
+            last_log,
+            last_eval,
+            batch_loss,
+            train_loss,
+            test_loss,
+            train_accuracy,
+            test_accuracy,
+            boundary,
+            error,
+            texture_stale,
+            ..
+        } = self;
+        *last_log = None;
+        *last_eval = None;
+        for c in [batch_loss, train_loss, test_loss, train_accuracy, test_accuracy] {
+            *c = Curve::default();
+        }
+        *boundary = None;
+        *error = None;
+        *texture_stale = true;
+    }
+
+    /// Takes in one event from this column's worker.
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::Ready { name, adapter, .. } => {
+                if self.status != ColumnStatus::Disabled {
+                    self.status = ColumnStatus::Ready { name, adapter };
+                }
+            }
+            Event::Unavailable { reason, .. } => self.status = ColumnStatus::Unavailable(reason),
+            Event::Log(log) => {
+                self.batch_loss.push(log.step, log.loss);
+                self.last_log = Some(log);
+            }
+            Event::Eval(eval) => {
+                self.train_loss.push(eval.step, eval.train_loss);
+                self.test_loss.push(eval.step, eval.test_loss);
+                self.train_accuracy.push(eval.step, eval.train_accuracy);
+                self.test_accuracy.push(eval.step, eval.test_accuracy);
+                self.last_eval = Some(eval);
+            }
+            Event::Boundary { grid, .. } => {
+                self.boundary = Some(grid);
+                self.texture_stale = true;
+            }
+            Event::Error { message, .. } => self.error = Some(message),
+            Event::Running { running, .. } => self.running = running,
+        }
+    }
+
+    /// Draws the column.
+    pub fn ui(&mut self, ui: &mut egui::Ui, lang: Lang, data: Option<&Dataset>) {
+        let title = match self.device {
+            Device::Cpu => lang.tr(Key::CpuColumn),
+            Device::Gpu => lang.tr(Key::GpuColumn),
+        };
+        ui.horizontal(|ui| {
+            ui.heading(RichText::new(title).strong());
+            let state = if self.running { Key::Running } else { Key::Paused };
+            ui.label(RichText::new(lang.tr(state)).weak());
+        });
+        match &self.status {
+            ColumnStatus::Starting => {
+                ui.label(lang.tr(Key::Starting));
+                return;
+            }
+            ColumnStatus::Disabled => {
+                ui.label(lang.tr(Key::Disabled));
+                return;
+            }
+            ColumnStatus::Unavailable(reason) => {
+                ui.label(RichText::new(lang.tr(Key::NoAdapterTitle)).strong().color(ui.visuals().warn_fg_color));
+                ui.label(lang.tr(Key::NoAdapterHelp));
+                ui.label(RichText::new(reason).small().weak());
+                return;
+            }
+            ColumnStatus::Ready { name, adapter } => device_header_ui(ui, lang, name, adapter.as_ref()),
+        }
+        if let Some(error) = &self.error {
+            ui.label(RichText::new(lang.tr(Key::ErrorTitle)).strong().color(ui.visuals().error_fg_color));
+            ui.label(RichText::new(error).color(ui.visuals().error_fg_color));
+        }
+        self.metrics_ui(ui, lang);
+        self.curves_ui(ui, lang);
+        self.boundary_ui(ui, lang, data);
+    }
+
+    fn metrics_ui(&self, ui: &mut egui::Ui, lang: Lang) {
+        let steps = self.steps();
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(lang.fmt(Key::StepCounter, &[("n", &steps)])).size(18.0).strong());
+            if let Some(log) = &self.last_log {
+                ui.label(lang.fmt(Key::EpochCounter, &[("n", &log.epoch)]));
+            }
+        });
+        let Some(log) = &self.last_log else {
+            ui.label(lang.tr(Key::NotYet));
+            return;
+        };
+        egui::Grid::new(("metrics", self.device)).num_columns(2).show(ui, |ui| {
+            ui.label(lang.tr(Key::SamplesPerSecond)).on_hover_text(lang.tr(Key::SamplesPerSecondTip));
+            ui.label(RichText::new(format_rate(log.samples_per_s)).size(18.0).strong());
+            ui.end_row();
+            ui.label(lang.tr(Key::StepTime)).on_hover_text(lang.tr(Key::StepTimeTip));
+            ui.label(format_ms(log.step_time_ms));
+            ui.end_row();
+            if self.device == Device::Gpu {
+                ui.label(lang.tr(Key::KernelTime)).on_hover_text(lang.tr(Key::KernelTimeTip));
+                match log.kernel_time_ms {
+                    Some(ms) => ui.label(format_ms(ms)),
+                    None => ui.label(RichText::new(lang.tr(Key::KernelTimeNone)).weak()),
+                };
+                ui.end_row();
+            }
+            ui.label(lang.tr(Key::Loss));
+            ui.label(format!("{:.4}", log.loss));
+            ui.end_row();
+            if let Some(eval) = &self.last_eval {
+                ui.label(lang.tr(Key::Accuracy));
+                ui.label(format!(
+                    "{} {:.1}% · {} {:.1}%",
+                    lang.tr(Key::TrainSeries),
+                    eval.train_accuracy * 100.0,
+                    lang.tr(Key::TestSeries),
+                    eval.test_accuracy * 100.0
+                ));
+                ui.end_row();
+            }
+        });
+    }
+
+    fn curves_ui(&self, ui: &mut egui::Ui, lang: Lang) {
+        let height = (ui.available_height() * 0.22).clamp(90.0, 200.0);
+        ui.label(lang.tr(Key::Loss));
+        Plot::new(("loss", self.device))
+            .height(height)
+            .legend(Legend::default())
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                let train = lang.tr(Key::TrainSeries);
+                plot.line(Line::new(lang.tr(Key::BatchSeries), PlotPoints::from(self.batch_loss.points().to_vec())));
+                plot.line(Line::new(train, PlotPoints::from(self.train_loss.points().to_vec())));
+                plot.line(Line::new(lang.tr(Key::TestSeries), PlotPoints::from(self.test_loss.points().to_vec())));
+            });
+        ui.label(lang.tr(Key::Accuracy));
+        Plot::new(("accuracy", self.device))
+            .height(height)
+            .legend(Legend::default())
+            .include_y(0.0)
+            .include_y(1.0)
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                plot.line(Line::new(lang.tr(Key::TrainSeries), PlotPoints::from(self.train_accuracy.points().to_vec())));
+                plot.line(Line::new(lang.tr(Key::TestSeries), PlotPoints::from(self.test_accuracy.points().to_vec())));
+            });
+    }
+
+    fn boundary_ui(&mut self, ui: &mut egui::Ui, lang: Lang, data: Option<&Dataset>) {
+        let Some(grid) = &self.boundary else {
+            return;
+        };
+        if self.texture_stale || self.texture.is_none() {
+            let image = boundary_image(grid);
+            match &mut self.texture {
+                Some(t) => t.set(image, egui::TextureOptions::LINEAR),
+                None => {
+                    self.texture = Some(ui.ctx().load_texture(
+                        format!("boundary-{}", self.device),
+                        image,
+                        egui::TextureOptions::LINEAR,
+                    ));
+                }
+            }
+            self.texture_stale = false;
+        }
+        let Some(texture) = &self.texture else {
+            return;
+        };
+        ui.label(lang.tr(Key::DecisionBoundary)).on_hover_text(lang.tr(Key::DecisionBoundaryTip));
+        let [x0, x1] = grid.x_range;
+        let [y0, y1] = grid.y_range;
+        let side = ui.available_height().min(ui.available_width()).max(120.0);
+        Plot::new(("boundary", self.device))
+            .width(side)
+            .height(side)
+            .data_aspect(1.0)
+            .show_axes(false)
+            .show_grid(false)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                plot.image(PlotImage::new(
+                    "boundary",
+                    texture.id(),
+                    PlotPoint::new(f64::from(x0 + x1) / 2.0, f64::from(y0 + y1) / 2.0),
+                    [x1 - x0, y1 - y0],
+                ));
+                if let Some(data) = data.filter(|d| d.features == 2) {
+                    for class in 0..data.classes {
+                        let points: Vec<[f64; 2]> = data
+                            .train_x
+                            .chunks_exact(2)
+                            .zip(&data.train_y)
+                            .filter(|(_, y)| **y as usize == class)
+                            .map(|(p, _)| [f64::from(p[0]), f64::from(p[1])])
+                            .collect();
+                        plot.points(
+                            Points::new(format!("class {class}"), points)
+                                .radius(2.0)
+                                .color(class_color(class)),
+                        );
+                    }
+                }
+            });
+    }
+}
+
+fn device_header_ui(ui: &mut egui::Ui, lang: Lang, name: &str, adapter: Option<&AdapterSummary>) {
+    let Some(adapter) = adapter else {
+        ui.label(name);
+        return;
+    };
+    egui::Grid::new("adapter").num_columns(2).show(ui, |ui| {
+        ui.label(lang.tr(Key::Adapter));
+        ui.label(RichText::new(&adapter.name).strong());
+        ui.end_row();
+        ui.label(lang.tr(Key::Backend));
+        ui.label(format!("{} · {} {}", adapter.backend, adapter.driver, adapter.driver_info));
+        ui.end_row();
+        ui.label(lang.tr(Key::DeviceType));
+        ui.label(&adapter.device_type);
+        ui.end_row();
+    });
+    if adapter.software {
+        let text = lang.fmt(Key::SoftwareAdapter, &[("name", &adapter.name)]);
+        egui::Frame::new()
+            .fill(ui.visuals().warn_fg_color.gamma_multiply(0.15))
+            .inner_margin(6.0)
+            .corner_radius(4.0)
+            .show(ui, |ui| {
+                ui.label(RichText::new(format!("⚠ {text}")).color(ui.visuals().warn_fg_color));
+            });
+    }
+}
+
+/// The grid as an image: each cell in its class colour, darker where the model is unsure.
+fn boundary_image(grid: &BoundaryGrid) -> egui::ColorImage {
+    let n = grid.resolution;
+    let mut pixels = vec![Color32::BLACK; n * n];
+    for (i, (&class, &p)) in grid.class.iter().zip(&grid.confidence).enumerate() {
+        let (ix, iy) = (i % n, i / n);
+        // Grid rows run upwards from y_min; image rows run downwards from the top.
+        let row = n - 1 - iy;
+        let strength = 0.25 + 0.45 * p.clamp(0.0, 1.0);
+        pixels[row * n + ix] = class_color(class as usize).gamma_multiply(strength);
+    }
+    egui::ColorImage::new([n, n], pixels)
+}
+
+fn format_rate(per_s: f64) -> String {
+    if per_s >= 1e6 {
+        format!("{:.2} M", per_s / 1e6)
+    } else if per_s >= 1e3 {
+        format!("{:.1} k", per_s / 1e3)
+    } else {
+        format!("{per_s:.0}")
+    }
+}
+
+fn format_ms(ms: f64) -> String {
+    if ms >= 1.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{:.1} µs", ms * 1e3)
+    }
+}
