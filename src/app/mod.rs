@@ -383,3 +383,128 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
     eframe::run_native("BatchScope", native, Box::new(move |_cc| Ok(Box::new(BatchScopeApp::new(options)))))
         .map_err(|e| format!("cannot open the window: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use egui_kittest::kittest::Queryable as _;
+    use egui_kittest::Harness;
+
+    use super::{AppOptions, BatchScopeApp, GpuChoice};
+    use crate::backend::gpu::GpuBackend;
+    use crate::ui::column::ColumnStatus;
+
+    fn harness(options: AppOptions) -> Harness<'static, BatchScopeApp> {
+        let mut harness = Harness::builder()
+            .with_size(egui::vec2(1280.0, 900.0))
+            .build_ui_state(|ui, app: &mut BatchScopeApp| app.ui_root(ui), BatchScopeApp::new(options));
+        harness.step();
+        harness
+    }
+
+    /// Steps frames (the workers run on their own threads) until `done` or the time is up.
+    fn step_until(harness: &mut Harness<'_, BatchScopeApp>, limit: Duration, done: impl Fn(&BatchScopeApp) -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            harness.step();
+            if done(harness.state()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    fn devices_settled(app: &BatchScopeApp) -> bool {
+        app.columns.iter().all(|c| c.status != ColumnStatus::Starting)
+    }
+
+    fn gpu_expected() -> bool {
+        match GpuBackend::new() {
+            Ok(_) => true,
+            Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("CI=true and no GPU adapter: {}", e.reason),
+            Err(e) => {
+                eprintln!("no GPU adapter, checking the CPU column only: {}", e.reason);
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn pressing_run_advances_the_step_counters_of_both_columns() {
+        let with_gpu = gpu_expected();
+        let mut harness = harness(AppOptions::default());
+        assert!(step_until(&mut harness, Duration::from_secs(20), devices_settled), "devices never came up");
+        assert_eq!(harness.state().columns[0].steps(), 0);
+        harness.get_by_label("Run").click();
+        let both = step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.columns[0].steps() > 0 && (!with_gpu || app.columns[1].steps() > 0)
+        });
+        assert!(both, "steps: cpu {}, gpu {}", harness.state().columns[0].steps(), harness.state().columns[1].steps());
+        // The counters on screen say so too, and the button became Pause.
+        harness.step();
+        assert!(harness.query_by_label("Step 0").is_none(), "a column still shows step 0");
+        assert!(harness.query_all_by_label_contains("Step ").count() >= 1 + usize::from(with_gpu));
+        harness.get_by_label("Pause").click();
+        harness.step();
+        assert!(step_until(&mut harness, Duration::from_secs(10), |app| !app.is_running()));
+    }
+
+    #[test]
+    fn switching_language_changes_the_labels() {
+        let mut harness = harness(AppOptions {
+            gpu: GpuChoice::None("test".into()),
+            ..AppOptions::default()
+        });
+        assert!(harness.query_by_label("Run").is_some());
+        harness.get_by_label("简体中文").click();
+        harness.step();
+        harness.step();
+        assert!(harness.query_by_label("运行").is_some(), "the Run button is not in Chinese");
+        assert!(harness.query_by_label("Run").is_none());
+        assert!(harness.query_by_label("设置").is_some());
+        harness.get_by_label("English").click();
+        harness.step();
+        harness.step();
+        assert!(harness.query_by_label("Run").is_some());
+    }
+
+    #[test]
+    fn without_an_adapter_the_gpu_column_explains_and_the_cpu_keeps_working() {
+        let mut harness = harness(AppOptions {
+            gpu: GpuChoice::None("no adapter in this test".into()),
+            ..AppOptions::default()
+        });
+        assert!(step_until(&mut harness, Duration::from_secs(20), devices_settled));
+        harness.step();
+        assert!(harness.query_by_label("No GPU adapter").is_some());
+        assert!(harness.query_by_label_contains("mesa-vulkan-drivers").is_some());
+        assert!(harness.query_by_label("no adapter in this test").is_some());
+        harness.key_press(egui::Key::Space);
+        assert!(
+            step_until(&mut harness, Duration::from_secs(30), |app| app.columns[0].steps() > 0),
+            "the CPU column did not train"
+        );
+        assert_eq!(harness.state().columns[1].steps(), 0);
+    }
+
+    #[test]
+    fn invalid_settings_are_refused_and_the_run_keeps_its_state() {
+        let mut harness = harness(AppOptions {
+            gpu: GpuChoice::None("test".into()),
+            ..AppOptions::default()
+        });
+        assert!(step_until(&mut harness, Duration::from_secs(20), devices_settled));
+        harness.state_mut().setup.config.batch = 4000;
+        harness.step();
+        harness.key_press(egui::Key::R);
+        harness.step();
+        harness.step();
+        let app = harness.state();
+        let error = app.setup.error.as_deref().unwrap_or_default();
+        assert!(error.contains("batch size 4000"), "{error}");
+        assert_eq!(app.setup.applied.batch, 32, "the run in progress kept its settings");
+        assert!(harness.query_by_label_contains("batch size 4000").is_some());
+    }
+}

@@ -76,6 +76,8 @@ strings! {
     Tagline => "Why does deep learning need a GPU — and when doesn't it?", "深度学习为什么需要 GPU？什么时候又不需要？";
     Setup => "Setup", "设置";
     Data => "Data set", "数据集";
+    Generator => "Generator", "生成器";
+    DataSeed => "data seed", "数据种子";
     Spiral => "Spiral", "螺旋";
     Moons => "Moons", "双月";
     Circles => "Circles", "同心圆";
@@ -105,12 +107,12 @@ strings! {
     DevicesHeading => "Devices", "设备";
     TrainOnCpu => "Train on the CPU", "在 CPU 上训练";
     TrainOnGpu => "Train on the GPU", "在 GPU 上训练";
-    Run => "▶ Run", "▶ 运行";
+    Run => "Run", "运行";
     RunTip => "Train continuously on every enabled device (Space).", "在所有启用的设备上持续训练（空格键）。";
-    Pause => "⏸ Pause", "⏸ 暂停";
-    Step => "⏭ Step", "⏭ 单步";
+    Pause => "Pause", "暂停";
+    Step => "Step", "单步";
     StepTip => "Train exactly one batch (→).", "只训练一个批次（→ 键）。";
-    Reset => "⟲ Reset", "⟲ 重置";
+    Reset => "Reset", "重置";
     ResetTip => "Apply the settings and start again from the initial weights (R).", "应用设置并从初始权重重新开始（R 键）。";
     SettingsChanged => "Settings changed: press Reset (R) to apply them.", "设置已更改：按“重置”（R 键）生效。";
     Language => "Language", "语言";

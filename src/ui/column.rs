@@ -356,7 +356,7 @@ fn device_header_ui(ui: &mut egui::Ui, lang: Lang, name: &str, adapter: Option<&
             .inner_margin(6.0)
             .corner_radius(4.0)
             .show(ui, |ui| {
-                ui.label(RichText::new(format!("⚠ {text}")).color(ui.visuals().warn_fg_color));
+                ui.label(RichText::new(text).color(ui.visuals().warn_fg_color));
             });
     }
 }

@@ -79,7 +79,7 @@ impl SetupPanel {
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::Data)).strong());
-        egui::ComboBox::from_id_salt("dataset")
+        egui::ComboBox::from_label(lang.tr(Key::Generator))
             .selected_text(lang.tr(dataset_key(config.data.kind)))
             .show_ui(ui, |ui| {
                 for kind in Synthetic::ALL {
@@ -136,12 +136,15 @@ impl SetupPanel {
         ui.add(Slider::new(&mut config.batch, 1..=4096).logarithmic(true).text(lang.tr(Key::BatchSize)))
             .on_hover_text(lang.tr(Key::BatchSizeTip));
         ui.horizontal(|ui| {
-            ui.label(lang.tr(Key::Seed));
-            ui.add(egui::DragValue::new(&mut config.seed));
-            ui.add(egui::DragValue::new(&mut config.data.seed).prefix("data "));
-        })
-        .response
-        .on_hover_text(lang.tr(Key::SeedTip));
+            let label = ui.label(lang.tr(Key::Seed));
+            ui.add(egui::DragValue::new(&mut config.seed))
+                .labelled_by(label.id)
+                .on_hover_text(lang.tr(Key::SeedTip));
+            let label = ui.label(lang.tr(Key::DataSeed));
+            ui.add(egui::DragValue::new(&mut config.data.seed))
+                .labelled_by(label.id)
+                .on_hover_text(lang.tr(Key::SeedTip));
+        });
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::DevicesHeading)).strong());

@@ -1,0 +1,100 @@
+//! The headless interface: JSON output, and exit code 2 with a clear message on bad input.
+
+use std::process::Command;
+
+fn batchscope(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+#[test]
+fn train_prints_one_json_line_per_logged_step_and_a_summary() {
+    let (code, stdout, stderr) = batchscope(&[
+        "train", "--device", "cpu", "--steps", "50", "--log-every", "10", "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 6, "{stdout}");
+    for (i, line) in lines[..5].iter().enumerate() {
+        assert_eq!(line["device"], "cpu");
+        assert_eq!(line["step"], (i as u64 + 1) * 10);
+        assert!(line["loss"].as_f64().expect("loss") > 0.0);
+        assert!((0.0..=1.0).contains(&line["accuracy"].as_f64().expect("accuracy")));
+        assert!(line["samples_per_s"].as_f64().expect("rate") > 0.0);
+    }
+    assert_eq!(lines[5]["summary"], true);
+    assert_eq!(lines[5]["steps"], 50);
+}
+
+#[test]
+fn train_on_both_devices_reports_each() {
+    let (code, stdout, stderr) = batchscope(&["train", "--steps", "20", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let summaries: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["summary"] == true || v.get("error").is_some())
+        .collect();
+    assert_eq!(summaries[0]["device"], "cpu");
+    if ci() || summaries.len() == 2 && summaries[1]["summary"] == true {
+        assert_eq!(summaries[1]["device"], "gpu", "{stdout}");
+        assert_eq!(summaries[1]["summary"], true, "{stdout}");
+    } else {
+        assert!(summaries[1]["error"].as_str().expect("reason").contains("mesa-vulkan-drivers"));
+    }
+}
+
+#[test]
+fn bad_options_exit_with_2_and_say_what_was_wrong() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["train", "--layers", "2,x,3"], "--layers"),
+        (&["train", "--layers", "3,16,3"], "must start with 2"),
+        (&["train", "--dataset", "nope"], "choose one of spiral"),
+        (&["train", "--device", "tpu"], "choose cpu, gpu or both"),
+        (&["train", "--batch", "100000"], "batch size 100000"),
+        (&["train", "--lr", "abc"], "--lr"),
+    ];
+    for (args, expected) in cases {
+        let (code, _, stderr) = batchscope(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn devices_lists_adapters_as_json() {
+    let (code, stdout, stderr) = batchscope(&["devices", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert!(v["cpu"]["threads"].as_u64().expect("threads") >= 1);
+    let adapters = v["adapters"].as_array().expect("array");
+    if ci() {
+        assert!(
+            adapters.iter().any(|a| a["usable_for_training"] == true),
+            "CI installs lavapipe: {stdout}"
+        );
+    }
+    for a in adapters {
+        for key in ["name", "backend", "device_type", "software", "timestamps", "shader_f16", "max_buffer_size_bytes"] {
+            assert!(a.get(key).is_some(), "{key} missing in {a}");
+        }
+        if a["name"].as_str().is_some_and(|n| n.contains("llvmpipe")) {
+            assert_eq!(a["software"], true);
+        }
+    }
+}
