@@ -21,7 +21,14 @@ fn ci() -> bool {
 #[test]
 fn train_prints_one_json_line_per_logged_step_and_a_summary() {
     let (code, stdout, stderr) = batchscope(&[
-        "train", "--device", "cpu", "--steps", "50", "--log-every", "10", "--json",
+        "train",
+        "--device",
+        "cpu",
+        "--steps",
+        "50",
+        "--log-every",
+        "10",
+        "--json",
     ]);
     assert_eq!(code, 0, "{stderr}");
     let lines: Vec<serde_json::Value> = stdout
@@ -54,7 +61,12 @@ fn train_on_both_devices_reports_each() {
         assert_eq!(summaries[1]["device"], "gpu", "{stdout}");
         assert_eq!(summaries[1]["summary"], true, "{stdout}");
     } else {
-        assert!(summaries[1]["error"].as_str().expect("reason").contains("mesa-vulkan-drivers"));
+        assert!(
+            summaries[1]["error"]
+                .as_str()
+                .expect("reason")
+                .contains("mesa-vulkan-drivers")
+        );
     }
 }
 
@@ -90,7 +102,15 @@ fn devices_lists_adapters_as_json() {
         );
     }
     for a in adapters {
-        for key in ["name", "backend", "device_type", "software", "timestamps", "shader_f16", "max_buffer_size_bytes"] {
+        for key in [
+            "name",
+            "backend",
+            "device_type",
+            "software",
+            "timestamps",
+            "shader_f16",
+            "max_buffer_size_bytes",
+        ] {
             assert!(a.get(key).is_some(), "{key} missing in {a}");
         }
         if a["name"].as_str().is_some_and(|n| n.contains("llvmpipe")) {

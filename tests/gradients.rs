@@ -7,7 +7,7 @@ mod common;
 
 use batchscope::backend::{Activation, AdamHyper, Backend};
 use batchscope::nn::{Mlp, ModelSpec, OptimizerKind};
-use common::{assert_close, central_differences, to_f32, Lcg};
+use common::{Rng64, assert_close, central_differences, to_f32};
 
 const H: f64 = 1e-4;
 const ABS: f64 = 2e-4;
@@ -23,12 +23,22 @@ fn act64(a: Activation, z: f64) -> f64 {
 }
 
 /// `act(x · w + b)` in f64, `x` is `[rows, fan_in]`, `w` is `[fan_in, fan_out]`.
-fn dense64(x: &[f64], w: &[f64], b: &[f64], fan_in: usize, fan_out: usize, act: Activation) -> Vec<f64> {
+fn dense64(
+    x: &[f64],
+    w: &[f64],
+    b: &[f64],
+    fan_in: usize,
+    fan_out: usize,
+    act: Activation,
+) -> Vec<f64> {
     let rows = x.len() / fan_in;
     let mut out = vec![0.0; rows * fan_out];
     for r in 0..rows {
         for j in 0..fan_out {
-            let z: f64 = (0..fan_in).map(|k| x[r * fan_in + k] * w[k * fan_out + j]).sum::<f64>() + b[j];
+            let z: f64 = (0..fan_in)
+                .map(|k| x[r * fan_in + k] * w[k * fan_out + j])
+                .sum::<f64>()
+                + b[j];
             out[r * fan_out + j] = act64(act, z);
         }
     }
@@ -48,7 +58,13 @@ fn cross_entropy64(logits: &[f64], targets: &[usize], classes: usize) -> f64 {
     loss / rows as f64
 }
 
-fn upload(b: &mut dyn Backend, label: &str, rows: usize, cols: usize, v: &[f64]) -> batchscope::backend::Tensor {
+fn upload(
+    b: &mut dyn Backend,
+    label: &str,
+    rows: usize,
+    cols: usize,
+    v: &[f64],
+) -> batchscope::backend::Tensor {
     let mut t = b.zeros(label, rows, cols).expect("alloc");
     b.write(&mut t, &to_f32(v)).expect("write");
     t
@@ -59,7 +75,7 @@ fn upload(b: &mut dyn Backend, label: &str, rows: usize, cols: usize, v: &[f64])
 /// `linear_forward`, `linear_backward_params` and `linear_backward_input` with `act'`.
 fn dense_layer_case(b: &mut dyn Backend, act: Activation) {
     let (rows, n_in, n_hid, n_out) = (5, 4, 6, 3);
-    let mut rng = Lcg::new(act.code() as u64 + 11);
+    let mut rng = Rng64::new(act.code() as u64 + 11);
     let x = rng.vec(rows * n_in, 1.0);
     let w1 = rng.vec(n_in * n_hid, 0.8);
     let b1 = rng.vec(n_hid, 0.3);
@@ -87,26 +103,65 @@ fn dense_layer_case(b: &mut dyn Backend, act: Activation) {
     let mut db1 = b.zeros("db1", 1, n_hid).expect("alloc");
     let mut dw2 = b.zeros("dw2", n_hid, n_out).expect("alloc");
     let mut db2 = b.zeros("db2", 1, n_out).expect("alloc");
-    b.linear_forward(&tx, &tw1, &tb1, act, &mut h).expect("forward 1");
-    b.linear_forward(&h, &tw2, &tb2, Activation::Identity, &mut out).expect("forward 2");
-    b.linear_backward_params(&h, &dz2, &mut dw2, &mut db2).expect("params 2");
-    b.linear_backward_input(&dz2, &tw2, &h, act, &mut dz1).expect("input 2");
-    b.linear_backward_params(&tx, &dz1, &mut dw1, &mut db1).expect("params 1");
+    b.linear_forward(&tx, &tw1, &tb1, act, &mut h)
+        .expect("forward 1");
+    b.linear_forward(&h, &tw2, &tb2, Activation::Identity, &mut out)
+        .expect("forward 2");
+    b.linear_backward_params(&h, &dz2, &mut dw2, &mut db2)
+        .expect("params 2");
+    b.linear_backward_input(&dz2, &tw2, &h, act, &mut dz1)
+        .expect("input 2");
+    b.linear_backward_params(&tx, &dz1, &mut dw1, &mut db1)
+        .expect("params 1");
     // The input has no activation before it: act' = 1.
-    b.linear_backward_input(&dz1, &tw1, &tx, Activation::Identity, &mut dx).expect("input 1");
+    b.linear_backward_input(&dz1, &tw1, &tx, Activation::Identity, &mut dx)
+        .expect("input 1");
 
-    let want_out = dense64(&dense64(&x, &w1, &b1, n_in, n_hid, act), &w2, &b2, n_hid, n_out, Activation::Identity);
+    let want_out = dense64(
+        &dense64(&x, &w1, &b1, n_in, n_hid, act),
+        &w2,
+        &b2,
+        n_hid,
+        n_out,
+        Activation::Identity,
+    );
     assert_close("forward", &b.read(&out).expect("read"), &want_out, ABS, REL);
     let name = act.as_str();
     let checks: [(&str, &batchscope::backend::Tensor, Vec<f64>); 5] = [
-        ("dw1", &dw1, central_differences(&w1, H, |v| loss(&x, v, &b1, &w2, &b2))),
-        ("db1", &db1, central_differences(&b1, H, |v| loss(&x, &w1, v, &w2, &b2))),
-        ("dw2", &dw2, central_differences(&w2, H, |v| loss(&x, &w1, &b1, v, &b2))),
-        ("db2", &db2, central_differences(&b2, H, |v| loss(&x, &w1, &b1, &w2, v))),
-        ("dx", &dx, central_differences(&x, H, |v| loss(v, &w1, &b1, &w2, &b2))),
+        (
+            "dw1",
+            &dw1,
+            central_differences(&w1, H, |v| loss(&x, v, &b1, &w2, &b2)),
+        ),
+        (
+            "db1",
+            &db1,
+            central_differences(&b1, H, |v| loss(&x, &w1, v, &w2, &b2)),
+        ),
+        (
+            "dw2",
+            &dw2,
+            central_differences(&w2, H, |v| loss(&x, &w1, &b1, v, &b2)),
+        ),
+        (
+            "db2",
+            &db2,
+            central_differences(&b2, H, |v| loss(&x, &w1, &b1, &w2, v)),
+        ),
+        (
+            "dx",
+            &dx,
+            central_differences(&x, H, |v| loss(v, &w1, &b1, &w2, &b2)),
+        ),
     ];
     for (what, tensor, numeric) in checks {
-        assert_close(&format!("{name} {what}"), &b.read(tensor).expect("read"), &numeric, ABS, REL);
+        assert_close(
+            &format!("{name} {what}"),
+            &b.read(tensor).expect("read"),
+            &numeric,
+            ABS,
+            REL,
+        );
     }
 }
 
@@ -128,14 +183,21 @@ fn dense_sigmoid(b: &mut dyn Backend) {
 fn softmax_cross_entropy(b: &mut dyn Backend) {
     // 300 rows: more than the shader's 256-wide workgroup, so its strided loop runs twice.
     let (rows, classes) = (300, 4);
-    let mut rng = Lcg::new(3);
+    let mut rng = Rng64::new(3);
     let logits = rng.vec(rows * classes, 3.0);
     let targets: Vec<usize> = (0..rows).map(|r| (r * 7 + 1) % classes).collect();
     let tl = upload(b, "logits", rows, classes, &logits);
-    let tt = upload(b, "targets", rows, 1, &targets.iter().map(|&t| t as f64).collect::<Vec<_>>());
+    let tt = upload(
+        b,
+        "targets",
+        rows,
+        1,
+        &targets.iter().map(|&t| t as f64).collect::<Vec<_>>(),
+    );
     let mut dl = b.zeros("dlogits", rows, classes).expect("alloc");
     let mut stats = b.zeros("stats", 1, 3).expect("alloc");
-    b.softmax_cross_entropy(&tl, &tt, &mut dl, &mut stats).expect("loss");
+    b.softmax_cross_entropy(&tl, &tt, &mut dl, &mut stats)
+        .expect("loss");
     let s = b.read(&stats).expect("read");
     let want_loss = cross_entropy64(&logits, &targets, classes);
     assert_close("mean loss", &[s[0] / s[2]], &[want_loss], 1e-5, 1e-5);
@@ -151,18 +213,19 @@ fn softmax_cross_entropy(b: &mut dyn Backend) {
     let numeric = central_differences(&logits, H, |v| cross_entropy64(v, &targets, classes));
     assert_close("dlogits", &b.read(&dl).expect("read"), &numeric, 1e-6, REL);
     // Statistics accumulate across calls until read and reset.
-    b.softmax_cross_entropy(&tl, &tt, &mut dl, &mut stats).expect("loss");
+    b.softmax_cross_entropy(&tl, &tt, &mut dl, &mut stats)
+        .expect("loss");
     assert_eq!(b.read(&stats).expect("read")[2], 2.0 * rows as f32);
 }
 
-/// The i-th term of the objective: ½ a_i (v − c_i)² + sin(v), a bowl with some curvature.
+/// The i-th term of the objective: `½ a_i (v − c_i)² + sin(v)`, a bowl with some curvature.
 fn summand(i: usize, v: f64) -> f64 {
     let a = 1.0 + (i % 10) as f64 * 0.1;
     let c = (i as f64 * 0.37).sin();
     0.5 * a * (v - c).powi(2) + v.sin()
 }
 
-/// f(p) = Σ_i summand(i, p_i). The tests take its gradient by central differences and hand it
+/// `f(p) = Σ_i summand(i, p_i)`. The tests take its gradient by central differences and hand it
 /// to the optimizer, whose update is checked against the formula in f64.
 fn objective(p: &[f64]) -> f64 {
     p.iter().enumerate().map(|(i, &v)| summand(i, v)).sum()
@@ -171,7 +234,7 @@ fn objective(p: &[f64]) -> f64 {
 fn optimizer_case(b: &mut dyn Backend, kind: OptimizerKind) {
     // 70,000 values: several hundred workgroups, and a partial last one.
     let n = 70_000;
-    let start = Lcg::new(5).vec(n, 2.0);
+    let start = Rng64::new(5).vec(n, 2.0);
     let mut p64 = start.clone();
     let mut tp = upload(b, "p", 1, n, &p64);
     let mut tg = b.zeros("g", 1, n).expect("alloc");
@@ -203,7 +266,8 @@ fn optimizer_case(b: &mut dyn Backend, kind: OptimizerKind) {
                 }
             }
             OptimizerKind::Momentum => {
-                b.momentum_step(&mut tp, &tg, &mut s1, lr as f32, mu as f32).expect("momentum");
+                b.momentum_step(&mut tp, &tg, &mut s1, lr as f32, mu as f32)
+                    .expect("momentum");
                 for ((p, g), v) in p64.iter_mut().zip(&g32).zip(&mut m64) {
                     *v = mu * *v + g;
                     *p -= lr * *v;
@@ -217,7 +281,8 @@ fn optimizer_case(b: &mut dyn Backend, kind: OptimizerKind) {
                     eps: eps as f32,
                     step,
                 };
-                b.adam_step(&mut tp, &tg, &mut s1, &mut s2, hyper).expect("adam");
+                b.adam_step(&mut tp, &tg, &mut s1, &mut s2, hyper)
+                    .expect("adam");
                 for (((p, g), m), v) in p64.iter_mut().zip(&g32).zip(&mut m64).zip(&mut v64) {
                     *m = b1 * *m + (1.0 - b1) * g;
                     *v = b2 * *v + (1.0 - b2) * g * g;
@@ -228,11 +293,21 @@ fn optimizer_case(b: &mut dyn Backend, kind: OptimizerKind) {
             }
         }
         let got = b.read(&tp).expect("read");
-        assert_close(&format!("{} step {step}", kind.as_str()), &got, &p64, 1e-5, 1e-5);
+        assert_close(
+            &format!("{} step {step}", kind.as_str()),
+            &got,
+            &p64,
+            1e-5,
+            1e-5,
+        );
         p64 = got.iter().map(|&v| f64::from(v)).collect();
     }
     // Descending: the objective went down.
-    assert!(objective(&p64) < objective(&start), "{} did not descend", kind.as_str());
+    assert!(
+        objective(&p64) < objective(&start),
+        "{} did not descend",
+        kind.as_str()
+    );
 }
 
 fn sgd(b: &mut dyn Backend) {
@@ -255,7 +330,7 @@ fn whole_model(b: &mut dyn Backend) {
         };
         let rows = 6;
         let mut model = Mlp::new(b, &spec, OptimizerKind::Sgd, rows, 42).expect("model");
-        let mut rng = Lcg::new(9);
+        let mut rng = Rng64::new(9);
         let x = rng.vec(rows * 3, 1.5);
         let targets: Vec<usize> = (0..rows).map(|r| r % 4).collect();
         let y: Vec<f32> = targets.iter().map(|&t| t as f32).collect();
@@ -263,7 +338,12 @@ fn whole_model(b: &mut dyn Backend) {
             .read_parameters(b)
             .expect("read")
             .into_iter()
-            .map(|(w, bias)| (w.iter().map(|&v| f64::from(v)).collect(), bias.iter().map(|&v| f64::from(v)).collect()))
+            .map(|(w, bias)| {
+                (
+                    w.iter().map(|&v| f64::from(v)).collect(),
+                    bias.iter().map(|&v| f64::from(v)).collect(),
+                )
+            })
             .collect();
         // Non-zero biases, so their gradients mean something.
         for (l, (_, bias)) in params.iter_mut().enumerate() {
@@ -271,7 +351,10 @@ fn whole_model(b: &mut dyn Backend) {
                 *v = 0.1 * ((l + j) as f64).sin();
             }
         }
-        let as_f32: Vec<(Vec<f32>, Vec<f32>)> = params.iter().map(|(w, bias)| (to_f32(w), to_f32(bias))).collect();
+        let as_f32: Vec<(Vec<f32>, Vec<f32>)> = params
+            .iter()
+            .map(|(w, bias)| (to_f32(w), to_f32(bias)))
+            .collect();
         model.write_parameters(b, &as_f32).expect("write");
         model.load_batch(b, &to_f32(&x), &y).expect("batch");
         model.forward(b).expect("forward");
@@ -281,7 +364,11 @@ fn whole_model(b: &mut dyn Backend) {
         let loss = |params: &[(Vec<f64>, Vec<f64>)]| {
             let mut h = x.clone();
             for (l, (w, bias)) in params.iter().enumerate() {
-                let act = if l + 1 == params.len() { Activation::Identity } else { activation };
+                let act = if l + 1 == params.len() {
+                    Activation::Identity
+                } else {
+                    activation
+                };
                 h = dense64(&h, w, bias, layers[l], layers[l + 1], act);
             }
             cross_entropy64(&h, &targets, 4)

@@ -24,7 +24,11 @@ fn spiral_config() -> TrainConfig {
 }
 
 /// Trains `steps` steps, logging every step (each log reads the loss back).
-fn logged_run(backend: &mut dyn Backend, session: &Session, steps: usize) -> (Vec<StepLog>, Runner) {
+fn logged_run(
+    backend: &mut dyn Backend,
+    session: &Session,
+    steps: usize,
+) -> (Vec<StepLog>, Runner) {
     let mut runner = Runner::new(backend, session).expect("model fits");
     let logs = (0..steps)
         .map(|_| {
@@ -38,9 +42,12 @@ fn logged_run(backend: &mut dyn Backend, session: &Session, steps: usize) -> (Ve
 #[test]
 fn cpu_and_gpu_losses_agree_at_every_step_in_fp32() {
     let Some(mut gpu) = common::gpu() else { return };
-    let mut cpu = common::cpu().expect("cpu");
+    let mut cpu = common::cpu();
     let session = Session::new(spiral_config()).expect("valid config");
-    assert_eq!(session.config.model_spec(&session.data).layers, vec![2, 16, 16, 3]);
+    assert_eq!(
+        session.config.model_spec(&session.data).layers,
+        vec![2, 16, 16, 3]
+    );
     let (cpu_logs, _) = logged_run(&mut cpu, &session, 200);
     let (gpu_logs, _) = logged_run(&mut gpu, &session, 200);
     assert_eq!(cpu_logs.len(), 200);
@@ -48,7 +55,13 @@ fn cpu_and_gpu_losses_agree_at_every_step_in_fp32() {
         assert_eq!((c.device, g.device), (Device::Cpu, Device::Gpu));
         assert_eq!(c.step, g.step);
         let rel = ((c.loss - g.loss) / c.loss).abs();
-        assert!(rel <= 1e-4, "step {}: cpu loss {} vs gpu loss {} (relative {rel:e})", c.step, c.loss, g.loss);
+        assert!(
+            rel <= 1e-4,
+            "step {}: cpu loss {} vs gpu loss {} (relative {rel:e})",
+            c.step,
+            c.loss,
+            g.loss
+        );
         assert_eq!(c.accuracy, g.accuracy, "step {}", c.step);
     }
     // The loss really moved: agreement of two flat lines would prove nothing.
@@ -62,10 +75,23 @@ fn reaches_95_percent(backend: &mut dyn Backend) {
         runner.step(backend).expect("step");
     }
     let eval = runner.evaluate(backend).expect("eval");
-    assert!(eval.train_accuracy > 0.95, "{:?} train accuracy {}", backend.device(), eval.train_accuracy);
-    assert!(eval.test_accuracy > 0.9, "{:?} test accuracy {}", backend.device(), eval.test_accuracy);
+    assert!(
+        eval.train_accuracy > 0.95,
+        "{:?} train accuracy {}",
+        backend.device(),
+        eval.train_accuracy
+    );
+    assert!(
+        eval.test_accuracy > 0.9,
+        "{:?} test accuracy {}",
+        backend.device(),
+        eval.test_accuracy
+    );
     // The boundary grid covers the data and predicts every class somewhere.
-    let grid = runner.boundary(backend, 32).expect("grid").expect("2-D data");
+    let grid = runner
+        .boundary(backend, 32)
+        .expect("grid")
+        .expect("2-D data");
     assert_eq!(grid.class.len(), 32 * 32);
     for c in 0..3u8 {
         assert!(grid.class.contains(&c), "class {c} never predicted");
@@ -74,7 +100,7 @@ fn reaches_95_percent(backend: &mut dyn Backend) {
 
 #[test]
 fn spiral_reaches_95_percent_on_the_cpu() {
-    reaches_95_percent(&mut common::cpu().expect("cpu"));
+    reaches_95_percent(&mut common::cpu());
 }
 
 #[test]
@@ -87,7 +113,7 @@ fn spiral_reaches_95_percent_on_the_gpu() {
 #[test]
 fn tensors_of_two_devices_in_one_op_fail_with_a_clear_error() {
     let Some(mut gpu) = common::gpu() else { return };
-    let mut cpu = common::cpu().expect("cpu");
+    let mut cpu = common::cpu();
     let x_on_cpu = cpu.zeros("input", 4, 2).expect("alloc");
     let w = gpu.zeros("weight", 2, 3).expect("alloc");
     let b = gpu.zeros("bias", 1, 3).expect("alloc");
@@ -95,13 +121,23 @@ fn tensors_of_two_devices_in_one_op_fail_with_a_clear_error() {
     let err = gpu
         .linear_forward(&x_on_cpu, &w, &b, Activation::Relu, &mut out)
         .expect_err("mixed devices");
-    assert!(matches!(err, BackendError::DeviceMismatch { expected: Device::Gpu, found: Device::Cpu, .. }));
+    assert!(matches!(
+        err,
+        BackendError::DeviceMismatch {
+            expected: Device::Gpu,
+            found: Device::Cpu,
+            ..
+        }
+    ));
     assert!(
-        err.to_string().starts_with("expected all tensors on the same device, found gpu and cpu"),
+        err.to_string()
+            .starts_with("expected all tensors on the same device, found gpu and cpu"),
         "{err}"
     );
     // And the other way round.
-    let err = cpu.linear_forward(&x_on_cpu, &w, &b, Activation::Relu, &mut out).expect_err("mixed");
+    let err = cpu
+        .linear_forward(&x_on_cpu, &w, &b, Activation::Relu, &mut out)
+        .expect_err("mixed");
     assert!(err.to_string().contains("found cpu and gpu"), "{err}");
 }
 
@@ -114,13 +150,27 @@ fn kernel_times_come_from_gpu_timestamps() {
     }
     let session = Session::new(spiral_config()).expect("valid config");
     let mut runner = Runner::new(&mut gpu, &session).expect("model fits");
-    let times = runner.timed_step(&mut gpu).expect("step").expect("timestamps");
+    let times = runner
+        .timed_step(&mut gpu)
+        .expect("step")
+        .expect("timestamps");
     // Forward (3 layers), loss, backward (3 weight grads, 3 bias grads, 2 input grads),
     // and 12 optimizer updates (6 tensors, Adam).
     let names: Vec<&str> = times.kernels.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names.iter().filter(|n| **n == "linear_forward").count(), 3, "{names:?}");
-    assert_eq!(names.iter().filter(|n| **n == "adam_step").count(), 6, "{names:?}");
-    assert_eq!(times.total_ns, times.kernels.iter().map(|(_, ns)| ns).sum::<u64>());
+    assert_eq!(
+        names.iter().filter(|n| **n == "linear_forward").count(),
+        3,
+        "{names:?}"
+    );
+    assert_eq!(
+        names.iter().filter(|n| **n == "adam_step").count(),
+        6,
+        "{names:?}"
+    );
+    assert_eq!(
+        times.total_ns,
+        times.kernels.iter().map(|(_, ns)| ns).sum::<u64>()
+    );
 }
 
 #[test]
@@ -128,8 +178,15 @@ fn settings_out_of_range_are_refused_with_the_limit() {
     let mut config = spiral_config();
     config.batch = 5000;
     let err = Session::new(config).expect_err("batch larger than the data");
-    assert!(err.contains("batch size 5000") && err.contains("720"), "{err}");
+    assert!(
+        err.contains("batch size 5000") && err.contains("720"),
+        "{err}"
+    );
     let mut config = spiral_config();
     config.lr = f32::NAN;
-    assert!(Session::new(config).expect_err("NaN").contains("learning rate"));
+    assert!(
+        Session::new(config)
+            .expect_err("NaN")
+            .contains("learning rate")
+    );
 }

@@ -1,8 +1,8 @@
 //! The app: owns the UI state, starts one training worker per device, and turns what the
 //! panels ask for into commands for the workers.
 
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use egui::RichText;
@@ -11,11 +11,11 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::gpu::GpuBackend;
 use crate::backend::{Backend, Device};
 use crate::i18n::{Key, Lang};
-use crate::train::worker::{BackendFactory, Command, Event, Worker};
 use crate::train::Session;
+use crate::train::worker::{BackendFactory, Command, Event, Worker};
+use crate::ui::UiCommand;
 use crate::ui::column::{ColumnStatus, DeviceColumn};
 use crate::ui::setup::SetupPanel;
-use crate::ui::UiCommand;
 
 /// How the app finds its GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,6 +69,7 @@ pub struct BatchScopeApp {
     started: Option<Instant>,
     fonts_installed: bool,
     autorun_pending: bool,
+    summary_printed: bool,
 }
 
 impl BatchScopeApp {
@@ -78,7 +79,10 @@ impl BatchScopeApp {
         let mut app = Self {
             lang: options.lang,
             setup: SetupPanel::default(),
-            columns: [DeviceColumn::new(Device::Cpu), DeviceColumn::new(Device::Gpu)],
+            columns: [
+                DeviceColumn::new(Device::Cpu),
+                DeviceColumn::new(Device::Gpu),
+            ],
             session: None,
             workers: Vec::new(),
             events_tx,
@@ -87,6 +91,7 @@ impl BatchScopeApp {
             options,
             started: None,
             fonts_installed: false,
+            summary_printed: false,
         };
         if let Ok(session) = Session::new(app.setup.config.clone()) {
             app.session = Some(Arc::new(session));
@@ -220,7 +225,12 @@ impl BatchScopeApp {
             }
             self.columns[device as usize].apply(event);
         }
-        if self.autorun_pending && self.columns.iter().all(|c| c.status != ColumnStatus::Starting) {
+        if self.autorun_pending
+            && self
+                .columns
+                .iter()
+                .all(|c| c.status != ColumnStatus::Starting)
+        {
             self.autorun_pending = false;
             self.apply(UiCommand::Run);
         }
@@ -232,7 +242,11 @@ impl BatchScopeApp {
         }
         ctx.input(|i| {
             if i.key_pressed(egui::Key::Space) {
-                commands.push(if self.is_running() { UiCommand::Pause } else { UiCommand::Run });
+                commands.push(if self.is_running() {
+                    UiCommand::Pause
+                } else {
+                    UiCommand::Run
+                });
             }
             if i.key_pressed(egui::Key::ArrowRight) {
                 commands.push(UiCommand::Step);
@@ -251,16 +265,32 @@ impl BatchScopeApp {
         });
         ui.horizontal(|ui| {
             if self.is_running() {
-                if ui.button(lang.tr(Key::Pause)).on_hover_text(lang.tr(Key::RunTip)).clicked() {
+                if ui
+                    .button(lang.tr(Key::Pause))
+                    .on_hover_text(lang.tr(Key::RunTip))
+                    .clicked()
+                {
                     commands.push(UiCommand::Pause);
                 }
-            } else if ui.button(lang.tr(Key::Run)).on_hover_text(lang.tr(Key::RunTip)).clicked() {
+            } else if ui
+                .button(lang.tr(Key::Run))
+                .on_hover_text(lang.tr(Key::RunTip))
+                .clicked()
+            {
                 commands.push(UiCommand::Run);
             }
-            if ui.button(lang.tr(Key::Step)).on_hover_text(lang.tr(Key::StepTip)).clicked() {
+            if ui
+                .button(lang.tr(Key::Step))
+                .on_hover_text(lang.tr(Key::StepTip))
+                .clicked()
+            {
                 commands.push(UiCommand::Step);
             }
-            if ui.button(lang.tr(Key::Reset)).on_hover_text(lang.tr(Key::ResetTip)).clicked() {
+            if ui
+                .button(lang.tr(Key::Reset))
+                .on_hover_text(lang.tr(Key::ResetTip))
+                .clicked()
+            {
                 commands.push(UiCommand::Reset);
             }
             ui.separator();
@@ -314,7 +344,8 @@ impl BatchScopeApp {
             self.apply(command);
         }
         if let (Some(limit), Some(started)) = (self.options.exit_after, self.started) {
-            if started.elapsed() >= limit {
+            if started.elapsed() >= limit && !self.summary_printed {
+                self.summary_printed = true;
                 println!("{}", self.summary_json());
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             } else {
@@ -366,7 +397,11 @@ pub fn install_fonts(ctx: &egui::Context) {
         ))),
     );
     for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
-        fonts.families.entry(family).or_default().push("noto-sans-sc".to_owned());
+        fonts
+            .families
+            .entry(family)
+            .or_default()
+            .push("noto-sans-sc".to_owned());
     }
     ctx.set_fonts(fonts);
 }
@@ -380,16 +415,20 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
             .with_min_inner_size([800.0, 560.0]),
         ..Default::default()
     };
-    eframe::run_native("BatchScope", native, Box::new(move |_cc| Ok(Box::new(BatchScopeApp::new(options)))))
-        .map_err(|e| format!("cannot open the window: {e}"))
+    eframe::run_native(
+        "BatchScope",
+        native,
+        Box::new(move |_cc| Ok(Box::new(BatchScopeApp::new(options)))),
+    )
+    .map_err(|e| format!("cannot open the window: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
 
-    use egui_kittest::kittest::Queryable as _;
     use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable as _;
 
     use super::{AppOptions, BatchScopeApp, GpuChoice};
     use crate::backend::gpu::GpuBackend;
@@ -398,13 +437,20 @@ mod tests {
     fn harness(options: AppOptions) -> Harness<'static, BatchScopeApp> {
         let mut harness = Harness::builder()
             .with_size(egui::vec2(1280.0, 900.0))
-            .build_ui_state(|ui, app: &mut BatchScopeApp| app.ui_root(ui), BatchScopeApp::new(options));
+            .build_ui_state(
+                |ui, app: &mut BatchScopeApp| app.ui_root(ui),
+                BatchScopeApp::new(options),
+            );
         harness.step();
         harness
     }
 
     /// Steps frames (the workers run on their own threads) until `done` or the time is up.
-    fn step_until(harness: &mut Harness<'_, BatchScopeApp>, limit: Duration, done: impl Fn(&BatchScopeApp) -> bool) -> bool {
+    fn step_until(
+        harness: &mut Harness<'_, BatchScopeApp>,
+        limit: Duration,
+        done: impl Fn(&BatchScopeApp) -> bool,
+    ) -> bool {
         let start = Instant::now();
         while start.elapsed() < limit {
             harness.step();
@@ -417,13 +463,17 @@ mod tests {
     }
 
     fn devices_settled(app: &BatchScopeApp) -> bool {
-        app.columns.iter().all(|c| c.status != ColumnStatus::Starting)
+        app.columns
+            .iter()
+            .all(|c| c.status != ColumnStatus::Starting)
     }
 
     fn gpu_expected() -> bool {
         match GpuBackend::new() {
             Ok(_) => true,
-            Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("CI=true and no GPU adapter: {}", e.reason),
+            Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                panic!("CI=true and no GPU adapter: {}", e.reason)
+            }
             Err(e) => {
                 eprintln!("no GPU adapter, checking the CPU column only: {}", e.reason);
                 false
@@ -435,20 +485,33 @@ mod tests {
     fn pressing_run_advances_the_step_counters_of_both_columns() {
         let with_gpu = gpu_expected();
         let mut harness = harness(AppOptions::default());
-        assert!(step_until(&mut harness, Duration::from_secs(20), devices_settled), "devices never came up");
+        assert!(
+            step_until(&mut harness, Duration::from_secs(20), devices_settled),
+            "devices never came up"
+        );
         assert_eq!(harness.state().columns[0].steps(), 0);
         harness.get_by_label("Run").click();
         let both = step_until(&mut harness, Duration::from_secs(30), |app| {
             app.columns[0].steps() > 0 && (!with_gpu || app.columns[1].steps() > 0)
         });
-        assert!(both, "steps: cpu {}, gpu {}", harness.state().columns[0].steps(), harness.state().columns[1].steps());
+        assert!(
+            both,
+            "steps: cpu {}, gpu {}",
+            harness.state().columns[0].steps(),
+            harness.state().columns[1].steps()
+        );
         // The counters on screen say so too, and the button became Pause.
         harness.step();
-        assert!(harness.query_by_label("Step 0").is_none(), "a column still shows step 0");
-        assert!(harness.query_all_by_label_contains("Step ").count() >= 1 + usize::from(with_gpu));
+        assert!(
+            harness.query_by_label("Step 0").is_none(),
+            "a column still shows step 0"
+        );
+        assert!(harness.query_all_by_label_contains("Step ").count() > usize::from(with_gpu));
         harness.get_by_label("Pause").click();
         harness.step();
-        assert!(step_until(&mut harness, Duration::from_secs(10), |app| !app.is_running()));
+        assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
+            !app.is_running()
+        }));
     }
 
     #[test]
@@ -461,7 +524,10 @@ mod tests {
         harness.get_by_label("简体中文").click();
         harness.step();
         harness.step();
-        assert!(harness.query_by_label("运行").is_some(), "the Run button is not in Chinese");
+        assert!(
+            harness.query_by_label("运行").is_some(),
+            "the Run button is not in Chinese"
+        );
         assert!(harness.query_by_label("Run").is_none());
         assert!(harness.query_by_label("设置").is_some());
         harness.get_by_label("English").click();
@@ -476,14 +542,24 @@ mod tests {
             gpu: GpuChoice::None("no adapter in this test".into()),
             ..AppOptions::default()
         });
-        assert!(step_until(&mut harness, Duration::from_secs(20), devices_settled));
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
         harness.step();
         assert!(harness.query_by_label("No GPU adapter").is_some());
-        assert!(harness.query_by_label_contains("mesa-vulkan-drivers").is_some());
+        assert!(
+            harness
+                .query_by_label_contains("mesa-vulkan-drivers")
+                .is_some()
+        );
         assert!(harness.query_by_label("no adapter in this test").is_some());
         harness.key_press(egui::Key::Space);
         assert!(
-            step_until(&mut harness, Duration::from_secs(30), |app| app.columns[0].steps() > 0),
+            step_until(&mut harness, Duration::from_secs(30), |app| app.columns[0]
+                .steps()
+                > 0),
             "the CPU column did not train"
         );
         assert_eq!(harness.state().columns[1].steps(), 0);
@@ -495,7 +571,11 @@ mod tests {
             gpu: GpuChoice::None("test".into()),
             ..AppOptions::default()
         });
-        assert!(step_until(&mut harness, Duration::from_secs(20), devices_settled));
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
         harness.state_mut().setup.config.batch = 4000;
         harness.step();
         harness.key_press(egui::Key::R);
@@ -504,7 +584,10 @@ mod tests {
         let app = harness.state();
         let error = app.setup.error.as_deref().unwrap_or_default();
         assert!(error.contains("batch size 4000"), "{error}");
-        assert_eq!(app.setup.applied.batch, 32, "the run in progress kept its settings");
+        assert_eq!(
+            app.setup.applied.batch, 32,
+            "the run in progress kept its settings"
+        );
         assert!(harness.query_by_label_contains("batch size 4000").is_some());
     }
 }

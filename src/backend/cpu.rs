@@ -6,7 +6,8 @@
 use rayon::prelude::*;
 
 use super::{
-    check_device, check_shape, Activation, AdamHyper, Backend, BackendError, Device, Storage, Tensor,
+    Activation, AdamHyper, Backend, BackendError, Device, Storage, Tensor, check_device,
+    check_shape,
 };
 
 /// Below this many multiply-adds a kernel runs on the calling thread: handing tiny work to the
@@ -159,7 +160,12 @@ impl Backend for CpuBackend {
     }
 
     fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {
-        Ok(Tensor::new(label, rows, cols, Storage::Cpu(vec![0.0; rows * cols])))
+        Ok(Tensor::new(
+            label,
+            rows,
+            cols,
+            Storage::Cpu(vec![0.0; rows * cols]),
+        ))
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
@@ -167,7 +173,12 @@ impl Backend for CpuBackend {
         if values.len() != t.len() {
             return Err(BackendError::Shape {
                 op: "write",
-                detail: format!("{} values for `{}` of {} elements", values.len(), t.label(), t.len()),
+                detail: format!(
+                    "{} values for `{}` of {} elements",
+                    values.len(),
+                    t.label(),
+                    t.len()
+                ),
             });
         }
         host_mut(t).copy_from_slice(values);
@@ -369,7 +380,13 @@ impl Backend for CpuBackend {
         check_shape(OP, grad, param.rows(), param.cols())?;
         check_shape(OP, m, param.rows(), param.cols())?;
         check_shape(OP, v, param.rows(), param.cols())?;
-        let AdamHyper { lr, beta1, beta2, eps, step } = hyper;
+        let AdamHyper {
+            lr,
+            beta1,
+            beta2,
+            eps,
+            step,
+        } = hyper;
         let bias1 = 1.0 - beta1.powi(step as i32);
         let bias2 = 1.0 - beta2.powi(step as i32);
         let (m, v) = (host_mut(m), host_mut(v));

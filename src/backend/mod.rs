@@ -239,7 +239,11 @@ impl Tensor {
 }
 
 /// Fails with [`BackendError::DeviceMismatch`] unless every tensor is on `expected`.
-pub fn check_device(expected: Device, op: &'static str, tensors: &[&Tensor]) -> Result<(), BackendError> {
+pub fn check_device(
+    expected: Device,
+    op: &'static str,
+    tensors: &[&Tensor],
+) -> Result<(), BackendError> {
     match tensors.iter().find(|t| t.device() != expected) {
         Some(t) => Err(BackendError::DeviceMismatch {
             expected,
@@ -251,7 +255,12 @@ pub fn check_device(expected: Device, op: &'static str, tensors: &[&Tensor]) -> 
 }
 
 /// Fails with [`BackendError::Shape`] unless `t` is `rows x cols`.
-pub fn check_shape(op: &'static str, t: &Tensor, rows: usize, cols: usize) -> Result<(), BackendError> {
+pub fn check_shape(
+    op: &'static str,
+    t: &Tensor,
+    rows: usize,
+    cols: usize,
+) -> Result<(), BackendError> {
     if t.rows == rows && t.cols == cols {
         Ok(())
     } else {

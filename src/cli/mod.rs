@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::app::{AppOptions, GpuChoice};
 use crate::backend::cpu::CpuBackend;
-use crate::backend::gpu::{context, GpuBackend};
+use crate::backend::gpu::{GpuBackend, context};
 use crate::backend::{Activation, Backend, Device};
 use crate::data::{DatasetSpec, Synthetic};
 use crate::i18n::Lang;
@@ -17,7 +17,11 @@ use crate::nn::{ModelSpec, OptimizerKind};
 use crate::train::{Runner, Session, TrainConfig};
 
 #[derive(Parser, Debug)]
-#[command(name = "batchscope", version, about = "Train the same network on a CPU and a GPU side by side.")]
+#[command(
+    name = "batchscope",
+    version,
+    about = "Train the same network on a CPU and a GPU side by side."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Commands>,
@@ -39,6 +43,8 @@ struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Commands {
     /// List the GPU adapters wgpu finds, and what they support.
     Devices {
@@ -181,7 +187,11 @@ fn devices(as_json: bool) {
             a.name,
             a.backend,
             a.device_type,
-            if a.software { " (software adapter: its speed says nothing about a GPU)" } else { "" },
+            if a.software {
+                " (software adapter: its speed says nothing about a GPU)"
+            } else {
+                ""
+            },
             a.driver,
             a.driver_info,
             a.timestamps,
@@ -196,11 +206,20 @@ fn devices(as_json: bool) {
 fn parse_config(args: &TrainArgs) -> Result<(TrainConfig, Vec<Device>), BadInput> {
     let kind = Synthetic::parse(&args.dataset).ok_or_else(|| {
         let names: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
-        BadInput(format!("--dataset `{}`: choose one of {}", args.dataset, names.join(", ")))
+        BadInput(format!(
+            "--dataset `{}`: choose one of {}",
+            args.dataset,
+            names.join(", ")
+        ))
     })?;
-    let layers = ModelSpec::parse_layers(&args.layers).map_err(|e| BadInput(format!("--layers {e}")))?;
+    let layers =
+        ModelSpec::parse_layers(&args.layers).map_err(|e| BadInput(format!("--layers {e}")))?;
     let outputs = layers[layers.len() - 1];
-    let classes = if kind.has_class_choice() { args.classes.unwrap_or(outputs) } else { 2 };
+    let classes = if kind.has_class_choice() {
+        args.classes.unwrap_or(outputs)
+    } else {
+        2
+    };
     if layers[0] != 2 || outputs != classes {
         return Err(BadInput(format!(
             "--layers {}: the {} data set has 2 features and {classes} classes, so the layers \
@@ -210,17 +229,32 @@ fn parse_config(args: &TrainArgs) -> Result<(TrainConfig, Vec<Device>), BadInput
     }
     let activation = Activation::parse(&args.activation)
         .filter(|a| Activation::CHOICES.contains(a))
-        .ok_or_else(|| BadInput(format!("--activation `{}`: choose relu, tanh or sigmoid", args.activation)))?;
-    let optimizer = OptimizerKind::parse(&args.optimizer)
-        .ok_or_else(|| BadInput(format!("--optimizer `{}`: choose sgd, momentum or adam", args.optimizer)))?;
+        .ok_or_else(|| {
+            BadInput(format!(
+                "--activation `{}`: choose relu, tanh or sigmoid",
+                args.activation
+            ))
+        })?;
+    let optimizer = OptimizerKind::parse(&args.optimizer).ok_or_else(|| {
+        BadInput(format!(
+            "--optimizer `{}`: choose sgd, momentum or adam",
+            args.optimizer
+        ))
+    })?;
     let devices = match args.device.as_str() {
         "cpu" => vec![Device::Cpu],
         "gpu" => vec![Device::Gpu],
         "both" => vec![Device::Cpu, Device::Gpu],
-        other => return Err(BadInput(format!("--device `{other}`: choose cpu, gpu or both"))),
+        other => {
+            return Err(BadInput(format!(
+                "--device `{other}`: choose cpu, gpu or both"
+            )));
+        }
     };
     if args.steps == 0 || args.log_every == 0 {
-        return Err(BadInput("--steps and --log-every must be at least 1".to_owned()));
+        return Err(BadInput(
+            "--steps and --log-every must be at least 1".to_owned(),
+        ));
     }
     let config = TrainConfig {
         data: DatasetSpec {
@@ -247,20 +281,38 @@ fn train(args: &TrainArgs) -> Result<(), BadInput> {
     let mut out = std::io::stdout().lock();
     for device in devices {
         let mut backend: Box<dyn Backend> = match device {
-            Device::Cpu => Box::new(CpuBackend::new(args.threads).map_err(|e| BadInput(e.to_string()))?),
+            Device::Cpu => {
+                Box::new(CpuBackend::new(args.threads).map_err(|e| BadInput(e.to_string()))?)
+            }
             Device::Gpu => match GpuBackend::new() {
                 Ok(b) => Box::new(b),
                 Err(e) => {
                     // A missing GPU is not the user's typo: say so, and go on with the others.
                     let line = json!({ "device": "gpu", "error": e.reason });
-                    let _ = writeln!(out, "{}", if args.json { line.to_string() } else { format!("gpu: {}", e.reason) });
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        if args.json {
+                            line.to_string()
+                        } else {
+                            format!("gpu: {}", e.reason)
+                        }
+                    );
                     continue;
                 }
             },
         };
         if let Err(e) = train_one(backend.as_mut(), &session, args, &mut out) {
             let line = json!({ "device": device, "error": e });
-            let _ = writeln!(out, "{}", if args.json { line.to_string() } else { format!("{device}: {e}") });
+            let _ = writeln!(
+                out,
+                "{}",
+                if args.json {
+                    line.to_string()
+                } else {
+                    format!("{device}: {e}")
+                }
+            );
         }
     }
     Ok(())
@@ -280,7 +332,9 @@ fn train_one(
     for step in 1..=args.steps {
         if step % args.log_every == 0 || step == args.steps {
             let kernels = runner.timed_step(backend).map_err(|e| e.to_string())?;
-            let log = runner.log(backend, kernels.as_ref()).map_err(|e| e.to_string())?;
+            let log = runner
+                .log(backend, kernels.as_ref())
+                .map_err(|e| e.to_string())?;
             last_loss = log.loss;
             if args.json {
                 let _ = writeln!(out, "{}", serde_json::to_string(&log).unwrap_or_default());

@@ -121,22 +121,42 @@ impl Dataset {
 
     /// Builds the data set a spec describes, or says which setting is out of range.
     pub fn generate(spec: &DatasetSpec) -> Result<Self, String> {
-        let classes = if spec.kind.has_class_choice() { spec.classes } else { 2 };
+        let classes = if spec.kind.has_class_choice() {
+            spec.classes
+        } else {
+            2
+        };
         if !(2..=MAX_CLASSES).contains(&classes) {
-            return Err(format!("{classes} classes: choose between 2 and {MAX_CLASSES}"));
+            return Err(format!(
+                "{classes} classes: choose between 2 and {MAX_CLASSES}"
+            ));
         }
         if spec.samples < 20 || spec.samples > MAX_SAMPLES {
-            return Err(format!("{} samples: choose between 20 and {MAX_SAMPLES}", spec.samples));
+            return Err(format!(
+                "{} samples: choose between 20 and {MAX_SAMPLES}",
+                spec.samples
+            ));
         }
         if !(0.0..=2.0).contains(&spec.noise) {
             return Err(format!("noise {}: choose between 0 and 2", spec.noise));
         }
         if !(0.05..=0.5).contains(&spec.test_fraction) {
-            return Err(format!("test share {}: choose between 0.05 and 0.5", spec.test_fraction));
+            return Err(format!(
+                "test share {}: choose between 0.05 and 0.5",
+                spec.test_fraction
+            ));
         }
         let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
         let (x, y) = generate_points(spec.kind, spec.samples, classes, spec.noise, &mut rng);
-        Ok(split_and_standardise(spec.kind.as_str(), &x, &y, 2, classes, spec.test_fraction, &mut rng))
+        Ok(split_and_standardise(
+            spec.kind.as_str(),
+            &x,
+            &y,
+            2,
+            classes,
+            spec.test_fraction,
+            &mut rng,
+        ))
     }
 }
 
@@ -177,7 +197,10 @@ fn generate_points(
             Synthetic::Circles => {
                 let a = std::f32::consts::TAU * rng.random::<f32>();
                 let r = if class == 0 { 1.0 } else { 0.5 };
-                (r * a.cos() + gauss(rng) * noise * 0.5, r * a.sin() + gauss(rng) * noise * 0.5)
+                (
+                    r * a.cos() + gauss(rng) * noise * 0.5,
+                    r * a.sin() + gauss(rng) * noise * 0.5,
+                )
             }
             Synthetic::Xor => {
                 let px: f32 = rng.random_range(-1.0..1.0);
@@ -190,7 +213,10 @@ fn generate_points(
             }
             Synthetic::Blobs => {
                 let a = class as f32 * std::f32::consts::TAU / classes as f32;
-                (3.0 * a.cos() + gauss(rng) * (0.5 + 2.0 * noise), 3.0 * a.sin() + gauss(rng) * (0.5 + 2.0 * noise))
+                (
+                    3.0 * a.cos() + gauss(rng) * (0.5 + 2.0 * noise),
+                    3.0 * a.sin() + gauss(rng) * (0.5 + 2.0 * noise),
+                )
             }
         };
         x.push(px);
@@ -257,7 +283,10 @@ mod tests {
     #[test]
     fn generators_are_seeded_balanced_and_standardised() {
         for kind in Synthetic::ALL {
-            let spec = DatasetSpec { kind, ..DatasetSpec::default() };
+            let spec = DatasetSpec {
+                kind,
+                ..DatasetSpec::default()
+            };
             let a = Dataset::generate(&spec).expect("valid spec");
             let b = Dataset::generate(&spec).expect("valid spec");
             assert_eq!(a, b, "{kind:?} is not reproducible");
@@ -265,15 +294,26 @@ mod tests {
             let mean: f32 = a.train_x.iter().step_by(2).sum::<f32>() / a.train_rows() as f32;
             assert!(mean.abs() < 1e-4, "{kind:?} mean {mean}");
             for c in 0..a.classes {
-                let n = a.train_y.iter().chain(&a.test_y).filter(|&&y| y as usize == c).count();
-                assert!(n >= spec.samples / a.classes - 1, "{kind:?} class {c} has {n}");
+                let n = a
+                    .train_y
+                    .iter()
+                    .chain(&a.test_y)
+                    .filter(|&&y| y as usize == c)
+                    .count();
+                assert!(
+                    n >= spec.samples / a.classes - 1,
+                    "{kind:?} class {c} has {n}"
+                );
             }
         }
     }
 
     #[test]
     fn bad_specs_say_what_is_wrong() {
-        let spec = DatasetSpec { classes: 40, ..DatasetSpec::default() };
+        let spec = DatasetSpec {
+            classes: 40,
+            ..DatasetSpec::default()
+        };
         let err = Dataset::generate(&spec).expect_err("too many classes");
         assert!(err.contains("40 classes"), "{err}");
     }

@@ -124,7 +124,7 @@ strings! {
     SamplesPerSecondTip => "Training rows per second over the last interval, measured by the wall clock up to a sync with the device.", "最近一段时间内每秒训练的样本行数，用挂钟计时，截至与设备同步的时刻。";
     StepTime => "Step time", "每步耗时";
     StepTimeTip => "Mean wall-clock time of one training step over the last interval.", "最近一段时间内单个训练步的平均挂钟时间。";
-    KernelTime => "GPU kernels", "GPU 内核时间";
+    KernelTime => "GPU kernels (last step)", "GPU 内核时间（最近一步）";
     KernelTimeTip => "Time the GPU spent in this step's kernels, from GPU timestamp queries.", "本步内核在 GPU 上的执行时间，来自 GPU 时间戳查询。";
     KernelTimeNone => "no timestamps on this adapter", "此适配器不支持时间戳";
     Loss => "Loss", "损失";

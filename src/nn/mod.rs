@@ -30,16 +30,16 @@ impl ModelSpec {
 
     /// Parses `2,16,16,3`.
     pub fn parse_layers(text: &str) -> Result<Vec<usize>, String> {
-        let layers: Result<Vec<usize>, _> = text
-            .split(',')
-            .map(|p| p.trim().parse::<usize>())
-            .collect();
+        let layers: Result<Vec<usize>, _> =
+            text.split(',').map(|p| p.trim().parse::<usize>()).collect();
         match layers {
             Ok(l) if l.len() >= 2 && l.iter().all(|&w| w > 0) => Ok(l),
             Ok(_) => Err(format!(
                 "`{text}`: give at least an input and an output width, all above zero, e.g. 2,16,16,3"
             )),
-            Err(e) => Err(format!("`{text}`: {e}; expected widths separated by commas, e.g. 2,16,16,3")),
+            Err(e) => Err(format!(
+                "`{text}`: {e}; expected widths separated by commas, e.g. 2,16,16,3"
+            )),
         }
     }
 }
@@ -58,7 +58,11 @@ pub enum OptimizerKind {
 
 impl OptimizerKind {
     /// All choices, in UI order.
-    pub const ALL: [OptimizerKind; 3] = [OptimizerKind::Sgd, OptimizerKind::Momentum, OptimizerKind::Adam];
+    pub const ALL: [OptimizerKind; 3] = [
+        OptimizerKind::Sgd,
+        OptimizerKind::Momentum,
+        OptimizerKind::Adam,
+    ];
 
     /// Momentum's μ.
     pub const MOMENTUM: f32 = 0.9;
@@ -86,6 +90,9 @@ impl OptimizerKind {
         }
     }
 }
+
+/// `(weights, biases)` per layer, on the host.
+pub type LayerValues = Vec<(Vec<f32>, Vec<f32>)>;
 
 /// A parameter tensor with its gradient and optimizer state.
 struct Param {
@@ -140,7 +147,11 @@ impl Param {
             ),
             _ => Err(BackendError::Shape {
                 op: "optimizer",
-                detail: format!("{} needs {} state tensors", optimizer.as_str(), optimizer.state_tensors()),
+                detail: format!(
+                    "{} needs {} state tensors",
+                    optimizer.as_str(),
+                    optimizer.state_tensors()
+                ),
             }),
         }
     }
@@ -150,7 +161,7 @@ impl Param {
 ///
 /// Weights: He normal `N(0, 2 / fan_in)` before ReLU, Glorot normal `N(0, 2 / (fan_in + fan_out))`
 /// before tanh and sigmoid; biases start at zero.
-pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> Vec<(Vec<f32>, Vec<f32>)> {
+pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> LayerValues {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     spec.layers
         .windows(2)
@@ -164,7 +175,9 @@ pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> Vec<(Vec<f32>, Vec<f32
                 // Unreachable: the variance is finite and positive for positive widths.
                 Normal::new(0.0, 1.0).unwrap_or_else(|_| unreachable!())
             });
-            let weights = (0..fan_in * fan_out).map(|_| normal.sample(&mut rng)).collect();
+            let weights = (0..fan_in * fan_out)
+                .map(|_| normal.sample(&mut rng))
+                .collect();
             (weights, vec![0.0; fan_out])
         })
         .collect()
@@ -218,8 +231,22 @@ impl Mlp {
         let mut biases = Vec::new();
         for (l, (w, b)) in init.iter().enumerate() {
             let (fan_in, fan_out) = (spec.layers[l], spec.layers[l + 1]);
-            weights.push(Param::new(backend, &format!("layer{l}.weight"), fan_in, fan_out, w, optimizer)?);
-            biases.push(Param::new(backend, &format!("layer{l}.bias"), 1, fan_out, b, optimizer)?);
+            weights.push(Param::new(
+                backend,
+                &format!("layer{l}.weight"),
+                fan_in,
+                fan_out,
+                w,
+                optimizer,
+            )?);
+            biases.push(Param::new(
+                backend,
+                &format!("layer{l}.bias"),
+                1,
+                fan_out,
+                b,
+                optimizer,
+            )?);
         }
         let mut activations = vec![backend.zeros("input", batch, spec.layers[0])?];
         let mut dz = Vec::new();
@@ -286,7 +313,13 @@ impl Mlp {
         for l in 0..self.weights.len() {
             let act = self.activation_of(l);
             let (done, rest) = self.activations.split_at_mut(l + 1);
-            backend.linear_forward(&done[l], &self.weights[l].value, &self.biases[l].value, act, &mut rest[0])?;
+            backend.linear_forward(
+                &done[l],
+                &self.weights[l].value,
+                &self.biases[l].value,
+                act,
+                &mut rest[0],
+            )?;
         }
         Ok(())
     }
@@ -294,7 +327,12 @@ impl Mlp {
     /// Loss and its gradient, then backward through every layer into the parameter gradients.
     pub fn backward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         let last = self.weights.len() - 1;
-        backend.softmax_cross_entropy(&self.activations[last + 1], &self.targets, &mut self.dz[last], &mut self.stats)?;
+        backend.softmax_cross_entropy(
+            &self.activations[last + 1],
+            &self.targets,
+            &mut self.dz[last],
+            &mut self.stats,
+        )?;
         for l in (0..=last).rev() {
             let Param { grad: dw, .. } = &mut self.weights[l];
             let Param { grad: db, .. } = &mut self.biases[l];
@@ -348,7 +386,11 @@ impl Mlp {
 
     /// Logits for `inputs` (`[rows, features]`), computed on the device with the current
     /// parameters in forward-only passes of [`EVAL_ROWS`] rows, and read back.
-    pub fn predict(&mut self, backend: &mut dyn Backend, inputs: &[f32]) -> Result<Vec<f32>, BackendError> {
+    pub fn predict(
+        &mut self,
+        backend: &mut dyn Backend,
+        inputs: &[f32],
+    ) -> Result<Vec<f32>, BackendError> {
         let features = self.spec.layers[0];
         let classes = self.spec.layers[self.spec.layers.len() - 1];
         let rows = inputs.len() / features.max(1);
@@ -357,12 +399,19 @@ impl Mlp {
         for start in (0..rows).step_by(EVAL_ROWS) {
             let n = (rows - start).min(EVAL_ROWS);
             chunk.fill(0.0);
-            chunk[..n * features].copy_from_slice(&inputs[start * features..(start + n) * features]);
+            chunk[..n * features]
+                .copy_from_slice(&inputs[start * features..(start + n) * features]);
             backend.write(&mut self.eval_activations[0], &chunk)?;
             for l in 0..self.weights.len() {
                 let act = self.activation_of(l);
                 let (done, rest) = self.eval_activations.split_at_mut(l + 1);
-                backend.linear_forward(&done[l], &self.weights[l].value, &self.biases[l].value, act, &mut rest[0])?;
+                backend.linear_forward(
+                    &done[l],
+                    &self.weights[l].value,
+                    &self.biases[l].value,
+                    act,
+                    &mut rest[0],
+                )?;
             }
             let out = backend.read(&self.eval_activations[self.weights.len()])?;
             logits.extend_from_slice(&out[..n * classes]);
@@ -376,7 +425,7 @@ impl Mlp {
     }
 
     /// All parameters read back, `(weights, biases)` per layer (for tests and exports).
-    pub fn read_parameters(&self, backend: &mut dyn Backend) -> Result<Vec<(Vec<f32>, Vec<f32>)>, BackendError> {
+    pub fn read_parameters(&self, backend: &mut dyn Backend) -> Result<LayerValues, BackendError> {
         self.weights
             .iter()
             .zip(&self.biases)
@@ -385,7 +434,7 @@ impl Mlp {
     }
 
     /// All parameter gradients read back, `(dw, db)` per layer.
-    pub fn read_gradients(&self, backend: &mut dyn Backend) -> Result<Vec<(Vec<f32>, Vec<f32>)>, BackendError> {
+    pub fn read_gradients(&self, backend: &mut dyn Backend) -> Result<LayerValues, BackendError> {
         self.weights
             .iter()
             .zip(&self.biases)
@@ -399,7 +448,12 @@ impl Mlp {
         backend: &mut dyn Backend,
         values: &[(Vec<f32>, Vec<f32>)],
     ) -> Result<(), BackendError> {
-        for ((w, b), (wv, bv)) in self.weights.iter_mut().zip(self.biases.iter_mut()).zip(values) {
+        for ((w, b), (wv, bv)) in self
+            .weights
+            .iter_mut()
+            .zip(self.biases.iter_mut())
+            .zip(values)
+        {
             backend.write(&mut w.value, wv)?;
             backend.write(&mut b.value, bv)?;
         }

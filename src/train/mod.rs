@@ -6,8 +6,8 @@ pub mod worker;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -68,10 +68,16 @@ impl TrainConfig {
     /// Checks the settings against the data set; the message names the setting and its limit.
     pub fn validate(&self, data: &Dataset) -> Result<(), String> {
         if !(self.lr.is_finite() && self.lr > 0.0 && self.lr <= 10.0) {
-            return Err(format!("learning rate {}: choose a value above 0 and at most 10", self.lr));
+            return Err(format!(
+                "learning rate {}: choose a value above 0 and at most 10",
+                self.lr
+            ));
         }
         if self.batch == 0 || self.batch > MAX_BATCH {
-            return Err(format!("batch size {}: choose between 1 and {MAX_BATCH}", self.batch));
+            return Err(format!(
+                "batch size {}: choose between 1 and {MAX_BATCH}",
+                self.batch
+            ));
         }
         if self.batch > data.train_rows() {
             return Err(format!(
@@ -196,7 +202,7 @@ impl Runner {
         let data = Arc::clone(&session.data);
         let spec = config.model_spec(&data);
         let model = Mlp::new(backend, &spec, config.optimizer, config.batch, config.seed)?;
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_0f_ba7c);
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_0fba_7c00);
         let mut order: Vec<usize> = (0..data.train_rows()).collect();
         order.shuffle(&mut rng);
         let extent = extent_of(&data);
@@ -243,21 +249,29 @@ impl Runner {
             &mut self.batch_y,
         );
         self.cursor += batch;
-        self.model.load_batch(backend, &self.batch_x, &self.batch_y)?;
+        self.model
+            .load_batch(backend, &self.batch_x, &self.batch_y)?;
         self.model.train_step(backend, self.lr)?;
         self.window_steps += 1;
         Ok(())
     }
 
     /// One step with its kernels timed by the GPU, where the adapter can.
-    pub fn timed_step(&mut self, backend: &mut dyn Backend) -> Result<Option<KernelTimes>, BackendError> {
+    pub fn timed_step(
+        &mut self,
+        backend: &mut dyn Backend,
+    ) -> Result<Option<KernelTimes>, BackendError> {
         backend.begin_kernel_timing();
         self.step(backend)?;
         backend.take_kernel_times()
     }
 
     /// Reads the loss statistics (a sync point) and measures the interval since the last log.
-    pub fn log(&mut self, backend: &mut dyn Backend, kernels: Option<&KernelTimes>) -> Result<StepLog, BackendError> {
+    pub fn log(
+        &mut self,
+        backend: &mut dyn Backend,
+        kernels: Option<&KernelTimes>,
+    ) -> Result<StepLog, BackendError> {
         let stats = self.model.take_stats(backend)?;
         let elapsed_s = self.window_start.elapsed().as_secs_f64();
         let steps = self.window_steps.max(1);
@@ -300,7 +314,11 @@ impl Runner {
     }
 
     /// The predicted class over a `resolution²` grid (2-D data sets only).
-    pub fn boundary(&mut self, backend: &mut dyn Backend, resolution: usize) -> Result<Option<BoundaryGrid>, BackendError> {
+    pub fn boundary(
+        &mut self,
+        backend: &mut dyn Backend,
+        resolution: usize,
+    ) -> Result<Option<BoundaryGrid>, BackendError> {
         if self.data.features != 2 {
             return Ok(None);
         }
@@ -367,7 +385,11 @@ fn extent_of(data: &Dataset) -> ([f32; 2], [f32; 2]) {
     let mut lo = [f32::INFINITY; 2];
     let mut hi = [f32::NEG_INFINITY; 2];
     if data.features == 2 {
-        for p in data.train_x.chunks_exact(2).chain(data.test_x.chunks_exact(2)) {
+        for p in data
+            .train_x
+            .chunks_exact(2)
+            .chain(data.test_x.chunks_exact(2))
+        {
             for d in 0..2 {
                 lo[d] = lo[d].min(p[d]);
                 hi[d] = hi[d].max(p[d]);

@@ -3,8 +3,8 @@
 //! The UI thread never waits on it: it sends [`Command`]s and drains [`Event`]s once per frame.
 //! The worker calls the repaint callback after each event so the window wakes up to draw it.
 
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::{BoundaryGrid, EvalReport, Runner, Session, StepLog};
@@ -237,7 +237,13 @@ impl State<'_> {
     }
 }
 
-fn run(device: Device, factory: BackendFactory, inbox: &Receiver<Command>, events: &Sender<Event>, notify: &Notify) {
+fn run(
+    device: Device,
+    factory: BackendFactory,
+    inbox: &Receiver<Command>,
+    events: &Sender<Event>,
+    notify: &Notify,
+) {
     let backend = match factory() {
         Ok(backend) => backend,
         Err(reason) => {

@@ -4,8 +4,8 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
 
 use super::class_color;
-use crate::backend::gpu::AdapterSummary;
 use crate::backend::Device;
+use crate::backend::gpu::AdapterSummary;
 use crate::data::Dataset;
 use crate::i18n::{Key, Lang};
 use crate::train::worker::Event;
@@ -108,7 +108,10 @@ impl DeviceColumn {
 
     /// Steps trained so far, as last reported.
     pub fn steps(&self) -> u64 {
-        self.last_log.as_ref().map_or(0, |l| l.step).max(self.last_eval.as_ref().map_or(0, |e| e.step))
+        self.last_log
+            .as_ref()
+            .map_or(0, |l| l.step)
+            .max(self.last_eval.as_ref().map_or(0, |e| e.step))
     }
 
     /// Forgets the curves (after a reset).
@@ -128,7 +131,13 @@ impl DeviceColumn {
         } = self;
         *last_log = None;
         *last_eval = None;
-        for c in [batch_loss, train_loss, test_loss, train_accuracy, test_accuracy] {
+        for c in [
+            batch_loss,
+            train_loss,
+            test_loss,
+            train_accuracy,
+            test_accuracy,
+        ] {
             *c = Curve::default();
         }
         *boundary = None;
@@ -173,7 +182,11 @@ impl DeviceColumn {
         };
         ui.horizontal(|ui| {
             ui.heading(RichText::new(title).strong());
-            let state = if self.running { Key::Running } else { Key::Paused };
+            let state = if self.running {
+                Key::Running
+            } else {
+                Key::Paused
+            };
             ui.label(RichText::new(lang.tr(state)).weak());
         });
         match &self.status {
@@ -186,15 +199,25 @@ impl DeviceColumn {
                 return;
             }
             ColumnStatus::Unavailable(reason) => {
-                ui.label(RichText::new(lang.tr(Key::NoAdapterTitle)).strong().color(ui.visuals().warn_fg_color));
+                ui.label(
+                    RichText::new(lang.tr(Key::NoAdapterTitle))
+                        .strong()
+                        .color(ui.visuals().warn_fg_color),
+                );
                 ui.label(lang.tr(Key::NoAdapterHelp));
                 ui.label(RichText::new(reason).small().weak());
                 return;
             }
-            ColumnStatus::Ready { name, adapter } => device_header_ui(ui, lang, name, adapter.as_ref()),
+            ColumnStatus::Ready { name, adapter } => {
+                device_header_ui(ui, lang, name, adapter.as_ref());
+            }
         }
         if let Some(error) = &self.error {
-            ui.label(RichText::new(lang.tr(Key::ErrorTitle)).strong().color(ui.visuals().error_fg_color));
+            ui.label(
+                RichText::new(lang.tr(Key::ErrorTitle))
+                    .strong()
+                    .color(ui.visuals().error_fg_color),
+            );
             ui.label(RichText::new(error).color(ui.visuals().error_fg_color));
         }
         self.metrics_ui(ui, lang);
@@ -205,7 +228,11 @@ impl DeviceColumn {
     fn metrics_ui(&self, ui: &mut egui::Ui, lang: Lang) {
         let steps = self.steps();
         ui.horizontal(|ui| {
-            ui.label(RichText::new(lang.fmt(Key::StepCounter, &[("n", &steps)])).size(18.0).strong());
+            ui.label(
+                RichText::new(lang.fmt(Key::StepCounter, &[("n", &steps)]))
+                    .size(18.0)
+                    .strong(),
+            );
             if let Some(log) = &self.last_log {
                 ui.label(lang.fmt(Key::EpochCounter, &[("n", &log.epoch)]));
             }
@@ -214,36 +241,45 @@ impl DeviceColumn {
             ui.label(lang.tr(Key::NotYet));
             return;
         };
-        egui::Grid::new(("metrics", self.device)).num_columns(2).show(ui, |ui| {
-            ui.label(lang.tr(Key::SamplesPerSecond)).on_hover_text(lang.tr(Key::SamplesPerSecondTip));
-            ui.label(RichText::new(format_rate(log.samples_per_s)).size(18.0).strong());
-            ui.end_row();
-            ui.label(lang.tr(Key::StepTime)).on_hover_text(lang.tr(Key::StepTimeTip));
-            ui.label(format_ms(log.step_time_ms));
-            ui.end_row();
-            if self.device == Device::Gpu {
-                ui.label(lang.tr(Key::KernelTime)).on_hover_text(lang.tr(Key::KernelTimeTip));
-                match log.kernel_time_ms {
-                    Some(ms) => ui.label(format_ms(ms)),
-                    None => ui.label(RichText::new(lang.tr(Key::KernelTimeNone)).weak()),
-                };
+        egui::Grid::new(("metrics", self.device))
+            .num_columns(2)
+            .show(ui, |ui| {
+                ui.label(lang.tr(Key::SamplesPerSecond))
+                    .on_hover_text(lang.tr(Key::SamplesPerSecondTip));
+                ui.label(
+                    RichText::new(format_rate(log.samples_per_s))
+                        .size(18.0)
+                        .strong(),
+                );
                 ui.end_row();
-            }
-            ui.label(lang.tr(Key::Loss));
-            ui.label(format!("{:.4}", log.loss));
-            ui.end_row();
-            if let Some(eval) = &self.last_eval {
-                ui.label(lang.tr(Key::Accuracy));
-                ui.label(format!(
-                    "{} {:.1}% · {} {:.1}%",
-                    lang.tr(Key::TrainSeries),
-                    eval.train_accuracy * 100.0,
-                    lang.tr(Key::TestSeries),
-                    eval.test_accuracy * 100.0
-                ));
+                ui.label(lang.tr(Key::StepTime))
+                    .on_hover_text(lang.tr(Key::StepTimeTip));
+                ui.label(format_ms(log.step_time_ms));
                 ui.end_row();
-            }
-        });
+                if self.device == Device::Gpu {
+                    ui.label(lang.tr(Key::KernelTime))
+                        .on_hover_text(lang.tr(Key::KernelTimeTip));
+                    match log.kernel_time_ms {
+                        Some(ms) => ui.label(format_ms(ms)),
+                        None => ui.label(RichText::new(lang.tr(Key::KernelTimeNone)).weak()),
+                    };
+                    ui.end_row();
+                }
+                ui.label(lang.tr(Key::Loss));
+                ui.label(format!("{:.4}", log.loss));
+                ui.end_row();
+                if let Some(eval) = &self.last_eval {
+                    ui.label(lang.tr(Key::Accuracy));
+                    ui.label(format!(
+                        "{} {:.1}% · {} {:.1}%",
+                        lang.tr(Key::TrainSeries),
+                        eval.train_accuracy * 100.0,
+                        lang.tr(Key::TestSeries),
+                        eval.test_accuracy * 100.0
+                    ));
+                    ui.end_row();
+                }
+            });
     }
 
     fn curves_ui(&self, ui: &mut egui::Ui, lang: Lang) {
@@ -255,9 +291,18 @@ impl DeviceColumn {
             .allow_scroll(false)
             .show(ui, |plot| {
                 let train = lang.tr(Key::TrainSeries);
-                plot.line(Line::new(lang.tr(Key::BatchSeries), PlotPoints::from(self.batch_loss.points().to_vec())));
-                plot.line(Line::new(train, PlotPoints::from(self.train_loss.points().to_vec())));
-                plot.line(Line::new(lang.tr(Key::TestSeries), PlotPoints::from(self.test_loss.points().to_vec())));
+                plot.line(Line::new(
+                    lang.tr(Key::BatchSeries),
+                    PlotPoints::from(self.batch_loss.points().to_vec()),
+                ));
+                plot.line(Line::new(
+                    train,
+                    PlotPoints::from(self.train_loss.points().to_vec()),
+                ));
+                plot.line(Line::new(
+                    lang.tr(Key::TestSeries),
+                    PlotPoints::from(self.test_loss.points().to_vec()),
+                ));
             });
         ui.label(lang.tr(Key::Accuracy));
         Plot::new(("accuracy", self.device))
@@ -267,8 +312,14 @@ impl DeviceColumn {
             .include_y(1.0)
             .allow_scroll(false)
             .show(ui, |plot| {
-                plot.line(Line::new(lang.tr(Key::TrainSeries), PlotPoints::from(self.train_accuracy.points().to_vec())));
-                plot.line(Line::new(lang.tr(Key::TestSeries), PlotPoints::from(self.test_accuracy.points().to_vec())));
+                plot.line(Line::new(
+                    lang.tr(Key::TrainSeries),
+                    PlotPoints::from(self.train_accuracy.points().to_vec()),
+                ));
+                plot.line(Line::new(
+                    lang.tr(Key::TestSeries),
+                    PlotPoints::from(self.test_accuracy.points().to_vec()),
+                ));
             });
     }
 
@@ -293,7 +344,8 @@ impl DeviceColumn {
         let Some(texture) = &self.texture else {
             return;
         };
-        ui.label(lang.tr(Key::DecisionBoundary)).on_hover_text(lang.tr(Key::DecisionBoundaryTip));
+        ui.label(lang.tr(Key::DecisionBoundary))
+            .on_hover_text(lang.tr(Key::DecisionBoundaryTip));
         let [x0, x1] = grid.x_range;
         let [y0, y1] = grid.y_range;
         let side = ui.available_height().min(ui.available_width()).max(120.0);
@@ -343,7 +395,10 @@ fn device_header_ui(ui: &mut egui::Ui, lang: Lang, name: &str, adapter: Option<&
         ui.label(RichText::new(&adapter.name).strong());
         ui.end_row();
         ui.label(lang.tr(Key::Backend));
-        ui.label(format!("{} · {} {}", adapter.backend, adapter.driver, adapter.driver_info));
+        ui.label(format!(
+            "{} · {} {}",
+            adapter.backend, adapter.driver, adapter.driver_info
+        ));
         ui.end_row();
         ui.label(lang.tr(Key::DeviceType));
         ui.label(&adapter.device_type);

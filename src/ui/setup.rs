@@ -5,7 +5,7 @@ use egui::{RichText, Slider};
 
 use super::UiCommand;
 use crate::backend::{Activation, Device};
-use crate::data::{Synthetic, MAX_CLASSES};
+use crate::data::{MAX_CLASSES, Synthetic};
 use crate::i18n::{Key, Lang};
 use crate::nn::OptimizerKind;
 use crate::train::TrainConfig;
@@ -86,18 +86,30 @@ impl SetupPanel {
                     ui.selectable_value(&mut config.data.kind, kind, lang.tr(dataset_key(kind)));
                 }
             });
-        ui.add(Slider::new(&mut config.data.samples, 100..=20_000).logarithmic(true).text(lang.tr(Key::Samples)));
+        ui.add(
+            Slider::new(&mut config.data.samples, 100..=20_000)
+                .logarithmic(true)
+                .text(lang.tr(Key::Samples)),
+        );
         if config.data.kind.has_class_choice() {
-            ui.add(Slider::new(&mut config.data.classes, 2..=MAX_CLASSES).text(lang.tr(Key::Classes)));
+            ui.add(
+                Slider::new(&mut config.data.classes, 2..=MAX_CLASSES).text(lang.tr(Key::Classes)),
+            );
         }
         ui.add(Slider::new(&mut config.data.noise, 0.0..=1.0).text(lang.tr(Key::Noise)));
-        ui.add(Slider::new(&mut config.data.test_fraction, 0.05..=0.5).text(lang.tr(Key::TestShare)));
+        ui.add(
+            Slider::new(&mut config.data.test_fraction, 0.05..=0.5).text(lang.tr(Key::TestShare)),
+        );
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::Model)).strong());
         ui.label(lang.tr(Key::HiddenLayers));
         for (i, width) in config.hidden.iter_mut().enumerate() {
-            ui.add(Slider::new(width, 1..=1024).logarithmic(true).text(lang.fmt(Key::Layer, &[("n", &(i + 1))])));
+            ui.add(
+                Slider::new(width, 1..=1024)
+                    .logarithmic(true)
+                    .text(lang.fmt(Key::Layer, &[("n", &(i + 1))])),
+            );
         }
         ui.horizontal(|ui| {
             if ui.button(lang.tr(Key::AddLayer)).clicked() && config.hidden.len() < 8 {
@@ -115,7 +127,11 @@ impl SetupPanel {
                     ui.selectable_value(&mut config.activation, act, act.as_str());
                 }
             });
-        let classes = if config.data.kind.has_class_choice() { config.data.classes } else { 2 };
+        let classes = if config.data.kind.has_class_choice() {
+            config.data.classes
+        } else {
+            2
+        };
         let mut layers = vec![2];
         layers.extend(&config.hidden);
         layers.push(classes);
@@ -132,9 +148,17 @@ impl SetupPanel {
                     ui.selectable_value(&mut config.optimizer, kind, lang.tr(optimizer_key(kind)));
                 }
             });
-        ui.add(Slider::new(&mut config.lr, 1e-4..=1.0).logarithmic(true).text(lang.tr(Key::LearningRate)));
-        ui.add(Slider::new(&mut config.batch, 1..=4096).logarithmic(true).text(lang.tr(Key::BatchSize)))
-            .on_hover_text(lang.tr(Key::BatchSizeTip));
+        ui.add(
+            Slider::new(&mut config.lr, 1e-4..=1.0)
+                .logarithmic(true)
+                .text(lang.tr(Key::LearningRate)),
+        );
+        ui.add(
+            Slider::new(&mut config.batch, 1..=4096)
+                .logarithmic(true)
+                .text(lang.tr(Key::BatchSize)),
+        )
+        .on_hover_text(lang.tr(Key::BatchSizeTip));
         ui.horizontal(|ui| {
             let label = ui.label(lang.tr(Key::Seed));
             ui.add(egui::DragValue::new(&mut config.seed))
@@ -153,13 +177,23 @@ impl SetupPanel {
 
         if let Some(error) = error {
             ui.separator();
-            ui.label(RichText::new(lang.tr(Key::Settings)).strong().color(ui.visuals().error_fg_color));
+            ui.label(
+                RichText::new(lang.tr(Key::Settings))
+                    .strong()
+                    .color(ui.visuals().error_fg_color),
+            );
             ui.label(RichText::new(error.as_str()).color(ui.visuals().error_fg_color));
         }
         if self.config != self.applied || self.enabled != self.applied_enabled {
             ui.separator();
-            ui.label(RichText::new(lang.tr(Key::SettingsChanged)).color(ui.visuals().warn_fg_color));
-            if ui.button(lang.tr(Key::Reset)).on_hover_text(lang.tr(Key::ResetTip)).clicked() {
+            ui.label(
+                RichText::new(lang.tr(Key::SettingsChanged)).color(ui.visuals().warn_fg_color),
+            );
+            if ui
+                .button(lang.tr(Key::Reset))
+                .on_hover_text(lang.tr(Key::ResetTip))
+                .clicked()
+            {
                 commands.push(UiCommand::Reset);
             }
         }

@@ -5,8 +5,8 @@ use batchscope::backend::cpu::CpuBackend;
 use batchscope::backend::gpu::GpuBackend;
 
 /// The CPU backend with two threads, so the parallel paths run too.
-pub fn cpu() -> Option<CpuBackend> {
-    Some(CpuBackend::new(2).expect("a rayon pool starts"))
+pub fn cpu() -> CpuBackend {
+    CpuBackend::new(2).expect("a rayon pool starts")
 }
 
 /// The GPU backend, or `None` with the reason printed. With `CI=true` a missing adapter fails
@@ -32,9 +32,7 @@ macro_rules! on_both_devices {
             mod $name {
                 #[test]
                 fn cpu() {
-                    if let Some(mut b) = $crate::common::cpu() {
-                        $case(&mut b);
-                    }
+                    $case(&mut $crate::common::cpu());
                 }
                 #[test]
                 fn gpu() {
@@ -47,18 +45,19 @@ macro_rules! on_both_devices {
     };
 }
 
-/// A small deterministic generator for test inputs (no need for a seeded crate here).
-pub struct Lcg(u64);
+/// Seeded test inputs.
+pub struct Rng64(rand_chacha::ChaCha8Rng);
 
-impl Lcg {
+impl Rng64 {
     pub fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407))
+        use rand::SeedableRng;
+        Self(rand_chacha::ChaCha8Rng::seed_from_u64(seed))
     }
 
     /// Uniform in [-1, 1).
     pub fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        use rand::Rng;
+        self.0.random_range(-1.0..1.0)
     }
 
     pub fn vec(&mut self, n: usize, scale: f64) -> Vec<f64> {

@@ -21,6 +21,8 @@
 use serde::Serialize;
 
 /// What `batchscope devices` prints about one adapter.
+// A flat record of yes/no capabilities, as the driver reports them: bools are the honest type.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct AdapterSummary {
     /// Adapter name as the driver reports it.
@@ -73,9 +75,15 @@ pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
         return true;
     }
     let name = info.name.to_lowercase();
-    ["llvmpipe", "lavapipe", "swiftshader", "softpipe", "microsoft basic render"]
-        .iter()
-        .any(|s| name.contains(s))
+    [
+        "llvmpipe",
+        "lavapipe",
+        "swiftshader",
+        "softpipe",
+        "microsoft basic render",
+    ]
+    .iter()
+    .any(|s| name.contains(s))
 }
 
 pub(crate) fn new_instance(backends: wgpu::Backends) -> wgpu::Instance {
@@ -101,12 +109,14 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
         timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
         shader_f16: features.contains(wgpu::Features::SHADER_F16),
         max_buffer_size_bytes: limits.max_buffer_size,
-        max_storage_buffer_binding_size_bytes: u64::from(limits.max_storage_buffer_binding_size),
+        max_storage_buffer_binding_size_bytes: limits.max_storage_buffer_binding_size,
         max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
         max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
         max_compute_workgroup_storage_size_bytes: limits.max_compute_workgroup_storage_size,
         usable_for_training: primary
-            && downlevel.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+            && downlevel
+                .flags
+                .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
             && limits.max_compute_invocations_per_workgroup >= 256,
     }
 }

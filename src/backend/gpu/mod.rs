@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 pub use context::{AdapterSummary, GpuUnavailable};
 
 use super::{
-    check_device, check_shape, Activation, AdamHyper, Backend, BackendError, Device, KernelTimes,
-    Storage, Tensor,
+    Activation, AdamHyper, Backend, BackendError, Device, KernelTimes, Storage, Tensor,
+    check_device, check_shape,
 };
 
 /// Every kernel's parameter block is at most this many 32-bit words (48 bytes).
@@ -73,7 +73,12 @@ struct Kernels {
 impl Kernels {
     fn new(device: &wgpu::Device) -> Self {
         Self {
-            matmul: Kernel::new(device, "matmul", include_str!("../../../shaders/matmul.wgsl"), "main"),
+            matmul: Kernel::new(
+                device,
+                "matmul",
+                include_str!("../../../shaders/matmul.wgsl"),
+                "main",
+            ),
             column_sum: Kernel::new(
                 device,
                 "column_sum",
@@ -86,7 +91,12 @@ impl Kernels {
                 include_str!("../../../shaders/loss.wgsl"),
                 "softmax_cross_entropy",
             ),
-            optimizer: Kernel::new(device, "optimizer", include_str!("../../../shaders/optim.wgsl"), "step"),
+            optimizer: Kernel::new(
+                device,
+                "optimizer",
+                include_str!("../../../shaders/optim.wgsl"),
+                "step",
+            ),
         }
     }
 
@@ -207,7 +217,10 @@ impl GpuBackend {
         });
         if let Some(message) = take_error(&error) {
             return Err(GpuUnavailable {
-                reason: format!("The GPU kernels failed to compile on {}: {message}", summary.name),
+                reason: format!(
+                    "The GPU kernels failed to compile on {}: {message}",
+                    summary.name
+                ),
             });
         }
         Ok(Self {
@@ -251,11 +264,17 @@ impl GpuBackend {
         for (slot, b) in ids.iter_mut().zip(bindings) {
             *slot = b.id;
         }
-        let key = DispatchKey { kernel, buffers: ids };
+        let key = DispatchKey {
+            kernel,
+            buffers: ids,
+        };
         // A uniform block is written with `queue.write_buffer`, which lands before the next
         // submission as a whole. Reusing a key with new parameters inside one submission would
         // let the second write overwrite the first, so submit what is recorded first.
-        let stale = self.dispatches.get(&key).is_some_and(|d| d.params != params);
+        let stale = self
+            .dispatches
+            .get(&key)
+            .is_some_and(|d| d.params != params);
         if stale && self.pending_keys.contains(&key) {
             self.flush()?;
         }
@@ -273,9 +292,11 @@ impl GpuBackend {
                     binding: 0,
                     resource: uniform.as_entire_binding(),
                 }];
-                entries.extend(bindings.iter().zip(1u32..).map(|(b, binding)| wgpu::BindGroupEntry {
-                    binding,
-                    resource: b.buffer.as_entire_binding(),
+                entries.extend(bindings.iter().zip(1u32..).map(|(b, binding)| {
+                    wgpu::BindGroupEntry {
+                        binding,
+                        resource: b.buffer.as_entire_binding(),
+                    }
                 }));
                 let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some(label),
@@ -293,13 +314,15 @@ impl GpuBackend {
             }
         };
         if cached.params != params {
-            self.queue.write_buffer(&cached.uniform, 0, bytemuck::cast_slice(&params));
+            self.queue
+                .write_buffer(&cached.uniform, 0, bytemuck::cast_slice(&params));
             cached.params = params;
         }
         let encoder = self.encoder.get_or_insert_with(|| {
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("training-step"),
-            })
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("training-step"),
+                })
         });
         let timestamp_writes = self.timing.as_mut().and_then(|t| {
             let index = t.labels.len() as u32 * 2;
@@ -359,7 +382,10 @@ impl GpuBackend {
             },
         };
         let bindings = [binding(a)?, binding(b)?, aux, binding(c)?];
-        let groups = ((n as u32).div_ceil(MATMUL_TILE), (m as u32).div_ceil(MATMUL_TILE));
+        let groups = (
+            (n as u32).div_ceil(MATMUL_TILE),
+            (m as u32).div_ceil(MATMUL_TILE),
+        );
         self.dispatch(KernelId::Matmul, label, params, &bindings, groups)
     }
 
@@ -407,7 +433,13 @@ impl GpuBackend {
             None => dummy(1),
         };
         let bindings = [binding(param)?, binding(grad)?, s1, s2];
-        self.dispatch(KernelId::Optimizer, label, params, &bindings, (groups_x, groups_y))
+        self.dispatch(
+            KernelId::Optimizer,
+            label,
+            params,
+            &bindings,
+            (groups_x, groups_y),
+        )
     }
 
     fn staging_buffer(&mut self, size_in_bytes: u64) -> wgpu::Buffer {
@@ -439,7 +471,11 @@ impl GpuBackend {
         match rx.recv() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
-            Err(_) => return Err(BackendError::Gpu("the GPU never finished mapping a buffer".into())),
+            Err(_) => {
+                return Err(BackendError::Gpu(
+                    "the GPU never finished mapping a buffer".into(),
+                ));
+            }
         }
         let bytes = {
             let view = slice
@@ -509,7 +545,12 @@ impl Backend for GpuBackend {
         if values.len() != t.len() {
             return Err(BackendError::Shape {
                 op: "write",
-                detail: format!("{} values for `{}` of {} elements", values.len(), t.label(), t.len()),
+                detail: format!(
+                    "{} values for `{}` of {} elements",
+                    values.len(),
+                    t.label(),
+                    t.len()
+                ),
             });
         }
         // `write_buffer` lands before the next submission; recorded work that still reads the old
@@ -518,7 +559,8 @@ impl Backend for GpuBackend {
             self.flush()?;
         }
         if let Storage::Gpu(buffer) = t.storage() {
-            self.queue.write_buffer(buffer, 0, bytemuck::cast_slice(values));
+            self.queue
+                .write_buffer(buffer, 0, bytemuck::cast_slice(values));
         }
         Ok(())
     }
@@ -531,9 +573,10 @@ impl Backend for GpuBackend {
         let size_in_bytes = buffer.size();
         let staging = self.staging_buffer(size_in_bytes);
         let encoder = self.encoder.get_or_insert_with(|| {
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("readback"),
-            })
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("readback"),
+                })
         });
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size_in_bytes);
         self.flush()?;
@@ -642,14 +685,24 @@ impl Backend for GpuBackend {
         check_shape(OP, dlogits, batch, classes)?;
         check_shape(OP, stats, 1, 3)?;
         let params: Params = [batch as u32, classes as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        let bindings = [binding(logits)?, binding(targets)?, binding(dlogits)?, binding(stats)?];
+        let bindings = [
+            binding(logits)?,
+            binding(targets)?,
+            binding(dlogits)?,
+            binding(stats)?,
+        ];
         self.dispatch(KernelId::SoftmaxCrossEntropy, OP, params, &bindings, (1, 1))
     }
 
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
         check_device(Device::Gpu, "sgd_step", &[param, grad])?;
         check_shape("sgd_step", grad, param.rows(), param.cols())?;
-        self.optimizer("sgd_step", 0, (param, grad, None, None), [lr, 0.0, 0.0, 0.0, 1.0, 1.0])
+        self.optimizer(
+            "sgd_step",
+            0,
+            (param, grad, None, None),
+            [lr, 0.0, 0.0, 0.0, 1.0, 1.0],
+        )
     }
 
     fn momentum_step(
@@ -664,7 +717,12 @@ impl Backend for GpuBackend {
         check_device(Device::Gpu, OP, &[param, grad, velocity])?;
         check_shape(OP, grad, param.rows(), param.cols())?;
         check_shape(OP, velocity, param.rows(), param.cols())?;
-        self.optimizer(OP, 1, (param, grad, Some(velocity), None), [lr, momentum, 0.0, 0.0, 1.0, 1.0])
+        self.optimizer(
+            OP,
+            1,
+            (param, grad, Some(velocity), None),
+            [lr, momentum, 0.0, 0.0, 1.0, 1.0],
+        )
     }
 
     fn adam_step(
@@ -680,11 +738,22 @@ impl Backend for GpuBackend {
         check_shape(OP, grad, param.rows(), param.cols())?;
         check_shape(OP, m, param.rows(), param.cols())?;
         check_shape(OP, v, param.rows(), param.cols())?;
-        let AdamHyper { lr, beta1, beta2, eps, step } = hyper;
+        let AdamHyper {
+            lr,
+            beta1,
+            beta2,
+            eps,
+            step,
+        } = hyper;
         // The same f32 arithmetic as the CPU path, done once here instead of in every invocation.
         let bias1 = 1.0 - beta1.powi(step as i32);
         let bias2 = 1.0 - beta2.powi(step as i32);
-        self.optimizer(OP, 2, (param, grad, Some(m), Some(v)), [lr, beta1, beta2, eps, bias1, bias2])
+        self.optimizer(
+            OP,
+            2,
+            (param, grad, Some(m), Some(v)),
+            [lr, beta1, beta2, eps, bias1, bias2],
+        )
     }
 
     fn flush(&mut self) -> Result<(), BackendError> {
@@ -717,12 +786,16 @@ impl Backend for GpuBackend {
         }
         timing.active = false;
         let count = timing.labels.len() as u32 * 2;
-        let (query_set, resolve, readback) =
-            (timing.query_set.clone(), timing.resolve.clone(), timing.readback.clone());
+        let (query_set, resolve, readback) = (
+            timing.query_set.clone(),
+            timing.resolve.clone(),
+            timing.readback.clone(),
+        );
         let encoder = self.encoder.get_or_insert_with(|| {
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("timestamp-resolve"),
-            })
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("timestamp-resolve"),
+                })
         });
         // Timestamps are resolved into a QUERY_RESOLVE buffer, then copied to a mappable one.
         encoder.resolve_query_set(&query_set, 0..count, &resolve, 0);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Everything CI checks, in one command: system packages, formatting, lints, all the tests.
+#
+# The GPU tests run for real on Mesa's lavapipe (a Vulkan driver that runs on the CPU) and the
+# window test under Xvfb. Missing Debian packages are installed when this runs as root or with
+# password-less sudo; otherwise the script names them and goes on (the GPU and window tests then
+# say why they are skipped, except under CI=true, where they fail).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 libx11-xcb1)
+if command -v dpkg >/dev/null 2>&1; then
+    missing=()
+    for p in "${packages[@]}"; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        echo "==> installing ${missing[*]}"
+        if [ "$(id -u)" = 0 ]; then
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+        elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+        else
+            echo "warning: cannot install packages; run: sudo apt-get install ${missing[*]}" >&2
+        fi
+    fi
+else
+    echo "note: not a Debian/Ubuntu system; install Mesa's Vulkan drivers (lavapipe) and Xvfb yourself" >&2
+fi
+
+for component in rustfmt clippy; do
+    if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+        rustup component add "$component"
+    fi
+done
+
+# Wayland and the Vulkan loader warn without a runtime dir; give them a private one.
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
+    XDG_RUNTIME_DIR=$(mktemp -d)
+    export XDG_RUNTIME_DIR
+fi
+
+echo "==> cargo fmt --check"
+cargo fmt --all -- --check
+echo "==> cargo clippy -D warnings"
+cargo clippy --all-targets --locked -- -D warnings
+echo "==> cargo test"
+cargo test --all-targets --locked
+echo "==> cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet
