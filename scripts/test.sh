@@ -44,6 +44,14 @@ echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 echo "==> cargo clippy -D warnings"
 cargo clippy --all-targets --locked -- -D warnings
+echo "==> GPU adapter"
+if cargo run --quiet --locked -- devices --json | grep -q '"usable_for_training":true'; then
+    cargo run --quiet --locked -- devices | head -n 3
+else
+    # libtest has no "skipped" status: say it here, where it is seen.
+    echo "warning: no GPU adapter can train here, so the GPU tests check nothing" \
+        "(with CI=true they fail instead). Install mesa-vulkan-drivers for lavapipe." >&2
+fi
 echo "==> cargo test"
 cargo test --all-targets --locked
 echo "==> cargo doc"

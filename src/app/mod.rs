@@ -11,8 +11,8 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::gpu::GpuBackend;
 use crate::backend::{Backend, Device};
 use crate::i18n::{Key, Lang};
-use crate::train::Session;
 use crate::train::worker::{BackendFactory, Command, Event, Worker};
+use crate::train::{Session, TrainConfig};
 use crate::ui::UiCommand;
 use crate::ui::column::{ColumnStatus, DeviceColumn};
 use crate::ui::setup::SetupPanel;
@@ -31,6 +31,8 @@ pub enum GpuChoice {
 pub struct AppOptions {
     /// UI language.
     pub lang: Lang,
+    /// Whether the language was given on the command line (it then wins over the saved one).
+    pub lang_given: bool,
     /// Where the GPU comes from.
     pub gpu: GpuChoice,
     /// CPU kernel threads (0 = one per core).
@@ -45,6 +47,7 @@ impl Default for AppOptions {
     fn default() -> Self {
         Self {
             lang: Lang::En,
+            lang_given: false,
             gpu: GpuChoice::Auto,
             cpu_threads: 0,
             autorun: false,
@@ -52,6 +55,20 @@ impl Default for AppOptions {
         }
     }
 }
+
+/// What the app remembers between runs: the language and the settings.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Saved {
+    /// UI language.
+    pub lang: Lang,
+    /// The settings of the last run.
+    pub config: TrainConfig,
+    /// Which devices were on.
+    pub enabled: [bool; 2],
+}
+
+/// The storage key of [`Saved`].
+const SAVED_KEY: &str = "batchscope-settings";
 
 /// The whole app state. The UI thread owns it; workers only see commands.
 pub struct BatchScopeApp {
@@ -73,6 +90,35 @@ pub struct BatchScopeApp {
 }
 
 impl BatchScopeApp {
+    /// A new app with remembered settings, which the command line's language overrides.
+    pub fn with_saved(options: AppOptions, saved: Option<Saved>) -> Self {
+        let lang_given = options.lang_given;
+        let mut app = Self::new(options);
+        if let Some(saved) = saved {
+            // Settings that no longer validate (an older version's limits) are dropped.
+            if let Ok(session) = Session::new(saved.config.clone()) {
+                app.setup.config = saved.config.clone();
+                app.setup.applied = saved.config;
+                app.setup.enabled = saved.enabled;
+                app.setup.applied_enabled = saved.enabled;
+                app.session = Some(Arc::new(session));
+            }
+            if !lang_given {
+                app.lang = saved.lang;
+            }
+        }
+        app
+    }
+
+    /// What [`BatchScopeApp::with_saved`] takes back next time.
+    pub fn saved(&self) -> Saved {
+        Saved {
+            lang: self.lang,
+            config: self.setup.applied.clone(),
+            enabled: self.setup.applied_enabled,
+        }
+    }
+
     /// A new app; its workers start on the first frame, when a context exists to wake the UI.
     pub fn new(options: AppOptions) -> Self {
         let (events_tx, events) = mpsc::channel();
@@ -145,10 +191,8 @@ impl BatchScopeApp {
                 }
             }
         }
-        for device in Device::ALL {
-            if !self.setup.applied_enabled(device) {
-                self.columns[device as usize].status = ColumnStatus::Disabled;
-            }
+        for column in &mut self.columns {
+            column.enabled = self.setup.applied_enabled(column.device);
         }
     }
 
@@ -195,12 +239,7 @@ impl BatchScopeApp {
         self.setup.applied_enabled = self.setup.enabled;
         for column in &mut self.columns {
             column.clear_history();
-            let enabled = self.setup.applied_enabled(column.device);
-            match (&column.status, enabled) {
-                (ColumnStatus::Disabled, true) => column.status = ColumnStatus::Starting,
-                (_, false) => column.status = ColumnStatus::Disabled,
-                _ => {}
-            }
+            column.enabled = self.setup.applied_enabled(column.device);
         }
         self.send_all(|| Command::Configure(Arc::clone(&session)));
         self.session = Some(session);
@@ -218,11 +257,6 @@ impl BatchScopeApp {
                 Event::Log(log) => log.device,
                 Event::Eval(eval) => eval.device,
             };
-            if matches!(event, Event::Ready { .. }) && !self.setup.applied_enabled(device) {
-                // Remember the adapter for when the device is turned back on.
-                self.columns[device as usize].apply(event);
-                continue;
-            }
             self.columns[device as usize].apply(event);
         }
         if self.autorun_pending
@@ -363,10 +397,10 @@ impl BatchScopeApp {
                 serde_json::json!({
                     "device": c.device,
                     "status": match &c.status {
+                        _ if !c.enabled => "disabled".to_owned(),
                         ColumnStatus::Starting => "starting".to_owned(),
                         ColumnStatus::Ready { name, .. } => format!("ready: {name}"),
                         ColumnStatus::Unavailable(r) => format!("unavailable: {r}"),
-                        ColumnStatus::Disabled => "disabled".to_owned(),
                     },
                     "steps": c.steps(),
                     "samples_per_s": c.last_log.as_ref().map(|l| l.samples_per_s),
@@ -383,6 +417,12 @@ impl BatchScopeApp {
 impl eframe::App for BatchScopeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.ui_root(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if self.options.exit_after.is_none() {
+            eframe::set_value(storage, SAVED_KEY, &self.saved());
+        }
     }
 }
 
@@ -415,10 +455,18 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
             .with_min_inner_size([800.0, 560.0]),
         ..Default::default()
     };
+    // Window tests start from the defaults, not from whatever a user saved.
+    let remember = options.exit_after.is_none();
     eframe::run_native(
         "BatchScope",
         native,
-        Box::new(move |_cc| Ok(Box::new(BatchScopeApp::new(options)))),
+        Box::new(move |cc| {
+            let saved = cc
+                .storage
+                .filter(|_| remember)
+                .and_then(|s| eframe::get_value(s, SAVED_KEY));
+            Ok(Box::new(BatchScopeApp::with_saved(options, saved)))
+        }),
     )
     .map_err(|e| format!("cannot open the window: {e}"))
 }
@@ -563,6 +611,28 @@ mod tests {
             "the CPU column did not train"
         );
         assert_eq!(harness.state().columns[1].steps(), 0);
+    }
+
+    #[test]
+    fn saved_settings_come_back_and_a_language_on_the_command_line_wins() {
+        let mut app = BatchScopeApp::new(AppOptions::default());
+        app.lang = crate::i18n::Lang::Zh;
+        app.setup.config.batch = 64;
+        app.setup.config.hidden = vec![8];
+        app.apply(crate::ui::UiCommand::Reset);
+        let saved = app.saved();
+        let back = BatchScopeApp::with_saved(AppOptions::default(), Some(saved.clone()));
+        assert_eq!(back.lang, crate::i18n::Lang::Zh);
+        assert_eq!(back.setup.applied.batch, 64);
+        assert_eq!(back.setup.config.hidden, vec![8]);
+        let english = AppOptions {
+            lang_given: true,
+            ..AppOptions::default()
+        };
+        assert_eq!(
+            BatchScopeApp::with_saved(english, Some(saved)).lang,
+            crate::i18n::Lang::En
+        );
     }
 
     #[test]

@@ -56,11 +56,6 @@ impl CpuBackend {
             .map_err(|e| BackendError::Setup(format!("cannot start the CPU thread pool: {e}")))?;
         Ok(Self { pool, threads })
     }
-
-    /// Number of kernel threads.
-    pub fn threads(&self) -> usize {
-        self.threads
-    }
 }
 
 fn host(t: &Tensor) -> &[f32] {
@@ -157,6 +152,10 @@ impl Backend for CpuBackend {
 
     fn name(&self) -> String {
         format!("CPU, {} threads", self.threads)
+    }
+
+    fn threads(&self) -> Option<usize> {
+        Some(self.threads)
     }
 
     fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {

@@ -384,6 +384,11 @@ pub trait Backend: Send {
         Ok(None)
     }
 
+    /// Kernel threads, for CPU backends.
+    fn threads(&self) -> Option<usize> {
+        None
+    }
+
     /// The adapter, for GPU backends.
     fn adapter_summary(&self) -> Option<gpu::AdapterSummary> {
         None

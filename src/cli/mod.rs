@@ -86,8 +86,12 @@ struct TrainArgs {
     #[arg(long, default_value_t = 32)]
     batch: usize,
     /// Optimizer steps.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, conflicts_with = "epochs")]
     steps: u64,
+    /// Full passes over the training set, instead of --steps (the last partial batch of each
+    /// epoch is dropped).
+    #[arg(long)]
+    epochs: Option<u64>,
     /// Seed of the weights and the batch order.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -108,8 +112,14 @@ struct TrainArgs {
     json: bool,
 }
 
-/// A problem with the user's input: printed, and the exit code is 2.
-struct BadInput(String);
+/// Why a command failed.
+enum Failure {
+    /// A problem with the user's input: printed, and the exit code is 2.
+    BadInput(String),
+    /// A device could not train (no adapter, a GPU error): reported, and the exit code is 1.
+    DeviceFailed,
+}
+use Failure::BadInput;
 
 /// Parses the arguments and runs what they ask for.
 pub fn main() -> ExitCode {
@@ -132,6 +142,7 @@ pub fn main() -> ExitCode {
         None => {
             let options = AppOptions {
                 lang,
+                lang_given: cli.lang.is_some(),
                 gpu: if cli.no_gpu {
                     GpuChoice::None("started with --no-gpu".to_owned())
                 } else {
@@ -161,6 +172,7 @@ pub fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
+        Err(Failure::DeviceFailed) => ExitCode::FAILURE,
     }
 }
 
@@ -203,7 +215,7 @@ fn devices(as_json: bool) {
     }
 }
 
-fn parse_config(args: &TrainArgs) -> Result<(TrainConfig, Vec<Device>), BadInput> {
+fn parse_config(args: &TrainArgs) -> Result<(TrainConfig, Vec<Device>), Failure> {
     let kind = Synthetic::parse(&args.dataset).ok_or_else(|| {
         let names: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
         BadInput(format!(
@@ -275,10 +287,26 @@ fn parse_config(args: &TrainArgs) -> Result<(TrainConfig, Vec<Device>), BadInput
     Ok((config, devices))
 }
 
-fn train(args: &TrainArgs) -> Result<(), BadInput> {
+fn train(args: &TrainArgs) -> Result<(), Failure> {
     let (config, devices) = parse_config(args)?;
     let session = Session::new(config).map_err(BadInput)?;
+    let steps = match args.epochs {
+        Some(0) => return Err(BadInput("--epochs must be at least 1".to_owned())),
+        Some(epochs) => epochs * (session.data.train_rows() / session.config.batch) as u64,
+        None => args.steps,
+    };
     let mut out = std::io::stdout().lock();
+    let mut failed = false;
+    // A device that cannot train is not the user's typo: say why, and go on with the others.
+    let mut report = |out: &mut std::io::StdoutLock<'_>, device: Device, error: &str| {
+        failed = true;
+        let line = if args.json {
+            json!({ "device": device, "error": error }).to_string()
+        } else {
+            format!("{device}: {error}")
+        };
+        let _ = writeln!(out, "{line}");
+    };
     for device in devices {
         let mut backend: Box<dyn Backend> = match device {
             Device::Cpu => {
@@ -287,40 +315,26 @@ fn train(args: &TrainArgs) -> Result<(), BadInput> {
             Device::Gpu => match GpuBackend::new() {
                 Ok(b) => Box::new(b),
                 Err(e) => {
-                    // A missing GPU is not the user's typo: say so, and go on with the others.
-                    let line = json!({ "device": "gpu", "error": e.reason });
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        if args.json {
-                            line.to_string()
-                        } else {
-                            format!("gpu: {}", e.reason)
-                        }
-                    );
+                    report(&mut out, device, &e.reason);
                     continue;
                 }
             },
         };
-        if let Err(e) = train_one(backend.as_mut(), &session, args, &mut out) {
-            let line = json!({ "device": device, "error": e });
-            let _ = writeln!(
-                out,
-                "{}",
-                if args.json {
-                    line.to_string()
-                } else {
-                    format!("{device}: {e}")
-                }
-            );
+        if let Err(e) = train_one(backend.as_mut(), &session, steps, args, &mut out) {
+            report(&mut out, device, &e);
         }
     }
-    Ok(())
+    if failed {
+        Err(Failure::DeviceFailed)
+    } else {
+        Ok(())
+    }
 }
 
 fn train_one(
     backend: &mut dyn Backend,
     session: &Session,
+    steps: u64,
     args: &TrainArgs,
     out: &mut impl Write,
 ) -> Result<(), String> {
@@ -329,8 +343,8 @@ fn train_one(
     let mut runner = Runner::new(backend, session).map_err(|e| e.to_string())?;
     let started = Instant::now();
     let mut last_loss = f32::NAN;
-    for step in 1..=args.steps {
-        if step % args.log_every == 0 || step == args.steps {
+    for step in 1..=steps {
+        if step % args.log_every == 0 || step == steps {
             let kernels = runner.timed_step(backend).map_err(|e| e.to_string())?;
             let log = runner
                 .log(backend, kernels.as_ref())
@@ -360,14 +374,14 @@ fn train_one(
         "device": device,
         "backend": backend.name(),
         "software_adapter": adapter.as_ref().map(|a| a.software),
-        "steps": args.steps,
+        "steps": steps,
         "loss": last_loss,
         "train_loss": eval.train_loss,
         "train_accuracy": eval.train_accuracy,
         "test_loss": eval.test_loss,
         "test_accuracy": eval.test_accuracy,
         "elapsed_s": elapsed_s,
-        "samples_per_s": (args.steps as f64 * args.batch as f64) / elapsed_s.max(1e-9),
+        "samples_per_s": (steps as f64 * args.batch as f64) / elapsed_s.max(1e-9),
     });
     if args.json {
         let _ = writeln!(out, "{summary}");
@@ -375,7 +389,7 @@ fn train_one(
         let _ = writeln!(
             out,
             "{device} done: {} steps in {elapsed_s:.2} s, train accuracy {:.1}%, test accuracy {:.1}% ({})",
-            args.steps,
+            steps,
             eval.train_accuracy * 100.0,
             eval.test_accuracy * 100.0,
             backend.name()

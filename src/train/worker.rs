@@ -37,6 +37,8 @@ pub enum Event {
         name: String,
         /// The adapter, for the GPU.
         adapter: Option<AdapterSummary>,
+        /// Kernel threads, for the CPU.
+        cpu_threads: Option<usize>,
     },
     /// The device cannot train, and why.
     Unavailable {
@@ -269,6 +271,7 @@ fn run(
         device,
         name: state.backend.name(),
         adapter,
+        cpu_threads: state.backend.threads(),
     });
     loop {
         let command = if state.running {

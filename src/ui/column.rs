@@ -28,8 +28,6 @@ pub enum ColumnStatus {
     },
     /// The device cannot train, and why.
     Unavailable(String),
-    /// The user turned this device off.
-    Disabled,
 }
 
 /// A curve of `(step, value)` points that thins itself out as it grows.
@@ -59,8 +57,10 @@ impl Curve {
 pub struct DeviceColumn {
     /// Which device.
     pub device: Device,
-    /// Whether the device is up.
+    /// Whether the device is up, as its worker reported.
     pub status: ColumnStatus,
+    /// Whether the run in progress uses this device (the setup panel can turn it off).
+    pub enabled: bool,
     /// Whether its worker is training.
     pub running: bool,
     /// The last interval's measurements.
@@ -81,6 +81,8 @@ pub struct DeviceColumn {
     pub boundary: Option<BoundaryGrid>,
     /// The error that stopped training, if any.
     pub error: Option<String>,
+    /// Kernel threads, on the CPU.
+    pub cpu_threads: Option<usize>,
     texture: Option<egui::TextureHandle>,
     texture_stale: bool,
 }
@@ -91,6 +93,7 @@ impl DeviceColumn {
         Self {
             device,
             status: ColumnStatus::Starting,
+            enabled: true,
             running: false,
             last_log: None,
             last_eval: None,
@@ -101,6 +104,7 @@ impl DeviceColumn {
             test_accuracy: Curve::default(),
             boundary: None,
             error: None,
+            cpu_threads: None,
             texture: None,
             texture_stale: false,
         }
@@ -148,10 +152,14 @@ impl DeviceColumn {
     /// Takes in one event from this column's worker.
     pub fn apply(&mut self, event: Event) {
         match event {
-            Event::Ready { name, adapter, .. } => {
-                if self.status != ColumnStatus::Disabled {
-                    self.status = ColumnStatus::Ready { name, adapter };
-                }
+            Event::Ready {
+                name,
+                adapter,
+                cpu_threads,
+                ..
+            } => {
+                self.cpu_threads = cpu_threads;
+                self.status = ColumnStatus::Ready { name, adapter };
             }
             Event::Unavailable { reason, .. } => self.status = ColumnStatus::Unavailable(reason),
             Event::Log(log) => {
@@ -189,13 +197,13 @@ impl DeviceColumn {
             };
             ui.label(RichText::new(lang.tr(state)).weak());
         });
+        if !self.enabled {
+            ui.label(lang.tr(Key::Disabled));
+            return;
+        }
         match &self.status {
             ColumnStatus::Starting => {
                 ui.label(lang.tr(Key::Starting));
-                return;
-            }
-            ColumnStatus::Disabled => {
-                ui.label(lang.tr(Key::Disabled));
                 return;
             }
             ColumnStatus::Unavailable(reason) => {
@@ -209,7 +217,7 @@ impl DeviceColumn {
                 return;
             }
             ColumnStatus::Ready { name, adapter } => {
-                device_header_ui(ui, lang, name, adapter.as_ref());
+                device_header_ui(ui, lang, name, adapter.as_ref(), self.cpu_threads);
             }
         }
         if let Some(error) = &self.error {
@@ -385,9 +393,18 @@ impl DeviceColumn {
     }
 }
 
-fn device_header_ui(ui: &mut egui::Ui, lang: Lang, name: &str, adapter: Option<&AdapterSummary>) {
+fn device_header_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    name: &str,
+    adapter: Option<&AdapterSummary>,
+    cpu_threads: Option<usize>,
+) {
     let Some(adapter) = adapter else {
-        ui.label(name);
+        match cpu_threads {
+            Some(n) => ui.label(lang.fmt(Key::Threads, &[("n", &n)])),
+            None => ui.label(name),
+        };
         return;
     };
     egui::Grid::new("adapter").num_columns(2).show(ui, |ui| {

@@ -7,7 +7,7 @@ use super::UiCommand;
 use crate::backend::{Activation, Device};
 use crate::data::{MAX_CLASSES, Synthetic};
 use crate::i18n::{Key, Lang};
-use crate::nn::OptimizerKind;
+use crate::nn::{ModelSpec, OptimizerKind};
 use crate::train::TrainConfig;
 
 /// The settings being edited, and the ones the current run uses.
@@ -135,7 +135,11 @@ impl SetupPanel {
         let mut layers = vec![2];
         layers.extend(&config.hidden);
         layers.push(classes);
-        let params: usize = layers.windows(2).map(|w| w[0] * w[1] + w[1]).sum();
+        let params = ModelSpec {
+            layers,
+            activation: config.activation,
+        }
+        .parameter_count();
         ui.label(lang.fmt(Key::Parameters, &[("n", &params)]))
             .on_hover_text(lang.tr(Key::ParametersTip));
 
