@@ -5,10 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::{
-    Activation, AdamHyper, Backend, BackendError, Device, Storage, Tensor, check_device,
-    check_shape,
-};
+use super::{Activation, AdamHyper, Backend, BackendError, Device, Storage, Tensor, checks};
 
 /// Below this many multiply-adds a kernel runs on the calling thread: handing tiny work to the
 /// rayon pool costs more than the work itself.
@@ -168,24 +165,13 @@ impl Backend for CpuBackend {
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
-        check_device(Device::Cpu, "write", &[t])?;
-        if values.len() != t.len() {
-            return Err(BackendError::Shape {
-                op: "write",
-                detail: format!(
-                    "{} values for `{}` of {} elements",
-                    values.len(),
-                    t.label(),
-                    t.len()
-                ),
-            });
-        }
+        checks::write(Device::Cpu, t, values.len())?;
         host_mut(t).copy_from_slice(values);
         Ok(())
     }
 
     fn read(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError> {
-        check_device(Device::Cpu, "read", &[t])?;
+        checks::read(Device::Cpu, t)?;
         Ok(host(t).to_vec())
     }
 
@@ -197,12 +183,7 @@ impl Backend for CpuBackend {
         act: Activation,
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
-        const OP: &str = "linear_forward";
-        check_device(Device::Cpu, OP, &[x, w, b, out])?;
-        let (batch, fan_in, fan_out) = (x.rows(), w.rows(), w.cols());
-        check_shape(OP, x, batch, fan_in)?;
-        check_shape(OP, b, 1, fan_out)?;
-        check_shape(OP, out, batch, fan_out)?;
+        let (batch, fan_in, fan_out) = checks::linear_forward(Device::Cpu, x, w, b, out)?;
         gemm(
             &self.pool,
             host(x),
@@ -226,12 +207,8 @@ impl Backend for CpuBackend {
         act_prev: Activation,
         dz_prev: &mut Tensor,
     ) -> Result<(), BackendError> {
-        const OP: &str = "linear_backward_input";
-        check_device(Device::Cpu, OP, &[dz, w, a_prev, dz_prev])?;
-        let (batch, fan_in, fan_out) = (dz.rows(), w.rows(), w.cols());
-        check_shape(OP, dz, batch, fan_out)?;
-        check_shape(OP, a_prev, batch, fan_in)?;
-        check_shape(OP, dz_prev, batch, fan_in)?;
+        let (batch, fan_in, fan_out) =
+            checks::linear_backward_input(Device::Cpu, dz, w, a_prev, dz_prev)?;
         gemm(
             &self.pool,
             host(dz),
@@ -254,12 +231,7 @@ impl Backend for CpuBackend {
         dw: &mut Tensor,
         db: &mut Tensor,
     ) -> Result<(), BackendError> {
-        const OP: &str = "linear_backward_params";
-        check_device(Device::Cpu, OP, &[x, dz, dw, db])?;
-        let (batch, fan_in, fan_out) = (x.rows(), x.cols(), dz.cols());
-        check_shape(OP, dz, batch, fan_out)?;
-        check_shape(OP, dw, fan_in, fan_out)?;
-        check_shape(OP, db, 1, fan_out)?;
+        let (batch, fan_in, fan_out) = checks::linear_backward_params(Device::Cpu, x, dz, dw, db)?;
         gemm(
             &self.pool,
             host(x),
@@ -291,12 +263,8 @@ impl Backend for CpuBackend {
         dlogits: &mut Tensor,
         stats: &mut Tensor,
     ) -> Result<(), BackendError> {
-        const OP: &str = "softmax_cross_entropy";
-        check_device(Device::Cpu, OP, &[logits, targets, dlogits, stats])?;
-        let (batch, classes) = (logits.rows(), logits.cols());
-        check_shape(OP, targets, batch, 1)?;
-        check_shape(OP, dlogits, batch, classes)?;
-        check_shape(OP, stats, 1, 3)?;
+        let (batch, classes) =
+            checks::softmax_cross_entropy(Device::Cpu, logits, targets, dlogits, stats)?;
         let z = host(logits);
         let y = host(targets);
         let dz = host_mut(dlogits);
@@ -338,8 +306,7 @@ impl Backend for CpuBackend {
     }
 
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
-        check_device(Device::Cpu, "sgd_step", &[param, grad])?;
-        check_shape("sgd_step", grad, param.rows(), param.cols())?;
+        checks::elementwise(Device::Cpu, "sgd_step", param, &[grad])?;
         for (p, g) in host_mut(param).iter_mut().zip(host(grad)) {
             *p -= lr * g;
         }
@@ -355,9 +322,7 @@ impl Backend for CpuBackend {
         momentum: f32,
     ) -> Result<(), BackendError> {
         const OP: &str = "momentum_step";
-        check_device(Device::Cpu, OP, &[param, grad, velocity])?;
-        check_shape(OP, grad, param.rows(), param.cols())?;
-        check_shape(OP, velocity, param.rows(), param.cols())?;
+        checks::elementwise(Device::Cpu, OP, param, &[grad, velocity])?;
         let velocity = host_mut(velocity);
         for ((p, g), v) in host_mut(param).iter_mut().zip(host(grad)).zip(velocity) {
             *v = momentum * *v + g;
@@ -375,19 +340,15 @@ impl Backend for CpuBackend {
         hyper: AdamHyper,
     ) -> Result<(), BackendError> {
         const OP: &str = "adam_step";
-        check_device(Device::Cpu, OP, &[param, grad, m, v])?;
-        check_shape(OP, grad, param.rows(), param.cols())?;
-        check_shape(OP, m, param.rows(), param.cols())?;
-        check_shape(OP, v, param.rows(), param.cols())?;
+        checks::elementwise(Device::Cpu, OP, param, &[grad, m, v])?;
+        let (bias1, bias2) = hyper.bias_corrections();
         let AdamHyper {
             lr,
             beta1,
             beta2,
             eps,
-            step,
+            ..
         } = hyper;
-        let bias1 = 1.0 - beta1.powi(step as i32);
-        let bias2 = 1.0 - beta2.powi(step as i32);
         let (m, v) = (host_mut(m), host_mut(v));
         for (((p, g), mi), vi) in host_mut(param).iter_mut().zip(host(grad)).zip(m).zip(v) {
             *mi = beta1 * *mi + (1.0 - beta1) * g;

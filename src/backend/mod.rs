@@ -5,6 +5,7 @@
 //! pending command encoder and runs when the backend flushes (once per training step), which is
 //! why reading a value back (`read`) is the only place a caller waits for the device.
 
+mod checks;
 pub mod cpu;
 pub mod gpu;
 
@@ -126,6 +127,14 @@ pub struct AdamHyper {
     pub eps: f32,
     /// 1-based step count, for bias correction.
     pub step: u32,
+}
+
+impl AdamHyper {
+    /// `(1 − β1^t, 1 − β2^t)`, in f32 as both devices use them.
+    pub fn bias_corrections(&self) -> (f32, f32) {
+        let t = self.step as i32;
+        (1.0 - self.beta1.powi(t), 1.0 - self.beta2.powi(t))
+    }
 }
 
 /// Errors every backend op can return.

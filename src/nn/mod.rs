@@ -183,6 +183,37 @@ pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> LayerValues {
         .collect()
 }
 
+/// The activation after `layer`: the spec's for hidden layers, none for the output layer
+/// (softmax belongs to the loss).
+fn layer_activation(spec: &ModelSpec, layer: usize) -> Activation {
+    if layer + 2 == spec.layers.len() {
+        Activation::Identity
+    } else {
+        spec.activation
+    }
+}
+
+/// `activations[l + 1] = act(activations[l] · w_l + b_l)` through every layer.
+fn forward_layers(
+    backend: &mut dyn Backend,
+    spec: &ModelSpec,
+    weights: &[Param],
+    biases: &[Param],
+    activations: &mut [Tensor],
+) -> Result<(), BackendError> {
+    for (l, (w, b)) in weights.iter().zip(biases).enumerate() {
+        let (done, rest) = activations.split_at_mut(l + 1);
+        backend.linear_forward(
+            &done[l],
+            &w.value,
+            &b.value,
+            layer_activation(spec, l),
+            &mut rest[0],
+        )?;
+    }
+    Ok(())
+}
+
 /// An MLP on one device with everything a training step touches allocated up front:
 /// parameters, gradients, optimizer state, the activations kept for backward, and the inputs.
 pub struct Mlp {
@@ -289,14 +320,6 @@ impl Mlp {
         self.steps
     }
 
-    fn activation_of(&self, layer: usize) -> Activation {
-        if layer + 1 == self.weights.len() {
-            Activation::Identity
-        } else {
-            self.spec.activation
-        }
-    }
-
     /// Uploads a batch: `inputs` is `[batch, features]` row-major, `targets` holds class indices.
     pub fn load_batch(
         &mut self,
@@ -310,18 +333,13 @@ impl Mlp {
 
     /// Forward pass over the loaded batch; the output layer's logits end in the last activation.
     pub fn forward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
-        for l in 0..self.weights.len() {
-            let act = self.activation_of(l);
-            let (done, rest) = self.activations.split_at_mut(l + 1);
-            backend.linear_forward(
-                &done[l],
-                &self.weights[l].value,
-                &self.biases[l].value,
-                act,
-                &mut rest[0],
-            )?;
-        }
-        Ok(())
+        forward_layers(
+            backend,
+            &self.spec,
+            &self.weights,
+            &self.biases,
+            &mut self.activations,
+        )
     }
 
     /// Loss and its gradient, then backward through every layer into the parameter gradients.
@@ -338,7 +356,7 @@ impl Mlp {
             let Param { grad: db, .. } = &mut self.biases[l];
             backend.linear_backward_params(&self.activations[l], &self.dz[l], dw, db)?;
             if l > 0 {
-                let act_prev = self.activation_of(l - 1);
+                let act_prev = layer_activation(&self.spec, l - 1);
                 let (before, after) = self.dz.split_at_mut(l);
                 backend.linear_backward_input(
                     &after[0],
@@ -402,17 +420,13 @@ impl Mlp {
             chunk[..n * features]
                 .copy_from_slice(&inputs[start * features..(start + n) * features]);
             backend.write(&mut self.eval_activations[0], &chunk)?;
-            for l in 0..self.weights.len() {
-                let act = self.activation_of(l);
-                let (done, rest) = self.eval_activations.split_at_mut(l + 1);
-                backend.linear_forward(
-                    &done[l],
-                    &self.weights[l].value,
-                    &self.biases[l].value,
-                    act,
-                    &mut rest[0],
-                )?;
-            }
+            forward_layers(
+                backend,
+                &self.spec,
+                &self.weights,
+                &self.biases,
+                &mut self.eval_activations,
+            )?;
             let out = backend.read(&self.eval_activations[self.weights.len()])?;
             logits.extend_from_slice(&out[..n * classes]);
         }

@@ -15,8 +15,7 @@ use std::sync::{Arc, Mutex};
 pub use context::{AdapterSummary, GpuUnavailable};
 
 use super::{
-    Activation, AdamHyper, Backend, BackendError, Device, KernelTimes, Storage, Tensor,
-    check_device, check_shape,
+    Activation, AdamHyper, Backend, BackendError, Device, KernelTimes, Storage, Tensor, checks,
 };
 
 /// Every kernel's parameter block is at most this many 32-bit words (48 bytes).
@@ -541,18 +540,7 @@ impl Backend for GpuBackend {
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
-        check_device(Device::Gpu, "write", &[t])?;
-        if values.len() != t.len() {
-            return Err(BackendError::Shape {
-                op: "write",
-                detail: format!(
-                    "{} values for `{}` of {} elements",
-                    values.len(),
-                    t.label(),
-                    t.len()
-                ),
-            });
-        }
+        checks::write(Device::Gpu, t, values.len())?;
         // `write_buffer` lands before the next submission; recorded work that still reads the old
         // values must be submitted first.
         if self.pending_tensors.contains(&t.id()) {
@@ -566,7 +554,7 @@ impl Backend for GpuBackend {
     }
 
     fn read(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError> {
-        check_device(Device::Gpu, "read", &[t])?;
+        checks::read(Device::Gpu, t)?;
         let Storage::Gpu(buffer) = t.storage() else {
             return Ok(Vec::new());
         };
@@ -594,14 +582,9 @@ impl Backend for GpuBackend {
         act: Activation,
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
-        const OP: &str = "linear_forward";
-        check_device(Device::Gpu, OP, &[x, w, b, out])?;
-        let (batch, fan_in, fan_out) = (x.rows(), w.rows(), w.cols());
-        check_shape(OP, x, batch, fan_in)?;
-        check_shape(OP, b, 1, fan_out)?;
-        check_shape(OP, out, batch, fan_out)?;
+        let (batch, fan_in, fan_out) = checks::linear_forward(Device::Gpu, x, w, b, out)?;
         self.matmul(
-            OP,
+            "linear_forward",
             (x, (fan_in, 1)),
             (w, (fan_out, 1)),
             Some(b),
@@ -620,11 +603,8 @@ impl Backend for GpuBackend {
         dz_prev: &mut Tensor,
     ) -> Result<(), BackendError> {
         const OP: &str = "linear_backward_input";
-        check_device(Device::Gpu, OP, &[dz, w, a_prev, dz_prev])?;
-        let (batch, fan_in, fan_out) = (dz.rows(), w.rows(), w.cols());
-        check_shape(OP, dz, batch, fan_out)?;
-        check_shape(OP, a_prev, batch, fan_in)?;
-        check_shape(OP, dz_prev, batch, fan_in)?;
+        let (batch, fan_in, fan_out) =
+            checks::linear_backward_input(Device::Gpu, dz, w, a_prev, dz_prev)?;
         // op(b) = wᵀ: element (kk, j) of wᵀ is w[j, kk] = w[j * fan_out + kk].
         self.matmul(
             OP,
@@ -644,12 +624,7 @@ impl Backend for GpuBackend {
         dw: &mut Tensor,
         db: &mut Tensor,
     ) -> Result<(), BackendError> {
-        const OP: &str = "linear_backward_params";
-        check_device(Device::Gpu, OP, &[x, dz, dw, db])?;
-        let (batch, fan_in, fan_out) = (x.rows(), x.cols(), dz.cols());
-        check_shape(OP, dz, batch, fan_out)?;
-        check_shape(OP, dw, fan_in, fan_out)?;
-        check_shape(OP, db, 1, fan_out)?;
+        let (batch, fan_in, fan_out) = checks::linear_backward_params(Device::Gpu, x, dz, dw, db)?;
         // op(a) = xᵀ: element (i, kk) of xᵀ is x[kk, i] = x[kk * fan_in + i].
         self.matmul(
             "weight_grad",
@@ -679,11 +654,8 @@ impl Backend for GpuBackend {
         stats: &mut Tensor,
     ) -> Result<(), BackendError> {
         const OP: &str = "softmax_cross_entropy";
-        check_device(Device::Gpu, OP, &[logits, targets, dlogits, stats])?;
-        let (batch, classes) = (logits.rows(), logits.cols());
-        check_shape(OP, targets, batch, 1)?;
-        check_shape(OP, dlogits, batch, classes)?;
-        check_shape(OP, stats, 1, 3)?;
+        let (batch, classes) =
+            checks::softmax_cross_entropy(Device::Gpu, logits, targets, dlogits, stats)?;
         let params: Params = [batch as u32, classes as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         let bindings = [
             binding(logits)?,
@@ -695,8 +667,7 @@ impl Backend for GpuBackend {
     }
 
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
-        check_device(Device::Gpu, "sgd_step", &[param, grad])?;
-        check_shape("sgd_step", grad, param.rows(), param.cols())?;
+        checks::elementwise(Device::Gpu, "sgd_step", param, &[grad])?;
         self.optimizer(
             "sgd_step",
             0,
@@ -714,9 +685,7 @@ impl Backend for GpuBackend {
         momentum: f32,
     ) -> Result<(), BackendError> {
         const OP: &str = "momentum_step";
-        check_device(Device::Gpu, OP, &[param, grad, velocity])?;
-        check_shape(OP, grad, param.rows(), param.cols())?;
-        check_shape(OP, velocity, param.rows(), param.cols())?;
+        checks::elementwise(Device::Gpu, OP, param, &[grad, velocity])?;
         self.optimizer(
             OP,
             1,
@@ -734,20 +703,17 @@ impl Backend for GpuBackend {
         hyper: AdamHyper,
     ) -> Result<(), BackendError> {
         const OP: &str = "adam_step";
-        check_device(Device::Gpu, OP, &[param, grad, m, v])?;
-        check_shape(OP, grad, param.rows(), param.cols())?;
-        check_shape(OP, m, param.rows(), param.cols())?;
-        check_shape(OP, v, param.rows(), param.cols())?;
+        checks::elementwise(Device::Gpu, OP, param, &[grad, m, v])?;
+        let (bias1, bias2) = hyper.bias_corrections();
         let AdamHyper {
             lr,
             beta1,
             beta2,
             eps,
-            step,
+            ..
         } = hyper;
-        // The same f32 arithmetic as the CPU path, done once here instead of in every invocation.
-        let bias1 = 1.0 - beta1.powi(step as i32);
-        let bias2 = 1.0 - beta2.powi(step as i32);
+        // The bias corrections are computed once on the host, in the same f32 arithmetic as the
+        // CPU path, instead of in every invocation.
         self.optimizer(
             OP,
             2,

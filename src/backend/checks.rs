@@ -1,0 +1,109 @@
+//! The checks every backend runs before an op, in one place: same device, fitting shapes.
+//! Each returns the dimensions the op needs, so a backend cannot check one shape and use another.
+
+use super::{BackendError, Device, Tensor, check_device, check_shape};
+
+/// `write`: the tensor is on `device` and has as many elements as the values.
+pub(crate) fn write(device: Device, t: &Tensor, values: usize) -> Result<(), BackendError> {
+    check_device(device, "write", &[t])?;
+    if values == t.len() {
+        Ok(())
+    } else {
+        Err(BackendError::Shape {
+            op: "write",
+            detail: format!(
+                "{values} values for `{}` of {} elements",
+                t.label(),
+                t.len()
+            ),
+        })
+    }
+}
+
+/// `linear_forward`: returns `(batch, fan_in, fan_out)`.
+pub(crate) fn linear_forward(
+    device: Device,
+    x: &Tensor,
+    w: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+) -> Result<(usize, usize, usize), BackendError> {
+    const OP: &str = "linear_forward";
+    check_device(device, OP, &[x, w, b, out])?;
+    let (batch, fan_in, fan_out) = (x.rows(), w.rows(), w.cols());
+    check_shape(OP, x, batch, fan_in)?;
+    check_shape(OP, b, 1, fan_out)?;
+    check_shape(OP, out, batch, fan_out)?;
+    Ok((batch, fan_in, fan_out))
+}
+
+/// `linear_backward_input`: returns `(batch, fan_in, fan_out)`.
+pub(crate) fn linear_backward_input(
+    device: Device,
+    dz: &Tensor,
+    w: &Tensor,
+    a_prev: &Tensor,
+    dz_prev: &Tensor,
+) -> Result<(usize, usize, usize), BackendError> {
+    const OP: &str = "linear_backward_input";
+    check_device(device, OP, &[dz, w, a_prev, dz_prev])?;
+    let (batch, fan_in, fan_out) = (dz.rows(), w.rows(), w.cols());
+    check_shape(OP, dz, batch, fan_out)?;
+    check_shape(OP, a_prev, batch, fan_in)?;
+    check_shape(OP, dz_prev, batch, fan_in)?;
+    Ok((batch, fan_in, fan_out))
+}
+
+/// `linear_backward_params`: returns `(batch, fan_in, fan_out)`.
+pub(crate) fn linear_backward_params(
+    device: Device,
+    x: &Tensor,
+    dz: &Tensor,
+    dw: &Tensor,
+    db: &Tensor,
+) -> Result<(usize, usize, usize), BackendError> {
+    const OP: &str = "linear_backward_params";
+    check_device(device, OP, &[x, dz, dw, db])?;
+    let (batch, fan_in, fan_out) = (x.rows(), x.cols(), dz.cols());
+    check_shape(OP, dz, batch, fan_out)?;
+    check_shape(OP, dw, fan_in, fan_out)?;
+    check_shape(OP, db, 1, fan_out)?;
+    Ok((batch, fan_in, fan_out))
+}
+
+/// `softmax_cross_entropy`: returns `(batch, classes)`.
+pub(crate) fn softmax_cross_entropy(
+    device: Device,
+    logits: &Tensor,
+    targets: &Tensor,
+    dlogits: &Tensor,
+    stats: &Tensor,
+) -> Result<(usize, usize), BackendError> {
+    const OP: &str = "softmax_cross_entropy";
+    check_device(device, OP, &[logits, targets, dlogits, stats])?;
+    let (batch, classes) = (logits.rows(), logits.cols());
+    check_shape(OP, targets, batch, 1)?;
+    check_shape(OP, dlogits, batch, classes)?;
+    check_shape(OP, stats, 1, 3)?;
+    Ok((batch, classes))
+}
+
+/// Element-wise updates: every tensor on `device` and shaped like `param`.
+pub(crate) fn elementwise(
+    device: Device,
+    op: &'static str,
+    param: &Tensor,
+    others: &[&Tensor],
+) -> Result<(), BackendError> {
+    check_device(device, op, &[param])?;
+    check_device(device, op, others)?;
+    for t in others {
+        check_shape(op, t, param.rows(), param.cols())?;
+    }
+    Ok(())
+}
+
+/// `read`: the tensor is on `device`.
+pub(crate) fn read(device: Device, t: &Tensor) -> Result<(), BackendError> {
+    check_device(device, "read", &[t])
+}
