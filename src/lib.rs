@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod backend;
+pub mod bench;
 pub mod cli;
 pub mod data;
 pub mod i18n;

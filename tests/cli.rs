@@ -136,3 +136,75 @@ fn devices_lists_adapters_as_json() {
         }
     }
 }
+
+#[test]
+fn bench_reports_statistics_per_device() {
+    let (code, stdout, stderr) = batchscope(&[
+        "bench",
+        "--device",
+        "cpu",
+        "--dataset",
+        "random",
+        "--layers",
+        "20,32,4",
+        "--batch",
+        "16",
+        "--warmup",
+        "3",
+        "--repeats",
+        "3",
+        "--steps-per-run",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(v["device"], "cpu");
+    assert_eq!(v["data"], "random");
+    assert_eq!(v["repeats"], 3);
+    assert_eq!(v["steps_per_run"], 5);
+    let (min, median, max) = (
+        v["step_time_min_ms"].as_f64().expect("min"),
+        v["step_time_median_ms"].as_f64().expect("median"),
+        v["step_time_max_ms"].as_f64().expect("max"),
+    );
+    assert!(0.0 < min && min <= median && median <= max, "{v}");
+    // samples/s and GFLOP/s follow from the median step time.
+    let rate = v["samples_per_s"].as_f64().expect("rate");
+    assert!((rate - 16.0 / (median / 1e3)).abs() / rate < 1e-9, "{v}");
+    let flops = 2.0 * 16.0 * f64::from(3 * (20 * 32 + 32 * 4) - 20 * 32);
+    let gflops = v["gflop_per_s"].as_f64().expect("gflops");
+    assert!(
+        (gflops - flops / (median / 1e3) / 1e9).abs() / gflops < 1e-9,
+        "{v}"
+    );
+}
+
+#[test]
+fn bench_kernels_compares_products_with_the_measured_peak() {
+    let (code, stdout, stderr) = batchscope(&[
+        "bench",
+        "--kernels",
+        "--device",
+        "cpu",
+        "--dataset",
+        "random",
+        "--layers",
+        "64,32,4",
+        "--batch",
+        "16",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert!(
+        v["fma_peak_per_core"]["gflop_per_s"]
+            .as_f64()
+            .expect("peak")
+            > 0.0
+    );
+    let products = v["products"].as_array().expect("products");
+    // One thread and all threads, three products per layer, two layers.
+    assert_eq!(products[0]["threads"], 1);
+    assert_eq!(products[0]["rates"].as_array().expect("rates").len(), 6);
+}

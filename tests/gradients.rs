@@ -74,7 +74,15 @@ fn upload(
 /// `L = Σ out ⊙ R`. Checks ∂L/∂w1, ∂L/∂b1, ∂L/∂w2, ∂L/∂b2 and ∂L/∂x, which exercises
 /// `linear_forward`, `linear_backward_params` and `linear_backward_input` with `act'`.
 fn dense_layer_case(b: &mut dyn Backend, act: Activation) {
-    let (rows, n_in, n_hid, n_out) = (5, 4, 6, 3);
+    dense_layers_case(b, act, (5, 4, 6, 3));
+}
+
+/// As [`dense_layer_case`] with the given `(rows, inputs, hidden, outputs)`.
+fn dense_layers_case(
+    b: &mut dyn Backend,
+    act: Activation,
+    (rows, n_in, n_hid, n_out): (usize, usize, usize, usize),
+) {
     let mut rng = Rng64::new(act.code() as u64 + 11);
     let x = rng.vec(rows * n_in, 1.0);
     let w1 = rng.vec(n_in * n_hid, 0.8);
@@ -176,6 +184,11 @@ fn dense_tanh(b: &mut dyn Backend) {
 }
 fn dense_sigmoid(b: &mut dyn Backend) {
     dense_layer_case(b, Activation::Sigmoid);
+}
+/// Large enough that the CPU takes its `gemm` path (and its parallel epilogue) for every
+/// product, and the GPU runs several tiles with partial edges.
+fn dense_wide_tanh(b: &mut dyn Backend) {
+    dense_layers_case(b, Activation::Tanh, (40, 30, 50, 20));
 }
 
 /// Softmax cross-entropy: the loss in `stats` against the f64 formula, and
@@ -396,6 +409,7 @@ on_both_devices! {
     dense_relu_gradients => super::dense_relu;
     dense_tanh_gradients => super::dense_tanh;
     dense_sigmoid_gradients => super::dense_sigmoid;
+    dense_wide_tanh_gradients => super::dense_wide_tanh;
     softmax_cross_entropy_gradients => super::softmax_cross_entropy;
     sgd_follows_the_gradient => super::sgd;
     momentum_follows_the_gradient => super::momentum;

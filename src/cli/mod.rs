@@ -8,13 +8,14 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 
 use crate::app::{AppOptions, GpuChoice};
-use crate::backend::cpu::CpuBackend;
+use crate::backend::cpu::{CpuBackend, Split};
 use crate::backend::gpu::{GpuBackend, context};
 use crate::backend::{Activation, Backend, Device};
-use crate::data::{DatasetSpec, Synthetic};
+use crate::bench::{BenchPlan, Summary};
+use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic};
 use crate::i18n::Lang;
 use crate::nn::{ModelSpec, OptimizerKind};
-use crate::train::{Runner, Session, TrainConfig};
+use crate::train::{MAX_WIDTH, Runner, Session, TrainConfig};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -54,11 +55,15 @@ enum Commands {
     },
     /// Train without a window and print one line per logged step, then a summary.
     Train(TrainArgs),
+    /// Time training steps: median, min and max step time, samples/s and GFLOP/s per device.
+    Bench(BenchArgs),
 }
 
+/// What to train, shared by `train` and `bench`.
 #[derive(Args, Debug)]
-struct TrainArgs {
-    /// Data set: spiral, moons, circles, xor or blobs.
+struct RunArgs {
+    /// Data set: spiral, moons, circles, xor, blobs, or random (Gaussian inputs as wide as the
+    /// first layer, random labels: for benchmarks).
     #[arg(long, default_value = "spiral")]
     dataset: String,
     /// Points in the data set.
@@ -85,13 +90,6 @@ struct TrainArgs {
     /// Rows per batch.
     #[arg(long, default_value_t = 32)]
     batch: usize,
-    /// Optimizer steps.
-    #[arg(long, default_value_t = 500, conflicts_with = "epochs")]
-    steps: u64,
-    /// Full passes over the training set, instead of --steps (the last partial batch of each
-    /// epoch is dropped).
-    #[arg(long)]
-    epochs: Option<u64>,
     /// Seed of the weights and the batch order.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -101,15 +99,51 @@ struct TrainArgs {
     /// cpu, gpu or both.
     #[arg(long, default_value = "both")]
     device: String,
-    /// Log every this many steps (each log reads the loss back: a sync).
-    #[arg(long, default_value_t = 10)]
-    log_every: u64,
-    /// CPU kernel threads (0 = one per core).
+    /// CPU kernel threads (0 = one per core; small products then run on one thread).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// When CPU kernels use several threads: `auto` (by work size) or `always` (to measure what
+    /// the automatic choice avoids).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always"])]
+    split: String,
     /// Print JSON lines.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args, Debug)]
+struct TrainArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Optimizer steps.
+    #[arg(long, default_value_t = 500, conflicts_with = "epochs")]
+    steps: u64,
+    /// Full passes over the training set, instead of --steps (the last partial batch of each
+    /// epoch is dropped).
+    #[arg(long)]
+    epochs: Option<u64>,
+    /// Log every this many steps (each log reads the loss back: a sync).
+    #[arg(long, default_value_t = 10)]
+    log_every: u64,
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Steps before timing starts.
+    #[arg(long, default_value_t = 20)]
+    warmup: u64,
+    /// Timed runs; the statistics are over these.
+    #[arg(long, default_value_t = 7)]
+    repeats: usize,
+    /// Steps per timed run (0: enough for about 0.2 s).
+    #[arg(long, default_value_t = 0)]
+    steps_per_run: u64,
+    /// Instead of training steps, time the CPU's matrix products of one step against the
+    /// core's measured FMA peak.
+    #[arg(long)]
+    kernels: bool,
 }
 
 /// Why a command failed.
@@ -165,6 +199,7 @@ pub fn main() -> ExitCode {
             Ok(())
         }
         Some(Commands::Train(args)) => train(&args),
+        Some(Commands::Bench(args)) => bench(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -215,28 +250,40 @@ fn devices(as_json: bool) {
     }
 }
 
-fn parse_config(args: &TrainArgs) -> Result<(TrainConfig, Vec<Device>), Failure> {
-    let kind = Synthetic::parse(&args.dataset).ok_or_else(|| {
-        let names: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
-        BadInput(format!(
-            "--dataset `{}`: choose one of {}",
-            args.dataset,
-            names.join(", ")
-        ))
-    })?;
+/// The session and devices that `args` describe.
+fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
     let layers =
         ModelSpec::parse_layers(&args.layers).map_err(|e| BadInput(format!("--layers {e}")))?;
     let outputs = layers[layers.len() - 1];
-    let classes = if kind.has_class_choice() {
+    let random = args.dataset == "random";
+    let kind = if random {
+        Synthetic::Spiral
+    } else {
+        Synthetic::parse(&args.dataset).ok_or_else(|| {
+            let names: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
+            BadInput(format!(
+                "--dataset `{}`: choose one of {}, random",
+                args.dataset,
+                names.join(", ")
+            ))
+        })?
+    };
+    let classes = if random || kind.has_class_choice() {
         args.classes.unwrap_or(outputs)
     } else {
         2
     };
-    if layers[0] != 2 || outputs != classes {
+    if !random && (layers[0] != 2 || outputs != classes) {
         return Err(BadInput(format!(
             "--layers {}: the {} data set has 2 features and {classes} classes, so the layers \
-             must start with 2 and end with {classes}",
+             must start with 2 and end with {classes} (or use --dataset random)",
             args.layers, args.dataset
+        )));
+    }
+    if outputs < 2 || outputs != classes {
+        return Err(BadInput(format!(
+            "--layers {}: the last width is the number of classes, at least 2 (--classes {classes})",
+            args.layers
         )));
     }
     let activation = Activation::parse(&args.activation)
@@ -263,11 +310,6 @@ fn parse_config(args: &TrainArgs) -> Result<(TrainConfig, Vec<Device>), Failure>
             )));
         }
     };
-    if args.steps == 0 || args.log_every == 0 {
-        return Err(BadInput(
-            "--steps and --log-every must be at least 1".to_owned(),
-        ));
-    }
     let config = TrainConfig {
         data: DatasetSpec {
             kind,
@@ -284,12 +326,171 @@ fn parse_config(args: &TrainArgs) -> Result<(TrainConfig, Vec<Device>), Failure>
         batch: args.batch,
         seed: args.seed,
     };
-    Ok((config, devices))
+    let session = if random {
+        if args.samples > MAX_SAMPLES || layers[0] > MAX_WIDTH {
+            return Err(BadInput(format!(
+                "--dataset random: at most {MAX_SAMPLES} samples and {MAX_WIDTH} features"
+            )));
+        }
+        // At least a few batches' worth of rows, so an epoch is more than one batch.
+        let rows = args.samples.max(args.batch.saturating_mul(4));
+        let data = Dataset::random(layers[0], classes, rows, args.data_seed);
+        Session::with_data(config, data)
+    } else {
+        Session::new(config)
+    };
+    Ok((session.map_err(BadInput)?, devices))
+}
+
+/// Opens the backend for `device`; a missing GPU is reported, not fatal to the other device.
+fn open_backend(device: Device, args: &RunArgs) -> Result<Box<dyn Backend>, String> {
+    let split = if args.split == "always" {
+        Split::Always
+    } else {
+        Split::BySize
+    };
+    match device {
+        Device::Cpu => CpuBackend::with_split(args.threads, split)
+            .map(|b| Box::new(b) as Box<dyn Backend>)
+            .map_err(|e| e.to_string()),
+        Device::Gpu => GpuBackend::new()
+            .map(|b| Box::new(b) as Box<dyn Backend>)
+            .map_err(|e| e.reason),
+    }
+}
+
+/// Prints why a device could not run, as JSON or text.
+fn report_failure(out: &mut impl Write, json: bool, device: Device, error: &str) {
+    let line = if json {
+        json!({ "device": device, "error": error }).to_string()
+    } else {
+        format!("{device}: {error}")
+    };
+    let _ = writeln!(out, "{line}");
+}
+
+/// `bench --kernels`: the FMA peak of one core, and each matrix product of a step on one thread
+/// (against that peak) and on all threads.
+fn bench_kernels(args: &BenchArgs, session: &Session) -> Result<(), Failure> {
+    let spec = session.config.model_spec(&session.data);
+    let batch = session.config.batch;
+    let peak = crate::bench::peak::measure(0.2);
+    let all = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let mut rows = Vec::new();
+    for threads in [1, all] {
+        let mut cpu = CpuBackend::new(threads).map_err(|e| BadInput(e.to_string()))?;
+        let rates = crate::bench::measure_products(&mut cpu, &spec, batch, 0.3)
+            .map_err(|e| BadInput(e.to_string()))?;
+        rows.push((threads, rates));
+    }
+    let mut out = std::io::stdout().lock();
+    if args.run.json {
+        let value = json!({
+            "fma_peak_per_core": peak,
+            "layers": spec.layers,
+            "batch": batch,
+            "products": rows.iter().map(|(t, r)| json!({ "threads": t, "rates": r })).collect::<Vec<_>>(),
+        });
+        let _ = writeln!(out, "{value}");
+        return Ok(());
+    }
+    let _ = writeln!(
+        out,
+        "FMA peak of one core: {:.1} GFLOP/s ({}), measured",
+        peak.gflop_per_s, peak.isa
+    );
+    for (threads, rates) in &rows {
+        for r in rates {
+            let _ = writeln!(
+                out,
+                "{threads} thread(s)  {:<14} {:>5}x{:<5}x{:>5}  {:7.1} GFLOP/s  {:5.1}% of {} core peak",
+                r.name,
+                r.shape[0],
+                r.shape[1],
+                r.shape[2],
+                r.gflop_per_s,
+                100.0 * r.gflop_per_s / (peak.gflop_per_s * *threads as f64),
+                threads
+            );
+        }
+    }
+    Ok(())
+}
+
+fn bench(args: &BenchArgs) -> Result<(), Failure> {
+    let (session, devices) = parse_run(&args.run)?;
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "note: this is a debug build, whose own loops are barely optimised; for numbers worth \
+             quoting run `cargo run --release -- bench ...`"
+        );
+    }
+    if args.kernels {
+        return bench_kernels(args, &session);
+    }
+    if args.repeats == 0 {
+        return Err(BadInput("--repeats must be at least 1".to_owned()));
+    }
+    let plan = BenchPlan {
+        warmup_steps: args.warmup,
+        repeats: args.repeats,
+        steps_per_run: args.steps_per_run,
+        ..BenchPlan::default()
+    };
+    let mut out = std::io::stdout().lock();
+    let mut failed = false;
+    for device in devices {
+        let result = open_backend(device, &args.run).and_then(|mut backend| {
+            let m = crate::bench::measure(backend.as_mut(), &session, plan)
+                .map_err(|e| e.to_string())?;
+            Ok(Summary::new(&m, backend.as_ref(), &session))
+        });
+        match result {
+            Ok(s) if args.run.json => {
+                let _ = writeln!(out, "{}", serde_json::to_string(&s).unwrap_or_default());
+            }
+            Ok(s) => {
+                let _ = writeln!(
+                    out,
+                    "{device} {:?} batch {} ({}{}): {:.0} samples/s, step {:.4} ms median \
+                     [{:.4} .. {:.4}] over {} runs of {} steps, {:.1} GFLOP/s",
+                    s.layers,
+                    s.batch,
+                    s.backend,
+                    if s.software_adapter {
+                        ", software adapter: says nothing about a GPU"
+                    } else {
+                        ""
+                    },
+                    s.samples_per_s,
+                    s.step_time_median_ms,
+                    s.step_time_min_ms,
+                    s.step_time_max_ms,
+                    s.repeats,
+                    s.steps_per_run,
+                    s.gflop_per_s
+                );
+            }
+            Err(e) => {
+                failed = true;
+                report_failure(&mut out, args.run.json, device, &e);
+            }
+        }
+    }
+    if failed {
+        Err(Failure::DeviceFailed)
+    } else {
+        Ok(())
+    }
 }
 
 fn train(args: &TrainArgs) -> Result<(), Failure> {
-    let (config, devices) = parse_config(args)?;
-    let session = Session::new(config).map_err(BadInput)?;
+    let (session, devices) = parse_run(&args.run)?;
+    if args.steps == 0 || args.log_every == 0 {
+        return Err(BadInput(
+            "--steps and --log-every must be at least 1".to_owned(),
+        ));
+    }
     let steps = match args.epochs {
         Some(0) => return Err(BadInput("--epochs must be at least 1".to_owned())),
         Some(epochs) => epochs * (session.data.train_rows() / session.config.batch) as u64,
@@ -297,31 +498,12 @@ fn train(args: &TrainArgs) -> Result<(), Failure> {
     };
     let mut out = std::io::stdout().lock();
     let mut failed = false;
-    // A device that cannot train is not the user's typo: say why, and go on with the others.
-    let mut report = |out: &mut std::io::StdoutLock<'_>, device: Device, error: &str| {
-        failed = true;
-        let line = if args.json {
-            json!({ "device": device, "error": error }).to_string()
-        } else {
-            format!("{device}: {error}")
-        };
-        let _ = writeln!(out, "{line}");
-    };
     for device in devices {
-        let mut backend: Box<dyn Backend> = match device {
-            Device::Cpu => {
-                Box::new(CpuBackend::new(args.threads).map_err(|e| BadInput(e.to_string()))?)
-            }
-            Device::Gpu => match GpuBackend::new() {
-                Ok(b) => Box::new(b),
-                Err(e) => {
-                    report(&mut out, device, &e.reason);
-                    continue;
-                }
-            },
-        };
-        if let Err(e) = train_one(backend.as_mut(), &session, steps, args, &mut out) {
-            report(&mut out, device, &e);
+        let result = open_backend(device, &args.run)
+            .and_then(|mut backend| train_one(backend.as_mut(), &session, steps, args, &mut out));
+        if let Err(e) = result {
+            failed = true;
+            report_failure(&mut out, args.run.json, device, &e);
         }
     }
     if failed {
@@ -350,7 +532,7 @@ fn train_one(
                 .log(backend, kernels.as_ref())
                 .map_err(|e| e.to_string())?;
             last_loss = log.loss;
-            if args.json {
+            if args.run.json {
                 let _ = writeln!(out, "{}", serde_json::to_string(&log).unwrap_or_default());
             } else {
                 let _ = writeln!(
@@ -381,9 +563,9 @@ fn train_one(
         "test_loss": eval.test_loss,
         "test_accuracy": eval.test_accuracy,
         "elapsed_s": elapsed_s,
-        "samples_per_s": (steps as f64 * args.batch as f64) / elapsed_s.max(1e-9),
+        "samples_per_s": (steps as f64 * args.run.batch as f64) / elapsed_s.max(1e-9),
     });
-    if args.json {
+    if args.run.json {
         let _ = writeln!(out, "{summary}");
     } else {
         let _ = writeln!(

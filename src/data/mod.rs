@@ -119,6 +119,17 @@ impl Dataset {
         self.test_y.len()
     }
 
+    /// Random Gaussian inputs with random labels, for benchmarks of any layer width: the speed of
+    /// a training step does not depend on what the numbers mean. Named "random" everywhere.
+    pub fn random(features: usize, classes: usize, rows: usize, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let x: Vec<f32> = (0..rows * features).map(|_| gauss(&mut rng)).collect();
+        let y: Vec<f32> = (0..rows)
+            .map(|_| rng.random_range(0..classes.max(1)) as f32)
+            .collect();
+        split_and_standardise("random", &x, &y, features, classes, 0.1, &mut rng)
+    }
+
     /// Builds the data set a spec describes, or says which setting is out of range.
     pub fn generate(spec: &DatasetSpec) -> Result<Self, String> {
         let classes = if spec.kind.has_class_choice() {

@@ -107,6 +107,11 @@ impl Session {
     /// Generates the data set and checks the settings.
     pub fn new(config: TrainConfig) -> Result<Self, String> {
         let data = Dataset::generate(&config.data)?;
+        Self::with_data(config, data)
+    }
+
+    /// Checks the settings against a data set made elsewhere (benchmarks, files).
+    pub fn with_data(config: TrainConfig, data: Dataset) -> Result<Self, String> {
         config.validate(&data)?;
         Ok(Self {
             config,

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""BatchScope's CPU path against PyTorch on the CPU: one command, one ratio table.
+
+    python3 benches/compare.py            # the grid of issue 3, 2 threads
+    python3 benches/compare.py --quick    # fewer repeats
+
+It builds `batchscope` in release mode, installs PyTorch into target/bench-venv when that
+virtualenv lacks it (PyPI's wheel, with its CUDA libraries: a large download, once), then runs the
+same training step (MLP, ReLU, Adam, cross-entropy, random inputs) in both, in this one run on
+this one machine, and prints samples/s side by side as ratios. BatchScope's CPU column is also run
+on one thread, with every kernel split over 2 threads, and with the automatic choice (split only
+work large enough), to show the automatic choice is never slower than the better fixed one. Every number is measured here and now; nothing is copied from elsewhere.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(ROOT, "target", "bench-venv")
+BIN = os.path.join(ROOT, "target", "release", "batchscope")
+
+# (layers, batch, target ratio of BatchScope's samples/s to PyTorch's)
+GRID = [
+    ("2,16,16,2", 1, 10.0),
+    ("2,16,16,2", 8, 10.0),
+    ("2,16,16,2", 32, 10.0),
+    ("784,128,10", 128, 1.0),
+    ("784,128,10", 256, 1.0),
+    ("784,512,512,10", 1024, 0.9),
+]
+
+
+def venv_python():
+    return os.path.join(VENV, "bin", "python")
+
+
+def ensure_torch():
+    py = venv_python()
+    if os.path.exists(py) and subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0:
+        return py
+    print("installing PyTorch into target/bench-venv (once; PyPI's wheel is large)...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", "torch", "numpy"], check=True)
+    return py
+
+
+def machine():
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def batchscope(layers, batch, threads, repeats, split="auto"):
+    cmd = [BIN, "bench", "--device", "cpu", "--dataset", "random", "--layers", layers,
+           "--batch", str(batch), "--threads", str(threads), "--split", split,
+           "--repeats", str(repeats), "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def pytorch(py, layers, batch, threads, repeats):
+    cmd = [py, os.path.join(ROOT, "benches", "pytorch_bench.py"), "--layers", layers,
+           "--batch", str(batch), "--threads", str(threads), "--repeats", str(repeats)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
+    p.add_argument("--threads", type=int, default=2, help="threads for both (default 2)")
+    p.add_argument("--out", default=os.path.join(ROOT, "target", "bench-results.json"))
+    a = p.parse_args()
+    repeats = 3 if a.quick else 7
+    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
+    py = ensure_torch()
+    kernels = json.loads(subprocess.run(
+        [BIN, "bench", "--kernels", "--dataset", "random", "--layers", "784,512,512,10", "--batch", "1024",
+         "--device", "cpu", "--json"], check=True, capture_output=True, text=True).stdout)
+    results = []
+    for layers, batch, target in GRID:
+        torch_r = pytorch(py, layers, batch, a.threads, repeats)
+        ours = {
+            "one_thread": batchscope(layers, batch, 1, repeats),
+            "always_split": batchscope(layers, batch, a.threads, repeats, "always"),
+            "auto": batchscope(layers, batch, a.threads, repeats),
+        }
+        auto = ours["auto"]["samples_per_s"]
+        best_fixed = max(ours["one_thread"]["samples_per_s"], ours["always_split"]["samples_per_s"])
+        results.append({
+            "layers": layers, "batch": batch, "target_ratio": target,
+            "pytorch": torch_r, "batchscope": ours,
+            "ratio": auto / torch_r["samples_per_s"], "auto_vs_best_fixed": auto / best_fixed,
+        })
+    today = datetime.date.today().isoformat()
+    print(f"BatchScope CPU vs {results[0]['pytorch']['framework']} CPU, {a.threads} threads, measured {today}")
+    print(f"Machine: {machine()}")
+    peak = kernels["fma_peak_per_core"]
+    print(f"FMA peak of one core, measured: {peak['gflop_per_s']:.0f} GFLOP/s ({peak['isa']})")
+    print()
+    print(f"| layers | batch | PyTorch samples/s | BatchScope samples/s | ratio | target | met | automatic split vs best of 1 thread and always {a.threads} |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        ours = r["batchscope"]["auto"]["samples_per_s"]
+        met = "yes" if r["ratio"] >= r["target_ratio"] else "NO"
+        print(f"| {r['layers']} | {r['batch']} | {r['pytorch']['samples_per_s']:,.0f} | {ours:,.0f} | "
+              f"{r['ratio']:.2f}x | {r['target_ratio']:g}x | {met} | {r['auto_vs_best_fixed']:.2f} |")
+    print()
+    print("Matrix products of 784,512,512,10 at batch 1024 (with their fused bias/activation), one thread:")
+    print("| product | m x k x n | GFLOP/s | share of one core's FMA peak |")
+    print("|---|---|---|---|")
+    one = next(x for x in kernels["products"] if x["threads"] == 1)
+    for rate in one["rates"]:
+        m, k, n = rate["shape"]
+        print(f"| {rate['name']} | {m}x{k}x{n} | {rate['gflop_per_s']:.0f} | "
+              f"{100 * rate['gflop_per_s'] / peak['gflop_per_s']:.0f}% |")
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump({"date": today, "machine": machine(), "kernels": kernels, "results": results}, f, indent=1)
+    print(f"\nAll measurements: {os.path.relpath(a.out, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+//! Benchmarks: repeated timed runs of the training step after a warm-up, and their statistics.
+//!
+//! Measuring and presenting live apart (as in hyperfine): [`measure`] returns the raw times of
+//! each run, [`Summary`] turns them into statistics, and the CLI prints them.
+
+pub mod peak;
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::backend::{Backend, BackendError, Device};
+use crate::nn::ModelSpec;
+use crate::train::{Runner, Session};
+
+/// How long to measure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BenchPlan {
+    /// Steps before timing starts (caches, lazily compiled pipelines, the allocator).
+    pub warmup_steps: u64,
+    /// Timed runs.
+    pub repeats: usize,
+    /// Steps per timed run; 0 picks enough for about `target_run_s`.
+    pub steps_per_run: u64,
+    /// Length of a timed run when `steps_per_run` is 0, in seconds.
+    pub target_run_s: f64,
+}
+
+impl Default for BenchPlan {
+    fn default() -> Self {
+        Self {
+            warmup_steps: 20,
+            repeats: 7,
+            steps_per_run: 0,
+            target_run_s: 0.2,
+        }
+    }
+}
+
+/// The raw measurement of one device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    /// Which device.
+    pub device: Device,
+    /// Steps in each timed run.
+    pub steps_per_run: u64,
+    /// Wall-clock seconds of each timed run, each ending in a sync with the device.
+    pub run_times_s: Vec<f64>,
+}
+
+/// Multiply-add FLOPs of one training step: forward (`2·B·Σ in·out`), weight gradients (the
+/// same again) and input gradients of every layer but the first. Element-wise work is not
+/// counted, so the figure is a lower bound on what the device did.
+pub fn flops_per_step(spec: &ModelSpec, batch: usize) -> f64 {
+    let macs: usize = spec.layers.windows(2).map(|w| w[0] * w[1]).sum();
+    let first = spec.layers[0] * spec.layers[1];
+    2.0 * batch as f64 * (3 * macs - first) as f64
+}
+
+/// Times training steps of `session` on `backend`.
+pub fn measure(
+    backend: &mut dyn Backend,
+    session: &Session,
+    plan: BenchPlan,
+) -> Result<Measurement, BackendError> {
+    let mut runner = Runner::new(backend, session)?;
+    // One timed run of the warm-up tells how many steps make a run of the wanted length.
+    let start = Instant::now();
+    for _ in 0..plan.warmup_steps.max(1) {
+        runner.step(backend)?;
+    }
+    runner.log(backend, None)?;
+    let per_step_s = start.elapsed().as_secs_f64() / plan.warmup_steps.max(1) as f64;
+    let steps_per_run = if plan.steps_per_run > 0 {
+        plan.steps_per_run
+    } else {
+        ((plan.target_run_s / per_step_s.max(1e-9)) as u64).clamp(3, 1_000_000)
+    };
+    let mut run_times_s = Vec::with_capacity(plan.repeats);
+    for _ in 0..plan.repeats.max(1) {
+        let start = Instant::now();
+        for _ in 0..steps_per_run {
+            runner.step(backend)?;
+        }
+        // Reading the loss waits for the device: the run ends when its work has.
+        runner.log(backend, None)?;
+        run_times_s.push(start.elapsed().as_secs_f64());
+    }
+    Ok(Measurement {
+        device: backend.device(),
+        steps_per_run,
+        run_times_s,
+    })
+}
+
+/// Statistics of a measurement, as `batchscope bench` prints them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Which device.
+    pub device: Device,
+    /// Backend name (CPU threads, or the adapter and its API).
+    pub backend: String,
+    /// True on a software adapter, whose speed says nothing about a GPU.
+    pub software_adapter: bool,
+    /// Layer widths.
+    pub layers: Vec<usize>,
+    /// Rows per batch.
+    pub batch: usize,
+    /// Optimizer name.
+    pub optimizer: String,
+    /// Kernel threads on the CPU (`None` on the GPU).
+    pub threads: Option<usize>,
+    /// What the inputs were.
+    pub data: String,
+    /// Timed runs.
+    pub repeats: usize,
+    /// Steps per timed run.
+    pub steps_per_run: u64,
+    /// Median time of one step over the runs, in milliseconds.
+    pub step_time_median_ms: f64,
+    /// Fastest run's time per step.
+    pub step_time_min_ms: f64,
+    /// Slowest run's time per step.
+    pub step_time_max_ms: f64,
+    /// Rows per second at the median step time.
+    pub samples_per_s: f64,
+    /// Matrix FLOPs per second at the median step time (see [`flops_per_step`]).
+    pub gflop_per_s: f64,
+}
+
+impl Summary {
+    /// Statistics of `m` for a model `spec` at `batch` rows.
+    pub fn new(m: &Measurement, backend: &dyn Backend, session: &Session) -> Self {
+        let spec = session.config.model_spec(&session.data);
+        let batch = session.config.batch;
+        let mut per_step_ms: Vec<f64> = m
+            .run_times_s
+            .iter()
+            .map(|t| t * 1e3 / m.steps_per_run as f64)
+            .collect();
+        per_step_ms.sort_by(f64::total_cmp);
+        let median = median_of_sorted(&per_step_ms);
+        Self {
+            device: m.device,
+            backend: backend.name(),
+            software_adapter: backend.adapter_summary().is_some_and(|a| a.software),
+            batch,
+            optimizer: session.config.optimizer.as_str().to_owned(),
+            threads: backend.threads(),
+            data: session.data.name.clone(),
+            repeats: per_step_ms.len(),
+            steps_per_run: m.steps_per_run,
+            step_time_median_ms: median,
+            step_time_min_ms: per_step_ms.first().copied().unwrap_or(f64::NAN),
+            step_time_max_ms: per_step_ms.last().copied().unwrap_or(f64::NAN),
+            samples_per_s: batch as f64 / (median / 1e3),
+            gflop_per_s: flops_per_step(&spec, batch) / (median / 1e3) / 1e9,
+            layers: spec.layers,
+        }
+    }
+}
+
+/// The median of sorted values (mean of the two middle ones for an even count).
+pub fn median_of_sorted(v: &[f64]) -> f64 {
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => f64::midpoint(v[n / 2 - 1], v[n / 2]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_flops() {
+        assert_eq!(median_of_sorted(&[1.0, 2.0, 10.0]), 2.0);
+        assert_eq!(median_of_sorted(&[1.0, 2.0, 4.0, 10.0]), 3.0);
+        let spec = ModelSpec {
+            layers: vec![784, 128, 10],
+            activation: crate::backend::Activation::Relu,
+        };
+        // Forward 784·128 + 128·10 MACs, weight grads the same, input grads 128·10 (layer 2 only).
+        let macs = 784 * 128 + 128 * 10;
+        assert_eq!(
+            flops_per_step(&spec, 2),
+            2.0 * 2.0 * f64::from(2 * macs + 128 * 10)
+        );
+    }
+}
+
+/// The measured speed of one of a layer's matrix products.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProductRate {
+    /// `forward`, `weight_grad` or `input_grad`, and the layer index.
+    pub name: String,
+    /// `[m, k, n]` of the product.
+    pub shape: [usize; 3],
+    /// Median over the timed runs.
+    pub gflop_per_s: f64,
+}
+
+/// Times each matrix product of one training step (with its fused epilogue) on `backend`.
+pub fn measure_products(
+    backend: &mut dyn Backend,
+    spec: &ModelSpec,
+    batch: usize,
+    seconds_each: f64,
+) -> Result<Vec<ProductRate>, BackendError> {
+    use crate::backend::Activation;
+    let mut rates = Vec::new();
+    for (l, w) in spec.layers.windows(2).enumerate() {
+        let (fan_in, fan_out) = (w[0], w[1]);
+        let x = filled(backend, "x", batch, fan_in)?;
+        let weight = filled(backend, "w", fan_in, fan_out)?;
+        let bias = filled(backend, "b", 1, fan_out)?;
+        let dz = filled(backend, "dz", batch, fan_out)?;
+        let mut out = backend.zeros("out", batch, fan_out)?;
+        let mut dw = backend.zeros("dw", fan_in, fan_out)?;
+        let mut db = backend.zeros("db", 1, fan_out)?;
+        let mut dx = backend.zeros("dx", batch, fan_in)?;
+        let macs = (batch * fan_in * fan_out) as f64;
+        let mut time =
+            |name: &str,
+             shape: [usize; 3],
+             op: &mut dyn FnMut(&mut dyn Backend) -> Result<(), BackendError>| {
+                let rate = time_op(backend, seconds_each, op)?;
+                rates.push(ProductRate {
+                    name: format!("{name} {l}"),
+                    shape,
+                    gflop_per_s: 2.0 * macs / rate / 1e9,
+                });
+                Ok::<(), BackendError>(())
+            };
+        time("forward", [batch, fan_in, fan_out], &mut |b| {
+            b.linear_forward(&x, &weight, &bias, Activation::Relu, &mut out)
+        })?;
+        time("weight_grad", [fan_in, batch, fan_out], &mut |b| {
+            b.linear_backward_params(&x, &dz, &mut dw, &mut db)
+        })?;
+        time("input_grad", [batch, fan_out, fan_in], &mut |b| {
+            b.linear_backward_input(&dz, &weight, &x, Activation::Relu, &mut dx)
+        })?;
+    }
+    Ok(rates)
+}
+
+fn filled(
+    backend: &mut dyn Backend,
+    label: &str,
+    rows: usize,
+    cols: usize,
+) -> Result<crate::backend::Tensor, BackendError> {
+    let mut t = backend.zeros(label, rows, cols)?;
+    let values: Vec<f32> = (0..rows * cols)
+        .map(|i| ((i % 17) as f32 - 8.0) / 16.0)
+        .collect();
+    backend.write(&mut t, &values)?;
+    Ok(t)
+}
+
+/// Median seconds per call of `op` over 5 runs of about `seconds / 5` each.
+fn time_op(
+    backend: &mut dyn Backend,
+    seconds: f64,
+    op: &mut dyn FnMut(&mut dyn Backend) -> Result<(), BackendError>,
+) -> Result<f64, BackendError> {
+    op(backend)?;
+    backend.flush()?;
+    let start = Instant::now();
+    let mut calls = 0u64;
+    while start.elapsed().as_secs_f64() < seconds / 10.0 {
+        op(backend)?;
+        calls += 1;
+    }
+    backend.flush()?;
+    let per_run = calls.max(1);
+    let mut per_call = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        for _ in 0..per_run {
+            op(backend)?;
+        }
+        backend.flush()?;
+        per_call.push(start.elapsed().as_secs_f64() / per_run as f64);
+    }
+    per_call.sort_by(f64::total_cmp);
+    Ok(median_of_sorted(&per_call))
+}
