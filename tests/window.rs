@@ -20,8 +20,9 @@ fn the_window_opens_and_both_columns_train() {
         eprintln!("skipping the window test: xvfb-run not found (sudo apt-get install xvfb)");
         return;
     }
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1400x900x24"])
+    // `timeout` ends a hung window, so a hang fails the test instead of stalling CI.
+    let out = Command::new("timeout")
+        .args(["120", "xvfb-run", "-a", "-s", "-screen 0 1400x900x24"])
         .arg(env!("CARGO_BIN_EXE_batchscope"))
         .args(["--autorun", "--exit-after-secs", "15"])
         .output()

@@ -393,6 +393,17 @@ pub trait Backend: Send {
         Ok(None)
     }
 
+    /// Runs `f` with this backend in the context its kernels run best in: for the CPU, on one
+    /// of its own pool's threads, so that one-thread kernels need no hand-off and parallel ones
+    /// share the pool with the caller instead of competing with it for cores. Long loops (a
+    /// worker's training loop, a benchmark) run inside it.
+    fn enter(&mut self, f: &mut (dyn FnMut(&mut dyn Backend) + Send)) {
+        f(self.as_dyn());
+    }
+
+    /// `self` as a trait object (for [`Backend::enter`]'s default).
+    fn as_dyn(&mut self) -> &mut dyn Backend;
+
     /// Kernel threads, for CPU backends.
     fn threads(&self) -> Option<usize> {
         None

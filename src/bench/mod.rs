@@ -202,7 +202,24 @@ pub struct ProductRate {
 }
 
 /// Times each matrix product of one training step (with its fused epilogue) on `backend`.
+/// CPU only: GPU ops return before they run, so their wall-clock time means nothing.
 pub fn measure_products(
+    backend: &mut dyn Backend,
+    spec: &ModelSpec,
+    batch: usize,
+    seconds_each: f64,
+) -> Result<Vec<ProductRate>, BackendError> {
+    if backend.device() != Device::Cpu {
+        return Err(BackendError::Setup(
+            "product timings are measured on the CPU only".into(),
+        ));
+    }
+    let mut result = None;
+    backend.enter(&mut |b| result = Some(measure_products_inside(b, spec, batch, seconds_each)));
+    result.unwrap_or_else(|| Err(BackendError::Setup("the benchmark did not run".into())))
+}
+
+fn measure_products_inside(
     backend: &mut dyn Backend,
     spec: &ModelSpec,
     batch: usize,

@@ -496,11 +496,18 @@ fn train(args: &TrainArgs) -> Result<(), Failure> {
         Some(epochs) => epochs * (session.data.train_rows() / session.config.batch) as u64,
         None => args.steps,
     };
-    let mut out = std::io::stdout().lock();
+    // Not locked here: the training loop prints from the CPU pool's thread.
+    let mut out = std::io::stdout();
     let mut failed = false;
     for device in devices {
-        let result = open_backend(device, &args.run)
-            .and_then(|mut backend| train_one(backend.as_mut(), &session, steps, args, &mut out));
+        let result = open_backend(device, &args.run).and_then(|mut backend| {
+            let mut result = Err("training did not run".to_owned());
+            // Inside the backend's context (the CPU's pool); each line goes straight to stdout.
+            backend.enter(&mut |b| {
+                result = train_one(b, &session, steps, args, &mut std::io::stdout());
+            });
+            result
+        });
         if let Err(e) = result {
             failed = true;
             report_failure(&mut out, args.run.json, device, &e);

@@ -108,7 +108,7 @@ impl Worker {
         let (commands, inbox) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name(format!("train-{device}"))
-            .spawn(move || run(device, factory, &inbox, &events, &notify))?;
+            .spawn(move || run(device, factory, inbox, &events, &notify))?;
         Ok(Self {
             device,
             commands,
@@ -138,7 +138,7 @@ impl Drop for Worker {
 
 struct State<'a> {
     device: Device,
-    backend: Box<dyn Backend>,
+    backend: &'a mut dyn Backend,
     runner: Option<Runner>,
     running: bool,
     last_log: Instant,
@@ -172,7 +172,7 @@ impl State<'_> {
     fn configure(&mut self, session: &Session) {
         self.runner = None;
         self.backend.clear_caches();
-        match Runner::new(self.backend.as_mut(), session) {
+        match Runner::new(&mut *self.backend, session) {
             Ok(runner) => {
                 self.runner = Some(runner);
                 self.report(true);
@@ -189,12 +189,12 @@ impl State<'_> {
         let due = force || self.last_log.elapsed() >= LOG_INTERVAL;
         // The step before a report is timed by the GPU (that report syncs anyway).
         let result = if due {
-            runner.timed_step(self.backend.as_mut()).map(|k| (true, k))
+            runner.timed_step(&mut *self.backend).map(|k| (true, k))
         } else {
-            runner.step(self.backend.as_mut()).map(|()| (false, None))
+            runner.step(&mut *self.backend).map(|()| (false, None))
         };
         match result {
-            Ok((true, kernels)) => match runner.log(self.backend.as_mut(), kernels.as_ref()) {
+            Ok((true, kernels)) => match runner.log(&mut *self.backend, kernels.as_ref()) {
                 Ok(log) => {
                     self.last_log = Instant::now();
                     self.send(Event::Log(log));
@@ -215,7 +215,7 @@ impl State<'_> {
         let Some(runner) = self.runner.as_mut() else {
             return;
         };
-        let backend = self.backend.as_mut();
+        let backend = &mut *self.backend;
         let result = runner.evaluate(backend).and_then(|eval| {
             let grid = runner.boundary(backend, BOUNDARY_RESOLUTION)?;
             Ok((eval, grid))
@@ -242,7 +242,7 @@ impl State<'_> {
 fn run(
     device: Device,
     factory: BackendFactory,
-    inbox: &Receiver<Command>,
+    inbox: Receiver<Command>,
     events: &Sender<Event>,
     notify: &Notify,
 ) {
@@ -256,6 +256,20 @@ fn run(
             return;
         }
     };
+    let mut backend = backend;
+    let mut inbox = inbox;
+    // The whole loop runs inside the backend's context (the CPU's own thread pool).
+    backend.enter(&mut |backend| command_loop(device, backend, &mut inbox, events, notify));
+}
+
+/// Trains on commands until told to stop.
+fn command_loop(
+    device: Device,
+    backend: &mut dyn Backend,
+    inbox: &mut Receiver<Command>,
+    events: &Sender<Event>,
+    notify: &Notify,
+) {
     let mut state = State {
         device,
         backend,

@@ -12,6 +12,7 @@
 mod matmul;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -36,7 +37,7 @@ enum Epilogue<'a> {
 /// The CPU backend. It owns a rayon pool so the thread count is the user's choice, not the
 /// machine's.
 pub struct CpuBackend {
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     threads: usize,
     split: Split,
     /// Per product shape: one thread or all, chosen by timing both.
@@ -128,7 +129,7 @@ impl CpuBackend {
             .build()
             .map_err(|e| BackendError::Setup(format!("cannot start the CPU thread pool: {e}")))?;
         Ok(Self {
-            pool,
+            pool: Arc::new(pool),
             threads,
             split,
             tuning: HashMap::new(),
@@ -268,7 +269,8 @@ impl CpuBackend {
                 }
             });
         } else {
-            // On the calling thread: handing work to the pool (`install`) costs microseconds.
+            // On the calling thread: outside `enter`, handing work to the pool costs
+            // microseconds, more than a small product.
             matmul::gemm(a, a_layout, b, b_layout, m, n, k, c, 1);
             for (i, row) in c.chunks_mut(n).enumerate() {
                 finish_row(i, row, epilogue);
@@ -304,6 +306,16 @@ impl Backend for CpuBackend {
 
     fn threads(&self) -> Option<usize> {
         Some(self.threads)
+    }
+
+    fn as_dyn(&mut self) -> &mut dyn Backend {
+        self
+    }
+
+    fn enter(&mut self, f: &mut (dyn FnMut(&mut dyn Backend) + Send)) {
+        let pool = Arc::clone(&self.pool);
+        // Inside the pool, the `install` calls of the kernels run in place.
+        pool.install(|| f(self));
     }
 
     fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {

@@ -785,6 +785,10 @@ impl Backend for GpuBackend {
         Ok(Some(KernelTimes { kernels, total_ns }))
     }
 
+    fn as_dyn(&mut self) -> &mut dyn Backend {
+        self
+    }
+
     fn adapter_summary(&self) -> Option<AdapterSummary> {
         Some(self.summary.clone())
     }
