@@ -1,7 +1,7 @@
 // Softmax cross-entropy with mean reduction, its gradient, and the running loss statistics.
 //
-// A single workgroup handles the whole batch: invocation i takes rows i, i + 256, ..., writes
-// their gradient and keeps a partial loss and correct count; then invocation 0 adds the 256
+// A single workgroup handles the whole batch: invocation i takes rows i, i + WORKGROUP, ...,
+// writes their gradient and keeps a partial loss and correct count; then invocation 0 adds the
 // partials into `stats`. The loss therefore stays on the GPU and is read back only when it is
 // logged, instead of stalling the queue every step (PyTorch's `.item()`).
 
@@ -19,12 +19,13 @@ struct Params {
 // [Σ loss, Σ correct, Σ rows], accumulated across steps until read.
 @group(0) @binding(4) var<storage, read_write> stats: array<f32>;
 
-const WORKGROUP: u32 = 256u;
+// Invocations in the one workgroup, at most 256 (the partial arrays' size), chosen per adapter.
+override WORKGROUP: u32 = 256u;
 
 var<workgroup> partial_loss: array<f32, 256>;
 var<workgroup> partial_correct: array<f32, 256>;
 
-@compute @workgroup_size(256, 1, 1)
+@compute @workgroup_size(WORKGROUP, 1, 1)
 fn softmax_cross_entropy(@builtin(local_invocation_id) lid: vec3<u32>) {
     let scale = 1.0 / f32(p.batch);
     var loss = 0.0;

@@ -1,9 +1,10 @@
 // Tiled matrix product with a fused epilogue: c[m, n] = epilogue(op(a)[m, k] · op(b)[k, n]).
 //
-// Each 16x16 workgroup computes one 16x16 tile of `c`. It walks along `k` in steps of 16, and at
-// each step the 256 invocations copy one 16x16 tile of `a` and of `b` into workgroup memory
-// (one element each), wait at a barrier, and then every invocation reads 16 values from each
-// tile instead of from global memory: the tile is loaded once and used 16 times.
+// Each TILE x TILE workgroup computes one tile of `c`. It walks along `k` in steps of TILE, and
+// at each step its invocations copy one tile of `a` and of `b` into workgroup memory (one
+// element each), wait at a barrier, and then every invocation reads TILE values from each tile
+// instead of from global memory: a value is loaded once and used TILE times. TILE is chosen per
+// adapter (16, or 8 where a workgroup cannot have 256 invocations) as a pipeline constant.
 //
 // Transposes are strides: element (i, kk) of op(a) is a[i * a_row_stride + kk * a_col_stride],
 // so xᵀ and wᵀ cost nothing. The sum for one output runs over kk in ascending order, exactly as
@@ -32,7 +33,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read> aux: array<f32>;
 @group(0) @binding(4) var<storage, read_write> c: array<f32>;
 
-const TILE: u32 = 16u;
+// The workgroup's edge, at most 16 (the size of the tile arrays below).
+override TILE: u32 = 16u;
 
 var<workgroup> a_tile: array<array<f32, 16>, 16>;
 var<workgroup> b_tile: array<array<f32, 16>, 16>;
@@ -56,7 +58,7 @@ fn activation_grad(out: f32, act: u32) -> f32 {
     }
 }
 
-@compute @workgroup_size(16, 16, 1)
+@compute @workgroup_size(TILE, TILE, 1)
 fn main(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,

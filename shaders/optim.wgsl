@@ -23,6 +23,9 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
+// Invocations per workgroup, chosen per adapter as a pipeline constant.
+override WORKGROUP: u32 = 256u;
+
 @group(0) @binding(1) var<storage, read_write> param: array<f32>;
 @group(0) @binding(2) var<storage, read> grad: array<f32>;
 // Momentum's velocity, or Adam's first moment.
@@ -30,12 +33,12 @@ struct Params {
 // Adam's second moment.
 @group(0) @binding(4) var<storage, read_write> state2: array<f32>;
 
-@compute @workgroup_size(256, 1, 1)
+@compute @workgroup_size(WORKGROUP, 1, 1)
 fn step(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {
-    let i = (wid.y * p.groups_x + wid.x) * 256u + lid.x;
+    let i = (wid.y * p.groups_x + wid.x) * WORKGROUP + lid.x;
     if (i >= p.len) {
         return;
     }

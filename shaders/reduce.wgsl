@@ -14,7 +14,10 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-@compute @workgroup_size(64, 1, 1)
+// Invocations per workgroup, chosen per adapter as a pipeline constant.
+override WORKGROUP: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP, 1, 1)
 fn column_sum(@builtin(global_invocation_id) gid: vec3<u32>) {
     let j = gid.x;
     if (j >= p.cols) {

@@ -190,3 +190,32 @@ fn settings_out_of_range_are_refused_with_the_limit() {
             .contains("learning rate")
     );
 }
+
+#[test]
+fn the_small_workgroups_of_weaker_adapters_compute_the_same() {
+    use batchscope::backend::gpu::{GpuBackend, KernelSizes};
+    if common::gpu().is_none() {
+        return;
+    }
+    let small = KernelSizes {
+        matmul_tile: 8,
+        elementwise: 64,
+        column_sum: 32,
+    };
+    let mut gpu = GpuBackend::with_sizes(Some(small)).expect("the adapter opened a moment ago");
+    assert_eq!(gpu.kernel_sizes(), small);
+    let mut cpu = common::cpu();
+    let session = Session::new(spiral_config()).expect("valid config");
+    let (cpu_logs, _) = logged_run(&mut cpu, &session, 50);
+    let (gpu_logs, _) = logged_run(&mut gpu, &session, 50);
+    for (c, g) in cpu_logs.iter().zip(&gpu_logs) {
+        let rel = ((c.loss - g.loss) / c.loss).abs();
+        assert!(
+            rel <= 1e-4,
+            "step {}: cpu {} vs gpu {} with small workgroups",
+            c.step,
+            c.loss,
+            g.loss
+        );
+    }
+}

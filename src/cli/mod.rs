@@ -230,7 +230,7 @@ fn devices(as_json: bool) {
     for a in &adapters {
         println!(
             "{} [{}] {}{} — {} {}\n  timestamps: {}, shader f16: {}, max buffer {} MiB, \
-             max storage binding {} MiB, training: {}",
+             max storage binding {} MiB, training: {}, workgroups: matmul {}x{}, element-wise {}",
             a.name,
             a.backend,
             a.device_type,
@@ -246,6 +246,9 @@ fn devices(as_json: bool) {
             a.max_buffer_size_bytes >> 20,
             a.max_storage_buffer_binding_size_bytes >> 20,
             if a.usable_for_training { "yes" } else { "no" },
+            a.kernel_sizes.matmul_tile,
+            a.kernel_sizes.matmul_tile,
+            a.kernel_sizes.elementwise,
         );
     }
 }

@@ -54,6 +54,8 @@ pub struct AdapterSummary {
     pub max_compute_workgroup_storage_size_bytes: u32,
     /// Whether training can use this adapter (compute shaders on a primary backend).
     pub usable_for_training: bool,
+    /// The workgroup sizes the kernels get on this adapter.
+    pub kernel_sizes: super::KernelSizes,
 }
 
 /// Why training on the GPU is not available, and what to do about it.
@@ -113,11 +115,12 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
         max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
         max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
         max_compute_workgroup_storage_size_bytes: limits.max_compute_workgroup_storage_size,
+        kernel_sizes: super::KernelSizes::for_limits(&limits),
         usable_for_training: primary
             && downlevel
                 .flags
                 .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
-            && limits.max_compute_invocations_per_workgroup >= 256,
+            && limits.max_compute_invocations_per_workgroup >= 64,
     }
 }
 

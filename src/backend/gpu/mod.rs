@@ -25,8 +25,48 @@ type Params = [u32; PARAM_WORDS];
 /// Timestamp slots: two per timed pass.
 const TIMESTAMP_CAPACITY: u32 = 512;
 
-/// The edge of the matrix-product tile, as in `shaders/matmul.wgsl`.
-const MATMUL_TILE: u32 = 16;
+/// Workgroup sizes, chosen per adapter from its limits and passed to the shaders as pipeline
+/// constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct KernelSizes {
+    /// Edge of the matrix-product tile (and workgroup): 16, or 8 on adapters that cannot run 256
+    /// invocations in one workgroup.
+    pub matmul_tile: u32,
+    /// Invocations per workgroup of the optimizer updates and of the loss: 256, 128 or 64.
+    pub elementwise: u32,
+    /// Invocations per workgroup of the bias-gradient column sums.
+    pub column_sum: u32,
+}
+
+impl KernelSizes {
+    /// The largest sizes the limits allow, up to what the shaders' workgroup arrays hold.
+    ///
+    /// 16×16 tiles and 256-wide workgroups fit every WebGPU-conformant adapter and keep a GPU's
+    /// cores busy with a few hundred workgroups; smaller sizes keep the kernels running on the
+    /// adapters below those limits. Tuning them per GPU by measurement needs the GPUs.
+    pub fn for_limits(limits: &wgpu::Limits) -> Self {
+        let invocations = limits.max_compute_invocations_per_workgroup;
+        let tile = if invocations >= 256
+            && limits.max_compute_workgroup_size_x >= 16
+            && limits.max_compute_workgroup_size_y >= 16
+            && limits.max_compute_workgroup_storage_size >= 2 * 16 * 16 * 4
+        {
+            16
+        } else {
+            8
+        };
+        let width = invocations.min(limits.max_compute_workgroup_size_x);
+        let elementwise = [256, 128, 64]
+            .into_iter()
+            .find(|&w| w <= width)
+            .unwrap_or(64);
+        Self {
+            matmul_tile: tile,
+            elementwise,
+            column_sum: elementwise.min(64),
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum KernelId {
@@ -43,7 +83,13 @@ struct Kernel {
 }
 
 impl Kernel {
-    fn new(device: &wgpu::Device, label: &str, source: &str, entry_point: &str) -> Self {
+    fn new(
+        device: &wgpu::Device,
+        label: &str,
+        source: &str,
+        entry_point: &str,
+        constants: &[(&str, f64)],
+    ) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(label),
             source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -54,7 +100,13 @@ impl Kernel {
             layout: None,
             module: &module,
             entry_point: Some(entry_point),
-            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                // The workgroup sizes this adapter gets (the shaders' `override` constants).
+                constants,
+                // Every kernel writes its workgroup memory before reading it, so wgpu's
+                // zero-fill on each dispatch would be wasted work.
+                zero_initialize_workgroup_memory: false,
+            },
             cache: None,
         });
         let layout = pipeline.get_bind_group_layout(0);
@@ -70,31 +122,38 @@ struct Kernels {
 }
 
 impl Kernels {
-    fn new(device: &wgpu::Device) -> Self {
+    fn new(device: &wgpu::Device, sizes: KernelSizes) -> Self {
+        let tile = [("TILE", f64::from(sizes.matmul_tile))];
+        let wide = [("WORKGROUP", f64::from(sizes.elementwise))];
+        let reduce = [("WORKGROUP", f64::from(sizes.column_sum))];
         Self {
             matmul: Kernel::new(
                 device,
                 "matmul",
                 include_str!("../../../shaders/matmul.wgsl"),
                 "main",
+                &tile,
             ),
             column_sum: Kernel::new(
                 device,
                 "column_sum",
                 include_str!("../../../shaders/reduce.wgsl"),
                 "column_sum",
+                &reduce,
             ),
             softmax_cross_entropy: Kernel::new(
                 device,
                 "softmax_cross_entropy",
                 include_str!("../../../shaders/loss.wgsl"),
                 "softmax_cross_entropy",
+                &wide,
             ),
             optimizer: Kernel::new(
                 device,
                 "optimizer",
                 include_str!("../../../shaders/optim.wgsl"),
                 "step",
+                &wide,
             ),
         }
     }
@@ -144,6 +203,7 @@ pub struct GpuBackend {
     device: wgpu::Device,
     queue: wgpu::Queue,
     summary: AdapterSummary,
+    sizes: KernelSizes,
     kernels: Kernels,
     encoder: Option<wgpu::CommandEncoder>,
     /// Tensors that recorded-but-unsubmitted work reads or writes.
@@ -166,10 +226,17 @@ const DUMMY_READ_ID: u64 = 0;
 const DUMMY_WRITE_IDS: [u64; 2] = [u64::MAX, u64::MAX - 1];
 
 impl GpuBackend {
-    /// Opens the preferred adapter and compiles the kernels.
+    /// Opens the preferred adapter and compiles the kernels with the sizes its limits allow.
     pub fn new() -> Result<Self, GpuUnavailable> {
+        Self::with_sizes(None)
+    }
+
+    /// As [`GpuBackend::new`], with workgroup sizes of the caller's choice (tests run the small
+    /// sizes of weaker adapters this way), or the adapter's when `None`.
+    pub fn with_sizes(sizes: Option<KernelSizes>) -> Result<Self, GpuUnavailable> {
         let (adapter, device, queue) = context::open_device()?;
         let summary = context::summarize(&adapter);
+        let sizes = sizes.unwrap_or_else(|| KernelSizes::for_limits(&device.limits()));
         let error = Arc::new(Mutex::new(None));
         let slot = Arc::clone(&error);
         // wgpu's default handler panics; a teaching app reports the error and keeps running.
@@ -178,7 +245,7 @@ impl GpuBackend {
                 slot.get_or_insert_with(|| e.to_string());
             }
         }));
-        let kernels = Kernels::new(&device);
+        let kernels = Kernels::new(&device, sizes);
         let storage = |label: &str| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -226,6 +293,7 @@ impl GpuBackend {
             device,
             queue,
             summary,
+            sizes,
             kernels,
             encoder: None,
             pending_tensors: HashSet::new(),
@@ -242,6 +310,11 @@ impl GpuBackend {
     /// The adapter this backend trains on.
     pub fn adapter(&self) -> &AdapterSummary {
         &self.summary
+    }
+
+    /// The workgroup sizes the kernels were compiled with.
+    pub fn kernel_sizes(&self) -> KernelSizes {
+        self.sizes
     }
 
     fn check_error(&self) -> Result<(), BackendError> {
@@ -381,10 +454,8 @@ impl GpuBackend {
             },
         };
         let bindings = [binding(a)?, binding(b)?, aux, binding(c)?];
-        let groups = (
-            (n as u32).div_ceil(MATMUL_TILE),
-            (m as u32).div_ceil(MATMUL_TILE),
-        );
+        let tile = self.sizes.matmul_tile;
+        let groups = ((n as u32).div_ceil(tile), (m as u32).div_ceil(tile));
         self.dispatch(KernelId::Matmul, label, params, &bindings, groups)
     }
 
@@ -397,7 +468,7 @@ impl GpuBackend {
     ) -> Result<(), BackendError> {
         let (param, grad, state1, state2) = tensors;
         let len = param.len() as u32;
-        let groups = len.div_ceil(256);
+        let groups = len.div_ceil(self.sizes.elementwise);
         let max = self.summary.max_compute_workgroups_per_dimension.max(1);
         let (groups_x, groups_y) = if groups <= max {
             (groups, 1)
@@ -642,7 +713,7 @@ impl Backend for GpuBackend {
             "bias_grad",
             params,
             &bindings,
-            ((fan_out as u32).div_ceil(64), 1),
+            ((fan_out as u32).div_ceil(self.sizes.column_sum), 1),
         )
     }
 
