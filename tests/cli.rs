@@ -1,5 +1,6 @@
 //! The headless interface: JSON output, and exit code 2 with a clear message on bad input.
 
+use std::fmt::Write as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -220,4 +221,65 @@ fn bench_kernels_compares_products_with_the_measured_peak() {
     // One thread and all threads, three products per layer, two layers.
     assert_eq!(products[0]["threads"], 1);
     assert_eq!(products[0]["rates"].as_array().expect("rates").len(), 6);
+}
+
+#[test]
+fn data_inspect_summarises_a_file_or_says_what_is_wrong() {
+    let (code, stdout, stderr) = batchscope(&["data", "inspect", "iris", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert_eq!(v["rows"], 150);
+    assert_eq!(v["features"], 4);
+    assert_eq!(v["class_counts"], serde_json::json!([50, 50, 50]));
+    // A regression target is refused with the column named, and exit code 2.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/autompg/autompg.csv");
+    let (code, _, stderr) = batchscope(&["data", "inspect", path]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("autompg.csv") && stderr.contains("`mpg`") && stderr.contains("--label"),
+        "{stderr}"
+    );
+    // A malformed file names its line.
+    let dir = std::env::temp_dir().join(format!("batchscope-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bad = dir.join("bad.csv");
+    let mut text = String::from("a,b,label\n");
+    for i in 0..20 {
+        let _ = writeln!(text, "{i},{i},{}", i % 2);
+    }
+    text.push_str("1,2\n");
+    std::fs::write(&bad, text).expect("write");
+    let (code, _, stderr) = batchscope(&["data", "inspect", bad.to_str().expect("utf-8 path")]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("line 22") && stderr.contains("2 fields"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn train_on_a_shipped_set_and_check_the_layers_against_it() {
+    let (code, stdout, stderr) = batchscope(&[
+        "train",
+        "--dataset",
+        "iris",
+        "--device",
+        "cpu",
+        "--steps",
+        "300",
+        "--log-every",
+        "300",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().expect("summary")).expect("JSON");
+    assert!(
+        summary["test_accuracy"].as_f64().expect("accuracy") > 0.8,
+        "{summary}"
+    );
+    let (code, _, stderr) = batchscope(&["train", "--dataset", "iris", "--layers", "2,16,3"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("4 features and 3 classes"), "{stderr}");
 }

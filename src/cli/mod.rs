@@ -1,6 +1,7 @@
 //! The command line: `batchscope` opens the app; subcommands run the same core headless.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,7 @@ use crate::backend::cpu::{CpuBackend, Split};
 use crate::backend::gpu::{GpuBackend, context};
 use crate::backend::{Activation, Backend, Device};
 use crate::bench::{BenchPlan, Summary};
+use crate::data::file::{LoadOptions, SHIPPED, Table, load as load_file, shipped_path};
 use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic};
 use crate::i18n::Lang;
 use crate::nn::{ModelSpec, OptimizerKind};
@@ -57,13 +59,34 @@ enum Commands {
     Train(TrainArgs),
     /// Time training steps: median, min and max step time, samples/s and GFLOP/s per device.
     Bench(BenchArgs),
+    /// Data set files.
+    Data {
+        #[command(subcommand)]
+        command: DataCommands,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum DataCommands {
+    /// Load and check a CSV or IDX file (or a shipped set by name), and summarise it.
+    Inspect {
+        /// The file, or a shipped set's name.
+        path: String,
+        /// The label column, by name or 0-based index.
+        #[arg(long)]
+        label: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// What to train, shared by `train` and `bench`.
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// Data set: spiral, moons, circles, xor, blobs, or random (Gaussian inputs as wide as the
-    /// first layer, random labels: for benchmarks).
+    /// Data set: spiral, moons, circles, xor, blobs; a shipped set (iris, wine, `breast_cancer`,
+    /// digits, penguins, mnist, fashion-mnist); the path of a CSV or IDX file; or random
+    /// (Gaussian inputs as wide as the first layer, random labels: for benchmarks).
     #[arg(long, default_value = "spiral")]
     dataset: String,
     /// Points in the data set.
@@ -75,9 +98,14 @@ struct RunArgs {
     /// Noise of the generator.
     #[arg(long, default_value_t = 0.2)]
     noise: f32,
-    /// Layer widths, input first and classes last.
-    #[arg(long, default_value = "2,16,16,3")]
-    layers: String,
+    /// Layer widths, input first and classes last (default: the data set's features, 16, 16,
+    /// its classes).
+    #[arg(long)]
+    layers: Option<String>,
+    /// The label column of a CSV file, by name or 0-based index (default: `label`, `target`,
+    /// `class`, `species` or `y`, else the last column).
+    #[arg(long)]
+    label: Option<String>,
     /// Hidden activation: relu, tanh or sigmoid.
     #[arg(long, default_value = "relu")]
     activation: String,
@@ -200,6 +228,9 @@ pub fn main() -> ExitCode {
         }
         Some(Commands::Train(args)) => train(&args),
         Some(Commands::Bench(args)) => bench(&args),
+        Some(Commands::Data {
+            command: DataCommands::Inspect { path, label, json },
+        }) => inspect(&path, label, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -253,41 +284,146 @@ fn devices(as_json: bool) {
     }
 }
 
-/// The session and devices that `args` describe.
-fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
-    let layers =
-        ModelSpec::parse_layers(&args.layers).map_err(|e| BadInput(format!("--layers {e}")))?;
-    let outputs = layers[layers.len() - 1];
-    let random = args.dataset == "random";
-    let kind = if random {
-        Synthetic::Spiral
-    } else {
-        Synthetic::parse(&args.dataset).ok_or_else(|| {
-            let names: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
-            BadInput(format!(
-                "--dataset `{}`: choose one of {}, random",
-                args.dataset,
-                names.join(", ")
-            ))
-        })?
-    };
-    let classes = if random || kind.has_class_choice() {
-        args.classes.unwrap_or(outputs)
-    } else {
-        2
-    };
-    if !random && (layers[0] != 2 || outputs != classes) {
+/// Where the data comes from.
+enum Source {
+    /// A generator, with its class count.
+    Generator(Synthetic, usize),
+    /// Random inputs as wide as the first layer.
+    Random,
+    /// A loaded file (or shipped set).
+    File(Box<Table>),
+}
+
+/// The data source `args` name: a shipped set, a file path, `random`, or a generator.
+fn parse_source(args: &RunArgs) -> Result<Source, Failure> {
+    if args.dataset == "random" {
+        return Ok(Source::Random);
+    }
+    if let Some(kind) = Synthetic::parse(&args.dataset) {
+        let default_classes = if kind.has_class_choice() { 3 } else { 2 };
+        let from_layers = args
+            .layers
+            .as_deref()
+            .and_then(|l| ModelSpec::parse_layers(l).ok())
+            .and_then(|l| l.last().copied());
+        let classes = if kind.has_class_choice() {
+            args.classes.or(from_layers).unwrap_or(default_classes)
+        } else {
+            2
+        };
+        return Ok(Source::Generator(kind, classes));
+    }
+    let path = shipped_path(&args.dataset).unwrap_or_else(|| PathBuf::from(&args.dataset));
+    if !path.exists() {
+        let generators: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
+        let shipped: Vec<&str> = SHIPPED.iter().map(|(n, _, _)| *n).collect();
         return Err(BadInput(format!(
-            "--layers {}: the {} data set has 2 features and {classes} classes, so the layers \
-             must start with 2 and end with {classes} (or use --dataset random)",
-            args.layers, args.dataset
+            "--dataset `{}`: no such file, and not a data set name: choose one of {}, {}, random, \
+             or give the path of a CSV or IDX file",
+            args.dataset,
+            generators.join(", "),
+            shipped.join(", ")
         )));
     }
-    if outputs < 2 || outputs != classes {
-        return Err(BadInput(format!(
-            "--layers {}: the last width is the number of classes, at least 2 (--classes {classes})",
-            args.layers
-        )));
+    let options = LoadOptions {
+        label: args.label.clone(),
+    };
+    let table = load_file(&path, &options).map_err(|e| BadInput(e.to_string()))?;
+    Ok(Source::File(Box::new(table)))
+}
+
+/// `data inspect`: what the app would train on, or why it refuses the file.
+fn inspect(path: &str, label: Option<String>, as_json: bool) -> Result<(), Failure> {
+    let file = shipped_path(path).unwrap_or_else(|| PathBuf::from(path));
+    let table = load_file(&file, &LoadOptions { label }).map_err(|e| BadInput(e.to_string()))?;
+    let counts = table.class_counts();
+    if as_json {
+        let mut value = serde_json::to_value(&table).unwrap_or_default();
+        value["features"] = json!(table.features());
+        value["class_counts"] = json!(counts);
+        println!("{value}");
+        return Ok(());
+    }
+    println!("{} ({}, {})", table.name, table.format, table.path);
+    println!("rows: {}", table.rows);
+    let shown: Vec<&str> = table
+        .feature_names
+        .iter()
+        .take(8)
+        .map(String::as_str)
+        .collect();
+    let more = table.features().saturating_sub(shown.len());
+    println!(
+        "features: {} ({}{})",
+        table.features(),
+        shown.join(", "),
+        if more > 0 {
+            format!(", … {more} more")
+        } else {
+            String::new()
+        }
+    );
+    println!("label column: {}", table.label_column);
+    let classes: Vec<String> = table
+        .class_names
+        .iter()
+        .zip(&counts)
+        .map(|(name, n)| format!("{name}: {n}"))
+        .collect();
+    println!(
+        "classes: {} ({})",
+        table.class_names.len(),
+        classes.join(", ")
+    );
+    if !table.ignored_columns.is_empty() {
+        println!("left out: {}", table.ignored_columns.join("; "));
+    }
+    if let Some(first) = &table.first_missing {
+        println!(
+            "rows with missing values, left out: {} (first at {first})",
+            table.rows_with_missing_values
+        );
+    }
+    Ok(())
+}
+
+/// The session and devices that `args` describe.
+fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
+    let source = parse_source(args)?;
+    // The widths the data set fixes: (features, classes), or none for random data.
+    let fixed = match &source {
+        Source::Generator(_, classes) => Some((2, *classes)),
+        Source::File(t) => Some((t.features(), t.class_names.len())),
+        Source::Random => None,
+    };
+    let layers = match (&args.layers, fixed) {
+        (Some(text), _) => {
+            ModelSpec::parse_layers(text).map_err(|e| BadInput(format!("--layers {e}")))?
+        }
+        (None, Some((features, classes))) => vec![features, 16, 16, classes],
+        (None, None) => vec![2, 16, 16, args.classes.unwrap_or(2)],
+    };
+    let (inputs, outputs) = (layers[0], layers[layers.len() - 1]);
+    if let Some((features, classes)) = fixed
+        && (inputs != features || outputs != classes)
+    {
+        {
+            return Err(BadInput(format!(
+                "--layers {}: the {} data set has {features} features and {classes} classes, so \
+                 the layers must start with {features} and end with {classes}",
+                layers
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                args.dataset
+            )));
+        }
+    }
+    if outputs < 2 {
+        return Err(BadInput(
+            "--layers: the last width is the number of classes, at least 2".into(),
+        ));
     }
     let activation = Activation::parse(&args.activation)
         .filter(|a| Activation::CHOICES.contains(a))
@@ -313,11 +449,15 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
             )));
         }
     };
+    let kind = match &source {
+        Source::Generator(kind, _) => *kind,
+        _ => Synthetic::Spiral,
+    };
     let config = TrainConfig {
         data: DatasetSpec {
             kind,
             samples: args.samples,
-            classes,
+            classes: outputs,
             noise: args.noise,
             test_fraction: 0.2,
             seed: args.data_seed,
@@ -329,18 +469,22 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
         batch: args.batch,
         seed: args.seed,
     };
-    let session = if random {
-        if args.samples > MAX_SAMPLES || layers[0] > MAX_WIDTH {
-            return Err(BadInput(format!(
-                "--dataset random: at most {MAX_SAMPLES} samples and {MAX_WIDTH} features"
-            )));
+    let session = match source {
+        Source::Generator(..) => Session::new(config),
+        Source::Random => {
+            if args.samples > MAX_SAMPLES || inputs > MAX_WIDTH {
+                return Err(BadInput(format!(
+                    "--dataset random: at most {MAX_SAMPLES} samples and {MAX_WIDTH} features"
+                )));
+            }
+            // At least a few batches' worth of rows, so an epoch is more than one batch.
+            let rows = args.samples.max(args.batch.saturating_mul(4));
+            Session::with_data(
+                config,
+                Dataset::random(inputs, outputs, rows, args.data_seed),
+            )
         }
-        // At least a few batches' worth of rows, so an epoch is more than one batch.
-        let rows = args.samples.max(args.batch.saturating_mul(4));
-        let data = Dataset::random(layers[0], classes, rows, args.data_seed);
-        Session::with_data(config, data)
-    } else {
-        Session::new(config)
+        Source::File(table) => Session::with_data(config, table.into_dataset(0.2, args.data_seed)),
     };
     Ok((session.map_err(BadInput)?, devices))
 }

@@ -1,4 +1,7 @@
-//! Data sets: seeded 2-D generators, standardised and split into train and test.
+//! Data sets: seeded 2-D generators, the shipped real sets and the user's own files, all
+//! standardised and split into train and test the same way.
+
+pub mod file;
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -106,6 +109,10 @@ pub struct Dataset {
     pub test_x: Vec<f32>,
     /// Class index per test row.
     pub test_y: Vec<f32>,
+    /// Name of each class, by index.
+    pub class_names: Vec<String>,
+    /// Name of each feature, by column.
+    pub feature_names: Vec<String>,
 }
 
 impl Dataset {
@@ -284,6 +291,8 @@ pub fn split_and_standardise(
         train_y,
         test_x,
         test_y,
+        class_names: (0..classes).map(|c| c.to_string()).collect(),
+        feature_names: (0..features).map(|f| format!("x{f}")).collect(),
     }
 }
 
