@@ -11,6 +11,11 @@ use crate::i18n::{Key, Lang};
 use crate::train::worker::Event;
 use crate::train::{BoundaryGrid, EvalReport, StepLog};
 
+/// Curve colours: the loss of the training batches, the whole training set, the test set.
+const BATCH_COLOR: Color32 = Color32::from_rgb(150, 150, 150);
+const TRAIN_COLOR: Color32 = Color32::from_rgb(66, 165, 245);
+const TEST_COLOR: Color32 = Color32::from_rgb(255, 167, 38);
+
 /// Most points a curve keeps; older ones are thinned out by halving.
 const MAX_CURVE_POINTS: usize = 2000;
 
@@ -292,25 +297,19 @@ impl DeviceColumn {
 
     fn curves_ui(&self, ui: &mut egui::Ui, lang: Lang) {
         let height = (ui.available_height() * 0.22).clamp(90.0, 200.0);
+        // The same colour means the same series in both plots.
+        let curve = |name: Key, points: &Curve, color: Color32| {
+            Line::new(lang.tr(name), PlotPoints::from(points.points().to_vec())).color(color)
+        };
         ui.label(lang.tr(Key::Loss));
         Plot::new(("loss", self.device))
             .height(height)
             .legend(Legend::default())
             .allow_scroll(false)
             .show(ui, |plot| {
-                let train = lang.tr(Key::TrainSeries);
-                plot.line(Line::new(
-                    lang.tr(Key::BatchSeries),
-                    PlotPoints::from(self.batch_loss.points().to_vec()),
-                ));
-                plot.line(Line::new(
-                    train,
-                    PlotPoints::from(self.train_loss.points().to_vec()),
-                ));
-                plot.line(Line::new(
-                    lang.tr(Key::TestSeries),
-                    PlotPoints::from(self.test_loss.points().to_vec()),
-                ));
+                plot.line(curve(Key::BatchSeries, &self.batch_loss, BATCH_COLOR));
+                plot.line(curve(Key::TrainSeries, &self.train_loss, TRAIN_COLOR));
+                plot.line(curve(Key::TestSeries, &self.test_loss, TEST_COLOR));
             });
         ui.label(lang.tr(Key::Accuracy));
         Plot::new(("accuracy", self.device))
@@ -320,14 +319,8 @@ impl DeviceColumn {
             .include_y(1.0)
             .allow_scroll(false)
             .show(ui, |plot| {
-                plot.line(Line::new(
-                    lang.tr(Key::TrainSeries),
-                    PlotPoints::from(self.train_accuracy.points().to_vec()),
-                ));
-                plot.line(Line::new(
-                    lang.tr(Key::TestSeries),
-                    PlotPoints::from(self.test_accuracy.points().to_vec()),
-                ));
+                plot.line(curve(Key::TrainSeries, &self.train_accuracy, TRAIN_COLOR));
+                plot.line(curve(Key::TestSeries, &self.test_accuracy, TEST_COLOR));
             });
     }
 
