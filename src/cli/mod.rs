@@ -584,51 +584,38 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         steps_per_run: args.steps_per_run,
         ..BenchPlan::default()
     };
-    let mut out = std::io::stdout().lock();
-    let mut failed = false;
-    for device in devices {
-        let result = open_backend(device, &args.run).and_then(|mut backend| {
-            let m = crate::bench::measure(backend.as_mut(), &session, plan)
-                .map_err(|e| e.to_string())?;
-            Ok(Summary::new(&m, backend.as_ref(), &session))
-        });
-        match result {
-            Ok(s) if args.run.json => {
-                let _ = writeln!(out, "{}", serde_json::to_string(&s).unwrap_or_default());
-            }
-            Ok(s) => {
-                let _ = writeln!(
-                    out,
-                    "{device} {:?} batch {} ({}{}): {:.0} samples/s, step {:.4} ms median \
-                     [{:.4} .. {:.4}] over {} runs of {} steps, {:.1} GFLOP/s",
-                    s.layers,
-                    s.batch,
-                    s.backend,
-                    if s.software_adapter {
-                        ", software adapter: says nothing about a GPU"
-                    } else {
-                        ""
-                    },
-                    s.samples_per_s,
-                    s.step_time_median_ms,
-                    s.step_time_min_ms,
-                    s.step_time_max_ms,
-                    s.repeats,
-                    s.steps_per_run,
-                    s.gflop_per_s
-                );
-            }
-            Err(e) => {
-                failed = true;
-                report_failure(&mut out, args.run.json, device, &e);
-            }
+    on_each_device(&devices, args.run.json, |device| {
+        let mut backend = open_backend(device, &args.run)?;
+        let m =
+            crate::bench::measure(backend.as_mut(), &session, plan).map_err(|e| e.to_string())?;
+        let s = Summary::new(&m, backend.as_ref(), &session);
+        let mut out = std::io::stdout();
+        if args.run.json {
+            let _ = writeln!(out, "{}", serde_json::to_string(&s).unwrap_or_default());
+            return Ok(());
         }
-    }
-    if failed {
-        Err(Failure::DeviceFailed)
-    } else {
+        let _ = writeln!(
+            out,
+            "{device} {:?} batch {} ({}{}): {:.0} samples/s, step {:.4} ms median \
+                 [{:.4} .. {:.4}] over {} runs of {} steps, {:.1} GFLOP/s",
+            s.layers,
+            s.batch,
+            s.backend,
+            if s.software_adapter {
+                ", software adapter: says nothing about a GPU"
+            } else {
+                ""
+            },
+            s.samples_per_s,
+            s.step_time_median_ms,
+            s.step_time_min_ms,
+            s.step_time_max_ms,
+            s.repeats,
+            s.steps_per_run,
+            s.gflop_per_s
+        );
         Ok(())
-    }
+    })
 }
 
 fn train(args: &TrainArgs) -> Result<(), Failure> {
@@ -643,21 +630,30 @@ fn train(args: &TrainArgs) -> Result<(), Failure> {
         Some(epochs) => epochs * (session.data.train_rows() / session.config.batch) as u64,
         None => args.steps,
     };
-    // Not locked here: the training loop prints from the CPU pool's thread.
-    let mut out = std::io::stdout();
-    let mut failed = false;
-    for device in devices {
-        let result = open_backend(device, &args.run).and_then(|mut backend| {
-            let mut result = Err("training did not run".to_owned());
-            // Inside the backend's context (the CPU's pool); each line goes straight to stdout.
-            backend.enter(&mut |b| {
-                result = train_one(b, &session, steps, args, &mut std::io::stdout());
-            });
-            result
+    on_each_device(&devices, args.run.json, |device| {
+        let mut backend = open_backend(device, &args.run)?;
+        let mut result = Err("training did not run".to_owned());
+        // Inside the backend's context (the CPU's pool); each line goes straight to stdout,
+        // which nothing else holds locked meanwhile.
+        backend.enter(&mut |b| {
+            result = train_one(b, &session, steps, args, &mut std::io::stdout());
         });
-        if let Err(e) = result {
+        result
+    })
+}
+
+/// Runs `run` for each device in turn. A device that fails (no adapter, a GPU error) is reported
+/// and the others still run; the exit code then says that one failed.
+fn on_each_device(
+    devices: &[Device],
+    json: bool,
+    mut run: impl FnMut(Device) -> Result<(), String>,
+) -> Result<(), Failure> {
+    let mut failed = false;
+    for &device in devices {
+        if let Err(e) = run(device) {
             failed = true;
-            report_failure(&mut out, args.run.json, device, &e);
+            report_failure(&mut std::io::stdout(), json, device, &e);
         }
     }
     if failed {
