@@ -14,6 +14,7 @@ fn spiral_config() -> TrainConfig {
             classes: 3,
             ..DatasetSpec::default()
         },
+        shipped: None,
         hidden: vec![16, 16],
         activation: Activation::Relu,
         optimizer: OptimizerKind::Adam,

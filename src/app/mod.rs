@@ -636,6 +636,42 @@ mod tests {
     }
 
     #[test]
+    fn a_shipped_real_data_set_trains_from_the_setup_panel() {
+        let mut harness = harness(AppOptions {
+            gpu: GpuChoice::None("test".into()),
+            ..AppOptions::default()
+        });
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
+        harness.get_by_label("Source").click();
+        // The popup opens on the frame after the click.
+        harness.step();
+        harness.step();
+        harness.get_by_label("Iris flowers").click();
+        harness.step();
+        assert_eq!(
+            harness.state().setup.config.shipped.as_deref(),
+            Some("iris")
+        );
+        // 4 inputs, 16, 16, 3 classes: 4·16+16 + 16·16+16 + 16·3+3.
+        assert!(harness.query_by_label("Parameters: 403").is_some());
+        harness.key_press(egui::Key::R);
+        harness.step();
+        let session = harness.state().session().expect("session");
+        assert_eq!((session.data.features, session.data.classes), (4, 3));
+        harness.key_press(egui::Key::Space);
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.columns[0]
+                .last_eval
+                .as_ref()
+                .is_some_and(|e| e.step > 0)
+        }));
+    }
+
+    #[test]
     fn invalid_settings_are_refused_and_the_run_keeps_its_state() {
         let mut harness = harness(AppOptions {
             gpu: GpuChoice::None("test".into()),

@@ -316,7 +316,7 @@ fn parse_source(args: &RunArgs) -> Result<Source, Failure> {
     let path = shipped_path(&args.dataset).unwrap_or_else(|| PathBuf::from(&args.dataset));
     if !path.exists() {
         let generators: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
-        let shipped: Vec<&str> = SHIPPED.iter().map(|(n, _, _)| *n).collect();
+        let shipped: Vec<&str> = SHIPPED.iter().map(|s| s.name).collect();
         return Err(BadInput(format!(
             "--dataset `{}`: no such file, and not a data set name: choose one of {}, {}, random, \
              or give the path of a CSV or IDX file",
@@ -462,6 +462,8 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
             test_fraction: 0.2,
             seed: args.data_seed,
         },
+        // Files, shipped sets included, are loaded here and passed in with `with_data`.
+        shipped: None,
         hidden: layers[1..layers.len() - 1].to_vec(),
         activation,
         optimizer,

@@ -136,44 +136,78 @@ impl Table {
     }
 }
 
-/// The real data sets that ship with the app: name, file under `datasets/`, and what it is.
-pub const SHIPPED: [(&str, &str, &str); 7] = [
-    (
-        "iris",
-        "iris/iris.csv",
-        "Iris flowers: 150 × 4 measurements, 3 species",
-    ),
-    (
-        "wine",
-        "wine/wine.csv",
-        "Wine: 178 × 13 chemical measurements, 3 cultivars",
-    ),
-    (
-        "breast_cancer",
-        "breast_cancer/breast_cancer.csv",
-        "Breast Cancer Wisconsin: 569 × 30, malignant or benign",
-    ),
-    (
-        "digits",
-        "digits8x8/digits.csv",
-        "Handwritten digits, 8×8 pixels: 1,797 × 64, 10 classes",
-    ),
-    (
-        "penguins",
-        "penguins/penguins_numeric.csv",
-        "Palmer penguins: 342 × 4 measurements, 3 species",
-    ),
-    (
-        "mnist",
-        "mnist10k/mnist10k-images-idx3-ubyte.gz",
-        "MNIST digits, 28×28: 10,000 images, 10 classes",
-    ),
-    (
-        "fashion-mnist",
-        "fashion-mnist/t10k-images-idx3-ubyte.gz",
-        "Fashion-MNIST, 28×28: 10,000 images, 10 classes",
-    ),
+/// A real data set that ships with the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shipped {
+    /// Name on the command line and in saved settings.
+    pub name: &'static str,
+    /// File under `datasets/`.
+    pub file: &'static str,
+    /// Features per row (checked against the file by a test).
+    pub features: usize,
+    /// Classes (checked against the file by a test).
+    pub classes: usize,
+    /// What it is.
+    pub about: &'static str,
+}
+
+/// The shipped data sets.
+pub const SHIPPED: [Shipped; 7] = [
+    Shipped {
+        name: "iris",
+        file: "iris/iris.csv",
+        features: 4,
+        classes: 3,
+        about: "Iris flowers: 150 × 4 measurements, 3 species",
+    },
+    Shipped {
+        name: "wine",
+        file: "wine/wine.csv",
+        features: 13,
+        classes: 3,
+        about: "Wine: 178 × 13 chemical measurements, 3 cultivars",
+    },
+    Shipped {
+        name: "breast_cancer",
+        file: "breast_cancer/breast_cancer.csv",
+        features: 30,
+        classes: 2,
+        about: "Breast Cancer Wisconsin: 569 × 30, malignant or benign",
+    },
+    Shipped {
+        name: "digits",
+        file: "digits8x8/digits.csv",
+        features: 64,
+        classes: 10,
+        about: "Handwritten digits, 8×8 pixels: 1,797 × 64, 10 classes",
+    },
+    Shipped {
+        name: "penguins",
+        file: "penguins/penguins_numeric.csv",
+        features: 4,
+        classes: 3,
+        about: "Palmer penguins: 342 × 4 measurements, 3 species",
+    },
+    Shipped {
+        name: "mnist",
+        file: "mnist10k/mnist10k-images-idx3-ubyte.gz",
+        features: 784,
+        classes: 10,
+        about: "MNIST digits, 28×28: 10,000 images, 10 classes",
+    },
+    Shipped {
+        name: "fashion-mnist",
+        file: "fashion-mnist/t10k-images-idx3-ubyte.gz",
+        features: 784,
+        classes: 10,
+        about: "Fashion-MNIST, 28×28: 10,000 images, 10 classes",
+    },
 ];
+
+/// The shipped data set called `name`.
+pub fn shipped(name: &str) -> Option<&'static Shipped> {
+    SHIPPED.iter().find(|s| s.name == name)
+}
 
 /// Where the shipped files are: `BATCHSCOPE_DATASETS`, `datasets/` beside the executable, or the
 /// source tree's `datasets/` (for `cargo run`).
@@ -193,10 +227,7 @@ pub fn datasets_dir() -> PathBuf {
 
 /// The path of a shipped data set by name, if the name is one.
 pub fn shipped_path(name: &str) -> Option<PathBuf> {
-    SHIPPED
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, file, _)| datasets_dir().join(file))
+    shipped(name).map(|s| datasets_dir().join(s.file))
 }
 
 /// Loads a CSV or IDX file.
@@ -726,15 +757,18 @@ mod tests {
 
     #[test]
     fn every_shipped_set_loads() {
-        for (name, _, _) in SHIPPED {
-            let path = shipped_path(name).expect("shipped");
-            let t = load(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(
-                t.rows >= 150 && t.class_names.len() >= 2,
-                "{name}: {} rows",
-                t.rows
+        for s in SHIPPED {
+            let path = shipped_path(s.name).expect("shipped");
+            let t =
+                load(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+            assert!(t.rows >= 150, "{}: {} rows", s.name, t.rows);
+            assert_eq!(
+                (t.features(), t.class_names.len()),
+                (s.features, s.classes),
+                "{}",
+                s.name
             );
-            assert_eq!(t.x.len(), t.rows * t.features(), "{name}");
+            assert_eq!(t.x.len(), t.rows * t.features(), "{}", s.name);
         }
         let mnist = load(
             &shipped_path("mnist").expect("mnist"),

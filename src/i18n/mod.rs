@@ -76,7 +76,16 @@ strings! {
     Tagline => "Why does deep learning need a GPU — and when doesn't it?", "深度学习为什么需要 GPU？什么时候又不需要？";
     Setup => "Setup", "设置";
     Data => "Data set", "数据集";
-    Generator => "Generator", "生成器";
+    Source => "Source", "来源";
+    Generators => "Generated (2-D)", "生成的（二维）";
+    RealData => "Real data sets", "真实数据集";
+    Iris => "Iris flowers", "鸢尾花";
+    Wine => "Wine", "葡萄酒";
+    BreastCancer => "Breast cancer (Wisconsin)", "乳腺癌（威斯康星）";
+    Digits => "Digits 8×8", "手写数字 8×8";
+    Penguins => "Palmer penguins", "帕尔默企鹅";
+    Mnist => "MNIST digits", "MNIST 手写数字";
+    FashionMnist => "Fashion-MNIST", "Fashion-MNIST 服饰";
     DataSeed => "data seed", "数据种子";
     Spiral => "Spiral", "螺旋";
     Moons => "Moons", "双月";

@@ -18,8 +18,11 @@ use crate::nn::{Mlp, ModelSpec, OptimizerKind};
 /// Everything a training run is made of; the same config on both devices gives the same run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
-    /// The data set to generate.
+    /// The data set to generate, when `shipped` is `None`; its test share and seed apply to both.
     pub data: DatasetSpec,
+    /// A shipped real data set to train on instead of a generator (see `data::file::SHIPPED`).
+    #[serde(default)]
+    pub shipped: Option<String>,
     /// Hidden-layer widths; the input and output widths come from the data set.
     pub hidden: Vec<usize>,
     /// Hidden activation.
@@ -38,6 +41,7 @@ impl Default for TrainConfig {
     fn default() -> Self {
         Self {
             data: DatasetSpec::default(),
+            shipped: None,
             hidden: vec![16, 16],
             activation: Activation::Relu,
             optimizer: OptimizerKind::Adam,
@@ -106,7 +110,16 @@ pub struct Session {
 impl Session {
     /// Generates the data set and checks the settings.
     pub fn new(config: TrainConfig) -> Result<Self, String> {
-        let data = Dataset::generate(&config.data)?;
+        let data = match &config.shipped {
+            Some(name) => {
+                let path = crate::data::file::shipped_path(name)
+                    .ok_or_else(|| format!("no shipped data set `{name}`"))?;
+                crate::data::file::load(&path, &crate::data::file::LoadOptions::default())
+                    .map_err(|e| e.to_string())?
+                    .into_dataset(config.data.test_fraction, config.data.seed)
+            }
+            None => Dataset::generate(&config.data)?,
+        };
         Self::with_data(config, data)
     }
 

@@ -279,7 +279,7 @@ impl DeviceColumn {
                     ui.end_row();
                 }
                 ui.label(lang.tr(Key::Loss));
-                ui.label(format!("{:.4}", log.loss));
+                ui.label(format_loss(log.loss));
                 ui.end_row();
                 if let Some(eval) = &self.last_eval {
                     ui.label(lang.tr(Key::Accuracy));
@@ -438,6 +438,15 @@ fn boundary_image(grid: &BoundaryGrid) -> egui::ColorImage {
         pixels[row * n + ix] = class_color(class as usize).gamma_multiply(strength);
     }
     egui::ColorImage::new([n, n], pixels)
+}
+
+/// Four decimals, or scientific notation once that would show only zeros.
+fn format_loss(loss: f32) -> String {
+    if loss != 0.0 && loss.abs() < 1e-3 {
+        format!("{loss:.2e}")
+    } else {
+        format!("{loss:.4}")
+    }
 }
 
 fn format_rate(per_s: f64) -> String {

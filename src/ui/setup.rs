@@ -5,6 +5,7 @@ use egui::{RichText, Slider};
 
 use super::UiCommand;
 use crate::backend::{Activation, Device};
+use crate::data::file::{SHIPPED, shipped};
 use crate::data::{MAX_CLASSES, Synthetic};
 use crate::i18n::{Key, Lang};
 use crate::nn::{ModelSpec, OptimizerKind};
@@ -48,6 +49,18 @@ fn dataset_key(kind: Synthetic) -> Key {
     }
 }
 
+fn shipped_key(name: &str) -> Key {
+    match name {
+        "iris" => Key::Iris,
+        "wine" => Key::Wine,
+        "breast_cancer" => Key::BreastCancer,
+        "digits" => Key::Digits,
+        "penguins" => Key::Penguins,
+        "mnist" => Key::Mnist,
+        _ => Key::FashionMnist,
+    }
+}
+
 fn optimizer_key(kind: OptimizerKind) -> Key {
     match kind {
         OptimizerKind::Sgd => Key::Sgd,
@@ -79,24 +92,53 @@ impl SetupPanel {
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::Data)).strong());
-        egui::ComboBox::from_label(lang.tr(Key::Generator))
-            .selected_text(lang.tr(dataset_key(config.data.kind)))
+        let selected = match config.shipped.as_deref().and_then(shipped) {
+            Some(s) => lang.tr(shipped_key(s.name)),
+            None => lang.tr(dataset_key(config.data.kind)),
+        };
+        egui::ComboBox::from_label(lang.tr(Key::Source))
+            .selected_text(selected)
             .show_ui(ui, |ui| {
+                ui.label(RichText::new(lang.tr(Key::Generators)).weak());
                 for kind in Synthetic::ALL {
-                    ui.selectable_value(&mut config.data.kind, kind, lang.tr(dataset_key(kind)));
+                    let on = config.shipped.is_none() && config.data.kind == kind;
+                    if ui
+                        .selectable_label(on, lang.tr(dataset_key(kind)))
+                        .clicked()
+                    {
+                        config.shipped = None;
+                        config.data.kind = kind;
+                    }
+                }
+                ui.separator();
+                ui.label(RichText::new(lang.tr(Key::RealData)).weak());
+                for s in &SHIPPED {
+                    let on = config.shipped.as_deref() == Some(s.name);
+                    if ui
+                        .selectable_label(on, lang.tr(shipped_key(s.name)))
+                        .on_hover_text(s.about)
+                        .clicked()
+                    {
+                        config.shipped = Some(s.name.to_owned());
+                    }
                 }
             });
-        ui.add(
-            Slider::new(&mut config.data.samples, 100..=20_000)
-                .logarithmic(true)
-                .text(lang.tr(Key::Samples)),
-        );
-        if config.data.kind.has_class_choice() {
+        if let Some(s) = config.shipped.as_deref().and_then(shipped) {
+            ui.label(RichText::new(s.about).small().weak());
+        } else {
             ui.add(
-                Slider::new(&mut config.data.classes, 2..=MAX_CLASSES).text(lang.tr(Key::Classes)),
+                Slider::new(&mut config.data.samples, 100..=20_000)
+                    .logarithmic(true)
+                    .text(lang.tr(Key::Samples)),
             );
+            if config.data.kind.has_class_choice() {
+                ui.add(
+                    Slider::new(&mut config.data.classes, 2..=MAX_CLASSES)
+                        .text(lang.tr(Key::Classes)),
+                );
+            }
+            ui.add(Slider::new(&mut config.data.noise, 0.0..=1.0).text(lang.tr(Key::Noise)));
         }
-        ui.add(Slider::new(&mut config.data.noise, 0.0..=1.0).text(lang.tr(Key::Noise)));
         ui.add(
             Slider::new(&mut config.data.test_fraction, 0.05..=0.5).text(lang.tr(Key::TestShare)),
         );
@@ -127,12 +169,12 @@ impl SetupPanel {
                     ui.selectable_value(&mut config.activation, act, act.as_str());
                 }
             });
-        let classes = if config.data.kind.has_class_choice() {
-            config.data.classes
-        } else {
-            2
+        let (features, classes) = match config.shipped.as_deref().and_then(shipped) {
+            Some(s) => (s.features, s.classes),
+            None if config.data.kind.has_class_choice() => (2, config.data.classes),
+            None => (2, 2),
         };
-        let mut layers = vec![2];
+        let mut layers = vec![features];
         layers.extend(&config.hidden);
         layers.push(classes);
         let params = ModelSpec {
