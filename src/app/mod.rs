@@ -516,6 +516,19 @@ mod tests {
             .all(|c| c.status != ColumnStatus::Starting)
     }
 
+    /// An app told there is no adapter (for `reason`), once both columns know their device.
+    fn settled_without_gpu(reason: &str) -> Harness<'static, BatchScopeApp> {
+        let mut harness = harness(AppOptions {
+            gpu: GpuChoice::None(reason.into()),
+            ..AppOptions::default()
+        });
+        assert!(
+            step_until(&mut harness, Duration::from_secs(20), devices_settled),
+            "devices never came up"
+        );
+        harness
+    }
+
     fn gpu_expected() -> bool {
         match GpuBackend::new() {
             Ok(_) => true,
@@ -586,15 +599,7 @@ mod tests {
 
     #[test]
     fn without_an_adapter_the_gpu_column_explains_and_the_cpu_keeps_working() {
-        let mut harness = harness(AppOptions {
-            gpu: GpuChoice::None("no adapter in this test".into()),
-            ..AppOptions::default()
-        });
-        assert!(step_until(
-            &mut harness,
-            Duration::from_secs(20),
-            devices_settled
-        ));
+        let mut harness = settled_without_gpu("no adapter in this test");
         harness.step();
         assert!(harness.query_by_label("No GPU adapter").is_some());
         assert!(
@@ -637,15 +642,7 @@ mod tests {
 
     #[test]
     fn a_shipped_real_data_set_trains_from_the_setup_panel() {
-        let mut harness = harness(AppOptions {
-            gpu: GpuChoice::None("test".into()),
-            ..AppOptions::default()
-        });
-        assert!(step_until(
-            &mut harness,
-            Duration::from_secs(20),
-            devices_settled
-        ));
+        let mut harness = settled_without_gpu("test");
         harness.get_by_label("Source").click();
         // The popup opens on the frame after the click.
         harness.step();
@@ -673,15 +670,7 @@ mod tests {
 
     #[test]
     fn invalid_settings_are_refused_and_the_run_keeps_its_state() {
-        let mut harness = harness(AppOptions {
-            gpu: GpuChoice::None("test".into()),
-            ..AppOptions::default()
-        });
-        assert!(step_until(
-            &mut harness,
-            Duration::from_secs(20),
-            devices_settled
-        ));
+        let mut harness = settled_without_gpu("test");
         harness.state_mut().setup.config.batch = 4000;
         harness.step();
         harness.key_press(egui::Key::R);
