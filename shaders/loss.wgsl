@@ -76,3 +76,41 @@ fn softmax_cross_entropy(@builtin(local_invocation_id) lid: vec3<u32>) {
         stats[2] += f32(p.batch);
     }
 }
+
+// Mean squared error over all elements (PyTorch's MSELoss) for regression, its gradient, and the
+// running statistics [Σ_rows mean (p − y)², Σ_rows mean |p − y|, Σ rows]. Same single-workgroup
+// shape as the cross-entropy above: `logits` holds the predictions, `dlogits` their gradient,
+// and `p.classes` the outputs per row.
+@compute @workgroup_size(WORKGROUP, 1, 1)
+fn mse(@builtin(local_invocation_id) lid: vec3<u32>) {
+    let scale = 2.0 / f32(p.batch * p.classes);
+    let per_row = 1.0 / f32(p.classes);
+    var squared_sum = 0.0;
+    var abs_sum = 0.0;
+    for (var r = lid.x; r < p.batch; r += WORKGROUP) {
+        var squared = 0.0;
+        var abs_err = 0.0;
+        for (var j = r * p.classes; j < (r + 1u) * p.classes; j++) {
+            let e = logits[j] - targets[j];
+            squared += e * e;
+            abs_err += abs(e);
+            dlogits[j] = e * scale;
+        }
+        squared_sum += squared * per_row;
+        abs_sum += abs_err * per_row;
+    }
+    partial_loss[lid.x] = squared_sum;
+    partial_correct[lid.x] = abs_sum;
+    workgroupBarrier();
+    if (lid.x == 0u) {
+        var total_squared = 0.0;
+        var total_abs = 0.0;
+        for (var i = 0u; i < WORKGROUP; i++) {
+            total_squared += partial_loss[i];
+            total_abs += partial_correct[i];
+        }
+        stats[0] += total_squared;
+        stats[1] += total_abs;
+        stats[2] += f32(p.batch);
+    }
+}

@@ -88,6 +88,23 @@ pub(crate) fn softmax_cross_entropy(
     Ok((batch, classes))
 }
 
+/// `mse_loss`: returns `(batch, outputs)`.
+pub(crate) fn mse_loss(
+    device: Device,
+    pred: &Tensor,
+    targets: &Tensor,
+    dpred: &Tensor,
+    stats: &Tensor,
+) -> Result<(usize, usize), BackendError> {
+    const OP: &str = "mse_loss";
+    check_device(device, OP, &[pred, targets, dpred, stats])?;
+    let (batch, outputs) = (pred.rows(), pred.cols());
+    check_shape(OP, targets, batch, outputs)?;
+    check_shape(OP, dpred, batch, outputs)?;
+    check_shape(OP, stats, 1, 3)?;
+    Ok((batch, outputs))
+}
+
 /// Element-wise updates: every tensor on `device` and shaped like `param`.
 pub(crate) fn elementwise(
     device: Device,

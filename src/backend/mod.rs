@@ -355,6 +355,20 @@ pub trait Backend: Send {
         stats: &mut Tensor,
     ) -> Result<(), BackendError>;
 
+    /// Mean squared error over all elements, PyTorch's `MSELoss`: `L = Σ (p − y)² / (batch · n)`
+    /// for `pred` and `targets` of shape `[batch, n]`.
+    ///
+    /// Writes `dpred = 2 (p − y) / (batch · n)` and adds `[Σ_rows mean_j (p − y)²,
+    /// Σ_rows mean_j |p − y|, batch]` into the `[1, 3]` tensor `stats` (the loss and the mean
+    /// absolute error stay on the device until they are logged, as with the cross-entropy).
+    fn mse_loss(
+        &mut self,
+        pred: &Tensor,
+        targets: &Tensor,
+        dpred: &mut Tensor,
+        stats: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
     /// `p -= lr · g`.
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError>;
 

@@ -453,6 +453,37 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
+    fn mse_loss(
+        &mut self,
+        pred: &Tensor,
+        targets: &Tensor,
+        dpred: &mut Tensor,
+        stats: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let (batch, outputs) = checks::mse_loss(Device::Cpu, pred, targets, dpred, stats)?;
+        let (p, y, d) = (host(pred), host(targets), host_mut(dpred));
+        let scale = 2.0 / (batch * outputs) as f32;
+        let per_row = 1.0 / outputs as f32;
+        let (mut squared_sum, mut abs_sum) = (0.0f32, 0.0f32);
+        // Row by row, in the order the shader's invocation adds them within its row.
+        for r in 0..batch {
+            let (mut squared, mut abs) = (0.0f32, 0.0f32);
+            for j in r * outputs..(r + 1) * outputs {
+                let e = p[j] - y[j];
+                squared += e * e;
+                abs += e.abs();
+                d[j] = e * scale;
+            }
+            squared_sum += squared * per_row;
+            abs_sum += abs * per_row;
+        }
+        let s = host_mut(stats);
+        s[0] += squared_sum;
+        s[1] += abs_sum;
+        s[2] += batch as f32;
+        Ok(())
+    }
+
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
         checks::elementwise(Device::Cpu, "sgd_step", param, &[grad])?;
         let (p, g) = (host_mut(param), host(grad));

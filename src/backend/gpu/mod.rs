@@ -73,6 +73,7 @@ enum KernelId {
     Matmul,
     ColumnSum,
     SoftmaxCrossEntropy,
+    Mse,
     Optimizer,
 }
 
@@ -118,6 +119,7 @@ struct Kernels {
     matmul: Kernel,
     column_sum: Kernel,
     softmax_cross_entropy: Kernel,
+    mse: Kernel,
     optimizer: Kernel,
 }
 
@@ -148,6 +150,13 @@ impl Kernels {
                 "softmax_cross_entropy",
                 &wide,
             ),
+            mse: Kernel::new(
+                device,
+                "mse",
+                include_str!("../../../shaders/loss.wgsl"),
+                "mse",
+                &wide,
+            ),
             optimizer: Kernel::new(
                 device,
                 "optimizer",
@@ -163,6 +172,7 @@ impl Kernels {
             KernelId::Matmul => &self.matmul,
             KernelId::ColumnSum => &self.column_sum,
             KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
+            KernelId::Mse => &self.mse,
             KernelId::Optimizer => &self.optimizer,
         }
     }
@@ -735,6 +745,24 @@ impl Backend for GpuBackend {
             binding(stats)?,
         ];
         self.dispatch(KernelId::SoftmaxCrossEntropy, OP, params, &bindings, (1, 1))
+    }
+
+    fn mse_loss(
+        &mut self,
+        pred: &Tensor,
+        targets: &Tensor,
+        dpred: &mut Tensor,
+        stats: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let (batch, outputs) = checks::mse_loss(Device::Gpu, pred, targets, dpred, stats)?;
+        let params: Params = [batch as u32, outputs as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let bindings = [
+            binding(pred)?,
+            binding(targets)?,
+            binding(dpred)?,
+            binding(stats)?,
+        ];
+        self.dispatch(KernelId::Mse, "mse_loss", params, &bindings, (1, 1))
     }
 
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
