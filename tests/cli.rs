@@ -231,12 +231,23 @@ fn data_inspect_summarises_a_file_or_says_what_is_wrong() {
     assert_eq!(v["rows"], 150);
     assert_eq!(v["features"], 4);
     assert_eq!(v["class_counts"], serde_json::json!([50, 50, 50]));
-    // A regression target is refused with the column named, and exit code 2.
+    // A numeric target with fractions is read as regression, with the reason.
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/autompg/autompg.csv");
-    let (code, _, stderr) = batchscope(&["data", "inspect", path]);
+    let (code, stdout, stderr) = batchscope(&["data", "inspect", path]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("task: regression (the label column holds fractions")
+            && stdout.contains("target: from 9 to 46.6")
+            && stdout.contains("column `car_name` left out"),
+        "{stdout}"
+    );
+    // Forced to be classes, its 127 distinct values are refused with the limit, exit code 2.
+    let (code, _, stderr) = batchscope(&["data", "inspect", path, "--task", "classification"]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("autompg.csv") && stderr.contains("`mpg`") && stderr.contains("--label"),
+        stderr.contains("autompg.csv")
+            && stderr.contains("`mpg`")
+            && stderr.contains("more than the 100 classes"),
         "{stderr}"
     );
     // A malformed file names its line.
@@ -281,5 +292,5 @@ fn train_on_a_shipped_set_and_check_the_layers_against_it() {
     );
     let (code, _, stderr) = batchscope(&["train", "--dataset", "iris", "--layers", "2,16,3"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("4 features and 3 classes"), "{stderr}");
+    assert!(stderr.contains("4 features and 3 outputs"), "{stderr}");
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use batchscope::backend::{Activation, AdamHyper, Backend};
-use batchscope::nn::{Mlp, ModelSpec, OptimizerKind};
+use batchscope::nn::{Loss, Mlp, ModelSpec, OptimizerKind};
 use common::{Rng64, assert_close, central_differences, to_f32};
 
 const H: f64 = 1e-4;
@@ -231,6 +231,52 @@ fn softmax_cross_entropy(b: &mut dyn Backend) {
     assert_eq!(b.read(&stats).expect("read")[2], 2.0 * rows as f32);
 }
 
+/// Mean squared error over all elements in f64: `Σ (p − y)² / n`.
+fn mse64(pred: &[f64], targets: &[f64]) -> f64 {
+    pred.iter()
+        .zip(targets)
+        .map(|(p, y)| (p - y).powi(2))
+        .sum::<f64>()
+        / pred.len() as f64
+}
+
+/// Mean squared error: the loss and mean absolute error in `stats` against the f64 formulas, and
+/// `dpred` against central differences of the mean loss (`∂L/∂p = 2 (p − y) / n`).
+fn mse_loss(b: &mut dyn Backend) {
+    // 300 rows of 2 outputs: more rows than the shader's workgroup, and more than one output per
+    // row, so the per-row averaging is exercised too.
+    let (rows, outputs) = (300, 2);
+    let mut rng = Rng64::new(4);
+    let pred = rng.vec(rows * outputs, 3.0);
+    let targets = rng.vec(rows * outputs, 2.0);
+    let tp = upload(b, "pred", rows, outputs, &pred);
+    let tt = upload(b, "targets", rows, outputs, &targets);
+    let mut dp = b.zeros("dpred", rows, outputs).expect("alloc");
+    let mut stats = b.zeros("stats", 1, 3).expect("alloc");
+    b.mse_loss(&tp, &tt, &mut dp, &mut stats).expect("loss");
+    let s = b.read(&stats).expect("read");
+    assert_eq!(s[2], rows as f32);
+    assert_close(
+        "mean loss",
+        &[s[0] / s[2]],
+        &[mse64(&pred, &targets)],
+        1e-5,
+        1e-5,
+    );
+    let mae = pred
+        .iter()
+        .zip(&targets)
+        .map(|(p, y)| (p - y).abs())
+        .sum::<f64>()
+        / pred.len() as f64;
+    assert_close("mean absolute error", &[s[1] / s[2]], &[mae], 1e-5, 1e-5);
+    let numeric = central_differences(&pred, H, |v| mse64(v, &targets));
+    assert_close("dpred", &b.read(&dp).expect("read"), &numeric, 1e-6, REL);
+    // A target tensor of the wrong shape is refused, not read past its end.
+    let short = b.zeros("short", rows, 1).expect("alloc");
+    assert!(b.mse_loss(&tp, &short, &mut dp, &mut stats).is_err());
+}
+
 /// The i-th term of the objective: `½ a_i (v − c_i)² + sin(v)`, a bowl with some curvature.
 fn summand(i: usize, v: f64) -> f64 {
     let a = 1.0 + (i % 10) as f64 * 0.1;
@@ -333,20 +379,31 @@ fn adam(b: &mut dyn Backend) {
     optimizer_case(b, OptimizerKind::Adam);
 }
 
-/// The whole model: every parameter gradient of a 3-layer MLP under softmax cross-entropy,
-/// against central differences of an f64 reference of the same network.
-fn whole_model(b: &mut dyn Backend) {
+/// The whole model: every parameter gradient of a 3-layer MLP under `loss` (softmax
+/// cross-entropy over 4 classes, or the mean squared error of one target), against central
+/// differences of an f64 reference of the same network.
+fn whole_model_case(b: &mut dyn Backend, loss_kind: Loss) {
+    let outputs = match loss_kind {
+        Loss::SoftmaxCrossEntropy => 4,
+        Loss::MeanSquaredError => 1,
+    };
     for activation in [Activation::Relu, Activation::Tanh, Activation::Sigmoid] {
         let spec = ModelSpec {
-            layers: vec![3, 7, 5, 4],
+            layers: vec![3, 7, 5, outputs],
             activation,
+            loss: loss_kind,
         };
         let rows = 6;
         let mut model = Mlp::new(b, &spec, OptimizerKind::Sgd, rows, 42).expect("model");
         let mut rng = Rng64::new(9);
         let x = rng.vec(rows * 3, 1.5);
         let targets: Vec<usize> = (0..rows).map(|r| r % 4).collect();
-        let y: Vec<f32> = targets.iter().map(|&t| t as f32).collect();
+        // Class indices, or real targets around the outputs' scale.
+        let y64: Vec<f64> = match loss_kind {
+            Loss::SoftmaxCrossEntropy => targets.iter().map(|&t| t as f64).collect(),
+            Loss::MeanSquaredError => rng.vec(rows, 1.5),
+        };
+        let y = to_f32(&y64);
         let mut params: Vec<(Vec<f64>, Vec<f64>)> = model
             .read_parameters(b)
             .expect("read")
@@ -384,7 +441,10 @@ fn whole_model(b: &mut dyn Backend) {
                 };
                 h = dense64(&h, w, bias, layers[l], layers[l + 1], act);
             }
-            cross_entropy64(&h, &targets, 4)
+            match loss_kind {
+                Loss::SoftmaxCrossEntropy => cross_entropy64(&h, &targets, 4),
+                Loss::MeanSquaredError => mse64(&h, &y64),
+            }
         };
         for l in 0..params.len() {
             let dw = central_differences(&params[l].0.clone(), H, |v| {
@@ -404,6 +464,13 @@ fn whole_model(b: &mut dyn Backend) {
     }
 }
 
+fn whole_model(b: &mut dyn Backend) {
+    whole_model_case(b, Loss::SoftmaxCrossEntropy);
+}
+fn whole_model_regression(b: &mut dyn Backend) {
+    whole_model_case(b, Loss::MeanSquaredError);
+}
+
 on_both_devices! {
     dense_identity_gradients => super::dense_identity;
     dense_relu_gradients => super::dense_relu;
@@ -411,8 +478,10 @@ on_both_devices! {
     dense_sigmoid_gradients => super::dense_sigmoid;
     dense_wide_tanh_gradients => super::dense_wide_tanh;
     softmax_cross_entropy_gradients => super::softmax_cross_entropy;
+    mse_loss_gradients => super::mse_loss;
     sgd_follows_the_gradient => super::sgd;
     momentum_follows_the_gradient => super::momentum;
     adam_follows_the_gradient => super::adam;
     whole_model_gradients => super::whole_model;
+    whole_model_regression_gradients => super::whole_model_regression;
 }

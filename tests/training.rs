@@ -14,7 +14,7 @@ fn spiral_config() -> TrainConfig {
             classes: 3,
             ..DatasetSpec::default()
         },
-        shipped: None,
+        source: batchscope::data::loader::DataSource::Generated,
         hidden: vec![16, 16],
         activation: Activation::Relu,
         optimizer: OptimizerKind::Adam,
@@ -77,16 +77,16 @@ fn reaches_95_percent(backend: &mut dyn Backend) {
     }
     let eval = runner.evaluate(backend).expect("eval");
     assert!(
-        eval.train_accuracy > 0.95,
+        eval.train.accuracy.unwrap_or(0.0) > 0.95,
         "{:?} train accuracy {}",
         backend.device(),
-        eval.train_accuracy
+        eval.train.accuracy.unwrap_or(0.0)
     );
     assert!(
-        eval.test_accuracy > 0.9,
+        eval.test.accuracy.unwrap_or(0.0) > 0.9,
         "{:?} test accuracy {}",
         backend.device(),
-        eval.test_accuracy
+        eval.test.accuracy.unwrap_or(0.0)
     );
     // The boundary grid covers the data and predicts every class somewhere.
     let grid = runner

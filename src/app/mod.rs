@@ -10,12 +10,16 @@ use egui::RichText;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::gpu::GpuBackend;
 use crate::backend::{Backend, Device};
+use crate::data::file::{DataError, LoadOptions};
+use crate::data::loader::{DataSource, LoadJob};
 use crate::i18n::{Key, Lang};
 use crate::train::worker::{BackendFactory, Command, Event, Worker};
 use crate::train::{Session, TrainConfig};
-use crate::ui::UiCommand;
 use crate::ui::column::{ColumnStatus, DeviceColumn};
-use crate::ui::setup::SetupPanel;
+use crate::ui::open::{FileOpener, OpenKind};
+use crate::ui::preview::{Loaded, PreviewPanel};
+use crate::ui::setup::{DataView, SetupPanel};
+use crate::ui::{Tab, UiCommand};
 
 /// How the app finds its GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +45,8 @@ pub struct AppOptions {
     pub autorun: bool,
     /// Close the window after this long, printing what each column did (window tests).
     pub exit_after: Option<Duration>,
+    /// A data set to open and train on at start (`batchscope PATH`).
+    pub open: Option<std::path::PathBuf>,
 }
 
 impl Default for AppOptions {
@@ -52,6 +58,7 @@ impl Default for AppOptions {
             cpu_threads: 0,
             autorun: false,
             exit_after: None,
+            open: None,
         }
     }
 }
@@ -70,6 +77,17 @@ pub struct Saved {
 /// The storage key of [`Saved`].
 const SAVED_KEY: &str = "batchscope-settings";
 
+/// What to do once a load has finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AfterLoad {
+    /// Show the preview; the user chooses to train on it.
+    Preview,
+    /// Train on it at once (settings restored at start, or a Reset that needed the data).
+    Apply,
+    /// Both (`batchscope PATH`).
+    ApplyAndPreview,
+}
+
 /// The whole app state. The UI thread owns it; workers only see commands.
 pub struct BatchScopeApp {
     /// UI language.
@@ -78,6 +96,19 @@ pub struct BatchScopeApp {
     pub setup: SetupPanel,
     /// CPU column, then GPU column.
     pub columns: [DeviceColumn; 2],
+    /// The view of the central area.
+    pub tab: Tab,
+    /// The data preview.
+    pub preview: PreviewPanel,
+    /// The last data set loaded from a file or the shipped sets.
+    pub loaded: Option<Loaded>,
+    /// Why the last load failed (the banner; the previous data set stays loaded).
+    pub data_error: Option<String>,
+    loading: Option<(LoadJob, AfterLoad)>,
+    /// A load asked for before the window existed (nothing to wake it up yet).
+    queued_load: Option<(DataSource, AfterLoad)>,
+    opener: FileOpener,
+    ctx: Option<egui::Context>,
     session: Option<Arc<Session>>,
     workers: Vec<Worker>,
     events_tx: Sender<Event>,
@@ -95,16 +126,27 @@ impl BatchScopeApp {
         let lang_given = options.lang_given;
         let mut app = Self::new(options);
         if let Some(saved) = saved {
-            // Settings that no longer validate (an older version's limits) are dropped.
-            if let Ok(session) = Session::new(saved.config.clone()) {
-                app.setup.config = saved.config.clone();
-                app.setup.applied = saved.config;
-                app.setup.enabled = saved.enabled;
-                app.setup.applied_enabled = saved.enabled;
-                app.session = Some(Arc::new(session));
-            }
             if !lang_given {
                 app.lang = saved.lang;
+            }
+            let restore = |app: &mut Self| {
+                app.setup.config = saved.config.clone();
+                app.setup.applied = saved.config.clone();
+                app.setup.enabled = saved.enabled;
+                app.setup.applied_enabled = saved.enabled;
+            };
+            if saved.config.source == DataSource::Generated {
+                // Settings that no longer validate (an older version's limits) are dropped.
+                if let Ok(session) = Session::new(saved.config.clone()) {
+                    restore(&mut app);
+                    app.session = Some(Arc::new(session));
+                }
+            } else if app.queued_load.is_none() {
+                // A file is read on the loader thread once the window is up; training starts
+                // on it when it is in memory (or the generator takes over if it is gone).
+                restore(&mut app);
+                app.session = None;
+                app.queued_load = Some((saved.config.source.clone(), AfterLoad::Apply));
             }
         }
         app
@@ -122,6 +164,15 @@ impl BatchScopeApp {
     /// A new app; its workers start on the first frame, when a context exists to wake the UI.
     pub fn new(options: AppOptions) -> Self {
         let (events_tx, events) = mpsc::channel();
+        let queued_load = options.open.clone().map(|path| {
+            (
+                DataSource::File {
+                    path,
+                    options: LoadOptions::default(),
+                },
+                AfterLoad::ApplyAndPreview,
+            )
+        });
         let mut app = Self {
             lang: options.lang,
             setup: SetupPanel::default(),
@@ -129,6 +180,14 @@ impl BatchScopeApp {
                 DeviceColumn::new(Device::Cpu),
                 DeviceColumn::new(Device::Gpu),
             ],
+            tab: Tab::Training,
+            preview: PreviewPanel::default(),
+            loaded: None,
+            data_error: None,
+            loading: None,
+            queued_load,
+            opener: FileOpener::default(),
+            ctx: None,
             session: None,
             workers: Vec::new(),
             events_tx,
@@ -219,11 +278,118 @@ impl BatchScopeApp {
             UiCommand::Step => self.send_all(|| Command::Step),
             UiCommand::SetLanguage(lang) => self.lang = lang,
             UiCommand::Reset => self.reset(),
+            UiCommand::Open(kind) => {
+                if let Some(ctx) = &self.ctx {
+                    self.opener.start(kind, ctx, self.lang);
+                }
+            }
+            UiCommand::OpenPath(path) => {
+                // Opening the file that is loaded again keeps the way it was read.
+                let options = self
+                    .loaded
+                    .as_ref()
+                    .and_then(|l| match &l.source {
+                        DataSource::File { path: p, options } if *p == path => {
+                            Some(options.clone())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                self.start_load(DataSource::File { path, options }, AfterLoad::Preview);
+            }
+            UiCommand::Load(source) => self.start_load(source, AfterLoad::Preview),
+            UiCommand::CancelLoad => {
+                if let Some((job, _)) = &self.loading {
+                    job.cancel();
+                }
+            }
+            UiCommand::DismissDataError => self.data_error = None,
+            UiCommand::UseLoaded => {
+                if let Some(loaded) = &self.loaded {
+                    self.setup.config.source = loaded.source.clone();
+                    self.reset();
+                    if self.setup.error.is_none() {
+                        self.tab = Tab::Training;
+                    }
+                }
+            }
+            UiCommand::ShowTab(tab) => self.tab = tab,
         }
     }
 
+    /// Loads `source` on the loader thread (replacing a load in progress), then does `after`.
+    fn start_load(&mut self, source: DataSource, after: AfterLoad) {
+        if let Some((job, _)) = self.loading.take() {
+            job.cancel();
+        }
+        let Some(ctx) = self.ctx.clone() else {
+            self.queued_load = Some((source, after));
+            return;
+        };
+        let notify = Arc::new(move || ctx.request_repaint());
+        match LoadJob::spawn(source, notify) {
+            Ok(job) => self.loading = Some((job, after)),
+            Err(e) => self.data_error = Some(format!("cannot start the loading thread: {e}")),
+        }
+    }
+
+    /// Takes in a finished load: the preview and the source on success, the banner on failure.
+    fn poll_load(&mut self) {
+        let Some(result) = self.loading.as_ref().and_then(|(job, _)| job.poll()) else {
+            return;
+        };
+        let Some((job, after)) = self.loading.take() else {
+            return;
+        };
+        match result {
+            Ok(table) => {
+                self.data_error = None;
+                let loaded = Loaded {
+                    source: job.source,
+                    table: Arc::new(table),
+                };
+                self.setup.config.source = loaded.source.clone();
+                self.loaded = Some(loaded);
+                if matches!(after, AfterLoad::Apply | AfterLoad::ApplyAndPreview) {
+                    self.reset();
+                }
+                if matches!(after, AfterLoad::Preview | AfterLoad::ApplyAndPreview) {
+                    self.tab = Tab::Data;
+                }
+            }
+            Err(DataError::Cancelled { .. }) => {}
+            Err(e) => {
+                self.data_error = Some(e.to_string());
+                if self.session.is_none() {
+                    // Nothing was running to keep (a file restored at start has gone): train on
+                    // the generator, so the app is usable at once.
+                    self.setup.config.source = DataSource::Generated;
+                    self.setup.applied.source = DataSource::Generated;
+                    self.reset();
+                } else if self.setup.config.source == job.source {
+                    self.setup.config.source = self.setup.applied.source.clone();
+                }
+            }
+        }
+    }
+
+    /// Whether a data set is loading.
+    pub fn is_loading(&self) -> bool {
+        self.loading.is_some() || self.queued_load.is_some()
+    }
+
     fn reset(&mut self) {
-        let session = match Session::new(self.setup.config.clone()) {
+        let config = self.setup.config.clone();
+        let session = if config.source == DataSource::Generated {
+            Session::new(config)
+        } else if let Some(loaded) = self.loaded.as_ref().filter(|l| l.source == config.source) {
+            Session::from_table(config, &loaded.table)
+        } else {
+            // The data is not in memory (yet): read it, and apply when it is.
+            self.start_load(config.source, AfterLoad::Apply);
+            return;
+        };
+        let session = match session {
             Ok(s) => Arc::new(s),
             Err(message) => {
                 // The run in progress keeps going with its old settings.
@@ -245,8 +411,9 @@ impl BatchScopeApp {
         self.session = Some(session);
     }
 
-    /// Takes in what the workers reported since the last frame.
+    /// Takes in what the workers and the loader reported since the last frame.
     pub fn drain_events(&mut self) {
+        self.poll_load();
         while let Ok(event) = self.events.try_recv() {
             let device = match &event {
                 Event::Ready { device, .. }
@@ -271,7 +438,10 @@ impl BatchScopeApp {
     }
 
     fn keyboard(&self, ctx: &egui::Context, commands: &mut Vec<UiCommand>) {
-        if ctx.egui_wants_keyboard_input() {
+        if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::O)) {
+            commands.push(UiCommand::Open(OpenKind::File));
+        }
+        if ctx.egui_wants_keyboard_input() || self.opener.is_open() {
             return;
         }
         ctx.input(|i| {
@@ -350,30 +520,80 @@ impl BatchScopeApp {
             self.started = Some(Instant::now());
             self.start_workers(&ctx);
         }
+        if self.ctx.is_none() {
+            self.ctx = Some(ctx.clone());
+            if let Some((source, after)) = self.queued_load.take() {
+                self.start_load(source, after);
+            }
+        }
         self.drain_events();
         let mut commands = Vec::new();
         self.keyboard(&ctx, &mut commands);
+        dropped_files(&ctx, self.lang, &mut commands);
         let lang = self.lang;
         egui::Panel::top("toolbar").show(ui, |ui| self.toolbar_ui(ui, &mut commands));
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.label(RichText::new(lang.tr(Key::Measured)).small().weak());
         });
+        let loading_name = self.loading.as_ref().map(|(job, _)| {
+            let name = match &job.source {
+                DataSource::File { path, .. } => crate::data::file::display_name(path),
+                DataSource::Shipped(name) => name.clone(),
+                DataSource::Generated => String::new(),
+            };
+            (name, job.progress())
+        });
+        let data_view = DataView {
+            loaded: self.loaded.as_ref(),
+            loading: loading_name.as_ref().map(|(n, p)| (n.as_str(), *p)),
+            error: self.data_error.as_deref(),
+        };
         egui::Panel::left("setup")
             .resizable(true)
-            .default_size(260.0)
+            .default_size(270.0)
             .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| self.setup.ui(ui, lang, &mut commands));
+                egui::ScrollArea::vertical()
+                    .show(ui, |ui| self.setup.ui(ui, lang, data_view, &mut commands));
             });
         let data = self.session.as_ref().map(|s| Arc::clone(&s.data));
         egui::CentralPanel::default().show(ui, |ui| {
-            ui.columns(2, |cols| {
-                for (column, ui) in self.columns.iter_mut().zip(cols.iter_mut()) {
-                    egui::ScrollArea::vertical()
-                        .id_salt(("column", column.device))
-                        .show(ui, |ui| column.ui(ui, lang, data.as_deref()));
+            ui.horizontal(|ui| {
+                for (tab, key) in [(Tab::Training, Key::TabTraining), (Tab::Data, Key::TabData)] {
+                    if ui.selectable_label(self.tab == tab, lang.tr(key)).clicked() {
+                        commands.push(UiCommand::ShowTab(tab));
+                    }
                 }
             });
+            ui.separator();
+            match self.tab {
+                Tab::Training => {
+                    ui.columns(2, |cols| {
+                        for (column, ui) in self.columns.iter_mut().zip(cols.iter_mut()) {
+                            egui::ScrollArea::vertical()
+                                .id_salt(("column", column.device))
+                                .show(ui, |ui| column.ui(ui, lang, data.as_deref()));
+                        }
+                    });
+                }
+                Tab::Data => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("preview")
+                        .show(ui, |ui| {
+                            self.preview.ui(
+                                ui,
+                                lang,
+                                self.loaded.as_ref(),
+                                &self.setup.config,
+                                &self.setup.applied.source,
+                                &mut commands,
+                            );
+                        });
+                }
+            }
         });
+        if let Some(path) = self.opener.show(&ctx, lang) {
+            commands.push(UiCommand::OpenPath(path));
+        }
         for command in commands {
             self.apply(command);
         }
@@ -404,7 +624,7 @@ impl BatchScopeApp {
                     },
                     "steps": c.steps(),
                     "samples_per_s": c.last_log.as_ref().map(|l| l.samples_per_s),
-                    "train_accuracy": c.last_eval.as_ref().map(|e| e.train_accuracy),
+                    "train_accuracy": c.last_eval.as_ref().and_then(|e| e.train.accuracy),
                     "has_boundary": c.boundary.is_some(),
                     "error": c.error,
                 })
@@ -423,6 +643,34 @@ impl eframe::App for BatchScopeApp {
         if self.options.exit_after.is_none() {
             eframe::set_value(storage, SAVED_KEY, &self.saved());
         }
+    }
+}
+
+/// Files dropped on the window open like Open… does; while they hover, the window says so.
+fn dropped_files(ctx: &egui::Context, lang: Lang, commands: &mut Vec<UiCommand>) {
+    let (hovering, dropped) = ctx.input(|i| {
+        (
+            !i.raw.hovered_files.is_empty(),
+            i.raw.dropped_files.first().map(|f| f.path().to_path_buf()),
+        )
+    });
+    if let Some(path) = dropped {
+        commands.push(UiCommand::OpenPath(path));
+    }
+    if hovering {
+        let painter = ctx.layer_painter(egui::LayerId::new(
+            egui::Order::Foreground,
+            egui::Id::unique("drop-overlay"),
+        ));
+        let rect = ctx.content_rect();
+        painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(160));
+        painter.text(
+            rect.center(),
+            egui::Align2::CENTER_CENTER,
+            lang.tr(Key::DropToOpen),
+            egui::FontId::proportional(28.0),
+            egui::Color32::WHITE,
+        );
     }
 }
 
@@ -478,9 +726,13 @@ mod tests {
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable as _;
 
+    use std::sync::Arc;
+
     use super::{AppOptions, BatchScopeApp, GpuChoice};
     use crate::backend::gpu::GpuBackend;
+    use crate::data::loader::DataSource;
     use crate::ui::column::ColumnStatus;
+    use crate::ui::{Tab, UiCommand};
 
     fn harness(options: AppOptions) -> Harness<'static, BatchScopeApp> {
         let mut harness = Harness::builder()
@@ -640,25 +892,44 @@ mod tests {
         );
     }
 
+    fn loaded(app: &BatchScopeApp) -> bool {
+        app.loaded.is_some() && !app.is_loading()
+    }
+
+    /// A folder under the system's temporary directory, emptied first.
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("batchscope-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
     #[test]
-    fn a_shipped_real_data_set_trains_from_the_setup_panel() {
+    fn a_shipped_real_data_set_is_previewed_then_trains_from_the_setup_panel() {
         let mut harness = settled_without_gpu("test");
         harness.get_by_label("Source").click();
         // The popup opens on the frame after the click.
         harness.step();
         harness.step();
         harness.get_by_label("Iris flowers").click();
+        // Read on the loader thread, then shown in the preview.
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
         harness.step();
         assert_eq!(
-            harness.state().setup.config.shipped.as_deref(),
-            Some("iris")
+            harness.state().setup.config.source,
+            DataSource::Shipped("iris".into())
         );
+        assert_eq!(harness.state().tab, Tab::Data);
+        assert!(harness.query_by_label("setosa: 50").is_some());
+        assert!(harness.query_by_label_contains("150 (train 120").is_some());
         // 4 inputs, 16, 16, 3 classes: 4·16+16 + 16·16+16 + 16·3+3.
         assert!(harness.query_by_label("Parameters: 403").is_some());
-        harness.key_press(egui::Key::R);
+        harness.get_by_label("Train on this data set").click();
         harness.step();
+        assert_eq!(harness.state().tab, Tab::Training);
         let session = harness.state().session().expect("session");
-        assert_eq!((session.data.features, session.data.classes), (4, 3));
+        assert_eq!((session.data.features, session.data.classes()), (4, 3));
+        assert_eq!(session.data.class_names[0], "setosa");
         harness.key_press(egui::Key::Space);
         assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
             app.columns[0]
@@ -666,6 +937,180 @@ mod tests {
                 .as_ref()
                 .is_some_and(|e| e.step > 0)
         }));
+        // Four features: the column shows the test set's confusion matrix, not a boundary.
+        harness.step();
+        assert!(
+            harness
+                .query_by_label("Confusion matrix (test set)")
+                .is_some()
+        );
+    }
+
+    /// What Open…, a drop and `batchscope PATH` all end in: `UiCommand::OpenPath`.
+    #[test]
+    fn a_csv_opened_like_open_does_is_previewed_and_trains() {
+        let dir = temp_dir("open-csv");
+        let path = dir.join("fruit.csv");
+        let rows: Vec<String> = (0..60)
+            .map(|i| {
+                let (w, d, kind) = if i % 2 == 0 {
+                    (150 + i, 7, "apple")
+                } else {
+                    (120 + i, 6, "pear")
+                };
+                format!("{w};{d};{kind}\n")
+            })
+            .collect();
+        let rows = rows.concat();
+        std::fs::write(&path, format!("weight;diameter;kind\n{rows}")).expect("write");
+        let mut harness = settled_without_gpu("test");
+        harness.state_mut().apply(UiCommand::OpenPath(path.clone()));
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
+        harness.step();
+        assert_eq!(harness.state().tab, Tab::Data);
+        assert!(harness.query_by_label("fruit.csv").is_some());
+        assert!(harness.query_by_label("apple: 30").is_some());
+        assert!(harness.query_by_label("pear: 30").is_some());
+        assert!(harness.query_by_label("Scatter of two features:").is_some());
+        // Until the user chooses it, the run in progress keeps its data.
+        assert_eq!(
+            harness.state().session().expect("session").data.name,
+            "spiral"
+        );
+        harness.get_by_label("Train on this data set").click();
+        harness.step();
+        let session = harness.state().session().expect("session");
+        assert_eq!(session.data.class_names, ["apple", "pear"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A file or folder dropped on the window, as eframe hands it over.
+    #[derive(Debug)]
+    struct Dropped(std::path::PathBuf);
+
+    impl egui::DroppedFile for Dropped {
+        fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+        fn bytes(&self) -> Result<Vec<u8>, String> {
+            std::fs::read(&self.0).map_err(|e| e.to_string())
+        }
+    }
+
+    #[test]
+    fn a_dropped_image_folder_is_previewed_as_a_sample_grid() {
+        let dir = temp_dir("drop-images");
+        for (class, level) in [("dark", 30u8), ("light", 220u8)] {
+            std::fs::create_dir_all(dir.join(class)).expect("class dir");
+            for i in 0..6u8 {
+                let image = image::GrayImage::from_pixel(12, 10, image::Luma([level + i]));
+                image
+                    .save(dir.join(class).join(format!("{i}.png")))
+                    .expect("png");
+            }
+        }
+        let mut harness = settled_without_gpu("test");
+        harness
+            .input_mut()
+            .dropped_files
+            .push(Arc::new(Dropped(dir.clone())));
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
+        harness.step();
+        let table = &harness.state().loaded.as_ref().expect("loaded").table;
+        assert_eq!((table.rows, table.features()), (12, 28 * 28));
+        assert!(
+            harness
+                .query_by_label("The first 10 images of each class, 28×28 pixels:")
+                .is_some()
+        );
+        assert!(harness.query_by_label("dark").is_some());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_bad_file_shows_an_error_and_the_previous_data_stays() {
+        let dir = temp_dir("bad-file");
+        let path = dir.join("photo.csv");
+        std::fs::write(&path, [0x47u8, 0x49, 0x46, 0x38, 0x00, 0x01, 0x02]).expect("write");
+        let mut harness = settled_without_gpu("test");
+        harness
+            .state_mut()
+            .apply(UiCommand::Load(DataSource::Shipped("wine".into())));
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
+        harness.state_mut().apply(UiCommand::OpenPath(path));
+        assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
+            app.data_error.is_some()
+        }));
+        harness.step();
+        let app = harness.state();
+        let error = app.data_error.as_deref().unwrap_or_default();
+        assert!(
+            error.contains("photo.csv, byte 4") && error.contains("binary"),
+            "{error}"
+        );
+        assert!(
+            harness
+                .query_by_label("Could not load the data set")
+                .is_some()
+        );
+        assert!(
+            harness
+                .query_by_label_contains("previous data set stays")
+                .is_some()
+        );
+        // The wine preview and the source chosen before are as they were.
+        let app = harness.state();
+        assert_eq!(app.loaded.as_ref().expect("kept").table.name, "wine");
+        assert_eq!(app.setup.config.source, DataSource::Shipped("wine".into()));
+        assert_eq!(app.session().expect("session").data.name, "spiral");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_regression_set_trains_and_shows_r2() {
+        let mut harness = settled_without_gpu("test");
+        harness
+            .state_mut()
+            .apply(UiCommand::Load(DataSource::Shipped("diabetes".into())));
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
+        harness.step();
+        assert!(harness.query_by_label_contains("regression (").is_some());
+        harness.state_mut().apply(UiCommand::UseLoaded);
+        harness.key_press(egui::Key::Space);
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.columns[0]
+                .last_eval
+                .as_ref()
+                .is_some_and(|e| e.step > 0 && e.test.r2.is_some())
+        }));
+        harness.step();
+        assert!(
+            harness.query_all_by_label("R²").count() >= 2,
+            "metric and curve"
+        );
+        assert!(harness.query_by_label("Mean absolute error").is_some());
+        assert!(
+            harness
+                .query_by_label_contains("Predicted vs true target")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn every_string_in_both_languages_has_its_glyphs_in_the_fonts() {
+        let harness = harness(AppOptions {
+            gpu: GpuChoice::None("test".into()),
+            ..AppOptions::default()
+        });
+        let font = egui::FontId::proportional(14.0);
+        harness.ctx.fonts_mut(|fonts| {
+            for &key in crate::i18n::Key::ALL {
+                for lang in crate::i18n::Lang::ALL {
+                    let text = lang.tr(key);
+                    assert!(fonts.has_glyphs(&font, text), "{key:?} in {lang:?}: {text}");
+                }
+            }
+        });
     }
 
     #[test]

@@ -13,8 +13,10 @@ use crate::backend::cpu::{CpuBackend, Split};
 use crate::backend::gpu::{GpuBackend, context};
 use crate::backend::{Activation, Backend, Device};
 use crate::bench::{BenchPlan, Summary};
-use crate::data::file::{LoadOptions, SHIPPED, Table, load as load_file, shipped_path};
-use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic};
+use crate::data::file::{ImageOptions, LoadOptions, load as load_file, no_progress};
+use crate::data::loader::DataSource;
+use crate::data::shipped::{SHIPPED, load_shipped, shipped};
+use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic, Table, Task};
 use crate::i18n::Lang;
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::train::{MAX_WIDTH, Runner, Session, TrainConfig};
@@ -25,9 +27,13 @@ use crate::train::{MAX_WIDTH, Runner, Session, TrainConfig};
     version,
     about = "Train the same network on a CPU and a GPU side by side."
 )]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Commands>,
+    /// A data set to open in the app: a CSV file, an IDX file or a folder of images with one
+    /// sub-folder per class.
+    path: Option<PathBuf>,
     /// UI language: en or zh.
     #[arg(long, global = true)]
     lang: Option<String>,
@@ -68,25 +74,63 @@ enum Commands {
 
 #[derive(Subcommand, Debug)]
 enum DataCommands {
-    /// Load and check a CSV or IDX file (or a shipped set by name), and summarise it.
+    /// Load and check a CSV file, an IDX file or an image folder (or a shipped set by name),
+    /// and summarise it.
     Inspect {
-        /// The file, or a shipped set's name.
+        /// The file or folder, or a shipped set's name.
         path: String,
-        /// The label column, by name or 0-based index.
-        #[arg(long)]
-        label: Option<String>,
+        #[command(flatten)]
+        read: ReadArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
 }
 
+/// How to read a data set file, shared by `data inspect`, `train` and `bench`.
+#[derive(Args, Debug, Clone)]
+struct ReadArgs {
+    /// The label column of a CSV file, by name or 0-based index (default: `label`, `target`,
+    /// `class`, `species` or `y`, else the last column).
+    #[arg(long)]
+    label: Option<String>,
+    /// classification, regression, or auto (text labels or at most 20 whole numbers are
+    /// classes; other numbers are a regression target).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "classification", "regression"])]
+    task: String,
+    /// Image folders: every image is resized to SIDE × SIDE pixels.
+    #[arg(long, default_value_t = 28)]
+    image_side: usize,
+    /// Image folders: keep red, green and blue instead of grey.
+    #[arg(long)]
+    rgb: bool,
+}
+
+impl ReadArgs {
+    fn options(&self) -> LoadOptions {
+        LoadOptions {
+            label: self.label.clone(),
+            task: match self.task.as_str() {
+                "classification" => Some(Task::Classification),
+                "regression" => Some(Task::Regression),
+                _ => None,
+            },
+            image: ImageOptions {
+                side: self.image_side,
+                rgb: self.rgb,
+            },
+            ..LoadOptions::default()
+        }
+    }
+}
+
 /// What to train, shared by `train` and `bench`.
 #[derive(Args, Debug)]
 struct RunArgs {
     /// Data set: spiral, moons, circles, xor, blobs; a shipped set (iris, wine, `breast_cancer`,
-    /// digits, penguins, mnist, fashion-mnist); the path of a CSV or IDX file; or random
-    /// (Gaussian inputs as wide as the first layer, random labels: for benchmarks).
+    /// digits, penguins, mnist, fashion-mnist, diabetes, autompg); the path of a CSV file, an IDX
+    /// file or an image folder; or random (Gaussian inputs as wide as the first layer, random
+    /// labels: for benchmarks).
     #[arg(long, default_value = "spiral")]
     dataset: String,
     /// Points in the data set.
@@ -98,14 +142,18 @@ struct RunArgs {
     /// Noise of the generator.
     #[arg(long, default_value_t = 0.2)]
     noise: f32,
-    /// Layer widths, input first and classes last (default: the data set's features, 16, 16,
-    /// its classes).
+    /// Layer widths, input first and outputs last (default: the data set's features, 16, 16,
+    /// its classes, or 1 for regression).
     #[arg(long)]
     layers: Option<String>,
-    /// The label column of a CSV file, by name or 0-based index (default: `label`, `target`,
-    /// `class`, `species` or `y`, else the last column).
+    #[command(flatten)]
+    read: ReadArgs,
+    /// Share of the rows held out as the test set.
+    #[arg(long, default_value_t = 0.2)]
+    test_share: f32,
+    /// Train on the features as they are, without standardising them.
     #[arg(long)]
-    label: Option<String>,
+    no_standardise: bool,
     /// Hidden activation: relu, tanh or sigmoid.
     #[arg(long, default_value = "relu")]
     activation: String,
@@ -212,6 +260,7 @@ pub fn main() -> ExitCode {
                 },
                 cpu_threads: cli.threads,
                 autorun: cli.autorun,
+                open: cli.path,
                 exit_after: cli.exit_after_secs.map(Duration::from_secs_f64),
             };
             return match crate::app::run_native(options) {
@@ -229,8 +278,8 @@ pub fn main() -> ExitCode {
         Some(Commands::Train(args)) => train(&args),
         Some(Commands::Bench(args)) => bench(&args),
         Some(Commands::Data {
-            command: DataCommands::Inspect { path, label, json },
-        }) => inspect(&path, label, json),
+            command: DataCommands::Inspect { path, read, json },
+        }) => inspect(&path, &read, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -294,6 +343,15 @@ enum Source {
     File(Box<Table>),
 }
 
+/// A shipped set's name, or a path: the table it holds.
+fn load_named(name: &str, read: &ReadArgs) -> Result<Table, Failure> {
+    let loaded = match shipped(name) {
+        Some(set) => load_shipped(set, &no_progress),
+        None => load_file(std::path::Path::new(name), &read.options()),
+    };
+    loaded.map_err(|e| BadInput(e.to_string()))
+}
+
 /// The data source `args` name: a shipped set, a file path, `random`, or a generator.
 fn parse_source(args: &RunArgs) -> Result<Source, Failure> {
     if args.dataset == "random" {
@@ -313,34 +371,31 @@ fn parse_source(args: &RunArgs) -> Result<Source, Failure> {
         };
         return Ok(Source::Generator(kind, classes));
     }
-    let path = shipped_path(&args.dataset).unwrap_or_else(|| PathBuf::from(&args.dataset));
-    if !path.exists() {
+    if shipped(&args.dataset).is_none() && !std::path::Path::new(&args.dataset).exists() {
         let generators: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
         let shipped: Vec<&str> = SHIPPED.iter().map(|s| s.name).collect();
         return Err(BadInput(format!(
-            "--dataset `{}`: no such file, and not a data set name: choose one of {}, {}, random, \
-             or give the path of a CSV or IDX file",
+            "--dataset `{}`: no such file or folder, and not a data set name: choose one of {},              {}, random, or give the path of a CSV file, an IDX file or an image folder",
             args.dataset,
             generators.join(", "),
             shipped.join(", ")
         )));
     }
-    let options = LoadOptions {
-        label: args.label.clone(),
-    };
-    let table = load_file(&path, &options).map_err(|e| BadInput(e.to_string()))?;
-    Ok(Source::File(Box::new(table)))
+    Ok(Source::File(Box::new(load_named(
+        &args.dataset,
+        &args.read,
+    )?)))
 }
 
 /// `data inspect`: what the app would train on, or why it refuses the file.
-fn inspect(path: &str, label: Option<String>, as_json: bool) -> Result<(), Failure> {
-    let file = shipped_path(path).unwrap_or_else(|| PathBuf::from(path));
-    let table = load_file(&file, &LoadOptions { label }).map_err(|e| BadInput(e.to_string()))?;
+fn inspect(path: &str, read: &ReadArgs, as_json: bool) -> Result<(), Failure> {
+    let table = load_named(path, read)?;
     let counts = table.class_counts();
     if as_json {
         let mut value = serde_json::to_value(&table).unwrap_or_default();
         value["features"] = json!(table.features());
         value["class_counts"] = json!(counts);
+        value["target_range"] = json!(table.target_range());
         println!("{value}");
         return Ok(());
     }
@@ -363,26 +418,37 @@ fn inspect(path: &str, label: Option<String>, as_json: bool) -> Result<(), Failu
             String::new()
         }
     );
-    println!("label column: {}", table.label_column);
-    let classes: Vec<String> = table
-        .class_names
-        .iter()
-        .zip(&counts)
-        .map(|(name, n)| format!("{name}: {n}"))
-        .collect();
-    println!(
-        "classes: {} ({})",
-        table.class_names.len(),
-        classes.join(", ")
-    );
-    if !table.ignored_columns.is_empty() {
-        println!("left out: {}", table.ignored_columns.join("; "));
-    }
-    if let Some(first) = &table.first_missing {
+    if let Some(image) = table.image {
         println!(
-            "rows with missing values, left out: {} (first at {first})",
-            table.rows_with_missing_values
+            "images: {}×{}, {}",
+            image.width,
+            image.height,
+            if image.channels == 3 { "RGB" } else { "grey" }
         );
+    }
+    println!("label column: {}", table.label_column);
+    println!("task: {} ({})", table.task.as_str(), table.task_reason);
+    if let Some([lo, mean, hi]) = table.target_range() {
+        // The values were read as f32: show them as f32, not with f64's extra digits.
+        println!(
+            "target: from {} to {}, mean {mean:.4}",
+            lo as f32, hi as f32
+        );
+    } else {
+        let classes: Vec<String> = table
+            .class_names
+            .iter()
+            .zip(&counts)
+            .map(|(name, n)| format!("{name}: {n}"))
+            .collect();
+        println!(
+            "classes: {} ({})",
+            table.class_names.len(),
+            classes.join(", ")
+        );
+    }
+    for note in &table.notes {
+        println!("note: {note}");
     }
     Ok(())
 }
@@ -390,10 +456,16 @@ fn inspect(path: &str, label: Option<String>, as_json: bool) -> Result<(), Failu
 /// The session and devices that `args` describe.
 fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
     let source = parse_source(args)?;
-    // The widths the data set fixes: (features, classes), or none for random data.
+    // The widths the data set fixes: (features, outputs), or none for random data.
     let fixed = match &source {
         Source::Generator(_, classes) => Some((2, *classes)),
-        Source::File(t) => Some((t.features(), t.class_names.len())),
+        Source::File(t) => Some((
+            t.features(),
+            match t.task {
+                Task::Classification => t.class_names.len(),
+                Task::Regression => 1,
+            },
+        )),
         Source::Random => None,
     };
     let layers = match (&args.layers, fixed) {
@@ -409,8 +481,9 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
     {
         {
             return Err(BadInput(format!(
-                "--layers {}: the {} data set has {features} features and {classes} classes, so \
-                 the layers must start with {features} and end with {classes}",
+                "--layers {}: the {} data set has {features} features and {classes} outputs \
+                 (its classes, or 1 for a regression target), so the layers must start with \
+                 {features} and end with {classes}",
                 layers
                     .iter()
                     .map(usize::to_string)
@@ -420,7 +493,8 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
             )));
         }
     }
-    if outputs < 2 {
+    let regression = matches!(&source, Source::File(t) if t.task == Task::Regression);
+    if outputs < 2 && !regression {
         return Err(BadInput(
             "--layers: the last width is the number of classes, at least 2".into(),
         ));
@@ -459,11 +533,12 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
             samples: args.samples,
             classes: outputs,
             noise: args.noise,
-            test_fraction: 0.2,
+            test_fraction: args.test_share,
             seed: args.data_seed,
+            standardise: !args.no_standardise,
         },
-        // Files, shipped sets included, are loaded here and passed in with `with_data`.
-        shipped: None,
+        // Files, shipped sets included, are loaded here and passed in with `from_table`.
+        source: DataSource::Generated,
         hidden: layers[1..layers.len() - 1].to_vec(),
         activation,
         optimizer,
@@ -486,7 +561,7 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
                 Dataset::random(inputs, outputs, rows, args.data_seed),
             )
         }
-        Source::File(table) => Session::with_data(config, table.into_dataset(0.2, args.data_seed)),
+        Source::File(table) => Session::from_table(config, &table),
     };
     Ok((session.map_err(BadInput)?, devices))
 }
@@ -687,14 +762,15 @@ fn train_one(
             if args.run.json {
                 let _ = writeln!(out, "{}", serde_json::to_string(&log).unwrap_or_default());
             } else {
+                let quality = match (log.accuracy, log.mae) {
+                    (Some(a), _) => format!("acc {:5.1}%", a * 100.0),
+                    (None, Some(e)) => format!("MAE {e:.4}"),
+                    (None, None) => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "{device} step {:>6}  loss {:.5}  acc {:5.1}%  {:>10.0} samples/s  {:.3} ms/step",
-                    log.step,
-                    log.loss,
-                    log.accuracy * 100.0,
-                    log.samples_per_s,
-                    log.step_time_ms
+                    "{device} step {:>6}  loss {:.5}  {quality}  {:>10.0} samples/s  {:.3} ms/step",
+                    log.step, log.loss, log.samples_per_s, log.step_time_ms
                 );
             }
         } else {
@@ -703,29 +779,51 @@ fn train_one(
     }
     let elapsed_s = started.elapsed().as_secs_f64();
     let eval = runner.evaluate(backend).map_err(|e| e.to_string())?;
-    let summary = json!({
+    let mut summary = json!({
         "summary": true,
         "device": device,
         "backend": backend.name(),
         "software_adapter": adapter.as_ref().map(|a| a.software),
+        "task": session.data.task,
         "steps": steps,
         "loss": last_loss,
-        "train_loss": eval.train_loss,
-        "train_accuracy": eval.train_accuracy,
-        "test_loss": eval.test_loss,
-        "test_accuracy": eval.test_accuracy,
+        "train_loss": eval.train.loss,
+        "test_loss": eval.test.loss,
         "elapsed_s": elapsed_s,
         "samples_per_s": (steps as f64 * args.run.batch as f64) / elapsed_s.max(1e-9),
     });
+    let quality = [
+        ("train_accuracy", eval.train.accuracy),
+        ("test_accuracy", eval.test.accuracy),
+        ("train_r2", eval.train.r2),
+        ("test_r2", eval.test.r2),
+        ("train_mae", eval.train.mae),
+        ("test_mae", eval.test.mae),
+    ];
+    for (key, value) in quality {
+        if let Some(v) = value {
+            summary[key] = json!(v);
+        }
+    }
     if args.run.json {
         let _ = writeln!(out, "{summary}");
     } else {
+        let result = match (eval.train.accuracy, eval.test.accuracy) {
+            (Some(train), Some(test)) => format!(
+                "train accuracy {:.1}%, test accuracy {:.1}%",
+                train * 100.0,
+                test * 100.0
+            ),
+            _ => format!(
+                "test R² {:.3}, test MAE {:.4} (in {})",
+                eval.test.r2.unwrap_or(f32::NAN),
+                eval.test.mae.unwrap_or(f32::NAN),
+                session.data.target_name
+            ),
+        };
         let _ = writeln!(
             out,
-            "{device} done: {} steps in {elapsed_s:.2} s, train accuracy {:.1}%, test accuracy {:.1}% ({})",
-            steps,
-            eval.train_accuracy * 100.0,
-            eval.test_accuracy * 100.0,
+            "{device} done: {steps} steps in {elapsed_s:.2} s, {result} ({})",
             backend.name()
         );
     }

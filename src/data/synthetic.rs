@@ -1,13 +1,11 @@
-//! Data sets: seeded 2-D generators, the shipped real sets and the user's own files, all
-//! standardised and split into train and test the same way.
+//! The built-in 2-D generators (spiral, moons, circles, XOR, blobs) and random benchmark data.
 
-pub mod file;
-
-use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
+
+use super::{Split, Table, Task};
 
 /// The built-in 2-D generators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -72,6 +70,13 @@ pub struct DatasetSpec {
     pub test_fraction: f32,
     /// Seed of the generator and of the split.
     pub seed: u64,
+    /// Standardise the features with the training part's mean and deviation.
+    #[serde(default = "yes")]
+    pub standardise: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for DatasetSpec {
@@ -83,7 +88,30 @@ impl Default for DatasetSpec {
             noise: 0.2,
             test_fraction: 0.2,
             seed: 7,
+            standardise: true,
         }
+    }
+}
+
+impl DatasetSpec {
+    /// How any data set is split and scaled under these settings.
+    pub fn split(&self) -> Split {
+        Split {
+            test_fraction: self.test_fraction,
+            seed: self.seed,
+            standardise: self.standardise,
+        }
+    }
+
+    /// Checks the settings that apply to every source (test share).
+    pub fn validate_split(&self) -> Result<(), String> {
+        if !(0.05..=0.5).contains(&self.test_fraction) {
+            return Err(format!(
+                "test share {}: choose between 0.05 and 0.5",
+                self.test_fraction
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -92,89 +120,59 @@ pub const MAX_SAMPLES: usize = 200_000;
 /// Most classes a generator makes.
 pub const MAX_CLASSES: usize = 10;
 
-/// A data set ready for training: standardised features, class indices, train and test parts.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Dataset {
-    /// Display name.
-    pub name: String,
-    /// Features per sample.
-    pub features: usize,
-    /// Number of classes.
-    pub classes: usize,
-    /// `[train_rows, features]`, standardised.
-    pub train_x: Vec<f32>,
-    /// Class index per training row, as `f32` (exact for small integers).
-    pub train_y: Vec<f32>,
-    /// `[test_rows, features]`, standardised with the training mean and deviation.
-    pub test_x: Vec<f32>,
-    /// Class index per test row.
-    pub test_y: Vec<f32>,
-    /// Name of each class, by index.
-    pub class_names: Vec<String>,
-    /// Name of each feature, by column.
-    pub feature_names: Vec<String>,
+/// A table of `rows` Gaussian inputs with random labels (see `Dataset::random`).
+pub(super) fn random_table(features: usize, classes: usize, rows: usize, seed: u64) -> Table {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let x: Vec<f32> = (0..rows * features).map(|_| gauss(&mut rng)).collect();
+    let y: Vec<f32> = (0..rows)
+        .map(|_| rng.random_range(0..classes.max(1)) as f32)
+        .collect();
+    generated_table("random", features, classes, x, y)
 }
 
-impl Dataset {
-    /// Training rows.
-    pub fn train_rows(&self) -> usize {
-        self.train_y.len()
+/// The points a spec describes, drawn from `rng`, or which setting is out of range.
+pub(super) fn generate_table(spec: &DatasetSpec, rng: &mut ChaCha8Rng) -> Result<Table, String> {
+    let classes = if spec.kind.has_class_choice() {
+        spec.classes
+    } else {
+        2
+    };
+    if !(2..=MAX_CLASSES).contains(&classes) {
+        return Err(format!(
+            "{classes} classes: choose between 2 and {MAX_CLASSES}"
+        ));
     }
-
-    /// Test rows.
-    pub fn test_rows(&self) -> usize {
-        self.test_y.len()
+    if spec.samples < 20 || spec.samples > MAX_SAMPLES {
+        return Err(format!(
+            "{} samples: choose between 20 and {MAX_SAMPLES}",
+            spec.samples
+        ));
     }
-
-    /// Random Gaussian inputs with random labels, for benchmarks of any layer width: the speed of
-    /// a training step does not depend on what the numbers mean. Named "random" everywhere.
-    pub fn random(features: usize, classes: usize, rows: usize, seed: u64) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let x: Vec<f32> = (0..rows * features).map(|_| gauss(&mut rng)).collect();
-        let y: Vec<f32> = (0..rows)
-            .map(|_| rng.random_range(0..classes.max(1)) as f32)
-            .collect();
-        split_and_standardise("random", &x, &y, features, classes, 0.1, &mut rng)
+    if !(0.0..=2.0).contains(&spec.noise) {
+        return Err(format!("noise {}: choose between 0 and 2", spec.noise));
     }
+    spec.validate_split()?;
+    let (x, y) = generate_points(spec.kind, spec.samples, classes, spec.noise, rng);
+    Ok(generated_table(spec.kind.as_str(), 2, classes, x, y))
+}
 
-    /// Builds the data set a spec describes, or says which setting is out of range.
-    pub fn generate(spec: &DatasetSpec) -> Result<Self, String> {
-        let classes = if spec.kind.has_class_choice() {
-            spec.classes
-        } else {
-            2
-        };
-        if !(2..=MAX_CLASSES).contains(&classes) {
-            return Err(format!(
-                "{classes} classes: choose between 2 and {MAX_CLASSES}"
-            ));
-        }
-        if spec.samples < 20 || spec.samples > MAX_SAMPLES {
-            return Err(format!(
-                "{} samples: choose between 20 and {MAX_SAMPLES}",
-                spec.samples
-            ));
-        }
-        if !(0.0..=2.0).contains(&spec.noise) {
-            return Err(format!("noise {}: choose between 0 and 2", spec.noise));
-        }
-        if !(0.05..=0.5).contains(&spec.test_fraction) {
-            return Err(format!(
-                "test share {}: choose between 0.05 and 0.5",
-                spec.test_fraction
-            ));
-        }
-        let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-        let (x, y) = generate_points(spec.kind, spec.samples, classes, spec.noise, &mut rng);
-        Ok(split_and_standardise(
-            spec.kind.as_str(),
-            &x,
-            &y,
-            2,
-            classes,
-            spec.test_fraction,
-            &mut rng,
-        ))
+fn generated_table(name: &str, features: usize, classes: usize, x: Vec<f32>, y: Vec<f32>) -> Table {
+    Table {
+        name: name.to_owned(),
+        path: String::new(),
+        format: "generated",
+        feature_names: (0..features).map(|f| format!("x{f}")).collect(),
+        columns: Vec::new(),
+        task: Task::Classification,
+        task_reason: String::new(),
+        class_names: (0..classes).map(|c| c.to_string()).collect(),
+        label_column: "class".to_owned(),
+        notes: Vec::new(),
+        rows_with_missing_values: 0,
+        rows: y.len(),
+        image: None,
+        x,
+        y,
     }
 }
 
@@ -244,61 +242,10 @@ fn generate_points(
     (x, y)
 }
 
-/// Shuffles, holds out the test share, and standardises every feature with the training mean
-/// and standard deviation (the test set must not leak into them).
-pub fn split_and_standardise(
-    name: &str,
-    x: &[f32],
-    y: &[f32],
-    features: usize,
-    classes: usize,
-    test_fraction: f32,
-    rng: &mut ChaCha8Rng,
-) -> Dataset {
-    let rows = y.len();
-    let mut order: Vec<usize> = (0..rows).collect();
-    order.shuffle(rng);
-    let test_rows = ((rows as f32 * test_fraction).round() as usize).clamp(1, rows - 1);
-    let (test_idx, train_idx) = order.split_at(test_rows);
-    let gather = |idx: &[usize]| {
-        let mut gx = Vec::with_capacity(idx.len() * features);
-        let mut gy = Vec::with_capacity(idx.len());
-        for &i in idx {
-            gx.extend_from_slice(&x[i * features..(i + 1) * features]);
-            gy.push(y[i]);
-        }
-        (gx, gy)
-    };
-    let (mut train_x, train_y) = gather(train_idx);
-    let (mut test_x, test_y) = gather(test_idx);
-    for f in 0..features {
-        let column = train_x.iter().skip(f).step_by(features);
-        let n = train_idx.len() as f64;
-        let mean = column.clone().map(|&v| f64::from(v)).sum::<f64>() / n;
-        let var = column.map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / n;
-        let std = if var > 1e-12 { var.sqrt() } else { 1.0 };
-        for data in [&mut train_x, &mut test_x] {
-            for v in data.iter_mut().skip(f).step_by(features) {
-                *v = ((f64::from(*v) - mean) / std) as f32;
-            }
-        }
-    }
-    Dataset {
-        name: name.to_owned(),
-        features,
-        classes,
-        train_x,
-        train_y,
-        test_x,
-        test_y,
-        class_names: (0..classes).map(|c| c.to_string()).collect(),
-        feature_names: (0..features).map(|f| format!("x{f}")).collect(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Dataset;
 
     #[test]
     fn generators_are_seeded_balanced_and_standardised() {
@@ -313,7 +260,7 @@ mod tests {
             assert_eq!(a.train_rows() + a.test_rows(), spec.samples);
             let mean: f32 = a.train_x.iter().step_by(2).sum::<f32>() / a.train_rows() as f32;
             assert!(mean.abs() < 1e-4, "{kind:?} mean {mean}");
-            for c in 0..a.classes {
+            for c in 0..a.classes() {
                 let n = a
                     .train_y
                     .iter()
@@ -321,7 +268,7 @@ mod tests {
                     .filter(|&&y| y as usize == c)
                     .count();
                 assert!(
-                    n >= spec.samples / a.classes - 1,
+                    n >= spec.samples / a.classes() - 1,
                     "{kind:?} class {c} has {n}"
                 );
             }

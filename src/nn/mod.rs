@@ -7,14 +7,39 @@ use rand_distr::{Distribution, Normal};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{Activation, AdamHyper, Backend, BackendError, Tensor};
+use crate::data::Task;
 
-/// Layer widths (input first, classes last) and the hidden activation.
+/// What the output layer's values are compared with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Loss {
+    /// Softmax over the outputs, then cross-entropy against a class index (classification).
+    #[default]
+    SoftmaxCrossEntropy,
+    /// Mean squared error against target values (regression).
+    MeanSquaredError,
+}
+
+impl Loss {
+    /// The loss a task trains with.
+    pub fn for_task(task: Task) -> Self {
+        match task {
+            Task::Classification => Loss::SoftmaxCrossEntropy,
+            Task::Regression => Loss::MeanSquaredError,
+        }
+    }
+}
+
+/// Layer widths (input first, outputs last), the hidden activation and the loss.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {
     /// `[inputs, hidden..., outputs]`, e.g. `[2, 16, 16, 3]`.
     pub layers: Vec<usize>,
     /// Applied after every hidden layer; the output layer is linear (softmax is in the loss).
     pub activation: Activation,
+    /// What the outputs are trained against.
+    #[serde(default)]
+    pub loss: Loss,
 }
 
 impl ModelSpec {
@@ -242,8 +267,10 @@ pub const EVAL_ROWS: usize = 1024;
 pub struct Stats {
     /// Mean loss over the rows seen.
     pub loss: f32,
-    /// Share of rows classified correctly.
-    pub accuracy: f32,
+    /// Share of rows classified correctly (classification).
+    pub accuracy: Option<f32>,
+    /// Mean absolute error in the units the model was trained on (regression).
+    pub mean_abs_error: Option<f32>,
     /// Rows seen.
     pub rows: usize,
 }
@@ -293,7 +320,15 @@ impl Mlp {
             biases,
             activations,
             dz,
-            targets: backend.zeros("targets", batch, 1)?,
+            // A class index per row, or one target value per output.
+            targets: backend.zeros(
+                "targets",
+                batch,
+                match spec.loss {
+                    Loss::SoftmaxCrossEntropy => 1,
+                    Loss::MeanSquaredError => spec.layers[spec.layers.len() - 1],
+                },
+            )?,
             stats: backend.zeros("loss-stats", 1, 3)?,
             eval_activations: spec
                 .layers
@@ -320,7 +355,8 @@ impl Mlp {
         self.steps
     }
 
-    /// Uploads a batch: `inputs` is `[batch, features]` row-major, `targets` holds class indices.
+    /// Uploads a batch: `inputs` is `[batch, features]` row-major, `targets` holds class indices
+    /// (classification) or target values (regression).
     pub fn load_batch(
         &mut self,
         backend: &mut dyn Backend,
@@ -345,12 +381,15 @@ impl Mlp {
     /// Loss and its gradient, then backward through every layer into the parameter gradients.
     pub fn backward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         let last = self.weights.len() - 1;
-        backend.softmax_cross_entropy(
-            &self.activations[last + 1],
-            &self.targets,
-            &mut self.dz[last],
-            &mut self.stats,
-        )?;
+        let (output, dz) = (&self.activations[last + 1], &mut self.dz[last]);
+        match self.spec.loss {
+            Loss::SoftmaxCrossEntropy => {
+                backend.softmax_cross_entropy(output, &self.targets, dz, &mut self.stats)?;
+            }
+            Loss::MeanSquaredError => {
+                backend.mse_loss(output, &self.targets, dz, &mut self.stats)?;
+            }
+        }
         for l in (0..=last).rev() {
             let Param { grad: dw, .. } = &mut self.weights[l];
             let Param { grad: db, .. } = &mut self.biases[l];
@@ -395,9 +434,12 @@ impl Mlp {
         if rows <= 0.0 {
             return Ok(Stats::default());
         }
+        let second = s[1] / rows;
+        let classification = self.spec.loss == Loss::SoftmaxCrossEntropy;
         Ok(Stats {
             loss: s[0] / rows,
-            accuracy: s[1] / rows,
+            accuracy: classification.then_some(second),
+            mean_abs_error: (!classification).then_some(second),
             rows: rows as usize,
         })
     }

@@ -12,17 +12,20 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{Activation, Backend, BackendError, Device, KernelTimes};
-use crate::data::{Dataset, DatasetSpec};
-use crate::nn::{Mlp, ModelSpec, OptimizerKind};
+use crate::data::file::no_progress;
+use crate::data::loader::DataSource;
+use crate::data::{Dataset, DatasetSpec, Table, Task};
+use crate::nn::{Loss, Mlp, ModelSpec, OptimizerKind};
 
 /// Everything a training run is made of; the same config on both devices gives the same run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
-    /// The data set to generate, when `shipped` is `None`; its test share and seed apply to both.
+    /// The generator's settings (used when `source` is `Generated`); its test share, seed and
+    /// standardisation apply to every source.
     pub data: DatasetSpec,
-    /// A shipped real data set to train on instead of a generator (see `data::file::SHIPPED`).
+    /// Where the data comes from: a generator, a shipped real set, or the user's own file.
     #[serde(default)]
-    pub shipped: Option<String>,
+    pub source: DataSource,
     /// Hidden-layer widths; the input and output widths come from the data set.
     pub hidden: Vec<usize>,
     /// Hidden activation.
@@ -41,7 +44,7 @@ impl Default for TrainConfig {
     fn default() -> Self {
         Self {
             data: DatasetSpec::default(),
-            shipped: None,
+            source: DataSource::Generated,
             hidden: vec![16, 16],
             activation: Activation::Relu,
             optimizer: OptimizerKind::Adam,
@@ -62,10 +65,11 @@ impl TrainConfig {
     pub fn model_spec(&self, data: &Dataset) -> ModelSpec {
         let mut layers = vec![data.features];
         layers.extend(&self.hidden);
-        layers.push(data.classes);
+        layers.push(data.outputs());
         ModelSpec {
             layers,
             activation: self.activation,
+            loss: Loss::for_task(data.task),
         }
     }
 
@@ -85,9 +89,10 @@ impl TrainConfig {
         }
         if self.batch > data.train_rows() {
             return Err(format!(
-                "batch size {} is larger than the {} training rows: choose at most {}",
+                "batch size {} is larger than the {} training rows of {}: choose at most {}",
                 self.batch,
                 data.train_rows(),
+                data.name,
                 data.train_rows()
             ));
         }
@@ -108,18 +113,24 @@ pub struct Session {
 }
 
 impl Session {
-    /// Generates the data set and checks the settings.
+    /// Generates or loads the data set and checks the settings. (The app loads files on a
+    /// thread of its own and calls [`Session::from_table`].)
     pub fn new(config: TrainConfig) -> Result<Self, String> {
-        let data = match &config.shipped {
-            Some(name) => {
-                let path = crate::data::file::shipped_path(name)
-                    .ok_or_else(|| format!("no shipped data set `{name}`"))?;
-                crate::data::file::load(&path, &crate::data::file::LoadOptions::default())
-                    .map_err(|e| e.to_string())?
-                    .into_dataset(config.data.test_fraction, config.data.seed)
-            }
-            None => Dataset::generate(&config.data)?,
-        };
+        if config.source == DataSource::Generated {
+            let data = Dataset::generate(&config.data)?;
+            return Self::with_data(config, data);
+        }
+        let table = config
+            .source
+            .load(&no_progress)
+            .map_err(|e| e.to_string())?;
+        Self::from_table(config, &table)
+    }
+
+    /// Splits and scales a loaded table as the settings say, and checks the settings.
+    pub fn from_table(config: TrainConfig, table: &Table) -> Result<Self, String> {
+        config.data.validate_split()?;
+        let data = table.to_dataset(config.data.split());
         Self::with_data(config, data)
     }
 
@@ -144,8 +155,12 @@ pub struct StepLog {
     pub epoch: u64,
     /// Mean training loss over the batches since the previous log.
     pub loss: f32,
-    /// Share of those batches' rows classified correctly.
-    pub accuracy: f32,
+    /// Share of those batches' rows classified correctly (classification).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f32>,
+    /// Mean absolute error of those batches, in the target's own units (regression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mae: Option<f32>,
     /// Training rows per second since the previous log (wall clock, ending in a sync).
     pub samples_per_s: f64,
     /// Mean wall-clock time of one step since the previous log, in milliseconds.
@@ -155,21 +170,61 @@ pub struct StepLog {
     pub kernel_time_ms: Option<f64>,
 }
 
-/// Accuracy and loss of the whole training and test sets with the current parameters.
+/// How well the model does on one part of the data.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Score {
+    /// Mean loss (cross-entropy; or squared error of the standardised target).
+    pub loss: f32,
+    /// Share of rows classified correctly (classification).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f32>,
+    /// Coefficient of determination `1 − Σ(y − ŷ)² / Σ(y − ȳ)²` (regression): 1 is perfect,
+    /// 0 is no better than always predicting the mean.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r2: Option<f32>,
+    /// Mean absolute error in the target's own units (regression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mae: Option<f32>,
+}
+
+/// Test rows by true class (row) and predicted class (column).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Confusion {
+    /// Classes per side.
+    pub classes: usize,
+    /// `classes × classes` counts, row-major.
+    pub counts: Vec<u32>,
+}
+
+impl Confusion {
+    /// Rows of class `truth` predicted as `predicted`.
+    pub fn count(&self, truth: usize, predicted: usize) -> u32 {
+        self.counts[truth * self.classes + predicted]
+    }
+}
+
+/// Most test rows whose prediction an evaluation sends back for the regression plot.
+pub const MAX_PREDICTION_POINTS: usize = 1000;
+
+/// Loss and accuracy (or R² and error) of the whole training and test sets with the current
+/// parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EvalReport {
     /// Which device.
     pub device: Device,
     /// Step at which it was measured.
     pub step: u64,
-    /// Mean loss on the training set.
-    pub train_loss: f32,
-    /// Accuracy on the training set.
-    pub train_accuracy: f32,
-    /// Mean loss on the test set.
-    pub test_loss: f32,
-    /// Accuracy on the test set.
-    pub test_accuracy: f32,
+    /// On the training set.
+    pub train: Score,
+    /// On the test set.
+    pub test: Score,
+    /// The test set's confusion matrix (classification).
+    #[serde(skip)]
+    pub confusion: Option<Confusion>,
+    /// `(true, predicted)` target values of up to [`MAX_PREDICTION_POINTS`] test rows, in the
+    /// target's own units (regression).
+    #[serde(skip)]
+    pub predictions: Vec<[f32; 2]>,
 }
 
 /// The class the model predicts over a grid covering the 2-D data.
@@ -299,6 +354,9 @@ impl Runner {
             epoch: self.epoch,
             loss: stats.loss,
             accuracy: stats.accuracy,
+            mae: stats
+                .mean_abs_error
+                .map(|e| (f64::from(e) * self.data.target_scale.std) as f32),
             samples_per_s: (steps * self.model.batch() as u64) as f64 / elapsed_s.max(1e-9),
             step_time_ms: elapsed_s * 1e3 / steps as f64,
             kernel_time_ms: kernels.map(|k| k.total_ns as f64 / 1e6),
@@ -313,21 +371,32 @@ impl Runner {
         self.window_steps = 0;
     }
 
-    /// Loss and accuracy on the whole training and test sets.
+    /// Loss and accuracy (or R² and error) on the whole training and test sets.
     pub fn evaluate(&mut self, backend: &mut dyn Backend) -> Result<EvalReport, BackendError> {
-        let classes = self.data.classes;
         let data = Arc::clone(&self.data);
         let train = self.model.predict(backend, &data.train_x)?;
         let test = self.model.predict(backend, &data.test_x)?;
-        let (train_loss, train_accuracy) = loss_and_accuracy(&train, &data.train_y, classes);
-        let (test_loss, test_accuracy) = loss_and_accuracy(&test, &data.test_y, classes);
+        let confusion = (data.task == Task::Classification)
+            .then(|| confusion(&test, &data.test_y, data.classes()));
+        let predictions = match data.task {
+            Task::Regression => test
+                .iter()
+                .zip(&data.test_y)
+                .take(MAX_PREDICTION_POINTS)
+                .map(|(&p, &y)| {
+                    let scale = data.target_scale;
+                    [scale.invert(y) as f32, scale.invert(p) as f32]
+                })
+                .collect(),
+            Task::Classification => Vec::new(),
+        };
         Ok(EvalReport {
             device: self.device,
             step: self.steps(),
-            train_loss,
-            train_accuracy,
-            test_loss,
-            test_accuracy,
+            train: score(&train, &data.train_y, &data),
+            test: score(&test, &data.test_y, &data),
+            confusion,
+            predictions,
         })
     }
 
@@ -337,7 +406,7 @@ impl Runner {
         backend: &mut dyn Backend,
         resolution: usize,
     ) -> Result<Option<BoundaryGrid>, BackendError> {
-        if self.data.features != 2 {
+        if self.data.features != 2 || self.data.task != Task::Classification {
             return Ok(None);
         }
         let (xr, yr) = self.extent;
@@ -351,7 +420,7 @@ impl Runner {
             }
         }
         let logits = self.model.predict(backend, &points)?;
-        let classes = self.data.classes;
+        let classes = self.data.classes();
         let mut class = Vec::with_capacity(resolution * resolution);
         let mut confidence = Vec::with_capacity(resolution * resolution);
         for row in logits.chunks_exact(classes) {
@@ -382,6 +451,43 @@ fn softmax_max(row: &[f32]) -> (usize, f32) {
     (best, 1.0 / sum)
 }
 
+/// How `outputs` (the model's, one row per target) fare against `targets`, in f64 on the host.
+pub fn score(outputs: &[f32], targets: &[f32], data: &Dataset) -> Score {
+    match data.task {
+        Task::Classification => {
+            let (loss, accuracy) = loss_and_accuracy(outputs, targets, data.classes());
+            Score {
+                loss,
+                accuracy: Some(accuracy),
+                r2: None,
+                mae: None,
+            }
+        }
+        Task::Regression => {
+            let n = targets.len().max(1) as f64;
+            let mean = targets.iter().map(|&y| f64::from(y)).sum::<f64>() / n;
+            let (mut squared, mut total, mut abs) = (0.0f64, 0.0f64, 0.0f64);
+            for (&p, &y) in outputs.iter().zip(targets) {
+                let e = f64::from(p) - f64::from(y);
+                squared += e * e;
+                abs += e.abs();
+                total += (f64::from(y) - mean).powi(2);
+            }
+            Score {
+                loss: (squared / n) as f32,
+                accuracy: None,
+                r2: Some(if total > 0.0 {
+                    (1.0 - squared / total) as f32
+                } else {
+                    0.0
+                }),
+                // The target was standardised for training: its errors scale back by its deviation.
+                mae: Some((abs / n * data.target_scale.std) as f32),
+            }
+        }
+    }
+}
+
 /// Mean cross-entropy and accuracy of `logits` against `targets`, in f64 on the host.
 pub fn loss_and_accuracy(logits: &[f32], targets: &[f32], classes: usize) -> (f32, f32) {
     let rows = targets.len().max(1);
@@ -396,6 +502,18 @@ pub fn loss_and_accuracy(logits: &[f32], targets: &[f32], classes: usize) -> (f3
         correct += usize::from(best == target);
     }
     ((loss / rows as f64) as f32, correct as f32 / rows as f32)
+}
+
+/// Counts of (true class, predicted class) over the rows of `logits`.
+fn confusion(logits: &[f32], targets: &[f32], classes: usize) -> Confusion {
+    let mut counts = vec![0u32; classes * classes];
+    for (row, &y) in logits.chunks_exact(classes).zip(targets) {
+        let (best, _) = softmax_max(row);
+        if let Some(c) = counts.get_mut(y as usize * classes + best) {
+            *c += 1;
+        }
+    }
+    Confusion { classes, counts }
 }
 
 /// The rectangle the boundary grid covers: the data's extent plus a margin.

@@ -6,7 +6,7 @@ use egui_plot::{Legend, Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
 use super::class_color;
 use crate::backend::Device;
 use crate::backend::gpu::AdapterSummary;
-use crate::data::Dataset;
+use crate::data::{Dataset, Task};
 use crate::i18n::{Key, Lang};
 use crate::train::worker::Event;
 use crate::train::{BoundaryGrid, EvalReport, StepLog};
@@ -78,10 +78,10 @@ pub struct DeviceColumn {
     pub train_loss: Curve,
     /// Test-set loss.
     pub test_loss: Curve,
-    /// Whole training-set accuracy.
-    pub train_accuracy: Curve,
-    /// Test-set accuracy.
-    pub test_accuracy: Curve,
+    /// Whole training-set accuracy (classification) or R² (regression).
+    pub train_metric: Curve,
+    /// Test-set accuracy or R².
+    pub test_metric: Curve,
     /// The last decision boundary.
     pub boundary: Option<BoundaryGrid>,
     /// The error that stopped training, if any.
@@ -105,8 +105,8 @@ impl DeviceColumn {
             batch_loss: Curve::default(),
             train_loss: Curve::default(),
             test_loss: Curve::default(),
-            train_accuracy: Curve::default(),
-            test_accuracy: Curve::default(),
+            train_metric: Curve::default(),
+            test_metric: Curve::default(),
             boundary: None,
             error: None,
             cpu_threads: None,
@@ -131,8 +131,8 @@ impl DeviceColumn {
             batch_loss,
             train_loss,
             test_loss,
-            train_accuracy,
-            test_accuracy,
+            train_metric,
+            test_metric,
             boundary,
             error,
             texture_stale,
@@ -140,13 +140,7 @@ impl DeviceColumn {
         } = self;
         *last_log = None;
         *last_eval = None;
-        for c in [
-            batch_loss,
-            train_loss,
-            test_loss,
-            train_accuracy,
-            test_accuracy,
-        ] {
+        for c in [batch_loss, train_loss, test_loss, train_metric, test_metric] {
             *c = Curve::default();
         }
         *boundary = None;
@@ -172,10 +166,14 @@ impl DeviceColumn {
                 self.last_log = Some(log);
             }
             Event::Eval(eval) => {
-                self.train_loss.push(eval.step, eval.train_loss);
-                self.test_loss.push(eval.step, eval.test_loss);
-                self.train_accuracy.push(eval.step, eval.train_accuracy);
-                self.test_accuracy.push(eval.step, eval.test_accuracy);
+                self.train_loss.push(eval.step, eval.train.loss);
+                self.test_loss.push(eval.step, eval.test.loss);
+                if let Some(v) = eval.train.accuracy.or(eval.train.r2) {
+                    self.train_metric.push(eval.step, v);
+                }
+                if let Some(v) = eval.test.accuracy.or(eval.test.r2) {
+                    self.test_metric.push(eval.step, v);
+                }
                 self.last_eval = Some(eval);
             }
             Event::Boundary { grid, .. } => {
@@ -234,8 +232,13 @@ impl DeviceColumn {
             ui.label(RichText::new(error).color(ui.visuals().error_fg_color));
         }
         self.metrics_ui(ui, lang);
-        self.curves_ui(ui, lang);
-        self.boundary_ui(ui, lang, data);
+        let regression = data.is_some_and(|d| d.task == Task::Regression);
+        self.curves_ui(ui, lang, regression);
+        match data {
+            Some(d) if d.task == Task::Regression => self.predictions_ui(ui, lang, d),
+            Some(d) if d.features != 2 => self.confusion_ui(ui, lang, d),
+            _ => self.boundary_ui(ui, lang, data),
+        }
     }
 
     fn metrics_ui(&self, ui: &mut egui::Ui, lang: Lang) {
@@ -281,21 +284,35 @@ impl DeviceColumn {
                 ui.label(lang.tr(Key::Loss));
                 ui.label(format_loss(log.loss));
                 ui.end_row();
-                if let Some(eval) = &self.last_eval {
+                let Some(eval) = &self.last_eval else {
+                    return;
+                };
+                let (train, test) = (lang.tr(Key::TrainSeries), lang.tr(Key::TestSeries));
+                if let (Some(a), Some(b)) = (eval.train.accuracy, eval.test.accuracy) {
                     ui.label(lang.tr(Key::Accuracy));
                     ui.label(format!(
-                        "{} {:.1}% · {} {:.1}%",
-                        lang.tr(Key::TrainSeries),
-                        eval.train_accuracy * 100.0,
-                        lang.tr(Key::TestSeries),
-                        eval.test_accuracy * 100.0
+                        "{train} {:.1}% · {test} {:.1}%",
+                        a * 100.0,
+                        b * 100.0
                     ));
+                    ui.end_row();
+                }
+                if let (Some(a), Some(b)) = (eval.train.r2, eval.test.r2) {
+                    ui.label(lang.tr(Key::R2))
+                        .on_hover_text(lang.tr(Key::R2Tip));
+                    ui.label(format!("{train} {a:.3} · {test} {b:.3}"));
+                    ui.end_row();
+                }
+                if let (Some(a), Some(b)) = (eval.train.mae, eval.test.mae) {
+                    ui.label(lang.tr(Key::Mae))
+                        .on_hover_text(lang.tr(Key::MaeTip));
+                    ui.label(format!("{train} {a:.4} · {test} {b:.4}"));
                     ui.end_row();
                 }
             });
     }
 
-    fn curves_ui(&self, ui: &mut egui::Ui, lang: Lang) {
+    fn curves_ui(&self, ui: &mut egui::Ui, lang: Lang, regression: bool) {
         let height = (ui.available_height() * 0.22).clamp(90.0, 200.0);
         // The same colour means the same series in both plots.
         let curve = |name: Key, points: &Curve, color: Color32| {
@@ -311,7 +328,7 @@ impl DeviceColumn {
                 plot.line(curve(Key::TrainSeries, &self.train_loss, TRAIN_COLOR));
                 plot.line(curve(Key::TestSeries, &self.test_loss, TEST_COLOR));
             });
-        ui.label(lang.tr(Key::Accuracy));
+        ui.label(lang.tr(if regression { Key::R2 } else { Key::Accuracy }));
         Plot::new(("accuracy", self.device))
             .height(height)
             .legend(Legend::default())
@@ -319,8 +336,8 @@ impl DeviceColumn {
             .include_y(1.0)
             .allow_scroll(false)
             .show(ui, |plot| {
-                plot.line(curve(Key::TrainSeries, &self.train_accuracy, TRAIN_COLOR));
-                plot.line(curve(Key::TestSeries, &self.test_accuracy, TEST_COLOR));
+                plot.line(curve(Key::TrainSeries, &self.train_metric, TRAIN_COLOR));
+                plot.line(curve(Key::TestSeries, &self.test_metric, TEST_COLOR));
             });
     }
 
@@ -367,7 +384,7 @@ impl DeviceColumn {
                     [x1 - x0, y1 - y0],
                 ));
                 if let Some(data) = data.filter(|d| d.features == 2) {
-                    for class in 0..data.classes {
+                    for class in 0..data.classes() {
                         let points: Vec<[f64; 2]> = data
                             .train_x
                             .chunks_exact(2)
@@ -382,6 +399,137 @@ impl DeviceColumn {
                         );
                     }
                 }
+            });
+    }
+}
+
+impl DeviceColumn {
+    /// The test set's confusion matrix: rows are the true classes, columns the predicted ones;
+    /// the diagonal is what the model gets right.
+    fn confusion_ui(&self, ui: &mut egui::Ui, lang: Lang, data: &Dataset) {
+        let Some(confusion) = self.last_eval.as_ref().and_then(|e| e.confusion.as_ref()) else {
+            return;
+        };
+        ui.label(lang.tr(Key::Confusion))
+            .on_hover_text(lang.tr(Key::ConfusionTip));
+        let n = confusion.classes;
+        let label_width = 90.0;
+        let side = (ui.available_width() - label_width)
+            .min(ui.available_height().max(200.0))
+            .clamp(120.0, 520.0);
+        let cell = side / n as f32;
+        let (response, painter) = ui.allocate_painter(
+            egui::vec2(label_width + side, side + 18.0),
+            egui::Sense::hover(),
+        );
+        let origin = response.rect.min + egui::vec2(label_width, 0.0);
+        let row_totals = (0..n).map(|t| (0..n).map(|p| confusion.count(t, p)).sum::<u32>());
+        let text_color = ui.visuals().text_color();
+        let font = egui::FontId::proportional((cell * 0.35).clamp(7.0, 13.0));
+        let mut hovered = None;
+        for (truth, row_total) in row_totals.enumerate() {
+            for predicted in 0..n {
+                let count = confusion.count(truth, predicted);
+                // Shade by the share of the true class's rows, so rare classes are as visible.
+                let share = count as f32 / row_total.max(1) as f32;
+                let rect = egui::Rect::from_min_size(
+                    origin + egui::vec2(predicted as f32 * cell, truth as f32 * cell),
+                    egui::vec2(cell - 1.0, cell - 1.0),
+                );
+                let base = if truth == predicted {
+                    Color32::from_rgb(102, 187, 106)
+                } else {
+                    Color32::from_rgb(239, 83, 80)
+                };
+                painter.rect_filled(rect, 1.0, base.gamma_multiply(0.08 + 0.92 * share));
+                if cell >= 22.0 && count > 0 {
+                    painter.text(
+                        rect.center(),
+                        egui::Align2::CENTER_CENTER,
+                        count.to_string(),
+                        font.clone(),
+                        text_color,
+                    );
+                }
+                if response.hovered()
+                    && ui
+                        .ctx()
+                        .pointer_hover_pos()
+                        .is_some_and(|p| rect.contains(p))
+                {
+                    hovered = Some((truth, predicted, count));
+                }
+            }
+            if cell >= 10.0 {
+                painter.text(
+                    egui::pos2(origin.x - 4.0, origin.y + (truth as f32 + 0.5) * cell),
+                    egui::Align2::RIGHT_CENTER,
+                    data.class_names.get(truth).map_or("", String::as_str),
+                    font.clone(),
+                    class_color(truth),
+                );
+            }
+        }
+        painter.text(
+            egui::pos2(origin.x + side / 2.0, origin.y + side + 2.0),
+            egui::Align2::CENTER_TOP,
+            lang.tr(Key::Predicted),
+            egui::FontId::proportional(12.0),
+            ui.visuals().weak_text_color(),
+        );
+        if let Some((truth, predicted, count)) = hovered {
+            let name = |c: usize| data.class_names.get(c).cloned().unwrap_or_default();
+            response.on_hover_text(lang.fmt(
+                Key::ConfusionCell,
+                &[
+                    ("n", &count),
+                    ("truth", &name(truth)),
+                    ("predicted", &name(predicted)),
+                ],
+            ));
+        }
+    }
+
+    /// Predicted against true target values of the test set; a perfect model puts every point
+    /// on the diagonal.
+    fn predictions_ui(&self, ui: &mut egui::Ui, lang: Lang, data: &Dataset) {
+        let Some(eval) = &self.last_eval else {
+            return;
+        };
+        if eval.predictions.is_empty() {
+            return;
+        }
+        ui.label(lang.fmt(Key::PredictedVsTrue, &[("target", &data.target_name)]))
+            .on_hover_text(lang.tr(Key::PredictedVsTrueTip));
+        let (lo, hi) = eval
+            .predictions
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(f64::from(p[0])), hi.max(f64::from(p[0])))
+            });
+        let side = ui.available_height().min(ui.available_width()).max(160.0);
+        Plot::new(("predictions", self.device))
+            .width(side)
+            .height(side)
+            .data_aspect(1.0)
+            .x_axis_label(lang.tr(Key::TrueValue))
+            .y_axis_label(lang.tr(Key::PredictedValue))
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                plot.line(
+                    Line::new("y = x", PlotPoints::from(vec![[lo, lo], [hi, hi]]))
+                        .color(BATCH_COLOR),
+                );
+                let points: Vec<[f64; 2]> = eval
+                    .predictions
+                    .iter()
+                    .map(|p| [f64::from(p[0]), f64::from(p[1])])
+                    .collect();
+                plot.points(
+                    Points::new(lang.tr(Key::TestSeries), points)
+                        .radius(2.0)
+                        .color(TEST_COLOR),
+                );
             });
     }
 }

@@ -2,12 +2,27 @@
 //! returns what the user asked for as [`UiCommand`]s, which the app applies after drawing.
 
 pub mod column;
+pub mod open;
+pub mod preview;
 pub mod setup;
 
+use std::path::PathBuf;
+
+use crate::data::loader::DataSource;
 use crate::i18n::Lang;
 
+/// The views of the central area.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tab {
+    /// Both devices' columns.
+    #[default]
+    Training,
+    /// The loaded data set's preview.
+    Data,
+}
+
 /// What the user asked for this frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum UiCommand {
     /// Train continuously.
     Run,
@@ -19,6 +34,20 @@ pub enum UiCommand {
     Reset,
     /// Switch the UI language.
     SetLanguage(Lang),
+    /// Show the file dialog (system or in-app) for a file or an image folder.
+    Open(open::OpenKind),
+    /// Load this file or folder and preview it (what Open…, a drop and the command line do).
+    OpenPath(PathBuf),
+    /// Load this source and preview it (a shipped set, or a file read with other options).
+    Load(DataSource),
+    /// Stop the load in progress.
+    CancelLoad,
+    /// Forget the last data error.
+    DismissDataError,
+    /// Train on the previewed data set: apply the settings with it, and show the columns.
+    UseLoaded,
+    /// Show a view of the central area.
+    ShowTab(Tab),
 }
 
 /// Colours of the classes: distinct on a dark background and at a projector.

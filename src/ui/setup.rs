@@ -3,12 +3,16 @@
 
 use egui::{RichText, Slider};
 
-use super::UiCommand;
+use super::open::OpenKind;
+use super::preview::Loaded;
+use super::{Tab, UiCommand};
 use crate::backend::{Activation, Device};
-use crate::data::file::{SHIPPED, shipped};
+use crate::data::Task;
+use crate::data::loader::DataSource;
+use crate::data::shipped::{SHIPPED, shipped};
 use crate::data::{MAX_CLASSES, Synthetic};
 use crate::i18n::{Key, Lang};
-use crate::nn::{ModelSpec, OptimizerKind};
+use crate::nn::{Loss, ModelSpec, OptimizerKind};
 use crate::train::TrainConfig;
 
 /// The settings being edited, and the ones the current run uses.
@@ -39,6 +43,17 @@ impl Default for SetupPanel {
     }
 }
 
+/// What the panel shows of the data layer: the loaded set, a load in progress, the last error.
+#[derive(Clone, Copy, Default)]
+pub struct DataView<'a> {
+    /// The last data set loaded (and previewed).
+    pub loaded: Option<&'a Loaded>,
+    /// What is loading now, and the share done.
+    pub loading: Option<(&'a str, f32)>,
+    /// Why the last load failed.
+    pub error: Option<&'a str>,
+}
+
 fn dataset_key(kind: Synthetic) -> Key {
     match kind {
         Synthetic::Spiral => Key::Spiral,
@@ -49,15 +64,30 @@ fn dataset_key(kind: Synthetic) -> Key {
     }
 }
 
-fn shipped_key(name: &str) -> Key {
+/// The translated name and description of a shipped set.
+pub fn shipped_keys(name: &str) -> (Key, Key) {
     match name {
-        "iris" => Key::Iris,
-        "wine" => Key::Wine,
-        "breast_cancer" => Key::BreastCancer,
-        "digits" => Key::Digits,
-        "penguins" => Key::Penguins,
-        "mnist" => Key::Mnist,
-        _ => Key::FashionMnist,
+        "iris" => (Key::Iris, Key::AboutIris),
+        "wine" => (Key::Wine, Key::AboutWine),
+        "breast_cancer" => (Key::BreastCancer, Key::AboutBreastCancer),
+        "digits" => (Key::Digits, Key::AboutDigits),
+        "penguins" => (Key::Penguins, Key::AboutPenguins),
+        "mnist" => (Key::Mnist, Key::AboutMnist),
+        "diabetes" => (Key::Diabetes, Key::AboutDiabetes),
+        "autompg" => (Key::AutoMpg, Key::AboutAutoMpg),
+        _ => (Key::FashionMnist, Key::AboutFashionMnist),
+    }
+}
+
+/// The name a source goes by in the panel.
+fn source_name(lang: Lang, config: &TrainConfig) -> String {
+    match &config.source {
+        DataSource::Generated => lang.tr(dataset_key(config.data.kind)).to_owned(),
+        DataSource::Shipped(name) => lang.tr(shipped_keys(name).0).to_owned(),
+        DataSource::File { path, .. } => path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
     }
 }
 
@@ -81,7 +111,13 @@ impl SetupPanel {
     }
 
     /// Draws the panel.
-    pub fn ui(&mut self, ui: &mut egui::Ui, lang: Lang, commands: &mut Vec<UiCommand>) {
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        data: DataView,
+        commands: &mut Vec<UiCommand>,
+    ) {
         let Self {
             config,
             enabled,
@@ -92,56 +128,33 @@ impl SetupPanel {
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::Data)).strong());
-        let selected = match config.shipped.as_deref().and_then(shipped) {
-            Some(s) => lang.tr(shipped_key(s.name)),
-            None => lang.tr(dataset_key(config.data.kind)),
-        };
-        egui::ComboBox::from_label(lang.tr(Key::Source))
-            .selected_text(selected)
-            .show_ui(ui, |ui| {
-                ui.label(RichText::new(lang.tr(Key::Generators)).weak());
-                for kind in Synthetic::ALL {
-                    let on = config.shipped.is_none() && config.data.kind == kind;
-                    if ui
-                        .selectable_label(on, lang.tr(dataset_key(kind)))
-                        .clicked()
-                    {
-                        config.shipped = None;
-                        config.data.kind = kind;
-                    }
-                }
-                ui.separator();
-                ui.label(RichText::new(lang.tr(Key::RealData)).weak());
-                for s in &SHIPPED {
-                    let on = config.shipped.as_deref() == Some(s.name);
-                    if ui
-                        .selectable_label(on, lang.tr(shipped_key(s.name)))
-                        .on_hover_text(s.about)
-                        .clicked()
-                    {
-                        config.shipped = Some(s.name.to_owned());
-                    }
-                }
-            });
-        if let Some(s) = config.shipped.as_deref().and_then(shipped) {
-            ui.label(RichText::new(s.about).small().weak());
-        } else {
-            ui.add(
-                Slider::new(&mut config.data.samples, 100..=20_000)
-                    .logarithmic(true)
-                    .text(lang.tr(Key::Samples)),
-            );
-            if config.data.kind.has_class_choice() {
+        data_source_ui(ui, lang, config, data, commands);
+        match &config.source {
+            DataSource::Generated => {
                 ui.add(
-                    Slider::new(&mut config.data.classes, 2..=MAX_CLASSES)
-                        .text(lang.tr(Key::Classes)),
+                    Slider::new(&mut config.data.samples, 100..=20_000)
+                        .logarithmic(true)
+                        .text(lang.tr(Key::Samples)),
                 );
+                if config.data.kind.has_class_choice() {
+                    ui.add(
+                        Slider::new(&mut config.data.classes, 2..=MAX_CLASSES)
+                            .text(lang.tr(Key::Classes)),
+                    );
+                }
+                ui.add(Slider::new(&mut config.data.noise, 0.0..=1.0).text(lang.tr(Key::Noise)));
             }
-            ui.add(Slider::new(&mut config.data.noise, 0.0..=1.0).text(lang.tr(Key::Noise)));
+            DataSource::Shipped(name) => {
+                ui.label(RichText::new(lang.tr(shipped_keys(name).1)).small().weak());
+            }
+            DataSource::File { .. } => {}
         }
         ui.add(
             Slider::new(&mut config.data.test_fraction, 0.05..=0.5).text(lang.tr(Key::TestShare)),
-        );
+        )
+        .on_hover_text(lang.tr(Key::TestShareTip));
+        ui.checkbox(&mut config.data.standardise, lang.tr(Key::StandardiseBox))
+            .on_hover_text(lang.tr(Key::StandardiseTip));
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::Model)).strong());
@@ -169,21 +182,24 @@ impl SetupPanel {
                     ui.selectable_value(&mut config.activation, act, act.as_str());
                 }
             });
-        let (features, classes) = match config.shipped.as_deref().and_then(shipped) {
-            Some(s) => (s.features, s.classes),
-            None if config.data.kind.has_class_choice() => (2, config.data.classes),
-            None => (2, 2),
-        };
-        let mut layers = vec![features];
-        layers.extend(&config.hidden);
-        layers.push(classes);
-        let params = ModelSpec {
-            layers,
-            activation: config.activation,
+        match widths(config, data.loaded) {
+            Some((features, outputs, task)) => {
+                let mut layers = vec![features];
+                layers.extend(&config.hidden);
+                layers.push(outputs);
+                let params = ModelSpec {
+                    layers,
+                    activation: config.activation,
+                    loss: Loss::for_task(task),
+                }
+                .parameter_count();
+                ui.label(lang.fmt(Key::Parameters, &[("n", &params)]))
+                    .on_hover_text(lang.tr(Key::ParametersTip));
+            }
+            None => {
+                ui.label(RichText::new(lang.tr(Key::ParametersUnknown)).weak());
+            }
         }
-        .parameter_count();
-        ui.label(lang.fmt(Key::Parameters, &[("n", &params)]))
-            .on_hover_text(lang.tr(Key::ParametersTip));
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::Training)).strong());
@@ -243,5 +259,146 @@ impl SetupPanel {
                 commands.push(UiCommand::Reset);
             }
         }
+    }
+}
+
+/// Inputs, outputs and task of the model the settings describe, where they are known: from the
+/// generator, the loaded table, or a shipped set's description.
+fn widths(config: &TrainConfig, loaded: Option<&Loaded>) -> Option<(usize, usize, Task)> {
+    match &config.source {
+        DataSource::Generated => {
+            let classes = if config.data.kind.has_class_choice() {
+                config.data.classes
+            } else {
+                2
+            };
+            Some((2, classes, Task::Classification))
+        }
+        source => match loaded.filter(|l| l.source == *source) {
+            Some(l) => {
+                let outputs = match l.table.task {
+                    Task::Classification => l.table.class_names.len(),
+                    Task::Regression => 1,
+                };
+                Some((l.table.features(), outputs, l.table.task))
+            }
+            None => match source {
+                DataSource::Shipped(name) => {
+                    shipped(name).map(|s| (s.features, s.outputs(), s.task))
+                }
+                _ => None,
+            },
+        },
+    }
+}
+
+/// The source chooser, Open…, the load in progress and the last error.
+fn data_source_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    config: &mut TrainConfig,
+    data: DataView,
+    commands: &mut Vec<UiCommand>,
+) {
+    egui::ComboBox::from_label(lang.tr(Key::Source))
+        .selected_text(source_name(lang, config))
+        .show_ui(ui, |ui| {
+            ui.label(RichText::new(lang.tr(Key::Generators)).weak());
+            for kind in Synthetic::ALL {
+                let on = config.source == DataSource::Generated && config.data.kind == kind;
+                if ui
+                    .selectable_label(on, lang.tr(dataset_key(kind)))
+                    .clicked()
+                {
+                    config.source = DataSource::Generated;
+                    config.data.kind = kind;
+                }
+            }
+            for (task, heading) in [
+                (Task::Classification, Key::RealData),
+                (Task::Regression, Key::RealRegression),
+            ] {
+                ui.separator();
+                ui.label(RichText::new(lang.tr(heading)).weak());
+                for s in SHIPPED.iter().filter(|s| s.task == task) {
+                    let source = DataSource::Shipped(s.name.to_owned());
+                    let (name, about) = shipped_keys(s.name);
+                    if ui
+                        .selectable_label(config.source == source, lang.tr(name))
+                        .on_hover_text(lang.tr(about))
+                        .clicked()
+                    {
+                        // Loaded (and previewed) first; chosen once it is in memory.
+                        commands.push(UiCommand::Load(source));
+                    }
+                }
+            }
+            if let Some(loaded) = data
+                .loaded
+                .filter(|l| matches!(l.source, DataSource::File { .. }))
+            {
+                ui.separator();
+                ui.label(RichText::new(lang.tr(Key::YourData)).weak());
+                if ui
+                    .selectable_label(config.source == loaded.source, &loaded.table.name)
+                    .clicked()
+                {
+                    config.source = loaded.source.clone();
+                }
+            }
+        });
+    ui.horizontal(|ui| {
+        if ui
+            .button(lang.tr(Key::OpenFile))
+            .on_hover_text(lang.tr(Key::OpenFileTip))
+            .clicked()
+        {
+            commands.push(UiCommand::Open(OpenKind::File));
+        }
+        if ui
+            .button(lang.tr(Key::OpenFolder))
+            .on_hover_text(lang.tr(Key::OpenFolderTip))
+            .clicked()
+        {
+            commands.push(UiCommand::Open(OpenKind::Folder));
+        }
+        if data.loaded.is_some()
+            && ui
+                .button(lang.tr(Key::Preview))
+                .on_hover_text(lang.tr(Key::PreviewTip))
+                .clicked()
+        {
+            commands.push(UiCommand::ShowTab(Tab::Data));
+        }
+    });
+    if let Some((what, share)) = data.loading {
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::ProgressBar::new(share)
+                    .desired_width(150.0)
+                    .text(lang.fmt(Key::Loading, &[("name", &what)])),
+            );
+            if ui.button(lang.tr(Key::Cancel)).clicked() {
+                commands.push(UiCommand::CancelLoad);
+            }
+        });
+    }
+    if let Some(error) = data.error {
+        egui::Frame::new()
+            .fill(ui.visuals().error_fg_color.gamma_multiply(0.12))
+            .inner_margin(6.0)
+            .corner_radius(4.0)
+            .show(ui, |ui| {
+                ui.label(
+                    RichText::new(lang.tr(Key::DataErrorTitle))
+                        .strong()
+                        .color(ui.visuals().error_fg_color),
+                );
+                ui.label(RichText::new(error).color(ui.visuals().error_fg_color));
+                ui.label(RichText::new(lang.tr(Key::DataErrorKept)).small());
+                if ui.small_button(lang.tr(Key::Dismiss)).clicked() {
+                    commands.push(UiCommand::DismissDataError);
+                }
+            });
     }
 }

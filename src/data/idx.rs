@@ -1,0 +1,236 @@
+//! IDX files, the format of MNIST and Fashion-MNIST: an images file (`…-images-idx3-ubyte`,
+//! N×H×W unsigned bytes) and its labels file (`…-labels-idx1-ubyte`, N bytes), each plain or
+//! gzip-compressed.
+//!
+//! The header is the magic `00 00 08 dims` (8 = unsigned byte) followed by one big-endian `u32`
+//! per dimension; the values follow, row-major.
+
+use std::path::{Path, PathBuf};
+
+use super::file::{DataError, check_rows, classes_of, read_file};
+use super::{ImageShape, Table, Task};
+
+/// Whether `bytes` start like an IDX file of unsigned bytes with 1 to 3 dimensions.
+pub fn has_magic(bytes: &[u8]) -> bool {
+    bytes.len() >= 4 && bytes[..3] == [0, 0, 0x08] && (1..=3).contains(&bytes[3])
+}
+
+/// The shape and values of one IDX file's (decompressed) bytes.
+pub fn parse(bytes: &[u8], path: &str) -> Result<(Vec<usize>, Vec<u8>), DataError> {
+    let bad = |offset: usize, message: String| DataError::Byte {
+        path: path.to_owned(),
+        offset: offset as u64,
+        message,
+    };
+    if bytes.len() < 4 || bytes[0] != 0 || bytes[1] != 0 {
+        let found: Vec<String> = bytes.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        return Err(bad(
+            0,
+            format!(
+                "wrong magic number `{}`: an IDX file starts with 00 00, the value type and the \
+                 number of dimensions (00 00 08 03 for images, 00 00 08 01 for labels)",
+                found.join(" ")
+            ),
+        ));
+    }
+    if bytes[2] != 0x08 {
+        return Err(bad(
+            2,
+            format!(
+                "value type 0x{:02x}; only unsigned bytes (0x08) are supported",
+                bytes[2]
+            ),
+        ));
+    }
+    let dims = usize::from(bytes[3]);
+    if !(1..=3).contains(&dims) {
+        return Err(bad(
+            3,
+            format!("{dims} dimensions; expected 1 (labels) or 3 (images)"),
+        ));
+    }
+    let header = 4 + 4 * dims;
+    if bytes.len() < header {
+        return Err(bad(
+            bytes.len(),
+            format!(
+                "the header of {dims} dimensions needs {header} bytes, the file ends after {}",
+                bytes.len()
+            ),
+        ));
+    }
+    let shape: Vec<usize> = bytes[4..header]
+        .chunks_exact(4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .collect();
+    let count = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| bad(4, format!("the dimensions {shape:?} overflow")))?;
+    let follow = bytes.len() - header;
+    if follow != count {
+        return Err(bad(
+            header,
+            format!(
+                "the header says {count} values ({}) but {follow} bytes follow",
+                shape
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" × ")
+            ),
+        ));
+    }
+    Ok((shape, bytes[header..].to_vec()))
+}
+
+/// Given the images or the labels file, both: `images-idx3` ↔ `labels-idx1`.
+fn pair_paths(path: &Path) -> Option<(PathBuf, PathBuf)> {
+    let name = path.file_name()?.to_str()?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if name.contains("images-idx3") {
+        Some((
+            path.to_path_buf(),
+            dir.join(name.replace("images-idx3", "labels-idx1")),
+        ))
+    } else if name.contains("labels-idx1") {
+        Some((
+            dir.join(name.replace("labels-idx1", "images-idx3")),
+            path.to_path_buf(),
+        ))
+    } else {
+        None
+    }
+}
+
+/// Loads an IDX images file and its labels file, given either one (`bytes` are its contents).
+pub(crate) fn load_pair(
+    path: &Path,
+    name: &str,
+    bytes: &[u8],
+    budget: u64,
+) -> Result<Table, DataError> {
+    let shown = path.display().to_string();
+    let (images_path, labels_path) = pair_paths(path).ok_or_else(|| DataError::Refused {
+        path: shown.clone(),
+        message: "is an IDX file, but its name does not contain `images-idx3` or `labels-idx1`, \
+                  so its partner cannot be found: name the pair like \
+                  train-images-idx3-ubyte.gz and train-labels-idx1-ubyte.gz"
+            .into(),
+    })?;
+    // The opened file is checked first: its own header error is the one to report.
+    let opened_is_images = images_path == path;
+    let opened = parse(bytes, &shown)?;
+    let partner_path = if opened_is_images {
+        &labels_path
+    } else {
+        &images_path
+    };
+    let partner_bytes = read_file(partner_path, budget).map_err(|e| match e {
+        DataError::Io { path, message } => DataError::Io {
+            path,
+            message: format!("{message} (it holds the other half of `{name}`)"),
+        },
+        other => other,
+    })?;
+    let partner = parse(&partner_bytes, &partner_path.display().to_string())?;
+    let ((shape, pixels), (label_shape, labels)) = if opened_is_images {
+        (opened, partner)
+    } else {
+        (partner, opened)
+    };
+    let images_shown = images_path.display().to_string();
+    let labels_shown = labels_path.display().to_string();
+    if shape.len() != 3 {
+        return Err(DataError::Byte {
+            path: images_shown,
+            offset: 3,
+            message: format!(
+                "{} dimensions; an images file has 3 (count × height × width)",
+                shape.len()
+            ),
+        });
+    }
+    if label_shape.len() != 1 {
+        return Err(DataError::Byte {
+            path: labels_shown,
+            offset: 3,
+            message: format!(
+                "{} dimensions; a labels file has 1 (count)",
+                label_shape.len()
+            ),
+        });
+    }
+    let (rows, height, width) = (shape[0], shape[1], shape[2]);
+    if label_shape[0] != rows {
+        return Err(DataError::Refused {
+            path: images_shown,
+            message: format!(
+                "has {rows} images but `{labels_shown}` has {} labels: they must have one label \
+                 per image",
+                label_shape[0]
+            ),
+        });
+    }
+    check_rows(&images_shown, rows, 0)?;
+    let labels_text: Vec<String> = labels.iter().map(u8::to_string).collect();
+    let refs: Vec<&str> = labels_text.iter().map(String::as_str).collect();
+    let (class_names, y) = classes_of(&refs, "labels", &labels_shown)?;
+    let x: Vec<f32> = pixels.iter().map(|&p| f32::from(p) / 255.0).collect();
+    Ok(Table {
+        name: name
+            .replace("-images-idx3-ubyte", "")
+            .replace("-labels-idx1-ubyte", "")
+            .replace(".gz", ""),
+        path: images_shown,
+        format: "idx",
+        feature_names: (0..height * width)
+            .map(|i| format!("pixel {},{}", i / width, i % width))
+            .collect(),
+        columns: Vec::new(),
+        task: Task::Classification,
+        task_reason: "IDX labels".to_owned(),
+        class_names,
+        label_column: labels_shown,
+        notes: Vec::new(),
+        rows_with_missing_values: 0,
+        rows,
+        image: Some(ImageShape {
+            width,
+            height,
+            channels: 1,
+        }),
+        x,
+        y,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_is_checked_value_by_value() {
+        let ok = [0, 0, 8, 1, 0, 0, 0, 3, 5, 6, 7];
+        assert_eq!(parse(&ok, "l").expect("valid"), (vec![3], vec![5, 6, 7]));
+        let err = parse(&[1, 2, 3, 4, 5], "f").expect_err("magic").to_string();
+        assert!(
+            err.starts_with("f, byte 0: wrong magic number `01 02 03 04`"),
+            "{err}"
+        );
+        let err = parse(
+            &[0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 1, 2, 3],
+            "f",
+        )
+        .expect_err("short")
+        .to_string();
+        assert!(
+            err.contains("byte 16") && err.contains("8 values (2 × 2 × 2) but 3 bytes follow"),
+            "{err}"
+        );
+        let huge = [
+            0, 0, 8, 3, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+        ];
+        assert!(parse(&huge, "f").is_err());
+    }
+}

@@ -1,0 +1,259 @@
+//! A folder of images with one sub-folder per class (`pets/cat/1.png`, `pets/dog/7.jpg`, …), the
+//! layout of torchvision's `ImageFolder`. Every PNG or JPEG is decoded, turned grey or kept RGB,
+//! and resized to `side × side` pixels, so each image becomes one row of features in `[0, 1]`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+
+use super::file::{
+    DataError, IMAGE_SIDES, ImageOptions, LoadOptions, MAX_FILE_CLASSES, Progress, check_rows,
+    display_name, io_error, too_large,
+};
+use super::{ImageShape, Table, Task};
+
+/// Largest width or height of an image file the decoder accepts, so that a tiny file that claims
+/// to be enormous cannot exhaust memory.
+const MAX_DECODED_SIDE: u32 = 16_384;
+
+fn is_image_file(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "png" | "jpg" | "jpeg"))
+}
+
+fn is_hidden(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.'))
+}
+
+/// The entries of `dir`, sorted by name, hidden ones left out.
+fn entries(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let shown = dir.display().to_string();
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| io_error(&shown, &e))? {
+        let entry = entry.map_err(|e| io_error(&shown, &e))?;
+        let path = entry.path();
+        if !is_hidden(&path) {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+/// Decodes one PNG or JPEG and returns its `side × side` pixels (grey, or RGB channel-last) in
+/// `[0, 1]`. `path` is only for the message.
+pub fn decode_image(
+    bytes: &[u8],
+    path: &str,
+    options: &ImageOptions,
+) -> Result<Vec<f32>, DataError> {
+    let refuse = |why: String| DataError::Refused {
+        path: path.to_owned(),
+        message: format!(
+            "cannot be read as a PNG or JPEG image ({why}): replace it, or move it out of the \
+             folder"
+        ),
+    };
+    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| refuse(e.to_string()))?;
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_DECODED_SIDE);
+    limits.max_image_height = Some(MAX_DECODED_SIDE);
+    reader.limits(limits);
+    let decoded = reader.decode().map_err(|e| refuse(e.to_string()))?;
+    let side = options.side as u32;
+    let filter = image::imageops::FilterType::Triangle;
+    Ok(if options.rgb {
+        let rgb = image::imageops::resize(&decoded.to_rgb8(), side, side, filter);
+        rgb.as_raw().iter().map(|&v| f32::from(v) / 255.0).collect()
+    } else {
+        let grey = image::imageops::resize(&decoded.to_luma8(), side, side, filter);
+        grey.as_raw()
+            .iter()
+            .map(|&v| f32::from(v) / 255.0)
+            .collect()
+    })
+}
+
+/// Loads every image under `dir`'s class sub-folders.
+pub(crate) fn load_folder(
+    dir: &Path,
+    load_options: &LoadOptions,
+    progress: Progress,
+) -> Result<Table, DataError> {
+    let options = &load_options.image;
+    let shown = dir.display().to_string();
+    let refuse = |message: String| DataError::Refused {
+        path: shown.clone(),
+        message,
+    };
+    if !IMAGE_SIDES.contains(&options.side) {
+        return Err(refuse(format!(
+            "image side {}: choose between {} and {} pixels",
+            options.side,
+            IMAGE_SIDES.start(),
+            IMAGE_SIDES.end()
+        )));
+    }
+    let mut class_names = Vec::new();
+    let mut files: Vec<(usize, PathBuf)> = Vec::new();
+    let mut notes = Vec::new();
+    let mut loose_images = 0;
+    let mut skipped = Vec::new();
+    for entry in entries(dir)? {
+        if !entry.is_dir() {
+            if is_image_file(&entry) {
+                loose_images += 1;
+            }
+            continue;
+        }
+        let images: Vec<PathBuf> = entries(&entry)?
+            .into_iter()
+            .filter(|p| {
+                let image = p.is_file() && is_image_file(p);
+                if !image && p.is_file() {
+                    skipped.push(p.clone());
+                }
+                image
+            })
+            .collect();
+        if images.is_empty() {
+            notes.push(format!(
+                "sub-folder `{}` left out: it holds no PNG or JPEG images",
+                display_name(&entry)
+            ));
+            continue;
+        }
+        let class = class_names.len();
+        class_names.push(display_name(&entry));
+        files.extend(images.into_iter().map(|p| (class, p)));
+    }
+    if let Some(first) = skipped.first() {
+        notes.push(format!(
+            "{} files that are not PNG or JPEG left out (e.g. `{}`)",
+            skipped.len(),
+            first.display()
+        ));
+    }
+    if loose_images > 0 {
+        notes.push(format!(
+            "{loose_images} images directly in the folder left out: only images in a class \
+             sub-folder have a label"
+        ));
+    }
+    if files.is_empty() {
+        return Err(refuse(if loose_images > 0 {
+            format!(
+                "has {loose_images} images but no class sub-folders: put each class's images in \
+                 a sub-folder named after the class (e.g. `cat/`, `dog/`)"
+            )
+        } else {
+            "has no PNG or JPEG images: expected one sub-folder per class, each holding that \
+             class's images"
+                .to_owned()
+        }));
+    }
+    if class_names.len() < 2 {
+        return Err(refuse(format!(
+            "has images in one class sub-folder only (`{}`): a classifier needs at least two",
+            class_names[0]
+        )));
+    }
+    if class_names.len() > MAX_FILE_CLASSES {
+        return Err(refuse(format!(
+            "has {} class sub-folders, more than the {MAX_FILE_CLASSES} classes this app trains on",
+            class_names.len()
+        )));
+    }
+    check_rows(&shown, files.len(), 0)?;
+    let channels = if options.rgb { 3 } else { 1 };
+    let shape = ImageShape {
+        width: options.side,
+        height: options.side,
+        channels,
+    };
+    let values_bytes = (files.len() * shape.len() * 4) as u64;
+    if values_bytes > load_options.budget_bytes {
+        return Err(too_large(
+            &shown,
+            &format!(
+                "{} images of {}×{}×{channels} values take",
+                files.len(),
+                options.side,
+                options.side
+            ),
+            values_bytes,
+            load_options.budget_bytes,
+        ));
+    }
+
+    // Decoding is the slow part: spread it over the cores, count what is done, and stop early
+    // when the user cancels or an image fails.
+    let done = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let total = files.len();
+    let decoded: Vec<Option<Result<Vec<f32>, DataError>>> = files
+        .par_iter()
+        .map(|(_, path)| {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            let shown = path.display().to_string();
+            let result = std::fs::read(path)
+                .map_err(|e| io_error(&shown, &e))
+                .and_then(|bytes| decode_image(&bytes, &shown, options));
+            if result.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if n.is_multiple_of(64) && !progress(n as f32 / total as f32) {
+                stop.store(true, Ordering::Relaxed);
+            }
+            Some(result)
+        })
+        .collect();
+    let mut x = Vec::with_capacity(total * shape.len());
+    for item in decoded {
+        match item {
+            Some(Ok(pixels)) => x.extend_from_slice(&pixels),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
+    }
+    if x.len() != total * shape.len() {
+        return Err(DataError::Cancelled { path: shown });
+    }
+    let feature_names = (0..shape.len())
+        .map(|i| {
+            let (pixel, channel) = (i / channels, i % channels);
+            let (r, c) = (pixel / options.side, pixel % options.side);
+            if options.rgb {
+                format!("pixel {r},{c} {}", ["red", "green", "blue"][channel])
+            } else {
+                format!("pixel {r},{c}")
+            }
+        })
+        .collect();
+    Ok(Table {
+        name: display_name(dir),
+        path: shown,
+        format: "images",
+        feature_names,
+        columns: Vec::new(),
+        task: Task::Classification,
+        task_reason: "one sub-folder per class".to_owned(),
+        class_names,
+        label_column: "sub-folder".to_owned(),
+        notes,
+        rows_with_missing_values: 0,
+        rows: total,
+        image: Some(shape),
+        x,
+        y: files.iter().map(|(class, _)| *class as f32).collect(),
+    })
+}

@@ -1,0 +1,448 @@
+//! The data preview: what a loaded data set holds before anything trains on it — rows,
+//! features, classes with their counts or the target's range, what the loader left out — with a
+//! scatter of two chosen features, or a grid of sample images with their labels.
+
+use std::sync::Arc;
+
+use egui::{Color32, RichText};
+use egui_plot::{Legend, Plot, Points};
+
+use super::{UiCommand, class_color};
+use crate::data::file::{IMAGE_SIDES, LoadOptions};
+use crate::data::loader::DataSource;
+use crate::data::{Table, Task};
+use crate::i18n::{Key, Lang};
+use crate::train::TrainConfig;
+
+/// Most points the scatter draws; larger sets are thinned evenly.
+const MAX_SCATTER_POINTS: usize = 3000;
+/// Sample images shown per class, and classes shown.
+const GRID_SAMPLES: usize = 10;
+const GRID_CLASSES: usize = 10;
+/// Image sides offered for image folders.
+const SIDES: [usize; 6] = [8, 16, 28, 32, 48, 64];
+
+/// The state of the preview: which features the scatter shows, and the sample textures.
+#[derive(Default)]
+pub struct PreviewPanel {
+    /// Feature index on the scatter's horizontal axis.
+    pub x_feature: usize,
+    /// Feature index on the vertical axis.
+    pub y_feature: usize,
+    /// The table the textures were made from, and one texture per class row.
+    textures: Option<(Arc<Table>, Vec<egui::TextureHandle>)>,
+}
+
+/// A loaded data set: its source and its rows.
+#[derive(Clone)]
+pub struct Loaded {
+    /// Where it came from (and how it was read).
+    pub source: DataSource,
+    /// What was read.
+    pub table: Arc<Table>,
+}
+
+impl PreviewPanel {
+    /// Draws the preview of `loaded`, with the split `config` would make of it; `training_on`
+    /// is the source of the run in progress.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        loaded: Option<&Loaded>,
+        config: &TrainConfig,
+        training_on: &DataSource,
+        commands: &mut Vec<UiCommand>,
+    ) {
+        let Some(loaded) = loaded else {
+            ui.label(lang.tr(Key::PreviewEmpty));
+            return;
+        };
+        let table = &loaded.table;
+        ui.horizontal(|ui| {
+            ui.heading(RichText::new(&table.name).strong());
+            ui.label(RichText::new(format!("{} · {}", table.format, table.path)).weak());
+        });
+        summary_ui(ui, lang, table, config);
+        for note in &table.notes {
+            ui.label(RichText::new(format!("· {note}")).small().weak());
+        }
+        if let DataSource::File { path, options } = &loaded.source {
+            read_options_ui(ui, lang, table, path, options, commands);
+        }
+        ui.horizontal(|ui| {
+            let applied = *training_on == loaded.source;
+            let text = if applied {
+                lang.tr(Key::TrainingOnThis)
+            } else {
+                lang.tr(Key::TrainOnThis)
+            };
+            if ui
+                .add_enabled(!applied, egui::Button::new(RichText::new(text).strong()))
+                .on_hover_text(lang.tr(Key::TrainOnThisTip))
+                .clicked()
+            {
+                commands.push(UiCommand::UseLoaded);
+            }
+        });
+        ui.separator();
+        if table.image.is_some() {
+            self.image_grid_ui(ui, lang, table);
+        } else {
+            self.scatter_ui(ui, lang, table);
+        }
+    }
+
+    fn scatter_ui(&mut self, ui: &mut egui::Ui, lang: Lang, table: &Table) {
+        let features = table.features();
+        if features == 0 {
+            return;
+        }
+        if self.x_feature >= features || self.y_feature >= features {
+            self.x_feature = 0;
+            self.y_feature = 1.min(features - 1);
+        }
+        ui.horizontal(|ui| {
+            ui.label(lang.tr(Key::Scatter));
+            for (axis, index) in [("x", &mut self.x_feature), ("y", &mut self.y_feature)] {
+                egui::ComboBox::from_id_salt(("scatter", axis))
+                    .selected_text(format!("{axis}: {}", table.feature_names[*index]))
+                    .show_ui(ui, |ui| {
+                        for (i, name) in table.feature_names.iter().enumerate() {
+                            ui.selectable_value(index, i, name);
+                        }
+                    });
+            }
+        });
+        let caption = match table.task {
+            Task::Classification => lang.tr(Key::ScatterCaptionClasses),
+            Task::Regression => lang.tr(Key::ScatterCaptionTarget),
+        };
+        ui.label(RichText::new(caption).small().weak());
+        let (fx, fy) = (self.x_feature, self.y_feature);
+        let step = table.rows.div_ceil(MAX_SCATTER_POINTS).max(1);
+        let point = |row: usize| {
+            [
+                f64::from(table.x[row * features + fx]),
+                f64::from(table.x[row * features + fy]),
+            ]
+        };
+        let range = table.target_range();
+        Plot::new("preview-scatter")
+            .height(ui.available_height().clamp(240.0, 520.0))
+            .legend(Legend::default())
+            .x_axis_label(table.feature_names[fx].clone())
+            .y_axis_label(table.feature_names[fy].clone())
+            .show(ui, |plot| match (table.task, range) {
+                (Task::Regression, Some([lo, _, hi])) => {
+                    // Eight colour bands from low (blue) to high (red) target values.
+                    let mut bands: Vec<Vec<[f64; 2]>> = vec![Vec::new(); 8];
+                    for row in (0..table.rows).step_by(step) {
+                        let t = (f64::from(table.y[row]) - lo) / (hi - lo).max(1e-12);
+                        bands[((t * 8.0) as usize).min(7)].push(point(row));
+                    }
+                    for (i, band) in bands.into_iter().enumerate() {
+                        let t = i as f32 / 7.0;
+                        let color = Color32::from_rgb(
+                            (60.0 + 195.0 * t) as u8,
+                            90,
+                            (255.0 - 195.0 * t) as u8,
+                        );
+                        plot.points(
+                            Points::new(format!("band {i}"), band)
+                                .radius(2.0)
+                                .color(color),
+                        );
+                    }
+                }
+                _ => {
+                    for (c, name) in table.class_names.iter().enumerate() {
+                        let points: Vec<[f64; 2]> = (0..table.rows)
+                            .step_by(step)
+                            .filter(|&row| table.y[row] as usize == c)
+                            .map(point)
+                            .collect();
+                        plot.points(
+                            Points::new(name.clone(), points)
+                                .radius(2.0)
+                                .color(class_color(c)),
+                        );
+                    }
+                }
+            });
+    }
+
+    fn image_grid_ui(&mut self, ui: &mut egui::Ui, lang: Lang, table: &Arc<Table>) {
+        let Some(shape) = table.image else {
+            return;
+        };
+        let stale = self
+            .textures
+            .as_ref()
+            .is_none_or(|(t, _)| !Arc::ptr_eq(t, table));
+        if stale {
+            let rows: Vec<egui::TextureHandle> = (0..table.class_names.len().min(GRID_CLASSES))
+                .map(|c| {
+                    let image = class_row_image(table, c);
+                    ui.ctx().load_texture(
+                        format!("preview-class-{c}"),
+                        image,
+                        egui::TextureOptions::NEAREST,
+                    )
+                })
+                .collect();
+            self.textures = Some((Arc::clone(table), rows));
+        }
+        let Some((_, rows)) = &self.textures else {
+            return;
+        };
+        ui.label(lang.fmt(
+            Key::SampleGrid,
+            &[
+                ("n", &GRID_SAMPLES),
+                ("w", &shape.width),
+                ("h", &shape.height),
+            ],
+        ));
+        let tile = 36.0;
+        egui::Grid::new("preview-grid")
+            .num_columns(2)
+            .show(ui, |ui| {
+                for (c, texture) in rows.iter().enumerate() {
+                    ui.label(RichText::new(&table.class_names[c]).color(class_color(c)));
+                    let [w, h] = texture.size();
+                    let scale = tile / h as f32;
+                    ui.image((texture.id(), egui::vec2(w as f32 * scale, tile)));
+                    ui.end_row();
+                }
+            });
+        if table.class_names.len() > GRID_CLASSES {
+            ui.label(
+                RichText::new(lang.fmt(
+                    Key::MoreClasses,
+                    &[("n", &(table.class_names.len() - GRID_CLASSES))],
+                ))
+                .weak(),
+            );
+        }
+    }
+}
+
+/// Up to [`GRID_SAMPLES`] images of class `c` side by side, each scaled to its own range.
+fn class_row_image(table: &Table, class: usize) -> egui::ColorImage {
+    let Some(shape) = table.image else {
+        return egui::ColorImage::new([1, 1], vec![Color32::BLACK]);
+    };
+    let features = table.features();
+    let (w, h) = (shape.width, shape.height);
+    let samples: Vec<usize> = (0..table.rows)
+        .filter(|&r| table.y[r] as usize == class)
+        .take(GRID_SAMPLES)
+        .collect();
+    let gap = 1;
+    let width = (w + gap) * GRID_SAMPLES;
+    let mut pixels = vec![Color32::from_gray(30); width * h];
+    for (i, &row) in samples.iter().enumerate() {
+        let values = &table.x[row * features..(row + 1) * features];
+        let (lo, hi) = values
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        let level = |v: f32| (255.0 * (v - lo) / (hi - lo).max(1e-6)) as u8;
+        for y in 0..h {
+            for x in 0..w {
+                let at = (y * w + x) * shape.channels;
+                let color = if shape.channels == 3 {
+                    Color32::from_rgb(
+                        level(values[at]),
+                        level(values[at + 1]),
+                        level(values[at + 2]),
+                    )
+                } else {
+                    Color32::from_gray(level(values[at]))
+                };
+                pixels[y * width + i * (w + gap) + x] = color;
+            }
+        }
+    }
+    egui::ColorImage::new([width, h], pixels)
+}
+
+fn summary_ui(ui: &mut egui::Ui, lang: Lang, table: &Table, config: &TrainConfig) {
+    let test_rows = ((table.rows as f32 * config.data.test_fraction).round() as usize)
+        .clamp(1, table.rows.saturating_sub(1).max(1));
+    egui::Grid::new("preview-summary")
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            ui.label(lang.tr(Key::Rows));
+            ui.label(lang.fmt(
+                Key::RowsSplit,
+                &[
+                    ("n", &table.rows),
+                    ("train", &(table.rows - test_rows)),
+                    ("test", &test_rows),
+                ],
+            ));
+            ui.end_row();
+            ui.label(lang.tr(Key::Features));
+            let shown: Vec<&str> = table
+                .feature_names
+                .iter()
+                .take(6)
+                .map(String::as_str)
+                .collect();
+            let more = table.features().saturating_sub(shown.len());
+            let mut text = format!("{}: {}", table.features(), shown.join(", "));
+            if more > 0 {
+                text += &lang.fmt(Key::AndMore, &[("n", &more)]);
+            }
+            ui.label(text);
+            ui.end_row();
+            if let Some(shape) = table.image {
+                ui.label(lang.tr(Key::Images));
+                ui.label(format!(
+                    "{}×{}, {}",
+                    shape.width,
+                    shape.height,
+                    lang.tr(if shape.channels == 3 {
+                        Key::Rgb
+                    } else {
+                        Key::Grey
+                    })
+                ));
+                ui.end_row();
+            }
+            ui.label(lang.tr(Key::Task));
+            let task = lang.tr(match table.task {
+                Task::Classification => Key::Classification,
+                Task::Regression => Key::Regression,
+            });
+            ui.label(format!("{task} ({})", table.task_reason));
+            ui.end_row();
+            ui.label(lang.tr(Key::LabelColumn));
+            ui.label(&table.label_column);
+            ui.end_row();
+            if let Some([lo, mean, hi]) = table.target_range() {
+                ui.label(lang.tr(Key::TargetRange));
+                ui.label(lang.fmt(
+                    Key::TargetRangeValue,
+                    &[
+                        ("lo", &(lo as f32)),
+                        ("mean", &format!("{mean:.4}")),
+                        ("hi", &(hi as f32)),
+                    ],
+                ));
+                ui.end_row();
+            } else {
+                ui.label(lang.tr(Key::ClassCounts));
+                class_counts_ui(ui, table);
+                ui.end_row();
+            }
+            ui.label(lang.tr(Key::Standardise));
+            ui.label(lang.tr(if config.data.standardise {
+                Key::StandardiseOn
+            } else {
+                Key::StandardiseOff
+            }));
+            ui.end_row();
+            ui.label(lang.tr(Key::InMemory));
+            ui.label(format!(
+                "{:.1} MiB (f32)",
+                table.size_in_bytes() as f64 / f64::from(1 << 20)
+            ));
+            ui.end_row();
+        });
+}
+
+/// One bar per class, as long as its share of the rows.
+fn class_counts_ui(ui: &mut egui::Ui, table: &Table) {
+    let counts = table.class_counts();
+    let max = counts.iter().copied().max().unwrap_or(1).max(1);
+    ui.vertical(|ui| {
+        for (c, (name, &n)) in table.class_names.iter().zip(&counts).enumerate().take(20) {
+            ui.horizontal(|ui| {
+                let (rect, _) =
+                    ui.allocate_exact_size(egui::vec2(120.0, 10.0), egui::Sense::hover());
+                let filled = rect.with_max_x(rect.min.x + rect.width() * n as f32 / max as f32);
+                ui.painter().rect_filled(filled, 2.0, class_color(c));
+                ui.label(format!("{name}: {n}"));
+            });
+        }
+        if counts.len() > 20 {
+            ui.label(format!("… {}", counts.len() - 20));
+        }
+    });
+}
+
+/// The label column, task and image options of a file, each change re-reading it.
+fn read_options_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    table: &Table,
+    path: &std::path::Path,
+    options: &LoadOptions,
+    commands: &mut Vec<UiCommand>,
+) {
+    let mut changed = options.clone();
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new(lang.tr(Key::HowToRead)).strong());
+        if !table.columns.is_empty() {
+            egui::ComboBox::from_label(lang.tr(Key::LabelColumn))
+                .selected_text(&table.label_column)
+                .show_ui(ui, |ui| {
+                    for name in &table.columns {
+                        if ui
+                            .selectable_label(*name == table.label_column, name)
+                            .clicked()
+                        {
+                            changed.label = Some(name.clone());
+                        }
+                    }
+                });
+            ui.label(lang.tr(Key::Task));
+            for (task, key) in [
+                (None, Key::TaskAuto),
+                (Some(Task::Classification), Key::Classification),
+                (Some(Task::Regression), Key::Regression),
+            ] {
+                if ui
+                    .selectable_label(options.task == task, lang.tr(key))
+                    .on_hover_text(lang.tr(Key::TaskTip))
+                    .clicked()
+                {
+                    changed.task = task;
+                }
+            }
+        }
+        if table.format == "images" {
+            egui::ComboBox::from_label(lang.tr(Key::ImageSide))
+                .selected_text(format!("{0}×{0}", options.image.side))
+                .show_ui(ui, |ui| {
+                    for side in SIDES.into_iter().filter(|s| IMAGE_SIDES.contains(s)) {
+                        if ui
+                            .selectable_label(options.image.side == side, format!("{side}×{side}"))
+                            .clicked()
+                        {
+                            changed.image.side = side;
+                        }
+                    }
+                });
+            for (rgb, key) in [(false, Key::Grey), (true, Key::Rgb)] {
+                if ui
+                    .selectable_label(options.image.rgb == rgb, lang.tr(key))
+                    .clicked()
+                {
+                    changed.image.rgb = rgb;
+                }
+            }
+        }
+    });
+    if changed != *options {
+        commands.push(UiCommand::Load(DataSource::File {
+            path: path.to_path_buf(),
+            options: changed,
+        }));
+    }
+}
