@@ -1097,6 +1097,101 @@ mod tests {
     }
 
     #[test]
+    fn a_saved_data_set_is_read_again_at_start_and_a_missing_one_falls_back() {
+        let mut config = crate::train::TrainConfig {
+            source: DataSource::Shipped("penguins".into()),
+            ..crate::train::TrainConfig::default()
+        };
+        let saved = |config: &crate::train::TrainConfig| super::Saved {
+            lang: crate::i18n::Lang::En,
+            config: config.clone(),
+            enabled: [true, false],
+        };
+        let options = || AppOptions {
+            gpu: GpuChoice::None("test".into()),
+            ..AppOptions::default()
+        };
+        let mut harness = Harness::builder()
+            .with_size(egui::vec2(1280.0, 900.0))
+            .build_ui_state(
+                |ui, app: &mut BatchScopeApp| app.ui_root(ui),
+                BatchScopeApp::with_saved(options(), Some(saved(&config))),
+            );
+        assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
+            app.session().is_some_and(|s| s.data.name == "penguins")
+        }));
+        assert!(!harness.state().setup.is_changed());
+        // A file that has gone since: the banner says so and the generator takes over.
+        config.source = DataSource::File {
+            path: std::env::temp_dir().join("batchscope-gone/never.csv"),
+            options: crate::data::file::LoadOptions::default(),
+        };
+        let mut harness = Harness::builder()
+            .with_size(egui::vec2(1280.0, 900.0))
+            .build_ui_state(
+                |ui, app: &mut BatchScopeApp| app.ui_root(ui),
+                BatchScopeApp::with_saved(options(), Some(saved(&config))),
+            );
+        assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
+            app.session().is_some()
+        }));
+        let app = harness.state();
+        assert_eq!(app.session().expect("session").data.name, "spiral");
+        assert!(
+            app.data_error
+                .as_deref()
+                .is_some_and(|e| e.contains("never.csv: does not exist")),
+            "{:?}",
+            app.data_error
+        );
+    }
+
+    #[test]
+    fn a_path_on_the_command_line_is_opened_trained_on_and_previewed() {
+        let path = crate::data::shipped::shipped_path("wine").expect("wine");
+        let mut harness = harness(AppOptions {
+            gpu: GpuChoice::None("test".into()),
+            open: Some(path),
+            ..AppOptions::default()
+        });
+        assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
+            app.session().is_some_and(|s| s.data.name == "wine.csv")
+        }));
+        assert_eq!(harness.state().tab, Tab::Data);
+        harness.step();
+        assert!(
+            harness
+                .query_by_label("Training on this data set")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn without_a_system_file_dialog_open_shows_the_in_app_browser() {
+        let mut harness = settled_without_gpu("test");
+        // As after a system dialog that answered "nothing" within a fraction of a second.
+        harness.state_mut().opener.native_missing = true;
+        harness.get_by_label("Open file…").click();
+        // The command opens the browser after the frame; a new window then takes one frame to
+        // measure itself before it is shown.
+        harness.run_steps(3);
+        assert!(harness.state().opener.is_open());
+        assert!(
+            harness
+                .query_by_label_contains("Open a data set file")
+                .is_some()
+        );
+        harness.get_by_label("Cancel").click();
+        harness.step();
+        harness.step();
+        assert!(
+            harness
+                .query_by_label_contains("Open a data set file")
+                .is_none()
+        );
+    }
+
+    #[test]
     fn every_string_in_both_languages_has_its_glyphs_in_the_fonts() {
         let harness = harness(AppOptions {
             gpu: GpuChoice::None("test".into()),

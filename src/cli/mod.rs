@@ -829,3 +829,24 @@ fn train_one(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Commands};
+
+    #[test]
+    fn a_path_opens_the_app_and_subcommands_still_parse() {
+        let cli =
+            Cli::try_parse_from(["batchscope", "my data.csv", "--lang", "zh"]).expect("parse");
+        assert_eq!(
+            cli.path.as_deref(),
+            Some(std::path::Path::new("my data.csv"))
+        );
+        assert!(cli.command.is_none());
+        let cli = Cli::try_parse_from(["batchscope", "train", "--dataset", "iris"]).expect("parse");
+        assert!(matches!(cli.command, Some(Commands::Train(_))));
+        assert!(cli.path.is_none());
+    }
+}

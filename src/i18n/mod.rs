@@ -203,6 +203,8 @@ strings! {
     TrainingOnThis => "Training on this data set", "正在使用此数据集训练";
     TrainOnThisTip => "Apply the settings with this data set and start from the initial weights (like Reset).", "以此数据集应用设置，并从初始权重重新开始（与“重置”相同）。";
     Scatter => "Scatter of two features:", "两个特征的散点图：";
+    AxisX => "across", "横轴";
+    AxisY => "up", "纵轴";
     ScatterCaptionClasses => "Values as read, before standardisation; colour = class.", "原始读取值（未标准化）；颜色表示类别。";
     ScatterCaptionTarget => "Values as read, before standardisation; colour = target value, blue low to red high.", "原始读取值（未标准化）；颜色表示目标值，蓝色低、红色高。";
     SampleGrid => "The first {n} images of each class, {w}×{h} pixels:", "每个类别的前 {n} 张图像，{w}×{h} 像素：";

@@ -542,3 +542,56 @@ fn extent_of(data: &Dataset) -> ([f32; 2], [f32; 2]) {
     };
     (range(0), range(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Scale;
+
+    fn regression_data(std: f64) -> Dataset {
+        Dataset {
+            name: "r".into(),
+            features: 1,
+            task: Task::Regression,
+            class_names: Vec::new(),
+            target_name: "y".into(),
+            target_scale: Scale { mean: 50.0, std },
+            standardised: true,
+            feature_names: vec!["x".into()],
+            image: None,
+            train_x: Vec::new(),
+            train_y: Vec::new(),
+            test_x: Vec::new(),
+            test_y: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn r2_and_mean_absolute_error_follow_their_definitions() {
+        let data = regression_data(10.0);
+        let targets = [-1.0, 0.0, 1.0, 2.0];
+        let perfect = score(&targets, &targets, &data);
+        assert_eq!(
+            (perfect.r2, perfect.mae, perfect.accuracy),
+            (Some(1.0), Some(0.0), None)
+        );
+        // Always predicting the mean (0.5) explains nothing: R² = 0.
+        let mean = score(&[0.5; 4], &targets, &data);
+        assert_eq!(mean.r2, Some(0.0));
+        // Errors of 1 standardised unit are 10 units of the target (its deviation).
+        let off = score(&[0.0, 1.0, 2.0, 3.0], &targets, &data);
+        assert_eq!(off.mae, Some(10.0));
+        assert_eq!(off.loss, 1.0);
+        // R² = 1 − Σ(y − ŷ)² / Σ(y − ȳ)² = 1 − 4 / 5.
+        assert!((off.r2.unwrap_or(0.0) - 0.2).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_confusion_matrix_counts_true_against_predicted() {
+        // Three rows: class 0 predicted 0, class 1 predicted 0, class 1 predicted 1.
+        let logits = [2.0, 1.0, 3.0, 0.0, 0.0, 5.0];
+        let m = confusion(&logits, &[0.0, 1.0, 1.0], 2);
+        assert_eq!(m.counts, [1, 0, 1, 1]);
+        assert_eq!((m.count(1, 0), m.count(1, 1)), (1, 1));
+    }
+}

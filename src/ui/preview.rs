@@ -104,9 +104,12 @@ impl PreviewPanel {
         }
         ui.horizontal(|ui| {
             ui.label(lang.tr(Key::Scatter));
-            for (axis, index) in [("x", &mut self.x_feature), ("y", &mut self.y_feature)] {
-                egui::ComboBox::from_id_salt(("scatter", axis))
-                    .selected_text(format!("{axis}: {}", table.feature_names[*index]))
+            for (axis, index) in [
+                (Key::AxisX, &mut self.x_feature),
+                (Key::AxisY, &mut self.y_feature),
+            ] {
+                egui::ComboBox::from_label(lang.tr(axis))
+                    .selected_text(&table.feature_names[*index])
                     .show_ui(ui, |ui| {
                         for (i, name) in table.feature_names.iter().enumerate() {
                             ui.selectable_value(index, i, name);
