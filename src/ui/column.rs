@@ -329,16 +329,21 @@ impl DeviceColumn {
                 plot.line(curve(Key::TestSeries, &self.test_loss, TEST_COLOR));
             });
         ui.label(lang.tr(if regression { Key::R2 } else { Key::Accuracy }));
-        Plot::new(("accuracy", self.device))
+        let mut plot = Plot::new(("accuracy", self.device))
             .height(height)
             .legend(Legend::default())
             .include_y(0.0)
             .include_y(1.0)
-            .allow_scroll(false)
-            .show(ui, |plot| {
-                plot.line(curve(Key::TrainSeries, &self.train_metric, TRAIN_COLOR));
-                plot.line(curve(Key::TestSeries, &self.test_metric, TEST_COLOR));
-            });
+            .allow_scroll(false);
+        if regression {
+            // An untrained model's R² can be −20: fit the axis to [−1, 1] so the part that
+            // matters stays readable (drag or zoom to see the rest; the figures above are exact).
+            plot = plot.default_y_bounds(-1.0, 1.05);
+        }
+        plot.show(ui, |plot| {
+            plot.line(curve(Key::TrainSeries, &self.train_metric, TRAIN_COLOR));
+            plot.line(curve(Key::TestSeries, &self.test_metric, TEST_COLOR));
+        });
     }
 
     fn boundary_ui(&mut self, ui: &mut egui::Ui, lang: Lang, data: Option<&Dataset>) {
@@ -443,12 +448,18 @@ impl DeviceColumn {
                 };
                 painter.rect_filled(rect, 1.0, base.gamma_multiply(0.08 + 0.92 * share));
                 if cell >= 22.0 && count > 0 {
+                    // Dark digits on the bright cells, the theme's text on the dim ones.
+                    let color = if share > 0.5 {
+                        Color32::BLACK
+                    } else {
+                        text_color
+                    };
                     painter.text(
                         rect.center(),
                         egui::Align2::CENTER_CENTER,
                         count.to_string(),
                         font.clone(),
-                        text_color,
+                        color,
                     );
                 }
                 if response.hovered()

@@ -31,6 +31,8 @@ pub struct PreviewPanel {
     pub y_feature: usize,
     /// The table the textures were made from, and one texture per class row.
     textures: Option<(Arc<Table>, Vec<egui::TextureHandle>)>,
+    /// The table the axes were chosen for: a new table starts from its first two features.
+    axes_for: Option<Arc<Table>>,
 }
 
 /// A loaded data set: its source and its rows.
@@ -67,7 +69,9 @@ impl PreviewPanel {
         for note in &table.notes {
             ui.label(RichText::new(format!("· {note}")).small().weak());
         }
-        if let DataSource::File { path, options } = &loaded.source {
+        if let DataSource::File { path, options } = &loaded.source
+            && (!table.columns.is_empty() || table.format == "images")
+        {
             read_options_ui(ui, lang, table, path, options, commands);
         }
         ui.horizontal(|ui| {
@@ -86,6 +90,15 @@ impl PreviewPanel {
             }
         });
         ui.separator();
+        if !self
+            .axes_for
+            .as_ref()
+            .is_some_and(|t| Arc::ptr_eq(t, table))
+        {
+            self.axes_for = Some(Arc::clone(table));
+            self.x_feature = 0;
+            self.y_feature = 1.min(table.features().saturating_sub(1));
+        }
         if table.image.is_some() {
             self.image_grid_ui(ui, lang, table);
         } else {
@@ -133,7 +146,7 @@ impl PreviewPanel {
         let range = table.target_range();
         Plot::new("preview-scatter")
             .height(ui.available_height().clamp(240.0, 520.0))
-            .legend(Legend::default())
+            .legend(Legend::default().follow_insertion_order(true))
             .x_axis_label(table.feature_names[fx].clone())
             .y_axis_label(table.feature_names[fy].clone())
             .show(ui, |plot| match (table.task, range) {
@@ -144,18 +157,19 @@ impl PreviewPanel {
                         let t = (f64::from(table.y[row]) - lo) / (hi - lo).max(1e-12);
                         bands[((t * 8.0) as usize).min(7)].push(point(row));
                     }
+                    let width = (hi - lo) / 8.0;
                     for (i, band) in bands.into_iter().enumerate() {
                         let t = i as f32 / 7.0;
+                        let from = lo + width * i as f64;
+                        // Enough decimals to tell the bands apart, no more.
+                        let decimals = (2.0 - width.log10().floor()).clamp(0.0, 6.0) as usize;
+                        let name = format!("{from:.decimals$} – {:.decimals$}", from + width);
                         let color = Color32::from_rgb(
                             (60.0 + 195.0 * t) as u8,
                             90,
                             (255.0 - 195.0 * t) as u8,
                         );
-                        plot.points(
-                            Points::new(format!("band {i}"), band)
-                                .radius(2.0)
-                                .color(color),
-                        );
+                        plot.points(Points::new(name, band).radius(2.0).color(color));
                     }
                 }
                 _ => {
@@ -352,8 +366,8 @@ fn summary_ui(ui: &mut egui::Ui, lang: Lang, table: &Table, config: &TrainConfig
             ui.end_row();
             ui.label(lang.tr(Key::InMemory));
             ui.label(format!(
-                "{:.1} MiB (f32)",
-                table.size_in_bytes() as f64 / f64::from(1 << 20)
+                "{} (f32)",
+                crate::data::file::format_bytes(table.size_in_bytes() as u64)
             ));
             ui.end_row();
         });

@@ -300,7 +300,10 @@ fn data_source_ui(
     data: DataView,
     commands: &mut Vec<UiCommand>,
 ) {
+    // Room for the label beside it, however long a file name is.
     egui::ComboBox::from_label(lang.tr(Key::Source))
+        .width((ui.available_width() - 70.0).max(80.0))
+        .truncate()
         .selected_text(source_name(lang, config))
         .show_ui(ui, |ui| {
             ui.label(RichText::new(lang.tr(Key::Generators)).weak());
