@@ -350,7 +350,10 @@ impl BatchScopeApp {
                 };
                 self.setup.config.source = loaded.source.clone();
                 self.loaded = Some(loaded);
-                if matches!(after, AfterLoad::Apply | AfterLoad::ApplyAndPreview) {
+                // Nothing trains yet (a load at start was replaced by this one): train on it.
+                if matches!(after, AfterLoad::Apply | AfterLoad::ApplyAndPreview)
+                    || self.session.is_none()
+                {
                     self.reset();
                 }
                 if matches!(after, AfterLoad::Preview | AfterLoad::ApplyAndPreview) {
@@ -735,14 +738,16 @@ mod tests {
     use crate::ui::{Tab, UiCommand};
 
     fn harness(options: AppOptions) -> Harness<'static, BatchScopeApp> {
-        let mut harness = Harness::builder()
-            .with_size(egui::vec2(1280.0, 900.0))
-            .build_ui_state(
-                |ui, app: &mut BatchScopeApp| app.ui_root(ui),
-                BatchScopeApp::new(options),
-            );
+        let mut harness = harness_for(BatchScopeApp::new(options));
         harness.step();
         harness
+    }
+
+    /// A window-sized harness that draws `app`.
+    fn harness_for(app: BatchScopeApp) -> Harness<'static, BatchScopeApp> {
+        Harness::builder()
+            .with_size(egui::vec2(1280.0, 900.0))
+            .build_ui_state(|ui, app: &mut BatchScopeApp| app.ui_root(ui), app)
     }
 
     /// Steps frames (the workers run on their own threads) until `done` or the time is up.
@@ -1111,12 +1116,7 @@ mod tests {
             gpu: GpuChoice::None("test".into()),
             ..AppOptions::default()
         };
-        let mut harness = Harness::builder()
-            .with_size(egui::vec2(1280.0, 900.0))
-            .build_ui_state(
-                |ui, app: &mut BatchScopeApp| app.ui_root(ui),
-                BatchScopeApp::with_saved(options(), Some(saved(&config))),
-            );
+        let mut harness = harness_for(BatchScopeApp::with_saved(options(), Some(saved(&config))));
         assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
             app.session().is_some_and(|s| s.data.name == "penguins")
         }));
@@ -1126,12 +1126,7 @@ mod tests {
             path: std::env::temp_dir().join("batchscope-gone/never.csv"),
             options: crate::data::file::LoadOptions::default(),
         };
-        let mut harness = Harness::builder()
-            .with_size(egui::vec2(1280.0, 900.0))
-            .build_ui_state(
-                |ui, app: &mut BatchScopeApp| app.ui_root(ui),
-                BatchScopeApp::with_saved(options(), Some(saved(&config))),
-            );
+        let mut harness = harness_for(BatchScopeApp::with_saved(options(), Some(saved(&config))));
         assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
             app.session().is_some()
         }));
