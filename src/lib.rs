@@ -1,7 +1,7 @@
 //! BatchScope: train the same small network on a CPU and a GPU side by side, and see where
 //! every millisecond of a batch goes.
 //!
-//! The core (`backend`, `nn`, `data`, `train`) never touches egui; the UI (`app`, `ui`) never
+//! The core (`backend`, `nn`, `data`, `train`, `trace`) never touches egui; the UI (`app`, `ui`) never
 //! touches wgpu. `cli` is the headless interface over the same core.
 
 pub mod app;
@@ -11,5 +11,6 @@ pub mod cli;
 pub mod data;
 pub mod i18n;
 pub mod nn;
+pub mod trace;
 pub mod train;
 pub mod ui;

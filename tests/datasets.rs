@@ -33,7 +33,7 @@ fn train(backend: &mut dyn Backend, case: &Case) -> Score {
     let mut runner = Runner::new(backend, &session).expect("model fits");
     let steps = case.epochs * (session.data.train_rows() / case.batch);
     for _ in 0..steps {
-        runner.step(backend).expect("step");
+        runner.step(backend, false).expect("step");
     }
     runner.evaluate(backend).expect("evaluate").test
 }

@@ -3,9 +3,10 @@
 mod common;
 
 use batchscope::backend::{Activation, Backend, BackendError, Device};
+use batchscope::data::batches::Augment;
 use batchscope::data::{DatasetSpec, Synthetic};
 use batchscope::nn::OptimizerKind;
-use batchscope::train::{Runner, Session, StepLog, TrainConfig};
+use batchscope::train::{Pipeline, Runner, Session, StepLog, TrainConfig};
 
 fn spiral_config() -> TrainConfig {
     TrainConfig {
@@ -21,6 +22,12 @@ fn spiral_config() -> TrainConfig {
         lr: 0.01,
         batch: 32,
         seed: 1,
+        augment: Augment::default(),
+        // These tests are about the numbers: nothing is recorded.
+        pipeline: Pipeline {
+            record: false,
+            ..Pipeline::default()
+        },
     }
 }
 
@@ -33,7 +40,7 @@ fn logged_run(
     let mut runner = Runner::new(backend, session).expect("model fits");
     let logs = (0..steps)
         .map(|_| {
-            runner.step(backend).expect("step");
+            runner.step(backend, false).expect("step");
             runner.log(backend, None).expect("log")
         })
         .collect();
@@ -73,7 +80,7 @@ fn reaches_95_percent(backend: &mut dyn Backend) {
     let session = Session::new(spiral_config()).expect("valid config");
     let mut runner = Runner::new(backend, &session).expect("model fits");
     for _ in 0..600 {
-        runner.step(backend).expect("step");
+        runner.step(backend, false).expect("step");
     }
     let eval = runner.evaluate(backend).expect("eval");
     assert!(
@@ -151,10 +158,9 @@ fn kernel_times_come_from_gpu_timestamps() {
     }
     let session = Session::new(spiral_config()).expect("valid config");
     let mut runner = Runner::new(&mut gpu, &session).expect("model fits");
-    let times = runner
-        .timed_step(&mut gpu)
-        .expect("step")
-        .expect("timestamps");
+    let (synced, times) = runner.timed_step(&mut gpu, true).expect("step");
+    assert!(synced, "a step timed for the display reads the loss");
+    let times = times.expect("timestamps");
     // Forward (3 layers), loss, backward (3 weight grads, 3 bias grads, 2 input grads),
     // and 12 optimizer updates (6 tensors, Adam).
     let names: Vec<&str> = times.kernels.iter().map(|(n, _)| n.as_str()).collect();

@@ -423,7 +423,8 @@ impl BatchScopeApp {
                 | Event::Unavailable { device, .. }
                 | Event::Error { device, .. }
                 | Event::Boundary { device, .. }
-                | Event::Running { device, .. } => *device,
+                | Event::Running { device, .. }
+                | Event::Trace { device, .. } => *device,
                 Event::Log(log) => log.device,
                 Event::Eval(eval) => eval.device,
             };

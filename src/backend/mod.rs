@@ -10,6 +10,9 @@ pub mod cpu;
 pub mod gpu;
 
 use std::fmt;
+use std::time::Instant;
+
+use crate::trace::Recorder;
 
 /// Which device a tensor lives on and an op runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -430,4 +433,36 @@ pub trait Backend: Send {
 
     /// Forgets cached per-tensor state (GPU bind groups) when a model is rebuilt.
     fn clear_caches(&mut self) {}
+
+    /// The span recorder of the thread that drives this backend: the backend stamps its own
+    /// copies, waits and kernels into it, the training loop its steps.
+    fn recorder(&mut self) -> &mut Recorder;
+
+    /// Starts recording spans against `epoch` (on the GPU also timing every kernel, and
+    /// measuring how the GPU's clock maps onto the host's).
+    fn start_recording(&mut self, epoch: Instant) -> Result<(), BackendError> {
+        self.recorder().start(epoch);
+        Ok(())
+    }
+
+    /// Stops recording spans.
+    fn stop_recording(&mut self) {
+        self.recorder().stop();
+    }
+
+    /// How host values travel to the device (GPU only).
+    fn set_upload_mode(&mut self, _mode: UploadMode) {}
+}
+
+/// How [`Backend::write`] moves values to a GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UploadMode {
+    /// `queue.write_buffer`: wgpu copies the values into a staging buffer of its own, then into
+    /// the tensor when the work is submitted.
+    #[default]
+    WriteBuffer,
+    /// A ring of buffers the host keeps mapped (the analogue of CUDA's pinned memory): values are
+    /// copied straight into one, and a copy command moves them into the tensor.
+    StagingRing,
 }

@@ -67,7 +67,7 @@ pub fn measure(
     // One timed run of the warm-up tells how many steps make a run of the wanted length.
     let start = Instant::now();
     for _ in 0..plan.warmup_steps.max(1) {
-        runner.step(backend)?;
+        runner.step(backend, false)?;
     }
     runner.log(backend, None)?;
     let per_step_s = start.elapsed().as_secs_f64() / plan.warmup_steps.max(1) as f64;
@@ -80,7 +80,7 @@ pub fn measure(
     for _ in 0..plan.repeats.max(1) {
         let start = Instant::now();
         for _ in 0..steps_per_run {
-            runner.step(backend)?;
+            runner.step(backend, false)?;
         }
         // Reading the loss waits for the device: the run ends when its work has.
         runner.log(backend, None)?;
@@ -91,6 +91,64 @@ pub fn measure(
         steps_per_run,
         run_times_s,
     })
+}
+
+/// Times runs of `session` with span recording off and on, alternately on one model so that
+/// both see the same warm caches and clocks. Each recorded run also takes its trace (the
+/// breakdowns are part of what recording costs).
+pub fn measure_recording(
+    backend: &mut dyn Backend,
+    session: &Session,
+    plan: BenchPlan,
+) -> Result<(Measurement, Measurement), BackendError> {
+    let mut runner = Runner::new(backend, session)?;
+    let mut pipeline = runner.pipeline();
+    let start = Instant::now();
+    for record in [false, true] {
+        pipeline.record = record;
+        runner.set_pipeline(backend, pipeline)?;
+        for _ in 0..plan.warmup_steps.max(1) {
+            runner.step(backend, false)?;
+        }
+        runner.log(backend, None)?;
+        let _ = runner.take_trace(backend);
+    }
+    let per_step_s = start.elapsed().as_secs_f64() / (2 * plan.warmup_steps.max(1)) as f64;
+    let steps_per_run = if plan.steps_per_run > 0 {
+        plan.steps_per_run
+    } else {
+        ((plan.target_run_s / per_step_s.max(1e-9)) as u64).clamp(3, 1_000_000)
+    };
+    let mut runs = [Vec::new(), Vec::new()];
+    for _ in 0..plan.repeats.max(1) {
+        for (i, record) in [false, true].into_iter().enumerate() {
+            pipeline.record = record;
+            runner.set_pipeline(backend, pipeline)?;
+            let start = Instant::now();
+            for _ in 0..steps_per_run {
+                runner.step(backend, false)?;
+            }
+            runner.log(backend, None)?;
+            if record {
+                let _ = runner.take_trace(backend);
+            }
+            runs[i].push(start.elapsed().as_secs_f64());
+        }
+    }
+    let [off, on] = runs;
+    let device = backend.device();
+    Ok((
+        Measurement {
+            device,
+            steps_per_run,
+            run_times_s: off,
+        },
+        Measurement {
+            device,
+            steps_per_run,
+            run_times_s: on,
+        },
+    ))
 }
 
 /// Statistics of a measurement, as `batchscope bench` prints them.

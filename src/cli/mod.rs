@@ -9,17 +9,21 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 
 use crate::app::{AppOptions, GpuChoice};
+use crate::backend::UploadMode;
 use crate::backend::cpu::{CpuBackend, Split};
 use crate::backend::gpu::{GpuBackend, context};
 use crate::backend::{Activation, Backend, Device};
 use crate::bench::{BenchPlan, Summary};
+use crate::data::batches::{Augment, LoaderConfig};
 use crate::data::file::{ImageOptions, LoadOptions, load as load_file, no_progress};
 use crate::data::loader::DataSource;
 use crate::data::shipped::{SHIPPED, load_shipped, shipped};
 use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic, Table, Task};
 use crate::i18n::Lang;
 use crate::nn::{ModelSpec, OptimizerKind};
-use crate::train::{MAX_WIDTH, Runner, Session, TrainConfig};
+use crate::train::{MAX_WIDTH, Pipeline, Runner, Session, SyncPolicy, TrainConfig};
+
+mod trace;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -65,6 +69,9 @@ enum Commands {
     Train(TrainArgs),
     /// Time training steps: median, min and max step time, samples/s and GFLOP/s per device.
     Bench(BenchArgs),
+    /// Record a short run as Chrome trace JSON (opens in Perfetto) and print each device's
+    /// step breakdown and advice.
+    Trace(trace::TraceArgs),
     /// Data set files.
     Data {
         #[command(subcommand)]
@@ -182,9 +189,80 @@ struct RunArgs {
     /// the automatic choice avoids).
     #[arg(long, default_value = "auto", value_parser = ["auto", "always"])]
     split: String,
+    #[command(flatten)]
+    pipeline: PipelineArgs,
     /// Print JSON lines.
     #[arg(long)]
     json: bool,
+}
+
+/// The data loader, the transfers and the syncs.
+#[derive(Args, Debug)]
+struct PipelineArgs {
+    /// Data-loader worker threads (0: the training thread makes each batch itself).
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
+    /// Finished batches each loader worker may keep waiting.
+    #[arg(long, default_value_t = 2)]
+    prefetch: usize,
+    /// A simulated delay before each batch is read, standing in for slow storage, in ms.
+    #[arg(long, default_value_t = 0.0)]
+    storage_latency_ms: f32,
+    /// Keep samples deflate-compressed and inflate each one as it is loaded.
+    #[arg(long)]
+    compressed: bool,
+    /// Read the loss back every N steps (1: every step, like `.item()`); auto: only when a line
+    /// is printed.
+    #[arg(long, default_value = "auto")]
+    sync_every: String,
+    /// Upload batches through a ring of mapped staging buffers (like pinned memory) instead of
+    /// `queue.write_buffer`.
+    #[arg(long)]
+    staging_ring: bool,
+    /// Augmentation: standard deviation of Gaussian noise added to each feature.
+    #[arg(long, default_value_t = 0.0)]
+    augment_noise: f32,
+    /// Augmentation: mirror images left to right with probability ½.
+    #[arg(long)]
+    flip: bool,
+    /// Augmentation: shift images by up to this many pixels.
+    #[arg(long, default_value_t = 0)]
+    shift: u8,
+}
+
+impl PipelineArgs {
+    fn pipeline(&self) -> Result<(Pipeline, Augment), Failure> {
+        let sync = SyncPolicy::parse(&self.sync_every).ok_or_else(|| {
+            BadInput(format!(
+                "--sync-every `{}`: give auto or a number of steps from 1",
+                self.sync_every
+            ))
+        })?;
+        let pipeline = Pipeline {
+            loader: LoaderConfig {
+                workers: self.workers,
+                prefetch: self.prefetch,
+                storage_latency_ms: self.storage_latency_ms,
+                compressed: self.compressed,
+            },
+            sync,
+            upload: if self.staging_ring {
+                UploadMode::StagingRing
+            } else {
+                UploadMode::WriteBuffer
+            },
+            // Only `trace` records; the others measure without its cost.
+            record: false,
+        };
+        let augment = Augment {
+            noise: self.augment_noise,
+            flip: self.flip,
+            shift_px: self.shift,
+        };
+        pipeline.validate().map_err(BadInput)?;
+        augment.validate().map_err(BadInput)?;
+        Ok((pipeline, augment))
+    }
 }
 
 #[derive(Args, Debug)]
@@ -220,6 +298,9 @@ struct BenchArgs {
     /// core's measured FMA peak.
     #[arg(long)]
     kernels: bool,
+    /// Time runs with span recording off and on, alternately, and print the cost of recording.
+    #[arg(long)]
+    recording_overhead: bool,
 }
 
 /// Why a command failed.
@@ -277,6 +358,7 @@ pub fn main() -> ExitCode {
         }
         Some(Commands::Train(args)) => train(&args),
         Some(Commands::Bench(args)) => bench(&args),
+        Some(Commands::Trace(args)) => trace::run(&args),
         Some(Commands::Data {
             command: DataCommands::Inspect { path, read, json },
         }) => inspect(&path, &read, json),
@@ -527,6 +609,7 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
         Source::Generator(kind, _) => *kind,
         _ => Synthetic::Spiral,
     };
+    let (pipeline, augment) = args.pipeline.pipeline()?;
     let config = TrainConfig {
         data: DatasetSpec {
             kind,
@@ -545,6 +628,8 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
         lr: args.lr,
         batch: args.batch,
         seed: args.seed,
+        augment,
+        pipeline,
     };
     let session = match source {
         Source::Generator(..) => Session::new(config),
@@ -661,6 +746,9 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         steps_per_run: args.steps_per_run,
         ..BenchPlan::default()
     };
+    if args.recording_overhead {
+        return bench_recording(args, &session, &devices, plan);
+    }
     on_each_device(&devices, args.run.json, |device| {
         let mut backend = open_backend(device, &args.run)?;
         let m =
@@ -691,6 +779,58 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
             s.steps_per_run,
             s.gflop_per_s
         );
+        Ok(())
+    })
+}
+
+/// `bench --recording-overhead`: the median step time with span recording off and on, from
+/// runs that alternate on one model, and their ratio.
+fn bench_recording(
+    args: &BenchArgs,
+    session: &Session,
+    devices: &[Device],
+    plan: BenchPlan,
+) -> Result<(), Failure> {
+    on_each_device(devices, args.run.json, |device| {
+        let mut backend = open_backend(device, &args.run)?;
+        let mut result = Err("the benchmark did not run".to_owned());
+        backend.enter(&mut |b| {
+            result = crate::bench::measure_recording(b, session, plan).map_err(|e| e.to_string());
+        });
+        let (off, on) = result?;
+        let median_ms = |m: &crate::bench::Measurement| {
+            let mut per_step: Vec<f64> = m
+                .run_times_s
+                .iter()
+                .map(|s| s * 1e3 / m.steps_per_run as f64)
+                .collect();
+            per_step.sort_by(f64::total_cmp);
+            per_step[per_step.len() / 2]
+        };
+        let (off_ms, on_ms) = (median_ms(&off), median_ms(&on));
+        let overhead = on_ms / off_ms - 1.0;
+        let mut out = std::io::stdout();
+        if args.run.json {
+            let value = json!({
+                "device": device,
+                "backend": backend.name(),
+                "steps_per_run": off.steps_per_run,
+                "runs": off.run_times_s.len(),
+                "step_time_off_ms": off_ms,
+                "step_time_recording_ms": on_ms,
+                "recording_overhead": overhead,
+            });
+            let _ = writeln!(out, "{value}");
+        } else {
+            let _ = writeln!(
+                out,
+                "{device} ({}): step {off_ms:.4} ms without recording, {on_ms:.4} ms recording                  (median of {} alternating runs of {} steps each): recording costs {:+.1}%",
+                backend.name(),
+                off.run_times_s.len(),
+                off.steps_per_run,
+                overhead * 100.0
+            );
+        }
         Ok(())
     })
 }
@@ -754,7 +894,9 @@ fn train_one(
     let mut last_loss = f32::NAN;
     for step in 1..=steps {
         if step % args.log_every == 0 || step == steps {
-            let kernels = runner.timed_step(backend).map_err(|e| e.to_string())?;
+            let (_, kernels) = runner
+                .timed_step(backend, true)
+                .map_err(|e| e.to_string())?;
             let log = runner
                 .log(backend, kernels.as_ref())
                 .map_err(|e| e.to_string())?;
@@ -774,7 +916,7 @@ fn train_one(
                 );
             }
         } else {
-            runner.step(backend).map_err(|e| e.to_string())?;
+            runner.step(backend, false).map_err(|e| e.to_string())?;
         }
     }
     let elapsed_s = started.elapsed().as_secs_f64();

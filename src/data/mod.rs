@@ -5,6 +5,7 @@
 //! and a test part, features standardised with the training part's statistics (unless the user
 //! turns that off), and a regression target standardised likewise.
 
+pub mod batches;
 pub mod csv;
 pub mod file;
 pub mod idx;

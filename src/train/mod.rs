@@ -4,18 +4,97 @@
 pub mod worker;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{Activation, Backend, BackendError, Device, KernelTimes};
+use crate::backend::{Activation, Backend, BackendError, Device, KernelTimes, UploadMode};
+use crate::data::batches::{Augment, BatchLoader, LoaderConfig};
 use crate::data::file::no_progress;
 use crate::data::loader::DataSource;
 use crate::data::{Dataset, DatasetSpec, Table, Task};
-use crate::nn::{Loss, Mlp, ModelSpec, OptimizerKind};
+use crate::nn::{Loss, Mlp, ModelSpec, OptimizerKind, Stats};
+use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
+
+/// When the training thread reads the loss back to the host: on the GPU a sync point, where
+/// the host waits for every kernel submitted so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncPolicy {
+    /// When the display needs a new point (about ten times a second).
+    #[default]
+    WhenShown,
+    /// After every step, as `loss.item()` in every iteration of a PyTorch loop does.
+    EveryStep,
+    /// After every N steps.
+    EverySteps(u32),
+}
+
+impl SyncPolicy {
+    /// Whether step number `step` (1-based) ends in a sync; `display_due` says whether the
+    /// display wants a new point.
+    pub fn syncs(self, step: u64, display_due: bool) -> bool {
+        match self {
+            SyncPolicy::WhenShown => display_due,
+            SyncPolicy::EveryStep => true,
+            SyncPolicy::EverySteps(n) => step.is_multiple_of(u64::from(n.max(1))),
+        }
+    }
+
+    /// Parses `auto`, `1` or a step count.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" | "shown" => Some(SyncPolicy::WhenShown),
+            _ => match text.parse::<u32>().ok()? {
+                0 => None,
+                1 => Some(SyncPolicy::EveryStep),
+                n => Some(SyncPolicy::EverySteps(n)),
+            },
+        }
+    }
+}
+
+/// Settings that change how fast training runs and what is recorded, never what it computes:
+/// they apply while a model trains, without starting over.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Pipeline {
+    /// The data loader's threads, queue and storage.
+    pub loader: LoaderConfig,
+    /// When the loss is read back.
+    pub sync: SyncPolicy,
+    /// How batches travel to the GPU.
+    pub upload: UploadMode,
+    /// Record spans for the timeline and the step breakdown.
+    pub record: bool,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Self {
+            loader: LoaderConfig::default(),
+            sync: SyncPolicy::default(),
+            upload: UploadMode::default(),
+            record: true,
+        }
+    }
+}
+
+impl Pipeline {
+    /// Checks the ranges; the message names the setting and its limit.
+    pub fn validate(&self) -> Result<(), String> {
+        self.loader.validate()?;
+        if let SyncPolicy::EverySteps(n) = self.sync
+            && !(1..=10_000).contains(&n)
+        {
+            return Err(format!(
+                "read the loss every {n} steps: choose between 1 and 10000"
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// Everything a training run is made of; the same config on both devices gives the same run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -38,6 +117,12 @@ pub struct TrainConfig {
     pub batch: usize,
     /// Seed of the initial weights and of the batch order.
     pub seed: u64,
+    /// Random changes to the training samples.
+    #[serde(default)]
+    pub augment: Augment,
+    /// How the data loader, the transfers and the syncs run (changeable while training).
+    #[serde(default)]
+    pub pipeline: Pipeline,
 }
 
 impl Default for TrainConfig {
@@ -51,6 +136,8 @@ impl Default for TrainConfig {
             lr: 0.01,
             batch: 32,
             seed: 1,
+            augment: Augment::default(),
+            pipeline: Pipeline::default(),
         }
     }
 }
@@ -99,7 +186,8 @@ impl TrainConfig {
         if let Some(w) = self.hidden.iter().find(|&&w| w == 0 || w > MAX_WIDTH) {
             return Err(format!("layer width {w}: choose between 1 and {MAX_WIDTH}"));
         }
-        Ok(())
+        self.augment.validate()?;
+        self.pipeline.validate()
     }
 }
 
@@ -248,52 +336,97 @@ pub struct Runner {
     model: Mlp,
     data: Arc<Dataset>,
     lr: f32,
-    order: Vec<usize>,
-    cursor: usize,
-    epoch: u64,
-    rng: ChaCha8Rng,
-    batch_x: Vec<f32>,
-    batch_y: Vec<f32>,
+    loader: BatchLoader,
+    pipeline: Pipeline,
+    /// Raised while spans are recorded (the loader's workers read it).
+    recording: Arc<AtomicBool>,
+    /// The origin of every span of this run.
+    epoch_clock: Instant,
     window_start: Instant,
     window_steps: u64,
+    /// Loss statistics read at the syncs since the last log, summed.
+    stats: StatsSum,
+    /// Steps recorded since the trace was last taken.
+    marks: Vec<StepTrace>,
+    /// Spans of steps not yet complete (batches the loader made ahead).
+    carried: Vec<Span>,
+    /// GPU time of the kernels of the last complete recorded step, in ns.
+    last_kernel_ns: Option<u64>,
     extent: ([f32; 2], [f32; 2]),
 }
 
-/// Rows `[start, start + n)` of `order` gathered into `x`, `y`.
-fn gather(data: &Dataset, order: &[usize], x: &mut [f32], y: &mut [f32]) {
-    let f = data.features;
-    for (row, &i) in order.iter().enumerate() {
-        x[row * f..(row + 1) * f].copy_from_slice(&data.train_x[i * f..(i + 1) * f]);
-        y[row] = data.train_y[i];
+/// Loss statistics summed over several reads.
+#[derive(Clone, Copy, Debug, Default)]
+struct StatsSum {
+    loss: f64,
+    second: f64,
+    rows: usize,
+    classification: bool,
+}
+
+impl StatsSum {
+    fn add(&mut self, s: Stats) {
+        let rows = s.rows as f64;
+        self.loss += f64::from(s.loss) * rows;
+        self.classification = s.accuracy.is_some();
+        self.second += f64::from(s.accuracy.or(s.mean_abs_error).unwrap_or(0.0)) * rows;
+        self.rows += s.rows;
+    }
+
+    fn take(&mut self) -> Stats {
+        let sum = std::mem::take(self);
+        let rows = sum.rows.max(1) as f64;
+        let second = (sum.second / rows) as f32;
+        Stats {
+            loss: (sum.loss / rows) as f32,
+            accuracy: sum.classification.then_some(second),
+            mean_abs_error: (!sum.classification).then_some(second),
+            rows: sum.rows,
+        }
     }
 }
 
 impl Runner {
-    /// Allocates the model on `backend` and shuffles the first epoch.
+    /// Allocates the model on `backend` and starts the data loader.
     pub fn new(backend: &mut dyn Backend, session: &Session) -> Result<Self, BackendError> {
         let config = &session.config;
         let data = Arc::clone(&session.data);
         let spec = config.model_spec(&data);
         let model = Mlp::new(backend, &spec, config.optimizer, config.batch, config.seed)?;
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_0fba_7c00);
-        let mut order: Vec<usize> = (0..data.train_rows()).collect();
-        order.shuffle(&mut rng);
         let extent = extent_of(&data);
-        Ok(Self {
+        let epoch_clock = Instant::now();
+        let recording = Arc::new(AtomicBool::new(false));
+        let loader = BatchLoader::new(
+            Arc::clone(&data),
+            config.batch,
+            config.seed,
+            config.augment,
+            config.pipeline.loader,
+            epoch_clock,
+            Arc::clone(&recording),
+        )
+        .map_err(|e| BackendError::Setup(format!("cannot start the data loader: {e}")))?;
+        let mut runner = Self {
             device: backend.device(),
-            batch_x: vec![0.0; config.batch * data.features],
-            batch_y: vec![0.0; config.batch],
             model,
             data,
             lr: config.lr,
-            order,
-            cursor: 0,
-            epoch: 0,
-            rng,
+            loader,
+            pipeline: config.pipeline,
+            recording,
+            epoch_clock,
             window_start: Instant::now(),
             window_steps: 0,
+            stats: StatsSum::default(),
+            marks: Vec::new(),
+            carried: Vec::new(),
+            last_kernel_ns: None,
             extent,
-        })
+        };
+        // Whatever the backend recorded before (another model's run) is not this run's.
+        backend.stop_recording();
+        runner.apply_pipeline(backend)?;
+        Ok(runner)
     }
 
     /// Optimizer steps taken.
@@ -306,52 +439,197 @@ impl Runner {
         &self.model
     }
 
-    /// Gathers the next batch (reshuffling at each epoch's end), uploads it and trains on it.
-    pub fn step(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
-        let batch = self.model.batch();
-        if self.cursor + batch > self.order.len() {
-            // The remainder is dropped (`drop_last`), so every batch has the same shape.
-            self.order.shuffle(&mut self.rng);
-            self.cursor = 0;
-            self.epoch += 1;
+    /// The pipeline settings in use.
+    pub fn pipeline(&self) -> Pipeline {
+        self.pipeline
+    }
+
+    /// Rows per batch.
+    pub fn batch(&self) -> usize {
+        self.model.batch()
+    }
+
+    /// The origin of this run's span times.
+    pub fn epoch_clock(&self) -> Instant {
+        self.epoch_clock
+    }
+
+    /// Runs the following steps with new pipeline settings; the model and the batches stay.
+    pub fn set_pipeline(
+        &mut self,
+        backend: &mut dyn Backend,
+        pipeline: Pipeline,
+    ) -> Result<(), BackendError> {
+        pipeline.validate().map_err(BackendError::Setup)?;
+        self.loader
+            .reconfigure(pipeline.loader)
+            .map_err(|e| BackendError::Setup(format!("cannot start the data loader: {e}")))?;
+        self.pipeline = pipeline;
+        self.apply_pipeline(backend)
+    }
+
+    fn apply_pipeline(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
+        backend.set_upload_mode(self.pipeline.upload);
+        let recording = backend.recorder().enabled();
+        if self.pipeline.record && !recording {
+            backend.start_recording(self.epoch_clock)?;
+        } else if !self.pipeline.record && recording {
+            backend.stop_recording();
+            self.marks.clear();
+            self.carried.clear();
         }
-        gather(
-            &self.data,
-            &self.order[self.cursor..self.cursor + batch],
-            &mut self.batch_x,
-            &mut self.batch_y,
-        );
-        self.cursor += batch;
-        self.model
-            .load_batch(backend, &self.batch_x, &self.batch_y)?;
-        self.model.train_step(backend, self.lr)?;
-        self.window_steps += 1;
+        self.recording
+            .store(self.pipeline.record, Ordering::Relaxed);
         Ok(())
     }
 
-    /// One step with its kernels timed by the GPU, where the adapter can.
+    /// Whether the next step will end in a sync, when the display does or does not want a point.
+    pub fn next_step_syncs(&self, display_due: bool) -> bool {
+        self.pipeline.sync.syncs(self.steps() + 1, display_due)
+    }
+
+    /// Trains on the next batch: takes it from the loader, uploads it, runs (CPU) or records and
+    /// submits (GPU) forward, backward and update, and reads the loss back if the sync policy
+    /// says so — with [`SyncPolicy::WhenShown`], if `display_due`. Returns whether it synced.
+    pub fn step(
+        &mut self,
+        backend: &mut dyn Backend,
+        display_due: bool,
+    ) -> Result<bool, BackendError> {
+        let step = self.steps() + 1;
+        let synced = self.next_step_syncs(display_due);
+        let gpu = self.device == Device::Gpu;
+        // On the CPU the phases are the kernels; on the GPU they only record commands.
+        let (lane, category) = if gpu {
+            (Lane::Main, Category::CpuExec)
+        } else {
+            (Lane::Kernels, Category::Kernel)
+        };
+        let recorder = backend.recorder();
+        recorder.set_step(step);
+        let start_ns = recorder.now_ns();
+        let batch = self.loader.next_batch(recorder);
+        let batch_bytes =
+            (std::mem::size_of_val(&batch.x[..]) + std::mem::size_of_val(&batch.y[..])) as u64;
+        self.model.load_batch(backend, &batch.x, &batch.y)?;
+        let phases: [(&'static str, &'static str); 3] = [
+            ("record forward", "forward"),
+            ("record backward", "backward"),
+            ("record optimizer update", "optimizer update"),
+        ];
+        for (phase, (gpu_name, cpu_name)) in phases.into_iter().enumerate() {
+            let t = backend.recorder().now_ns();
+            match phase {
+                0 => self.model.forward(backend)?,
+                1 => self.model.backward(backend)?,
+                _ => self.model.update(backend, self.lr)?,
+            }
+            let name = if gpu { gpu_name } else { cpu_name };
+            backend.recorder().span(lane, category, name, t, 0);
+        }
+        backend.flush()?;
+        if synced {
+            let stats = self.model.take_stats(backend)?;
+            self.stats.add(stats);
+        }
+        let recorder = backend.recorder();
+        if recorder.enabled() {
+            self.marks.push(StepTrace {
+                step,
+                start_ns,
+                end_ns: recorder.now_ns(),
+                breakdown: Breakdown::default(),
+                synced,
+                batch_bytes,
+            });
+        }
+        // Work between steps (logging, evaluation) belongs to no step.
+        recorder.set_step(0);
+        self.window_steps += 1;
+        Ok(synced)
+    }
+
+    /// A step whose kernels the GPU times when it will be logged (where the adapter can, and
+    /// when spans are not being recorded, which time every kernel anyway). Returns whether the
+    /// step synced, and the kernel times.
     pub fn timed_step(
         &mut self,
         backend: &mut dyn Backend,
-    ) -> Result<Option<KernelTimes>, BackendError> {
-        backend.begin_kernel_timing();
-        self.step(backend)?;
-        backend.take_kernel_times()
+        display_due: bool,
+    ) -> Result<(bool, Option<KernelTimes>), BackendError> {
+        let time = display_due && !backend.recorder().enabled() && self.next_step_syncs(true);
+        if time {
+            backend.begin_kernel_timing();
+        }
+        let synced = self.step(backend, display_due)?;
+        let kernels = if time {
+            backend.take_kernel_times()?
+        } else {
+            None
+        };
+        Ok((synced, kernels))
     }
 
-    /// Reads the loss statistics (a sync point) and measures the interval since the last log.
+    /// Waits for the device and reads the loss statistics, outside any step (before a log
+    /// that the sync policy would not have synced for).
+    pub fn sync(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
+        let stats = self.model.take_stats(backend)?;
+        self.stats.add(stats);
+        Ok(())
+    }
+
+    /// The steps recorded since the last call, with their breakdowns, and their spans. Call it
+    /// after a sync, when every kernel of those steps has finished and been timed.
+    pub fn take_trace(&mut self, backend: &mut dyn Backend) -> TraceChunk {
+        let mut spans = std::mem::take(&mut self.carried);
+        spans.extend(backend.recorder().drain());
+        let Some(last) = self.marks.last().map(|m| m.step) else {
+            self.carried = spans.into_iter().filter(|s| s.step != 0).collect();
+            return TraceChunk::default();
+        };
+        // Spans of no step (evaluation) are dropped; those of later steps wait for them.
+        let (mut spans, later): (Vec<Span>, Vec<Span>) = spans
+            .into_iter()
+            .filter(|s| s.step != 0)
+            .partition(|s| s.step <= last);
+        self.carried = later;
+        spans.sort_unstable_by_key(|s| s.start_ns);
+        let longest = spans.iter().map(|s| s.duration_ns).max().unwrap_or(0);
+        let mut steps = std::mem::take(&mut self.marks);
+        for mark in &mut steps {
+            // Only spans that start at most `longest` before the step can reach into it.
+            let from = spans.partition_point(|s| s.start_ns + longest < mark.start_ns);
+            let to = spans.partition_point(|s| s.start_ns < mark.end_ns);
+            mark.breakdown = Breakdown::of(mark.start_ns, mark.end_ns, &spans[from..to]);
+        }
+        self.last_kernel_ns = Some(
+            spans
+                .iter()
+                .filter(|s| s.step == last && s.category == Category::Kernel)
+                .map(|s| s.duration_ns)
+                .sum(),
+        );
+        TraceChunk { steps, spans }
+    }
+
+    /// The loss statistics read since the last log (reading them now if no step has since)
+    /// and the speed over the interval since the last log.
     pub fn log(
         &mut self,
         backend: &mut dyn Backend,
         kernels: Option<&KernelTimes>,
     ) -> Result<StepLog, BackendError> {
-        let stats = self.model.take_stats(backend)?;
+        if self.stats.rows == 0 {
+            let stats = self.model.take_stats(backend)?;
+            self.stats.add(stats);
+        }
+        let stats = self.stats.take();
         let elapsed_s = self.window_start.elapsed().as_secs_f64();
         let steps = self.window_steps.max(1);
         let log = StepLog {
             device: self.device,
             step: self.steps(),
-            epoch: self.epoch,
+            epoch: self.loader.epoch(),
             loss: stats.loss,
             accuracy: stats.accuracy,
             mae: stats
@@ -359,7 +637,14 @@ impl Runner {
                 .map(|e| (f64::from(e) * self.data.target_scale.std) as f32),
             samples_per_s: (steps * self.model.batch() as u64) as f64 / elapsed_s.max(1e-9),
             step_time_ms: elapsed_s * 1e3 / steps as f64,
-            kernel_time_ms: kernels.map(|k| k.total_ns as f64 / 1e6),
+            kernel_time_ms: kernels
+                .map(|k| k.total_ns)
+                .or(if self.device == Device::Gpu {
+                    self.last_kernel_ns.take()
+                } else {
+                    None
+                })
+                .map(|ns| ns as f64 / 1e6),
         };
         self.restart_clock();
         Ok(log)

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::{BoundaryGrid, EvalReport, Runner, Session, StepLog};
+use super::{BoundaryGrid, EvalReport, Pipeline, Runner, Session, StepLog};
 use crate::backend::gpu::AdapterSummary;
 use crate::backend::{Backend, Device};
+use crate::trace::TraceChunk;
 
 /// What the UI asks a worker to do.
 #[derive(Debug)]
@@ -22,6 +23,8 @@ pub enum Command {
     Pause,
     /// Train exactly one step, then report it.
     Step,
+    /// Go on with new loader, sync, upload and recording settings (the model stays).
+    Pipeline(Pipeline),
     /// End the thread.
     Shutdown,
 }
@@ -51,6 +54,17 @@ pub enum Event {
     Log(StepLog),
     /// Whole-set accuracy.
     Eval(EvalReport),
+    /// Recorded steps and their spans, sent with each log while recording.
+    Trace {
+        /// Which device.
+        device: Device,
+        /// Rows per batch of the run.
+        batch: usize,
+        /// The loader's workers during these steps.
+        workers: usize,
+        /// The steps.
+        chunk: TraceChunk,
+    },
     /// The decision boundary.
     Boundary {
         /// Which device.
@@ -187,22 +201,38 @@ impl State<'_> {
             return;
         };
         let due = force || self.last_log.elapsed() >= LOG_INTERVAL;
-        // The step before a report is timed by the GPU (that report syncs anyway).
-        let result = if due {
-            runner.timed_step(&mut *self.backend).map(|k| (true, k))
-        } else {
-            runner.step(&mut *self.backend).map(|()| (false, None))
-        };
-        match result {
-            Ok((true, kernels)) => match runner.log(&mut *self.backend, kernels.as_ref()) {
-                Ok(log) => {
-                    self.last_log = Instant::now();
-                    self.send(Event::Log(log));
-                    self.report(force);
+        // A report needs the loss, so it comes at a sync: the step syncs for it when the sync
+        // policy leaves that to the display, and otherwise the report waits for the policy's
+        // next sync (unless forced, by a single step or a pause).
+        let backend = &mut *self.backend;
+        let result = runner
+            .timed_step(backend, due)
+            .and_then(|(synced, kernels)| {
+                if !due || !(synced || force) {
+                    return Ok(None);
                 }
-                Err(e) => self.fail(e.to_string()),
-            },
-            Ok((false, _)) => {}
+                if !synced {
+                    runner.sync(backend)?;
+                }
+                let log = runner.log(backend, kernels.as_ref())?;
+                let trace = backend.recorder().enabled().then(|| Event::Trace {
+                    device: self.device,
+                    batch: runner.batch(),
+                    workers: runner.pipeline().loader.workers,
+                    chunk: runner.take_trace(backend),
+                });
+                Ok(Some((log, trace)))
+            });
+        match result {
+            Ok(Some((log, trace))) => {
+                self.last_log = Instant::now();
+                self.send(Event::Log(log));
+                if let Some(trace) = trace {
+                    self.send(trace);
+                }
+                self.report(force);
+            }
+            Ok(None) => {}
             Err(e) => self.fail(e.to_string()),
         }
     }
@@ -303,6 +333,13 @@ fn command_loop(
         match command {
             Some(Command::Shutdown) => return,
             Some(Command::Configure(session)) => state.configure(&session),
+            Some(Command::Pipeline(pipeline)) => {
+                if let Some(runner) = state.runner.as_mut()
+                    && let Err(e) = runner.set_pipeline(&mut *state.backend, pipeline)
+                {
+                    state.fail(e.to_string());
+                }
+            }
             Some(Command::Run) => {
                 if let Some(r) = state.runner.as_mut() {
                     r.restart_clock();

@@ -8,6 +8,8 @@ use crate::backend::Device;
 use crate::backend::gpu::AdapterSummary;
 use crate::data::{Dataset, Task};
 use crate::i18n::{Key, Lang};
+use crate::trace::TraceHistory;
+use crate::trace::advice::Context;
 use crate::train::worker::Event;
 use crate::train::{BoundaryGrid, EvalReport, StepLog};
 
@@ -88,6 +90,10 @@ pub struct DeviceColumn {
     pub error: Option<String>,
     /// Kernel threads, on the CPU.
     pub cpu_threads: Option<usize>,
+    /// The last recorded steps and their spans.
+    pub trace: TraceHistory,
+    /// What the advice rules need to know of the recorded run.
+    pub trace_context: Option<Context>,
     texture: Option<egui::TextureHandle>,
     texture_stale: bool,
 }
@@ -110,6 +116,8 @@ impl DeviceColumn {
             boundary: None,
             error: None,
             cpu_threads: None,
+            trace: TraceHistory::default(),
+            trace_context: None,
             texture: None,
             texture_stale: false,
         }
@@ -136,8 +144,12 @@ impl DeviceColumn {
             boundary,
             error,
             texture_stale,
+            trace,
+            trace_context,
             ..
         } = self;
+        trace.clear();
+        *trace_context = None;
         *last_log = None;
         *last_eval = None;
         for c in [batch_loss, train_loss, test_loss, train_metric, test_metric] {
@@ -182,6 +194,19 @@ impl DeviceColumn {
             }
             Event::Error { message, .. } => self.error = Some(message),
             Event::Running { running, .. } => self.running = running,
+            Event::Trace {
+                batch,
+                workers,
+                chunk,
+                ..
+            } => {
+                self.trace.extend(chunk);
+                self.trace_context = Some(Context {
+                    gpu: self.device == Device::Gpu,
+                    batch,
+                    workers,
+                });
+            }
         }
     }
 

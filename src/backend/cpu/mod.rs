@@ -17,6 +17,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::{Activation, AdamHyper, Backend, BackendError, Device, Storage, Tensor, checks};
+use crate::trace::{Category, Lane, Recorder};
 use matmul::{GEMM_MIN_MACS, Layout, PARALLEL_MIN_MACS};
 
 /// Element-wise kernels split over the pool from this many elements on, in chunks of `CHUNK`.
@@ -42,6 +43,7 @@ pub struct CpuBackend {
     split: Split,
     /// Per product shape: one thread or all, chosen by timing both.
     tuning: HashMap<ShapeKey, Tuning>,
+    recorder: Recorder,
 }
 
 /// Matching chunks of parameter, gradient and Adam's two moments, as rayon's `zip` of four
@@ -133,6 +135,7 @@ impl CpuBackend {
             threads,
             split,
             tuning: HashMap::new(),
+            recorder: Recorder::default(),
         })
     }
 }
@@ -329,13 +332,34 @@ impl Backend for CpuBackend {
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
         checks::write(Device::Cpu, t, values.len())?;
+        let start = self.recorder.now_ns();
         host_mut(t).copy_from_slice(values);
+        // On the CPU the "device" memory is the same RAM: the copy is the whole transfer.
+        let bytes = std::mem::size_of_val(values) as u64;
+        self.recorder.span(
+            Lane::Transfer,
+            Category::Memcpy,
+            "copy into tensor (RAM)",
+            start,
+            bytes,
+        );
         Ok(())
     }
 
     fn read(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError> {
         checks::read(Device::Cpu, t)?;
-        Ok(host(t).to_vec())
+        // Every CPU op has finished when it returns: there is nothing to wait for.
+        let start = self.recorder.now_ns();
+        let values = host(t).to_vec();
+        let bytes = t.size_in_bytes() as u64;
+        self.recorder.span(
+            Lane::Readback,
+            Category::Memcpy,
+            "copy to host (RAM)",
+            start,
+            bytes,
+        );
+        Ok(values)
     }
 
     fn linear_forward(
@@ -576,6 +600,10 @@ impl Backend for CpuBackend {
 
     fn flush(&mut self) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    fn recorder(&mut self) -> &mut Recorder {
+        &mut self.recorder
     }
 }
 

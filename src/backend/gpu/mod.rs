@@ -8,22 +8,28 @@
 //! staging buffer, submits, waits for the GPU and maps it — the only point where the CPU waits.
 
 pub mod context;
+mod timing;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 pub use context::{AdapterSummary, GpuUnavailable};
+use timing::{Mode, Timestamps};
 
 use super::{
-    Activation, AdamHyper, Backend, BackendError, Device, KernelTimes, Storage, Tensor, checks,
+    Activation, AdamHyper, Backend, BackendError, Device, KernelTimes, Storage, Tensor, UploadMode,
+    checks,
 };
+use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
 
 /// Every kernel's parameter block is at most this many 32-bit words (48 bytes).
 const PARAM_WORDS: usize = 12;
 type Params = [u32; PARAM_WORDS];
 
-/// Timestamp slots: two per timed pass.
-const TIMESTAMP_CAPACITY: u32 = 512;
+/// Buffers in the staging ring: one being filled while the GPU copies from the others.
+const RING_SLOTS: usize = 3;
 
 /// Workgroup sizes, chosen per adapter from its limits and passed to the shaders as pipeline
 /// constants.
@@ -199,14 +205,15 @@ struct Binding {
     buffer: wgpu::Buffer,
 }
 
-struct Timing {
-    query_set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    period_ns: f32,
-    labels: Vec<&'static str>,
-    active: bool,
+/// A buffer of the staging ring: mapped for writing while `ready`.
+struct RingSlot {
+    buffer: wgpu::Buffer,
+    ready: Arc<AtomicBool>,
 }
+
+/// A submission seen from the host, where the adapter has no timestamps: when it was submitted
+/// and when the host first saw it done (ns since the recording's epoch), and its step.
+type Observed = (u64, u64, u64);
 
 /// The wgpu training device.
 pub struct GpuBackend {
@@ -226,7 +233,18 @@ pub struct GpuBackend {
     /// Bound where a kernel's binding is unused by the chosen mode (wgpu needs every slot filled).
     dummy_read: wgpu::Buffer,
     dummy_write: [wgpu::Buffer; 2],
-    timing: Option<Timing>,
+    /// Kernel timestamps, where the adapter has them.
+    timestamps: Option<Timestamps>,
+    recorder: Recorder,
+    /// Submissions completed since the last look, on adapters without timestamps.
+    observed: Arc<Mutex<Vec<Observed>>>,
+    /// End of the last host-observed span, so that the next starts after it.
+    observed_end_ns: u64,
+    upload: UploadMode,
+    ring: Vec<RingSlot>,
+    ring_next: usize,
+    /// Ring slots copied from in the work not yet submitted.
+    ring_used: Vec<usize>,
     /// The first error wgpu reported outside an error scope.
     error: Arc<Mutex<Option<String>>>,
 }
@@ -266,31 +284,7 @@ impl GpuBackend {
         };
         let dummy_read = storage("unused-input");
         let dummy_write = [storage("unused-output-1"), storage("unused-output-2")];
-        let timing = summary.timestamps.then(|| {
-            let bytes = u64::from(TIMESTAMP_CAPACITY) * 8;
-            Timing {
-                query_set: device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("kernel-timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: TIMESTAMP_CAPACITY,
-                }),
-                resolve: device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("timestamp-resolve"),
-                    size: bytes,
-                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: false,
-                }),
-                readback: device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("timestamp-readback"),
-                    size: bytes,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }),
-                period_ns: queue.get_timestamp_period(),
-                labels: Vec::new(),
-                active: false,
-            }
-        });
+        let timestamps = summary.timestamps.then(|| Timestamps::new(&device, &queue));
         if let Some(message) = take_error(&error) {
             return Err(GpuUnavailable {
                 reason: format!(
@@ -312,7 +306,14 @@ impl GpuBackend {
             staging: HashMap::new(),
             dummy_read,
             dummy_write,
-            timing,
+            timestamps,
+            recorder: Recorder::default(),
+            observed: Arc::new(Mutex::new(Vec::new())),
+            observed_end_ns: 0,
+            upload: UploadMode::default(),
+            ring: Vec::new(),
+            ring_next: 0,
+            ring_used: Vec::new(),
             error,
         })
     }
@@ -360,6 +361,9 @@ impl GpuBackend {
         if stale && self.pending_keys.contains(&key) {
             self.flush()?;
         }
+        if self.timestamps.as_ref().is_some_and(Timestamps::is_full) {
+            self.drain_timestamps()?;
+        }
         let cached = match self.dispatches.entry(key) {
             std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
             std::collections::hash_map::Entry::Vacant(entry) => {
@@ -406,17 +410,8 @@ impl GpuBackend {
                     label: Some("training-step"),
                 })
         });
-        let timestamp_writes = self.timing.as_mut().and_then(|t| {
-            let index = t.labels.len() as u32 * 2;
-            (t.active && index + 2 <= TIMESTAMP_CAPACITY).then(|| {
-                t.labels.push(label);
-                wgpu::ComputePassTimestampWrites {
-                    query_set: &t.query_set,
-                    beginning_of_pass_write_index: Some(index),
-                    end_of_pass_write_index: Some(index + 1),
-                }
-            })
-        });
+        let step = self.recorder.step();
+        let timestamp_writes = self.timestamps.as_mut().and_then(|t| t.writes(label, step));
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(label),
@@ -538,8 +533,10 @@ impl GpuBackend {
             .clone()
     }
 
-    /// Maps `buffer`, waits for the GPU, and returns its bytes.
-    fn map_and_copy(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>, BackendError> {
+    /// Maps `buffer`, waits for the GPU, and returns its bytes: the wait is a sync on the
+    /// training thread, and the copy out of the mapped memory the readback.
+    fn map_and_copy(&mut self, buffer: &wgpu::Buffer) -> Result<Vec<u8>, BackendError> {
+        let start = self.recorder.now_ns();
         let slice = buffer.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |result| {
@@ -557,6 +554,14 @@ impl GpuBackend {
                 ));
             }
         }
+        self.recorder.span(
+            Lane::Sync,
+            Category::Sync,
+            "wait for the GPU (map_async + poll)",
+            start,
+            0,
+        );
+        let start = self.recorder.now_ns();
         let bytes = {
             let view = slice
                 .get_mapped_range()
@@ -564,8 +569,205 @@ impl GpuBackend {
             view.to_vec()
         };
         buffer.unmap();
+        self.recorder.span(
+            Lane::Readback,
+            Category::Memcpy,
+            "copy mapped buffer to host",
+            start,
+            bytes.len() as u64,
+        );
         self.check_error()?;
+        // The GPU is idle now: the moment to read kernel times back without a sync of their own.
+        self.collect_timestamps()?;
         Ok(bytes)
+    }
+
+    /// Turns the kernel times the GPU has finished (after a wait) into spans on the host axis,
+    /// recalibrating the clocks when it is time to.
+    fn collect_timestamps(&mut self) -> Result<(), BackendError> {
+        if !self.recorder.enabled() {
+            self.collect_observed();
+            return Ok(());
+        }
+        let Some(ts) = self.timestamps.as_mut() else {
+            self.collect_observed();
+            return Ok(());
+        };
+        if ts.mode != Mode::Record || ts.pending() == 0 {
+            return Ok(());
+        }
+        let start = self.recorder.now_ns();
+        let passes = ts.collect(&self.device)?;
+        if ts.needs_calibration() {
+            let t = self.recorder.now_ns();
+            ts.calibrate(&self.device, &self.queue, self.recorder.epoch())?;
+            self.recorder.span(
+                Lane::Main,
+                Category::CpuExec,
+                "clock calibration (tracing)",
+                t,
+                0,
+            );
+        }
+        let offset = ts.calibration.map_or(0.0, |c| c.offset_ns);
+        for pass in passes {
+            let start_ns = (pass.gpu_ns[0] + offset).max(0.0) as u64;
+            let end_ns = (pass.gpu_ns[1] + offset).max(0.0) as u64;
+            self.recorder.push(Span {
+                lane: Lane::Kernels,
+                category: Category::Kernel,
+                name: pass.label,
+                start_ns,
+                duration_ns: end_ns.saturating_sub(start_ns),
+                bytes: 0,
+                step: pass.step,
+                clock: Clock::GpuTimestamp,
+            });
+        }
+        self.recorder.span(
+            Lane::Main,
+            Category::CpuExec,
+            "read kernel timestamps (tracing)",
+            start,
+            0,
+        );
+        Ok(())
+    }
+
+    /// Host-observed spans of the submissions seen done, where the adapter has no timestamps.
+    fn collect_observed(&mut self) {
+        let done: Vec<Observed> = match self.observed.lock() {
+            Ok(mut list) => std::mem::take(&mut *list),
+            Err(_) => return,
+        };
+        for (submitted, seen_done, step) in done {
+            let start_ns = submitted.max(self.observed_end_ns);
+            self.observed_end_ns = seen_done.max(start_ns);
+            self.recorder.push(Span {
+                lane: Lane::Kernels,
+                category: Category::Kernel,
+                name: "GPU work (host-observed)",
+                start_ns,
+                duration_ns: self.observed_end_ns - start_ns,
+                bytes: 0,
+                step,
+                clock: Clock::HostObserved,
+            });
+        }
+    }
+
+    /// Waits for the GPU so the query set can be read and reused: a sync caused by tracing
+    /// itself, when more kernels ran between two syncs than the query set holds.
+    fn drain_timestamps(&mut self) -> Result<(), BackendError> {
+        let start = self.recorder.now_ns();
+        self.flush()?;
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
+        self.recorder.span(
+            Lane::Sync,
+            Category::Sync,
+            "wait for the GPU (timestamp buffer full, tracing)",
+            start,
+            0,
+        );
+        if self
+            .timestamps
+            .as_ref()
+            .is_some_and(|t| t.mode == Mode::OneStep)
+        {
+            // A one-step timing that overflowed keeps what it has.
+            return Ok(());
+        }
+        self.collect_timestamps()
+    }
+
+    /// Copies `values` into `t` through the staging ring: straight into host-visible mapped
+    /// memory, then a copy command on the GPU.
+    fn write_through_ring(&mut self, t: &Tensor, values: &[f32]) -> Result<(), BackendError> {
+        let Storage::Gpu(target) = t.storage() else {
+            return Ok(());
+        };
+        let bytes: &[u8] = bytemuck::cast_slice(values);
+        let size = bytes.len() as u64;
+        if size == 0 {
+            return Ok(());
+        }
+        let i = self.ring_next;
+        self.ring_next = (i + 1) % RING_SLOTS;
+        if self.ring_used.contains(&i) {
+            // Every slot is in the work not yet submitted: submit it so one can come back.
+            self.flush()?;
+        }
+        let fits = self
+            .ring
+            .get(i)
+            .is_some_and(|slot| slot.buffer.size() >= size);
+        if !fits {
+            let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("upload-staging-ring"),
+                size: size.next_power_of_two().max(256),
+                // MAP_WRITE: the host writes into it directly; COPY_SRC: the GPU copies out.
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            });
+            let slot = RingSlot {
+                buffer,
+                ready: Arc::new(AtomicBool::new(true)),
+            };
+            if i < self.ring.len() {
+                self.ring[i] = slot;
+            } else {
+                self.ring.push(slot);
+            }
+        }
+        if !self.ring[i].ready.load(Ordering::Acquire) {
+            // The GPU is still copying out of this buffer: the host must wait to reuse it.
+            let start = self.recorder.now_ns();
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
+            self.recorder.span(
+                Lane::Sync,
+                Category::Sync,
+                "wait for a free staging buffer",
+                start,
+                0,
+            );
+            if !self.ring[i].ready.load(Ordering::Acquire) {
+                return Err(BackendError::Gpu(
+                    "a staging buffer did not come back after the GPU finished".into(),
+                ));
+            }
+        }
+        let start = self.recorder.now_ns();
+        let slot = &self.ring[i];
+        {
+            let mut view = slot
+                .buffer
+                .get_mapped_range_mut(..size)
+                .map_err(|e| BackendError::Gpu(format!("writing a staging buffer failed: {e}")))?;
+            view.copy_from_slice(bytes);
+        }
+        slot.buffer.unmap();
+        slot.ready.store(false, Ordering::Release);
+        let encoder = self.encoder.get_or_insert_with(|| {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("training-step"),
+                })
+        });
+        encoder.copy_buffer_to_buffer(&slot.buffer, 0, target, 0, size);
+        self.ring_used.push(i);
+        self.pending_tensors.insert(t.id());
+        self.recorder.span(
+            Lane::Transfer,
+            Category::Memcpy,
+            "copy into mapped staging buffer",
+            start,
+            size,
+        );
+        Ok(())
     }
 }
 
@@ -622,14 +824,25 @@ impl Backend for GpuBackend {
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
         checks::write(Device::Gpu, t, values.len())?;
+        if self.upload == UploadMode::StagingRing {
+            return self.write_through_ring(t, values);
+        }
         // `write_buffer` lands before the next submission; recorded work that still reads the old
         // values must be submitted first.
         if self.pending_tensors.contains(&t.id()) {
             self.flush()?;
         }
         if let Storage::Gpu(buffer) = t.storage() {
+            let start = self.recorder.now_ns();
             self.queue
                 .write_buffer(buffer, 0, bytemuck::cast_slice(values));
+            self.recorder.span(
+                Lane::Transfer,
+                Category::Memcpy,
+                "queue.write_buffer (into wgpu's staging)",
+                start,
+                std::mem::size_of_val(values) as u64,
+            );
         }
         Ok(())
     }
@@ -822,8 +1035,38 @@ impl Backend for GpuBackend {
     }
 
     fn flush(&mut self) -> Result<(), BackendError> {
-        if let Some(encoder) = self.encoder.take() {
+        if let Some(mut encoder) = self.encoder.take() {
+            if let Some(ts) = self.timestamps.as_mut() {
+                ts.resolve_pending(&mut encoder);
+            }
+            let start = self.recorder.now_ns();
             self.queue.submit([encoder.finish()]);
+            self.recorder
+                .span(Lane::Main, Category::CpuExec, "queue.submit", start, 0);
+            if self.recorder.enabled() && self.timestamps.is_none() {
+                let (list, epoch, step) = (
+                    Arc::clone(&self.observed),
+                    self.recorder.epoch(),
+                    self.recorder.step(),
+                );
+                self.queue.on_submitted_work_done(move || {
+                    if let Ok(mut list) = list.lock() {
+                        list.push((start, ns_since(epoch), step));
+                    }
+                });
+                // Notice finished submissions now rather than at the next wait.
+                let _ = self.device.poll(wgpu::PollType::Poll);
+            }
+            // The ring's buffers come back to the host once the GPU has copied out of them.
+            for i in self.ring_used.drain(..) {
+                let ready = Arc::clone(&self.ring[i].ready);
+                self.ring[i]
+                    .buffer
+                    .slice(..)
+                    .map_async(wgpu::MapMode::Write, move |result| {
+                        ready.store(result.is_ok(), Ordering::Release);
+                    });
+            }
         }
         self.pending_keys.clear();
         self.pending_tensors.clear();
@@ -831,57 +1074,83 @@ impl Backend for GpuBackend {
     }
 
     fn begin_kernel_timing(&mut self) {
-        if self.timing.is_some() {
+        if self
+            .timestamps
+            .as_ref()
+            .is_some_and(|t| t.mode == Mode::Off)
+        {
             // Work recorded before this point is not part of the timed step.
             let _ = self.flush();
-        }
-        if let Some(t) = self.timing.as_mut() {
-            t.labels.clear();
-            t.active = true;
+            if let Some(t) = self.timestamps.as_mut() {
+                t.mode = Mode::OneStep;
+            }
         }
     }
 
     fn take_kernel_times(&mut self) -> Result<Option<KernelTimes>, BackendError> {
-        let Some(timing) = self.timing.as_mut() else {
+        let Some(ts) = self.timestamps.as_ref() else {
             return Ok(None);
         };
-        if !timing.active || timing.labels.is_empty() {
-            timing.active = false;
+        if ts.mode != Mode::OneStep {
             return Ok(None);
         }
-        timing.active = false;
-        let count = timing.labels.len() as u32 * 2;
-        let (query_set, resolve, readback) = (
-            timing.query_set.clone(),
-            timing.resolve.clone(),
-            timing.readback.clone(),
-        );
-        let encoder = self.encoder.get_or_insert_with(|| {
-            self.device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("timestamp-resolve"),
-                })
-        });
-        // Timestamps are resolved into a QUERY_RESOLVE buffer, then copied to a mappable one.
-        encoder.resolve_query_set(&query_set, 0..count, &resolve, 0);
-        encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, u64::from(count) * 8);
         self.flush()?;
-        let bytes = self.map_and_copy(&readback)?;
-        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes[..count as usize * 8]);
-        let Some(timing) = self.timing.as_ref() else {
+        let Some(ts) = self.timestamps.as_mut() else {
             return Ok(None);
         };
-        let kernels: Vec<(String, u64)> = timing
-            .labels
+        ts.mode = Mode::Off;
+        // Mapping the copied timestamps waits for the GPU to finish the step.
+        let passes = ts.collect(&self.device)?;
+        if passes.is_empty() {
+            return Ok(None);
+        }
+        let kernels: Vec<(String, u64)> = passes
             .iter()
-            .zip(ticks.chunks_exact(2))
-            .map(|(label, t)| {
-                let ns = (t[1].saturating_sub(t[0]) as f64 * f64::from(timing.period_ns)) as u64;
-                ((*label).to_owned(), ns)
-            })
+            .map(|p| (p.label.to_owned(), (p.gpu_ns[1] - p.gpu_ns[0]) as u64))
             .collect();
         let total_ns = kernels.iter().map(|(_, ns)| ns).sum();
         Ok(Some(KernelTimes { kernels, total_ns }))
+    }
+
+    fn recorder(&mut self) -> &mut Recorder {
+        &mut self.recorder
+    }
+
+    fn start_recording(&mut self, epoch: Instant) -> Result<(), BackendError> {
+        // Finish earlier work so the calibration sees an idle GPU and no old pass is counted.
+        self.flush()?;
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
+        self.recorder.start(epoch);
+        if let Ok(mut list) = self.observed.lock() {
+            list.clear();
+        }
+        self.observed_end_ns = 0;
+        if let Some(ts) = self.timestamps.as_mut() {
+            ts.collect(&self.device)?;
+            ts.mode = Mode::Record;
+            ts.calibrate(&self.device, &self.queue, epoch)?;
+        }
+        Ok(())
+    }
+
+    fn stop_recording(&mut self) {
+        self.recorder.stop();
+        if let Some(ts) = self.timestamps.as_mut() {
+            ts.mode = Mode::Off;
+        }
+        let _ = self.flush();
+        if let Some(ts) = self.timestamps.as_mut() {
+            let _ = ts.collect(&self.device);
+        }
+    }
+
+    fn set_upload_mode(&mut self, mode: UploadMode) {
+        if mode != self.upload {
+            let _ = self.flush();
+            self.upload = mode;
+        }
     }
 
     fn as_dyn(&mut self) -> &mut dyn Backend {

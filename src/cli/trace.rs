@@ -1,0 +1,221 @@
+//! `batchscope trace`: a short recorded run per device, written as Chrome trace JSON, with each
+//! device's step breakdown and advice printed.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::{BadInput, Failure, RunArgs, on_each_device, open_backend, parse_run};
+use crate::backend::{Backend, Device};
+use crate::i18n::Lang;
+use crate::trace::advice::{Advice, Context};
+use crate::trace::chrome::{DeviceTrace, to_chrome};
+use crate::trace::{Breakdown, Category, TraceChunk};
+use crate::train::{Runner, Session};
+
+/// Most steps a trace records.
+const MAX_TRACE_STEPS: u64 = 5_000;
+
+#[derive(Args, Debug)]
+pub(super) struct TraceArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Where to write the Chrome trace JSON.
+    #[arg(long)]
+    out: PathBuf,
+    /// Steps to record.
+    #[arg(long, default_value_t = 50)]
+    steps: u64,
+    /// Steps before recording starts (first-step costs such as shader compilation are left out).
+    #[arg(long, default_value_t = 5)]
+    warmup: u64,
+}
+
+/// One device's recorded run.
+struct Recorded {
+    device: Device,
+    name: String,
+    chunk: TraceChunk,
+    advice: Advice,
+}
+
+pub(super) fn run(args: &TraceArgs) -> Result<(), Failure> {
+    let (mut session, devices) = parse_run(&args.run)?;
+    if args.steps == 0 || args.steps > MAX_TRACE_STEPS {
+        return Err(BadInput(format!(
+            "--steps {}: choose between 1 and {MAX_TRACE_STEPS}",
+            args.steps
+        )));
+    }
+    session.config.pipeline.record = true;
+    // Check the destination before training, so a typo does not cost a run.
+    let file = std::fs::File::create(&args.out)
+        .map_err(|e| BadInput(format!("cannot write {}: {e}", args.out.display())))?;
+    let mut recorded = Vec::new();
+    let mut out = std::io::stdout();
+    let result = on_each_device(&devices, args.run.json, |device| {
+        let mut backend = open_backend(device, &args.run)?;
+        let mut result = Err("the trace did not run".to_owned());
+        backend.enter(&mut |b| {
+            result = record(b, &session, args.warmup, args.steps).map_err(|e| e.to_string());
+        });
+        let chunk = result?;
+        let context = Context {
+            gpu: device == Device::Gpu,
+            batch: session.config.batch,
+            workers: session.config.pipeline.loader.workers,
+        };
+        let advice = Advice::of(&chunk.steps, context);
+        let r = Recorded {
+            device,
+            name: format!("{device}: {}", backend.name()),
+            chunk,
+            advice,
+        };
+        print_device(&mut out, &r, args.run.json);
+        recorded.push(r);
+        Ok(())
+    });
+    let traces: Vec<DeviceTrace<'_>> = recorded
+        .iter()
+        .map(|r| DeviceTrace {
+            pid: match r.device {
+                Device::Cpu => 1,
+                Device::Gpu => 2,
+            },
+            name: &r.name,
+            gpu: r.device == Device::Gpu,
+            steps: &r.chunk.steps,
+            spans: &r.chunk.spans,
+        })
+        .collect();
+    let notes = notes(&session);
+    let value = to_chrome(&traces, &notes);
+    let mut writer = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut writer, &value)
+        .map_err(|e| BadInput(format!("cannot write {}: {e}", args.out.display())))?;
+    writer
+        .flush()
+        .map_err(|e| BadInput(format!("cannot write {}: {e}", args.out.display())))?;
+    if !args.run.json {
+        let _ = writeln!(
+            out,
+            "wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)",
+            args.out.display()
+        );
+    }
+    result
+}
+
+/// What a reader of the trace should know about how it was measured.
+fn notes(session: &Session) -> Vec<String> {
+    let mut notes = vec![
+        "Host spans come from the host's monotonic clock; GPU kernel spans from timestamp \
+         queries, placed on the host axis by a calibration (or, where the adapter has no \
+         timestamps, from the host seeing each submission done: an upper bound)."
+            .to_owned(),
+        "The step breakdown counts each instant once, in the order Kernel, Memcpy, Sync, \
+         DataLoader, CPU Exec, Other; loader workers' own spans run beside the steps and are \
+         not counted, the training thread's wait for them is."
+            .to_owned(),
+        "Memcpy spans on the host→device lane are the host's side of the copy; the GPU's own \
+         copy is not timed."
+            .to_owned(),
+    ];
+    if session.config.pipeline.loader.storage_latency_ms > 0.0 {
+        notes.push(format!(
+            "Storage reads are a simulated delay of {} ms per batch.",
+            session.config.pipeline.loader.storage_latency_ms
+        ));
+    }
+    notes
+}
+
+/// Trains `warmup` steps unrecorded, then `steps` recorded ones, and returns the recording.
+fn record(
+    backend: &mut dyn Backend,
+    session: &Session,
+    warmup: u64,
+    steps: u64,
+) -> Result<TraceChunk, crate::backend::BackendError> {
+    let mut runner = Runner::new(backend, session)?;
+    for _ in 0..warmup {
+        runner.step(backend, false)?;
+    }
+    runner.sync(backend)?;
+    // What the warm-up recorded is dropped.
+    let _ = runner.take_trace(backend);
+    for step in 1..=steps {
+        // The last step reads the loss whatever the policy, so every kernel has been timed.
+        runner.step(backend, step == steps)?;
+    }
+    runner.sync(backend)?;
+    Ok(runner.take_trace(backend))
+}
+
+fn print_device(out: &mut impl Write, r: &Recorded, as_json: bool) {
+    let steps = &r.chunk.steps;
+    let total = Breakdown::total(steps.iter().map(|s| &s.breakdown));
+    let n = steps.len().max(1) as f64;
+    let ms = |ns: u64| ns as f64 / 1e6 / n;
+    if as_json {
+        let mut mean = serde_json::Map::new();
+        for c in Category::ALL {
+            mean.insert(format!("{}_ms", c.as_str()), json!(ms(total.get(c))));
+        }
+        mean.insert("wall_ms".into(), json!(ms(total.wall_ns)));
+        mean.insert("device_busy_share".into(), json!(total.busy_share()));
+        let per_step: Vec<_> = steps
+            .iter()
+            .map(|s| {
+                let mut parts = serde_json::Map::new();
+                for c in Category::ALL {
+                    parts.insert(
+                        format!("{}_us", c.as_str()),
+                        json!(s.breakdown.get(c) as f64 / 1e3),
+                    );
+                }
+                json!({
+                    "step": s.step,
+                    "wall_us": s.breakdown.wall_ns as f64 / 1e3,
+                    "synced": s.synced,
+                    "parts": parts,
+                    "device_busy_share": s.breakdown.busy_share(),
+                })
+            })
+            .collect();
+        let value = json!({
+            "device": r.device,
+            "backend": r.name,
+            "steps": steps.len(),
+            "spans": r.chunk.spans.len(),
+            "mean_per_step": mean,
+            "per_step": per_step,
+            "advice": r.advice.findings,
+        });
+        let _ = writeln!(out, "{value}");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{} — {} steps, {:.3} ms per step, device busy {:.0}%",
+        r.name,
+        steps.len(),
+        ms(total.wall_ns),
+        total.busy_share() * 100.0
+    );
+    for c in Category::ALL {
+        let _ = writeln!(
+            out,
+            "  {:<11} {:>9.3} ms  {:>5.1}%",
+            c.as_str(),
+            ms(total.get(c)),
+            total.share(c) * 100.0
+        );
+    }
+    for finding in &r.advice.findings {
+        let _ = writeln!(out, "  advice: {}", finding.text(Lang::En, r.device));
+    }
+}

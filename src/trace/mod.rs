@@ -1,0 +1,503 @@
+//! The batch journey as spans on lanes: what each actor (loader workers, the training thread, the
+//! transfer, the device's kernels, the readback, the waits) did, when, for how long, from real
+//! clocks; the step breakdown computed from them; the advice rules; and the Chrome trace export.
+//!
+//! Times are nanoseconds since the run's epoch, an [`Instant`] taken when recording started.
+//! Host spans come from that clock. GPU kernel spans come from timestamp queries, moved onto the
+//! same axis by a calibration the GPU backend measures (see `backend/gpu`), or, on adapters
+//! without timestamps, from the host clock observing submission and completion (an upper bound,
+//! labelled [`Clock::HostObserved`]).
+
+pub mod advice;
+pub mod chrome;
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+pub use advice::{Advice, Finding};
+
+/// An actor of the journey: one row of the timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lane {
+    /// The training thread: waits for batches, runs (CPU) or records (GPU) the step.
+    Main,
+    /// A data-loader worker thread, by index.
+    Loader(u16),
+    /// Host-to-device copies of the batch.
+    Transfer,
+    /// The device's kernels: the GPU queue, or the CPU's rayon pool.
+    Kernels,
+    /// Device-to-host copies of results.
+    Readback,
+    /// Time the training thread spends blocked until the device has finished.
+    Sync,
+}
+
+impl Lane {
+    /// Thread id in the Chrome trace; also the timeline's row order.
+    pub fn tid(self) -> u32 {
+        match self {
+            Lane::Loader(i) => 10 + u32::from(i),
+            Lane::Main => 1,
+            Lane::Transfer => 2,
+            Lane::Kernels => 3,
+            Lane::Readback => 4,
+            Lane::Sync => 5,
+        }
+    }
+
+    /// The lane's English name, used in exports (the UI translates).
+    pub fn name(self, gpu: bool) -> String {
+        match self {
+            Lane::Main => "training thread".into(),
+            Lane::Loader(i) => format!("loader worker {i}"),
+            Lane::Transfer => "host→device transfer".into(),
+            Lane::Kernels if gpu => "GPU queue (kernels)".into(),
+            Lane::Kernels => "CPU kernels (rayon pool)".into(),
+            Lane::Readback => "device→host readback".into(),
+            Lane::Sync => "sync waits".into(),
+        }
+    }
+}
+
+/// What a span's time was spent on. The order of the variants is the breakdown's priority: an
+/// instant covered by several spans counts once, for the first of them in this order (as in
+/// PyTorch's profiler, whose step breakdown counts Kernel before Memcpy before Runtime before
+/// `DataLoader` before CPU Exec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Category {
+    /// The device computing: GPU kernels, or the CPU's kernels on the CPU path.
+    Kernel,
+    /// Copying batches or results between host and device memory.
+    Memcpy,
+    /// The training thread blocked until the device finished (`.item()`, map a buffer).
+    Sync,
+    /// Waiting for or producing a batch: read, decode, augment, collate.
+    DataLoader,
+    /// Other work of the training thread: recording and submitting GPU commands, bookkeeping.
+    CpuExec,
+    /// Nothing recorded: the remainder of the step.
+    Other,
+}
+
+impl Category {
+    /// Every category, in priority order.
+    pub const ALL: [Category; 6] = [
+        Category::Kernel,
+        Category::Memcpy,
+        Category::Sync,
+        Category::DataLoader,
+        Category::CpuExec,
+        Category::Other,
+    ];
+
+    /// The name in exports and the breakdown (PyTorch profiler's names where they exist).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Kernel => "Kernel",
+            Category::Memcpy => "Memcpy",
+            Category::Sync => "Sync",
+            Category::DataLoader => "DataLoader",
+            Category::CpuExec => "CPU Exec",
+            Category::Other => "Other",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Which clock measured a span.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Clock {
+    /// The host's monotonic clock.
+    Host,
+    /// GPU timestamp queries, moved onto the host axis by calibration.
+    GpuTimestamp,
+    /// The host saw the work submitted and later saw it done: an upper bound of the real span.
+    HostObserved,
+}
+
+/// One thing one actor did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Span {
+    /// Who did it.
+    pub lane: Lane,
+    /// What kind of time it was.
+    pub category: Category,
+    /// What it was (`wait for batch`, `linear_forward`, …).
+    pub name: &'static str,
+    /// Start, in ns since the run's epoch.
+    pub start_ns: u64,
+    /// Length in ns.
+    pub duration_ns: u64,
+    /// Bytes moved, where the span moves data (0 otherwise).
+    pub bytes: u64,
+    /// The training step it belongs to (the batch's step for loader work).
+    pub step: u64,
+    /// Which clock measured it.
+    pub clock: Clock,
+}
+
+impl Span {
+    /// End, in ns since the epoch.
+    pub fn end_ns(&self) -> u64 {
+        self.start_ns + self.duration_ns
+    }
+
+    /// Whether the span takes part in the step breakdown. Loader workers run beside the step
+    /// (that is the point of them); what the step pays for them is the training thread's wait.
+    pub fn in_breakdown(&self) -> bool {
+        !matches!(self.lane, Lane::Loader(_))
+    }
+}
+
+/// A clock and span buffer owned by one training thread (each backend holds one; loader workers
+/// stamp their spans with a copy of the same epoch).
+#[derive(Debug)]
+pub struct Recorder {
+    epoch: Instant,
+    enabled: bool,
+    step: u64,
+    spans: Vec<Span>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self {
+            epoch: Instant::now(),
+            enabled: false,
+            step: 0,
+            spans: Vec::new(),
+        }
+    }
+}
+
+impl Recorder {
+    /// Starts recording against `epoch`, dropping what was recorded before.
+    pub fn start(&mut self, epoch: Instant) {
+        self.epoch = epoch;
+        self.enabled = true;
+        self.spans.clear();
+    }
+
+    /// Stops recording and drops the buffer.
+    pub fn stop(&mut self) {
+        self.enabled = false;
+        self.spans = Vec::new();
+    }
+
+    /// Whether spans are kept.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The run's epoch.
+    pub fn epoch(&self) -> Instant {
+        self.epoch
+    }
+
+    /// Now, in ns since the epoch (0 before it).
+    pub fn now_ns(&self) -> u64 {
+        ns_since(self.epoch)
+    }
+
+    /// The step new spans belong to.
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+
+    /// Sets the step new spans belong to.
+    pub fn set_step(&mut self, step: u64) {
+        self.step = step;
+    }
+
+    /// Records a host-clock span from `start_ns` until now.
+    pub fn span(
+        &mut self,
+        lane: Lane,
+        category: Category,
+        name: &'static str,
+        start_ns: u64,
+        bytes: u64,
+    ) {
+        if self.enabled {
+            let end = self.now_ns();
+            self.spans.push(Span {
+                lane,
+                category,
+                name,
+                start_ns,
+                duration_ns: end.saturating_sub(start_ns),
+                bytes,
+                step: self.step,
+                clock: Clock::Host,
+            });
+        }
+    }
+
+    /// Keeps a span measured elsewhere (a loader worker, a GPU timestamp).
+    pub fn push(&mut self, span: Span) {
+        if self.enabled {
+            self.spans.push(span);
+        }
+    }
+
+    /// Takes what was recorded so far.
+    pub fn drain(&mut self) -> Vec<Span> {
+        std::mem::take(&mut self.spans)
+    }
+}
+
+/// Nanoseconds from `epoch` to now (0 if now is before it).
+pub fn ns_since(epoch: Instant) -> u64 {
+    Instant::now()
+        .checked_duration_since(epoch)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Where one step's wall time went: each instant counted once, in [`Category`] priority order,
+/// so the parts add up to the step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Breakdown {
+    /// Time per category, in ns, indexed like [`Category::ALL`].
+    pub parts_ns: [u64; 6],
+    /// The step's wall time, in ns.
+    pub wall_ns: u64,
+    /// Time the device's kernels were running (any of them), in ns.
+    pub device_busy_ns: u64,
+}
+
+impl Breakdown {
+    /// Time spent in `category`, in ns.
+    pub fn get(&self, category: Category) -> u64 {
+        self.parts_ns[category.index()]
+    }
+
+    /// Share of the step spent in `category`, 0 to 1.
+    pub fn share(&self, category: Category) -> f64 {
+        self.get(category) as f64 / self.wall_ns.max(1) as f64
+    }
+
+    /// Share of the step the device's kernels were running.
+    pub fn busy_share(&self) -> f64 {
+        self.device_busy_ns as f64 / self.wall_ns.max(1) as f64
+    }
+
+    /// Sums the breakdowns of several steps.
+    pub fn total<'a>(steps: impl IntoIterator<Item = &'a Breakdown>) -> Breakdown {
+        let mut sum = Breakdown::default();
+        for b in steps {
+            for (s, p) in sum.parts_ns.iter_mut().zip(b.parts_ns) {
+                *s += p;
+            }
+            sum.wall_ns += b.wall_ns;
+            sum.device_busy_ns += b.device_busy_ns;
+        }
+        sum
+    }
+
+    /// Splits `[start_ns, end_ns)` among `spans`: at each instant, the highest-priority category
+    /// of the spans that cover it (those [`Span::in_breakdown`]), or Other when none does.
+    pub fn of(start_ns: u64, end_ns: u64, spans: &[Span]) -> Breakdown {
+        let wall_ns = end_ns.saturating_sub(start_ns);
+        // (time, +1 or -1, category index): a sweep over the clipped span edges.
+        let mut edges: Vec<(u64, i32, usize)> = Vec::with_capacity(spans.len() * 2);
+        let mut busy: Vec<(u64, u64)> = Vec::new();
+        for s in spans.iter().filter(|s| s.in_breakdown()) {
+            let (a, b) = (s.start_ns.max(start_ns), s.end_ns().min(end_ns));
+            if a >= b {
+                continue;
+            }
+            edges.push((a, 1, s.category.index()));
+            edges.push((b, -1, s.category.index()));
+            if s.lane == Lane::Kernels && s.category == Category::Kernel {
+                busy.push((a, b));
+            }
+        }
+        edges.sort_unstable();
+        let mut parts_ns = [0u64; 6];
+        let mut active = [0i32; 6];
+        let mut t = start_ns;
+        for (time, delta, category) in edges {
+            let top = active.iter().position(|&n| n > 0).unwrap_or(5);
+            parts_ns[top] += time - t;
+            t = time;
+            active[category] += delta;
+        }
+        parts_ns[Category::Other.index()] += end_ns.max(t) - t;
+        Breakdown {
+            parts_ns,
+            wall_ns,
+            device_busy_ns: union_length(&mut busy),
+        }
+    }
+}
+
+/// Total length covered by the intervals.
+fn union_length(intervals: &mut [(u64, u64)]) -> u64 {
+    intervals.sort_unstable();
+    let mut total = 0;
+    let mut current: Option<(u64, u64)> = None;
+    for &(a, b) in intervals.iter() {
+        current = match current {
+            Some((ca, cb)) if a <= cb => Some((ca, cb.max(b))),
+            Some((ca, cb)) => {
+                total += cb - ca;
+                Some((a, b))
+            }
+            None => Some((a, b)),
+        };
+    }
+    total + current.map_or(0, |(a, b)| b - a)
+}
+
+/// One recorded training step: its wall-clock interval on the training thread, its breakdown,
+/// and what the step is made of (the journey and the timeline draw these).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepTrace {
+    /// Optimizer step number (1 for the first).
+    pub step: u64,
+    /// Start on the training thread, ns since the epoch.
+    pub start_ns: u64,
+    /// End on the training thread, ns since the epoch.
+    pub end_ns: u64,
+    /// Where the time went.
+    pub breakdown: Breakdown,
+    /// Whether the step ended by reading a value back from the device.
+    pub synced: bool,
+    /// Bytes of the batch copied to the device.
+    pub batch_bytes: u64,
+}
+
+/// A stretch of recorded training: the steps and every span touching them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TraceChunk {
+    /// Completed steps, oldest first.
+    pub steps: Vec<StepTrace>,
+    /// Spans of those steps (and of loader work for them), in no particular order.
+    pub spans: Vec<Span>,
+}
+
+/// The last steps of a device's run, kept for the timeline (oldest dropped first).
+#[derive(Clone, Debug, Default)]
+pub struct TraceHistory {
+    /// Steps, oldest first.
+    pub steps: std::collections::VecDeque<StepTrace>,
+    /// Spans of the steps kept.
+    pub spans: Vec<Span>,
+}
+
+impl TraceHistory {
+    /// Steps kept by [`TraceHistory::extend`].
+    pub const MAX_STEPS: usize = 400;
+
+    /// Adds a chunk and forgets steps (and their spans) beyond [`TraceHistory::MAX_STEPS`].
+    pub fn extend(&mut self, chunk: TraceChunk) {
+        self.steps.extend(chunk.steps);
+        self.spans.extend(chunk.spans);
+        while self.steps.len() > Self::MAX_STEPS {
+            self.steps.pop_front();
+        }
+        if let Some(first) = self.steps.front() {
+            let first = first.step;
+            self.spans.retain(|s| s.step >= first);
+        }
+    }
+
+    /// Drops everything.
+    pub fn clear(&mut self) {
+        self.steps.clear();
+        self.spans.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(lane: Lane, category: Category, start_ns: u64, end_ns: u64) -> Span {
+        Span {
+            lane,
+            category,
+            name: "t",
+            start_ns,
+            duration_ns: end_ns - start_ns,
+            bytes: 0,
+            step: 1,
+            clock: Clock::Host,
+        }
+    }
+
+    #[test]
+    fn each_instant_counts_once_for_the_highest_priority_category() {
+        // Step [0, 100): data 0–20, CPU exec 15–40, kernel 30–70 (GPU), sync 60–90.
+        let spans = [
+            span(Lane::Main, Category::DataLoader, 0, 20),
+            span(Lane::Main, Category::CpuExec, 15, 40),
+            span(Lane::Kernels, Category::Kernel, 30, 70),
+            span(Lane::Sync, Category::Sync, 60, 90),
+        ];
+        let b = Breakdown::of(0, 100, &spans);
+        // Kernel 30–70 = 40; Sync 70–90 = 20 (60–70 is kernel); DataLoader 0–20 = 20;
+        // CPU Exec 20–30 = 10; Other 90–100 = 10.
+        assert_eq!(b.get(Category::Kernel), 40);
+        assert_eq!(b.get(Category::Sync), 20);
+        assert_eq!(b.get(Category::DataLoader), 20);
+        assert_eq!(b.get(Category::CpuExec), 10);
+        assert_eq!(b.get(Category::Memcpy), 0);
+        assert_eq!(b.get(Category::Other), 10);
+        assert_eq!(b.parts_ns.iter().sum::<u64>(), b.wall_ns);
+        assert_eq!(b.device_busy_ns, 40);
+    }
+
+    #[test]
+    fn spans_are_clipped_to_the_step_and_loader_workers_do_not_count() {
+        // A kernel running from the previous step into this one, and a worker decoding beside it.
+        let spans = [
+            span(Lane::Kernels, Category::Kernel, 0, 150),
+            span(Lane::Kernels, Category::Kernel, 140, 160),
+            span(Lane::Loader(0), Category::DataLoader, 100, 200),
+        ];
+        let b = Breakdown::of(100, 200, &spans);
+        assert_eq!(b.get(Category::Kernel), 60);
+        assert_eq!(b.get(Category::DataLoader), 0);
+        assert_eq!(b.get(Category::Other), 40);
+        // Overlapping kernels are busy time once.
+        assert_eq!(b.device_busy_ns, 60);
+        assert!((b.busy_share() - 0.6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_step_with_no_spans_is_all_other() {
+        let b = Breakdown::of(10, 30, &[]);
+        assert_eq!((b.get(Category::Other), b.wall_ns), (20, 20));
+    }
+
+    #[test]
+    fn the_history_forgets_old_steps_and_their_spans() {
+        let mut history = TraceHistory::default();
+        for step in 1..=(TraceHistory::MAX_STEPS as u64 + 10) {
+            let mut s = span(Lane::Main, Category::CpuExec, step * 10, step * 10 + 5);
+            s.step = step;
+            history.extend(TraceChunk {
+                steps: vec![StepTrace {
+                    step,
+                    start_ns: step * 10,
+                    end_ns: step * 10 + 10,
+                    breakdown: Breakdown::default(),
+                    synced: false,
+                    batch_bytes: 0,
+                }],
+                spans: vec![s],
+            });
+        }
+        assert_eq!(history.steps.len(), TraceHistory::MAX_STEPS);
+        assert_eq!(history.steps.front().map(|s| s.step), Some(11));
+        assert_eq!(history.spans.len(), TraceHistory::MAX_STEPS);
+    }
+}
