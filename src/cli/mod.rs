@@ -824,7 +824,8 @@ fn bench_recording(
         } else {
             let _ = writeln!(
                 out,
-                "{device} ({}): step {off_ms:.4} ms without recording, {on_ms:.4} ms recording                  (median of {} alternating runs of {} steps each): recording costs {:+.1}%",
+                "{device} ({}): step {off_ms:.4} ms without recording, {on_ms:.4} ms recording \
+                 (median of {} alternating runs of {} steps each): recording costs {:+.1}%",
                 backend.name(),
                 off.run_times_s.len(),
                 off.steps_per_run,
