@@ -4,6 +4,7 @@
 mod common;
 
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 use batchscope::backend::{Backend, Device, UploadMode};
 use batchscope::data::batches::LoaderConfig;
@@ -12,6 +13,15 @@ use batchscope::trace::advice::{Advice, Context, Finding};
 use batchscope::trace::{Breakdown, Category, Lane, TraceChunk};
 use batchscope::train::{Pipeline, Runner, Session, SyncPolicy, TrainConfig};
 use serde_json::Value;
+
+/// The scenarios compare times: they run one at a time, so that they do not slow each other.
+static TIMING: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    TIMING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 fn config(batch: usize, pipeline: Pipeline) -> TrainConfig {
     TrainConfig {
@@ -137,12 +147,13 @@ fn steps_are_whole(backend: &mut dyn Backend) {
 /// A slow store read by the training thread itself: the data loader is most of every step and
 /// the advice says so; eight workers reading ahead cut the wait.
 fn slow_storage_starves_the_device_until_workers_read_ahead(backend: &mut dyn Backend) {
+    let _alone = one_at_a_time();
     let device = backend.device();
     let slow = |workers: usize| Pipeline {
         loader: LoaderConfig {
             workers,
             prefetch: 2,
-            storage_latency_ms: 4.0,
+            storage_latency_ms: 20.0,
             ..LoaderConfig::default()
         },
         ..Pipeline::default()
@@ -156,7 +167,7 @@ fn slow_storage_starves_the_device_until_workers_read_ahead(backend: &mut dyn Ba
     assert_eq!(largest, Category::DataLoader, "{total:?}");
     assert!(fired(&advice(&alone, device, 16, 0), is_data));
 
-    // Eight workers deliver a batch every 0.5 ms once their queues have filled.
+    // Eight workers deliver a batch every 2.5 ms once their queues have filled.
     let helped = record(backend, config(16, slow(8)), 20, 15);
     let (before, after) = (
         per_step_ms(&alone, Category::DataLoader),
@@ -171,6 +182,7 @@ fn slow_storage_starves_the_device_until_workers_read_ahead(backend: &mut dyn Ba
 /// Reading the loss back every step is a sync every step: the advice fires, and on the GPU the
 /// waits cost more than reading it every 50 steps.
 fn reading_the_loss_every_step_is_a_sync_every_step(backend: &mut dyn Backend) {
+    let _alone = one_at_a_time();
     let device = backend.device();
     let every = |sync| Pipeline {
         sync,
@@ -211,6 +223,7 @@ on_both_devices! {
 #[test]
 fn a_batch_of_one_leaves_the_gpu_idle_more_than_a_large_batch() {
     let Some(mut gpu) = common::gpu() else { return };
+    let _alone = one_at_a_time();
     let spiral = |batch| TrainConfig {
         batch,
         hidden: vec![16, 16],
@@ -221,14 +234,14 @@ fn a_batch_of_one_leaves_the_gpu_idle_more_than_a_large_batch() {
         ..TrainConfig::default()
     };
     let one = record(&mut gpu, spiral(1), 5, 30);
-    let many = record(&mut gpu, spiral(256), 2, 5);
+    let many = record(&mut gpu, spiral(720), 1, 3);
     let busy = |chunk: &TraceChunk| {
         Breakdown::total(chunk.steps.iter().map(|s| &s.breakdown)).busy_share()
     };
     let (one_busy, many_busy) = (busy(&one), busy(&many));
     assert!(
         one_busy < many_busy,
-        "GPU busy {one_busy:.2} with one row per batch, {many_busy:.2} with 256"
+        "GPU busy {one_busy:.2} with one row per batch, {many_busy:.2} with 720"
     );
     let rule = fired(&advice(&one, Device::Gpu, 1, 0), is_small_batch);
     // The rule fires below half busy. On a real GPU a one-row step's kernels take microseconds
@@ -240,7 +253,7 @@ fn a_batch_of_one_leaves_the_gpu_idle_more_than_a_large_batch() {
         assert!(rule, "a hardware GPU at batch 1 is busy {one_busy:.2}");
     }
     // The rule never fires for a batch that is not small, however idle the GPU.
-    assert!(!fired(&advice(&many, Device::Gpu, 256, 0), is_small_batch));
+    assert!(!fired(&advice(&many, Device::Gpu, 720, 0), is_small_batch));
 }
 
 #[test]

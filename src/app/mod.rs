@@ -16,6 +16,7 @@ use crate::i18n::{Key, Lang};
 use crate::train::worker::{BackendFactory, Command, Event, Worker};
 use crate::train::{Session, TrainConfig};
 use crate::ui::column::{ColumnStatus, DeviceColumn};
+use crate::ui::journey::JourneyPanel;
 use crate::ui::open::{FileOpener, OpenKind};
 use crate::ui::preview::{Loaded, PreviewPanel};
 use crate::ui::setup::{DataView, SetupPanel};
@@ -100,6 +101,10 @@ pub struct BatchScopeApp {
     pub tab: Tab,
     /// The data preview.
     pub preview: PreviewPanel,
+    /// The batch journey view.
+    pub journey: JourneyPanel,
+    /// What the last trace export did (saved where, or why not).
+    pub trace_export: Option<String>,
     /// The last data set loaded from a file or the shipped sets.
     pub loaded: Option<Loaded>,
     /// Why the last load failed (the banner; the previous data set stays loaded).
@@ -182,6 +187,8 @@ impl BatchScopeApp {
             ],
             tab: Tab::Training,
             preview: PreviewPanel::default(),
+            journey: JourneyPanel::default(),
+            trace_export: None,
             loaded: None,
             data_error: None,
             loading: None,
@@ -314,7 +321,65 @@ impl BatchScopeApp {
                 }
             }
             UiCommand::ShowTab(tab) => self.tab = tab,
+            UiCommand::SetPipeline(pipeline) => match pipeline.validate() {
+                Ok(()) => {
+                    self.setup.applied.pipeline = pipeline;
+                    self.send_all(|| Command::Pipeline(pipeline));
+                }
+                Err(e) => self.setup.error = Some(e),
+            },
+            UiCommand::ExportTrace => {
+                if let Some(ctx) = &self.ctx {
+                    self.opener.start(OpenKind::SaveTrace, ctx, self.lang);
+                }
+            }
         }
+    }
+
+    /// Writes the recorded steps of both devices to `path` as Chrome trace JSON.
+    pub fn save_trace(&mut self, path: &std::path::Path) {
+        use crate::trace::chrome::{DeviceTrace, to_chrome};
+        let names: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| match &c.status {
+                ColumnStatus::Ready { name, .. } => format!("{}: {name}", c.device),
+                _ => c.device.to_string(),
+            })
+            .collect();
+        let steps: Vec<Vec<crate::trace::StepTrace>> = self
+            .columns
+            .iter()
+            .map(|c| c.trace.steps.iter().cloned().collect())
+            .collect();
+        let traces: Vec<DeviceTrace<'_>> = self
+            .columns
+            .iter()
+            .zip(&names)
+            .zip(&steps)
+            .filter(|((c, _), _)| !c.trace.steps.is_empty())
+            .map(|((c, name), steps)| DeviceTrace {
+                pid: c.device as u32 + 1,
+                name,
+                gpu: c.device == Device::Gpu,
+                steps,
+                spans: &c.trace.spans,
+            })
+            .collect();
+        let notes = vec![
+            "Recorded in the BatchScope app: the last steps of each device. Host spans come \
+             from the host clock; GPU kernels from timestamp queries placed on the host axis by \
+             a calibration (or host-observed upper bounds where the adapter has none)."
+                .to_owned(),
+        ];
+        let value = to_chrome(&traces, &notes);
+        let shown = path.display();
+        self.trace_export = Some(match std::fs::write(path, value.to_string()) {
+            Ok(()) => self.lang.fmt(Key::TraceSaved, &[("path", &shown)]),
+            Err(e) => self
+                .lang
+                .fmt(Key::TraceSaveFailed, &[("path", &shown), ("error", &e)]),
+        });
     }
 
     /// Loads `source` on the loader thread (replacing a load in progress), then does `after`.
@@ -562,7 +627,11 @@ impl BatchScopeApp {
         let data = self.session.as_ref().map(|s| Arc::clone(&s.data));
         egui::CentralPanel::default().show(ui, |ui| {
             ui.horizontal(|ui| {
-                for (tab, key) in [(Tab::Training, Key::TabTraining), (Tab::Data, Key::TabData)] {
+                for (tab, key) in [
+                    (Tab::Training, Key::TabTraining),
+                    (Tab::Journey, Key::Journey),
+                    (Tab::Data, Key::TabData),
+                ] {
                     if ui.selectable_label(self.tab == tab, lang.tr(key)).clicked() {
                         commands.push(UiCommand::ShowTab(tab));
                     }
@@ -578,6 +647,20 @@ impl BatchScopeApp {
                                 .show(ui, |ui| column.ui(ui, lang, data.as_deref()));
                         }
                     });
+                }
+                Tab::Journey => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("journey")
+                        .show(ui, |ui| {
+                            if let Some(message) = &self.trace_export {
+                                ui.label(RichText::new(message).weak());
+                            }
+                            self.journey.ui(ui, lang, &self.columns, &mut commands);
+                        });
+                    // The timeline follows the run: draw again when new steps come.
+                    if self.is_running() {
+                        ctx.request_repaint_after(Duration::from_millis(100));
+                    }
                 }
                 Tab::Data => {
                     egui::ScrollArea::vertical()
@@ -595,8 +678,10 @@ impl BatchScopeApp {
                 }
             }
         });
-        if let Some(path) = self.opener.show(&ctx, lang) {
-            commands.push(UiCommand::OpenPath(path));
+        match self.opener.show(&ctx, lang) {
+            Some((OpenKind::SaveTrace, path)) => self.save_trace(&path),
+            Some((_, path)) => commands.push(UiCommand::OpenPath(path)),
+            None => {}
         }
         for command in commands {
             self.apply(command);
@@ -1202,6 +1287,56 @@ mod tests {
                 }
             }
         });
+    }
+
+    #[test]
+    fn the_journey_shows_lanes_of_a_running_session_and_a_hovered_span_its_duration() {
+        use crate::trace::Category;
+        let mut harness = settled_without_gpu("test");
+        harness.get_by_label("Run").click();
+        assert!(
+            step_until(&mut harness, Duration::from_secs(30), |app| {
+                app.columns[0].trace.steps.len() >= 20
+            }),
+            "no steps were recorded"
+        );
+        harness.get_by_label("Batch journey").click();
+        // One frame takes the click, the next draws the view.
+        harness.run_steps(2);
+        // The lanes of the CPU's run, while it runs.
+        for lane in ["training thread", "host→device copy", "CPU kernels (rayon)"] {
+            assert!(harness.query_by_label(lane).is_some(), "lane {lane}");
+        }
+        assert!(harness.query_by_label_contains("Step breakdown").is_some());
+        // Hold the picture still, then hover a kernel span.
+        harness.state_mut().apply(UiCommand::Pause);
+        assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
+            !app.is_running()
+        }));
+        harness.run_steps(3);
+        let hit = harness
+            .state()
+            .journey
+            .hits
+            .iter()
+            .filter(|h| h.span.category == Category::Kernel && h.rect.width() > 4.0)
+            .max_by(|a, b| a.rect.width().total_cmp(&b.rect.width()))
+            .cloned()
+            .expect("a kernel span is drawn");
+        let duration = crate::ui::journey::format_ns(hit.span.duration_ns as f64);
+        let tooltip = format!("{duration} · Kernel");
+        assert!(harness.query_by_label(&tooltip).is_none());
+        harness
+            .ctx
+            .global_style_mut(|s| s.interaction.tooltip_delay = 0.0);
+        harness.hover_at(hit.rect.center());
+        harness.run_steps(3);
+        assert!(harness.query_by_label(hit.span.name).is_some());
+        assert!(
+            harness.query_by_label(&tooltip).is_some(),
+            "the tooltip shows {tooltip} for {}",
+            hit.span.name
+        );
     }
 
     #[test]

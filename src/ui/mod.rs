@@ -2,6 +2,7 @@
 //! returns what the user asked for as [`UiCommand`]s, which the app applies after drawing.
 
 pub mod column;
+pub mod journey;
 pub mod open;
 pub mod preview;
 pub mod setup;
@@ -19,6 +20,8 @@ pub enum Tab {
     Training,
     /// The loaded data set's preview.
     Data,
+    /// The batch journey: timeline, breakdown, advice, hardware diagram.
+    Journey,
 }
 
 /// What the user asked for this frame.
@@ -48,6 +51,10 @@ pub enum UiCommand {
     UseLoaded,
     /// Show a view of the central area.
     ShowTab(Tab),
+    /// Run with new loader, sync, upload and recording settings from the next step on.
+    SetPipeline(crate::train::Pipeline),
+    /// Ask where to save the recorded steps as Chrome trace JSON.
+    ExportTrace,
 }
 
 /// Colours of the classes: distinct on a dark background and at a projector.

@@ -16,12 +16,23 @@ use crate::i18n::{Key, Lang};
 const NO_DIALOG_WITHIN: Duration = Duration::from_millis(400);
 
 /// What the user wants to open.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OpenKind {
+    #[default]
     /// A CSV or IDX file.
     File,
     /// A folder of images, one sub-folder per class.
     Folder,
+    /// Where to save the recorded trace (a save dialog).
+    SaveTrace,
+}
+
+fn title_key(kind: OpenKind) -> Key {
+    match kind {
+        OpenKind::File => Key::OpenFileTitle,
+        OpenKind::Folder => Key::OpenFolderTitle,
+        OpenKind::SaveTrace => Key::ExportTrace,
+    }
 }
 
 struct Pending {
@@ -35,6 +46,8 @@ struct Pending {
 pub struct FileOpener {
     pending: Option<Pending>,
     browser: Option<egui_file::FileDialog>,
+    /// What the in-app browser was opened for.
+    browser_kind: OpenKind,
     /// Set once the system dialog turned out not to exist; the in-app browser is used from then.
     pub native_missing: bool,
     /// Where the last file came from, so the next dialog starts there.
@@ -64,10 +77,7 @@ impl FileOpener {
         let (tx, answer) = mpsc::channel();
         let start_dir = self.last_dir.clone();
         let ctx = ctx.clone();
-        let title = lang.tr(match kind {
-            OpenKind::File => Key::OpenFileTitle,
-            OpenKind::Folder => Key::OpenFolderTitle,
-        });
+        let title = lang.tr(title_key(kind));
         let spawned = std::thread::Builder::new()
             .name("file-dialog".into())
             .spawn(move || {
@@ -81,6 +91,10 @@ impl FileOpener {
                         .add_filter("*", &["*"])
                         .pick_file(),
                     OpenKind::Folder => dialog.pick_folder(),
+                    OpenKind::SaveTrace => dialog
+                        .add_filter("Chrome trace JSON", &["json"])
+                        .set_file_name("batchscope-trace.json")
+                        .save_file(),
                 };
                 let _ = tx.send(chosen);
                 ctx.request_repaint();
@@ -101,15 +115,15 @@ impl FileOpener {
         let mut browser = match kind {
             OpenKind::File => egui_file::FileDialog::open_file(),
             OpenKind::Folder => egui_file::FileDialog::select_folder(),
+            OpenKind::SaveTrace => {
+                egui_file::FileDialog::save_file().default_filename("batchscope-trace.json")
+            }
         };
         if let Some(dir) = &self.last_dir {
             browser = browser.initial_path(dir.clone());
         }
         let mut browser = browser
-            .title(lang.tr(match kind {
-                OpenKind::File => Key::OpenFileTitle,
-                OpenKind::Folder => Key::OpenFolderTitle,
-            }))
+            .title(lang.tr(title_key(kind)))
             .open_button_text(lang.tr(Key::OpenButton).into())
             .cancel_button_text(lang.tr(Key::Cancel).into())
             .file_label_text(lang.tr(Key::FileLabel).into())
@@ -121,16 +135,18 @@ impl FileOpener {
             .default_size([560.0, 420.0]);
         browser.open();
         self.browser = Some(browser);
+        self.browser_kind = kind;
     }
 
-    /// Takes in the system dialog's answer and draws the in-app browser; returns the chosen path
-    /// once there is one.
-    pub fn show(&mut self, ctx: &egui::Context, lang: Lang) -> Option<PathBuf> {
+    /// Takes in the system dialog's answer and draws the in-app browser; returns the chosen path,
+    /// and what it was chosen for, once there is one.
+    pub fn show(&mut self, ctx: &egui::Context, lang: Lang) -> Option<(OpenKind, PathBuf)> {
         if let Some(pending) = &self.pending {
+            let kind = pending.kind;
             match pending.answer.try_recv() {
                 Ok(Some(path)) => {
                     self.pending = None;
-                    return Some(self.remember(path));
+                    return Some((kind, self.remember(path)));
                 }
                 Ok(None) => {
                     let (kind, quick) = (pending.kind, pending.since.elapsed() < NO_DIALOG_WITHIN);
@@ -149,12 +165,13 @@ impl FileOpener {
                 }
             }
         }
+        let kind = self.browser_kind;
         let browser = self.browser.as_mut()?;
         browser.show(ctx);
         if browser.selected() {
             let path = browser.path().map(std::path::Path::to_path_buf);
             self.browser = None;
-            return path.map(|p| self.remember(p));
+            return path.map(|p| (kind, self.remember(p)));
         }
         if !browser.visible() {
             self.browser = None;

@@ -6,14 +6,16 @@ use egui::{RichText, Slider};
 use super::open::OpenKind;
 use super::preview::Loaded;
 use super::{Tab, UiCommand};
+use crate::backend::UploadMode;
 use crate::backend::{Activation, Device};
 use crate::data::Task;
+use crate::data::batches::{MAX_PREFETCH, MAX_SHIFT_PX, MAX_WORKERS};
 use crate::data::loader::DataSource;
 use crate::data::shipped::{SHIPPED, shipped};
 use crate::data::{MAX_CLASSES, Synthetic};
 use crate::i18n::{Key, Lang};
 use crate::nn::{Loss, ModelSpec, OptimizerKind};
-use crate::train::TrainConfig;
+use crate::train::{SyncPolicy, TrainConfig};
 
 /// The settings being edited, and the ones the current run uses.
 #[derive(Clone, Debug, PartialEq)]
@@ -232,6 +234,8 @@ impl SetupPanel {
                 .on_hover_text(lang.tr(Key::SeedTip));
         });
 
+        loader_ui(ui, lang, config, commands);
+
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::DevicesHeading)).strong());
         ui.checkbox(&mut enabled[0], lang.tr(Key::TrainOnCpu));
@@ -260,6 +264,93 @@ impl SetupPanel {
             }
         }
     }
+}
+
+/// The data loader, the sync and upload settings (applied while training goes on) and the
+/// augmentation (applied on Reset, as it changes what the model learns from).
+fn loader_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    config: &mut TrainConfig,
+    commands: &mut Vec<UiCommand>,
+) {
+    ui.separator();
+    ui.label(RichText::new(lang.tr(Key::Loader)).strong());
+    let before = config.pipeline;
+    let pipeline = &mut config.pipeline;
+    ui.add(Slider::new(&mut pipeline.loader.workers, 0..=MAX_WORKERS).text(lang.tr(Key::Workers)))
+        .on_hover_text(lang.tr(Key::WorkersTip));
+    ui.add(
+        Slider::new(&mut pipeline.loader.prefetch, 1..=MAX_PREFETCH).text(lang.tr(Key::Prefetch)),
+    )
+    .on_hover_text(lang.tr(Key::PrefetchTip));
+    ui.add(
+        Slider::new(&mut pipeline.loader.storage_latency_ms, 0.0..=200.0)
+            .suffix(format!(" ms ({})", lang.tr(Key::Simulated)))
+            .text(lang.tr(Key::StorageLatency)),
+    )
+    .on_hover_text(lang.tr(Key::StorageLatencyTip));
+    ui.checkbox(&mut pipeline.loader.compressed, lang.tr(Key::Compressed))
+        .on_hover_text(lang.tr(Key::CompressedTip));
+    let sync_text = |sync: SyncPolicy| match sync {
+        SyncPolicy::WhenShown => lang.tr(Key::SyncWhenShown).to_owned(),
+        SyncPolicy::EveryStep => lang.tr(Key::SyncEveryStep).to_owned(),
+        SyncPolicy::EverySteps(n) => lang.fmt(Key::SyncEveryN, &[("n", &n)]),
+    };
+    egui::ComboBox::from_label(lang.tr(Key::SyncSetting))
+        .selected_text(sync_text(pipeline.sync))
+        .show_ui(ui, |ui| {
+            for sync in [
+                SyncPolicy::WhenShown,
+                SyncPolicy::EveryStep,
+                SyncPolicy::EverySteps(10),
+                SyncPolicy::EverySteps(50),
+            ] {
+                ui.selectable_value(&mut pipeline.sync, sync, sync_text(sync));
+            }
+        })
+        .response
+        .on_hover_text(lang.tr(Key::SyncSettingTip));
+    egui::ComboBox::from_label(lang.tr(Key::Upload))
+        .selected_text(lang.tr(match pipeline.upload {
+            UploadMode::WriteBuffer => Key::UploadWriteBuffer,
+            UploadMode::StagingRing => Key::UploadRing,
+        }))
+        .show_ui(ui, |ui| {
+            ui.selectable_value(
+                &mut pipeline.upload,
+                UploadMode::WriteBuffer,
+                lang.tr(Key::UploadWriteBuffer),
+            );
+            ui.selectable_value(
+                &mut pipeline.upload,
+                UploadMode::StagingRing,
+                lang.tr(Key::UploadRing),
+            );
+        })
+        .response
+        .on_hover_text(lang.tr(Key::UploadTip));
+    ui.checkbox(&mut pipeline.record, lang.tr(Key::RecordSpans))
+        .on_hover_text(lang.tr(Key::RecordSpansTip));
+    if config.pipeline != before {
+        commands.push(UiCommand::SetPipeline(config.pipeline));
+    }
+
+    ui.label(lang.tr(Key::Augmentation))
+        .on_hover_text(lang.tr(Key::AugmentTip));
+    let augment = &mut config.augment;
+    ui.add(Slider::new(&mut augment.noise, 0.0..=0.5).text(lang.tr(Key::AugmentNoise)))
+        .on_hover_text(lang.tr(Key::AugmentTip));
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut augment.flip, lang.tr(Key::AugmentFlip));
+        ui.add(
+            Slider::new(&mut augment.shift_px, 0..=MAX_SHIFT_PX)
+                .suffix(" px")
+                .text(lang.tr(Key::AugmentShift)),
+        );
+    })
+    .response
+    .on_hover_text(lang.tr(Key::AugmentTip));
 }
 
 /// Inputs, outputs and task of the model the settings describe, where they are known: from the
