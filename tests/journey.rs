@@ -29,6 +29,8 @@ fn config(batch: usize, pipeline: Pipeline) -> TrainConfig {
         batch,
         pipeline: Pipeline {
             record: true,
+            // Every step's kernels timed, on software adapters too (which sample by default).
+            kernel_timing_every: 1,
             ..pipeline
         },
         ..TrainConfig::default()
@@ -229,6 +231,7 @@ fn a_batch_of_one_leaves_the_gpu_idle_more_than_a_large_batch() {
         hidden: vec![16, 16],
         pipeline: Pipeline {
             record: true,
+            kernel_timing_every: 1,
             ..Pipeline::default()
         },
         ..TrainConfig::default()
@@ -254,6 +257,76 @@ fn a_batch_of_one_leaves_the_gpu_idle_more_than_a_large_batch() {
     }
     // The rule never fires for a batch that is not small, however idle the GPU.
     assert!(!fired(&advice(&many, Device::Gpu, 720, 0), is_small_batch));
+}
+
+#[test]
+fn sampled_kernel_timing_times_one_step_in_n_and_the_breakdown_uses_only_those() {
+    let Some(mut gpu) = common::gpu() else { return };
+    let mut c = config(16, Pipeline::default());
+    c.pipeline.kernel_timing_every = 4;
+    // Steps 5 to 24 are recorded: 8, 12, 16, 20 and 24 are timed.
+    let chunk = record(&mut gpu, c, 4, 20);
+    let timed: Vec<u64> = chunk
+        .steps
+        .iter()
+        .filter(|s| s.kernels_timed)
+        .map(|s| s.step)
+        .collect();
+    assert_eq!(timed, [8, 12, 16, 20, 24]);
+    for s in &chunk.steps {
+        let kernels = chunk
+            .spans
+            .iter()
+            .filter(|k| k.step == s.step && k.lane == Lane::Kernels)
+            .count();
+        assert_eq!(kernels > 0, s.kernels_timed, "step {}", s.step);
+    }
+    // The untimed steps would read as "the GPU did nothing": the advice ignores them, so the
+    // idle-GPU rule judges the timed steps alone.
+    let only_timed: Vec<_> = chunk
+        .steps
+        .iter()
+        .filter(|s| s.kernels_timed)
+        .cloned()
+        .collect();
+    let context = Context {
+        gpu: true,
+        batch: 16,
+        workers: 0,
+    };
+    assert_eq!(
+        Advice::of(&chunk.steps, context),
+        Advice::of(&only_timed, context)
+    );
+}
+
+#[test]
+fn without_timestamps_the_gpu_queue_is_seen_from_the_host_and_labelled_so() {
+    use batchscope::trace::Clock;
+    let Some(mut gpu) = common::gpu() else { return };
+    gpu.disable_timestamps();
+    let mut c = config(16, Pipeline::default());
+    c.pipeline.sync = SyncPolicy::EveryStep;
+    let chunk = record(&mut gpu, c, 3, 10);
+    let mut kernels: Vec<_> = chunk
+        .spans
+        .iter()
+        .filter(|s| s.lane == Lane::Kernels)
+        .collect();
+    kernels.sort_by_key(|s| s.start_ns);
+    assert!(!kernels.is_empty());
+    assert!(kernels.iter().all(|s| s.clock == Clock::HostObserved));
+    assert!(kernels.iter().all(|s| s.name == "GPU work (host-observed)"));
+    // The queue runs one submission after another: their spans do not overlap.
+    for pair in kernels.windows(2) {
+        assert!(pair[1].start_ns >= pair[0].end_ns(), "{pair:?}");
+    }
+    for s in &chunk.steps {
+        assert_eq!(
+            s.breakdown.parts_ns.iter().sum::<u64>(),
+            s.breakdown.wall_ns
+        );
+    }
 }
 
 #[test]

@@ -452,6 +452,10 @@ pub trait Backend: Send {
 
     /// How host values travel to the device (GPU only).
     fn set_upload_mode(&mut self, _mode: UploadMode) {}
+
+    /// Whether the kernels recorded from now on are timed, while recording (GPU only: the CPU's
+    /// are timed by the caller's clock).
+    fn time_kernels(&mut self, _on: bool) {}
 }
 
 /// How [`Backend::write`] moves values to a GPU.

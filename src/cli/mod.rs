@@ -219,6 +219,10 @@ struct PipelineArgs {
     /// `queue.write_buffer`.
     #[arg(long)]
     staging_ring: bool,
+    /// While recording, time the GPU's kernels in one step of this many (default: every step
+    /// for `trace`; elsewhere every step on a hardware GPU, one in 16 on a software adapter).
+    #[arg(long)]
+    time_kernels_every: Option<u32>,
     /// Augmentation: standard deviation of Gaussian noise added to each feature.
     #[arg(long, default_value_t = 0.0)]
     augment_noise: f32,
@@ -253,6 +257,7 @@ impl PipelineArgs {
             },
             // Only `trace` records; the others measure without its cost.
             record: false,
+            kernel_timing_every: self.time_kernels_every.unwrap_or(0),
         };
         let augment = Augment {
             noise: self.augment_noise,

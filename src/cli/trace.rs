@@ -12,7 +12,7 @@ use crate::backend::{Backend, Device};
 use crate::i18n::Lang;
 use crate::trace::advice::{Advice, Context};
 use crate::trace::chrome::{DeviceTrace, to_chrome};
-use crate::trace::{Breakdown, Category, TraceChunk};
+use crate::trace::{Breakdown, Category, StepTrace, TraceChunk};
 use crate::train::{Runner, Session};
 
 /// Most steps a trace records.
@@ -50,6 +50,11 @@ pub(super) fn run(args: &TraceArgs) -> Result<(), Failure> {
         )));
     }
     session.config.pipeline.record = true;
+    // A short capture is for reading, not for speed: every step's kernels are timed unless the
+    // user asks for sampling.
+    if args.run.pipeline.time_kernels_every.is_none() {
+        session.config.pipeline.kernel_timing_every = 1;
+    }
     // Check the destination before training, so a typo does not cost a run.
     let file = std::fs::File::create(&args.out)
         .map_err(|e| BadInput(format!("cannot write {}: {e}", args.out.display())))?;
@@ -156,7 +161,8 @@ fn record(
 }
 
 fn print_device(out: &mut impl Write, r: &Recorded, as_json: bool) {
-    let steps = &r.chunk.steps;
+    // Steps whose kernels were not timed have no honest breakdown.
+    let steps: Vec<&StepTrace> = r.chunk.steps.iter().filter(|s| s.kernels_timed).collect();
     let total = Breakdown::total(steps.iter().map(|s| &s.breakdown));
     let n = steps.len().max(1) as f64;
     let ms = |ns: u64| ns as f64 / 1e6 / n;
@@ -189,7 +195,8 @@ fn print_device(out: &mut impl Write, r: &Recorded, as_json: bool) {
         let value = json!({
             "device": r.device,
             "backend": r.name,
-            "steps": steps.len(),
+            "steps": r.chunk.steps.len(),
+            "steps_with_kernels_timed": steps.len(),
             "spans": r.chunk.spans.len(),
             "mean_per_step": mean,
             "per_step": per_step,

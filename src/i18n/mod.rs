@@ -316,6 +316,12 @@ strings! {
     Vram => "VRAM", "显存";
     ComputeUnits => "Compute units", "计算单元";
     CurrentStep => "current step", "当前步";
+    KernelsNotTimed => "kernels not timed in this step (sampled)", "本步内核未计时（抽样）";
+    KernelSampling => "Time GPU kernels", "GPU 内核计时";
+    KernelSamplingTip => "Timing every kernel with timestamp queries is cheap on a GPU, but a software adapter finishes all its work at each timestamp. Automatic: every step on a GPU, one step in 16 on a software adapter. Steps without kernel times are left out of the breakdown and the advice.", "用时间戳查询给每个内核计时在 GPU 上开销很小，但软件适配器每写一个时间戳都要先完成所有工作。自动：GPU 上每步计时，软件适配器上每 16 步计时一次。没有内核时间的步骤不计入时间分解和建议。";
+    SamplingAuto => "automatic", "自动";
+    SamplingEvery => "every step", "每步";
+    SamplingOneIn => "one step in {n}", "每 {n} 步一次";
 }
 
 #[cfg(test)]

@@ -112,8 +112,9 @@ pub struct Advice {
 }
 
 impl Advice {
-    /// Applies every rule to `steps`.
+    /// Applies every rule to the steps of `steps` whose kernels were timed.
     pub fn of(steps: &[StepTrace], context: Context) -> Self {
+        let steps: Vec<&StepTrace> = steps.iter().filter(|s| s.kernels_timed).collect();
         let mut findings = Vec::new();
         if steps.is_empty() {
             return Self { findings };
@@ -176,6 +177,7 @@ mod tests {
                 device_busy_ns: (busy_ms * 1e6) as u64,
             },
             synced,
+            kernels_timed: true,
             batch_bytes: 0,
         }
     }

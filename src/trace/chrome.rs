@@ -71,14 +71,19 @@ pub fn to_chrome(devices: &[DeviceTrace<'_>], notes: &[String]) -> Value {
                 "device_busy_us".into(),
                 json!(micros(step.breakdown.device_busy_ns)),
             );
+            let mut args = json!({
+                "step": step.step, "synced": step.synced, "kernels_timed": step.kernels_timed,
+                "batch_bytes": step.batch_bytes,
+            });
+            // Without the kernels' times there is no honest breakdown of the step.
+            if step.kernels_timed {
+                args["breakdown"] = Value::Object(breakdown);
+            }
             events.push(json!({
                 "ph": "X", "pid": d.pid, "tid": Lane::Main.tid(),
                 "name": format!("ProfilerStep#{}", step.step), "cat": "ProfilerStep",
                 "ts": micros(step.start_ns), "dur": micros(step.end_ns - step.start_ns),
-                "args": {
-                    "step": step.step, "synced": step.synced,
-                    "batch_bytes": step.batch_bytes, "breakdown": breakdown,
-                },
+                "args": args,
             }));
         }
         for s in d.spans {
@@ -123,6 +128,7 @@ mod tests {
             end_ns: 11_000,
             breakdown: Breakdown::of(1_000, 11_000, &spans),
             synced: false,
+            kernels_timed: true,
             batch_bytes: 4096,
         }];
         let trace = to_chrome(

@@ -370,6 +370,10 @@ pub struct StepTrace {
     pub breakdown: Breakdown,
     /// Whether the step ended by reading a value back from the device.
     pub synced: bool,
+    /// Whether the device's kernels were timed in this step. Where they were not (GPU kernel
+    /// timing is sampled on software adapters), the breakdown does not know the Kernel time and
+    /// the step is left out of the breakdown views and the advice.
+    pub kernels_timed: bool,
     /// Bytes of the batch copied to the device.
     pub batch_bytes: u64,
 }
@@ -491,6 +495,7 @@ mod tests {
                     end_ns: step * 10 + 10,
                     breakdown: Breakdown::default(),
                     synced: false,
+                    kernels_timed: true,
                     batch_bytes: 0,
                 }],
                 spans: vec![s],

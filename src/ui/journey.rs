@@ -155,13 +155,16 @@ impl JourneyPanel {
     fn device_ui(&mut self, ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
         let device = column.device;
         let history = &column.trace;
-        let recent: Vec<&StepTrace> = history
+        // Steps whose kernels were not timed (sampling on a software adapter) have no honest
+        // breakdown: the bars, the means and the advice leave them out.
+        let mut recent: Vec<&StepTrace> = history
             .steps
             .iter()
             .rev()
+            .filter(|s| s.kernels_timed)
             .take(BREAKDOWN_STEPS)
-            .rev()
             .collect();
+        recent.reverse();
         let total = Breakdown::total(recent.iter().map(|s| &s.breakdown));
         let n = recent.len().max(1) as f64;
         let title = match device {
@@ -505,6 +508,21 @@ fn timeline_ui(
             [Pos2::new(x0, plot.top()), Pos2::new(x0, plot.bottom())],
             Stroke::new(1.0, visuals.weak_text_color()),
         );
+        if !s.kernels_timed
+            && x1 - x0 > 80.0
+            && let Some(row) = lanes.iter().position(|&l| l == Lane::Kernels)
+        {
+            painter.text(
+                Pos2::new(
+                    x0 + 4.0,
+                    plot.top() + axis + (row as f32 + 0.5) * LANE_HEIGHT,
+                ),
+                Align2::LEFT_CENTER,
+                lang.tr(Key::KernelsNotTimed),
+                FontId::proportional(11.0),
+                visuals.weak_text_color(),
+            );
+        }
         if x1 - x0 > 24.0 {
             let label = if s.step == last.step {
                 format!("{} · {}", s.step, lang.tr(Key::CurrentStep))

@@ -332,6 +332,20 @@ fn loader_ui(
         .on_hover_text(lang.tr(Key::UploadTip));
     ui.checkbox(&mut pipeline.record, lang.tr(Key::RecordSpans))
         .on_hover_text(lang.tr(Key::RecordSpansTip));
+    let sampling_text = |n: u32| match n {
+        0 => lang.tr(Key::SamplingAuto).to_owned(),
+        1 => lang.tr(Key::SamplingEvery).to_owned(),
+        n => lang.fmt(Key::SamplingOneIn, &[("n", &n)]),
+    };
+    egui::ComboBox::from_label(lang.tr(Key::KernelSampling))
+        .selected_text(sampling_text(pipeline.kernel_timing_every))
+        .show_ui(ui, |ui| {
+            for n in [0, 1, 4, 16] {
+                ui.selectable_value(&mut pipeline.kernel_timing_every, n, sampling_text(n));
+            }
+        })
+        .response
+        .on_hover_text(lang.tr(Key::KernelSamplingTip));
     if config.pipeline != before {
         commands.push(UiCommand::SetPipeline(config.pipeline));
     }

@@ -323,6 +323,13 @@ impl GpuBackend {
         &self.summary
     }
 
+    /// Runs as on an adapter without timestamp queries: kernels are then seen from the host,
+    /// from submission to completion (tests use it to check that path on any adapter).
+    pub fn disable_timestamps(&mut self) {
+        let _ = self.flush();
+        self.timestamps = None;
+    }
+
     /// The workgroup sizes the kernels were compiled with.
     pub fn kernel_sizes(&self) -> KernelSizes {
         self.sizes
@@ -1143,6 +1150,12 @@ impl Backend for GpuBackend {
         let _ = self.flush();
         if let Some(ts) = self.timestamps.as_mut() {
             let _ = ts.collect(&self.device);
+        }
+    }
+
+    fn time_kernels(&mut self, on: bool) {
+        if let Some(ts) = self.timestamps.as_mut() {
+            ts.sampled = on;
         }
     }
 

@@ -66,6 +66,8 @@ pub(super) struct Timestamps {
     /// Queries resolved and copied so far.
     resolved: u32,
     pub mode: Mode,
+    /// While recording: whether the passes of the current step are timed.
+    pub sampled: bool,
     pub calibration: Option<Calibration>,
 }
 
@@ -94,6 +96,7 @@ impl Timestamps {
             passes: Vec::new(),
             resolved: 0,
             mode: Mode::Off,
+            sampled: true,
             calibration: None,
         }
     }
@@ -114,7 +117,8 @@ impl Timestamps {
         label: &'static str,
         step: u64,
     ) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        if self.mode == Mode::Off || self.is_full() {
+        if self.mode == Mode::Off || (self.mode == Mode::Record && !self.sampled) || self.is_full()
+        {
             return None;
         }
         let index = self.passes.len() as u32 * 2;
