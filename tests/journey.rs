@@ -264,7 +264,10 @@ fn sampled_kernel_timing_times_one_step_in_n_and_the_breakdown_uses_only_those()
     let Some(mut gpu) = common::gpu() else { return };
     let mut c = config(16, Pipeline::default());
     c.pipeline.kernel_timing_every = 4;
-    // Steps 5 to 24 are recorded: 8, 12, 16, 20 and 24 are timed.
+    // A sync every step makes every step a window of its own. The start is window 0 (timed),
+    // the four warm-up steps end windows 1 to 4, the sync after them window 5; the recorded
+    // steps 5 to 24 start windows 5 to 24, of which 8, 12, 16, 20 and 24 are timed.
+    c.pipeline.sync = SyncPolicy::EveryStep;
     let chunk = record(&mut gpu, c, 4, 20);
     let timed: Vec<u64> = chunk
         .steps

@@ -1340,6 +1340,27 @@ mod tests {
     }
 
     #[test]
+    fn a_step_replays_on_the_hardware_diagram_slowly() {
+        let mut harness = settled_without_gpu("test");
+        harness.get_by_label("Step").click();
+        assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
+            !app.columns[0].trace.steps.is_empty()
+        }));
+        harness.state_mut().apply(UiCommand::ShowTab(Tab::Journey));
+        harness.run_steps(2);
+        harness.get_by_label_contains("Replay step").click();
+        // Each harness step is a quarter of a second: two seconds into an eight-second replay.
+        harness.run_steps(8);
+        let progress = harness.state().journey.replay_progress;
+        assert!(
+            progress.is_some_and(|p| (0.1..0.5).contains(&p)),
+            "{progress:?}"
+        );
+        harness.run_steps(30);
+        assert_eq!(harness.state().journey.replay_progress, None, "it ends");
+    }
+
+    #[test]
     fn invalid_settings_are_refused_and_the_run_keeps_its_state() {
         let mut harness = settled_without_gpu("test");
         harness.state_mut().setup.config.batch = 4000;

@@ -397,20 +397,50 @@ pub struct TraceHistory {
 }
 
 impl TraceHistory {
-    /// Steps kept by [`TraceHistory::extend`].
+    /// The latest steps kept by [`TraceHistory::extend`].
     pub const MAX_STEPS: usize = 400;
+    /// Steps with timed kernels kept however old they are (kernel timing may be sampled, and
+    /// the breakdown needs them).
+    pub const MAX_TIMED_STEPS: usize = 60;
 
-    /// Adds a chunk and forgets steps (and their spans) beyond [`TraceHistory::MAX_STEPS`].
+    /// Adds a chunk and forgets, with their spans, steps that are neither among the latest
+    /// [`TraceHistory::MAX_STEPS`] nor among the latest [`TraceHistory::MAX_TIMED_STEPS`] with
+    /// timed kernels.
     pub fn extend(&mut self, chunk: TraceChunk) {
         self.steps.extend(chunk.steps);
         self.spans.extend(chunk.spans);
-        while self.steps.len() > Self::MAX_STEPS {
-            self.steps.pop_front();
+        if self.steps.len() <= Self::MAX_STEPS {
+            return;
         }
-        if let Some(first) = self.steps.front() {
-            let first = first.step;
-            self.spans.retain(|s| s.step >= first);
+        let recent_from = self.steps.len() - Self::MAX_STEPS;
+        let mut timed_left = Self::MAX_TIMED_STEPS;
+        let mut keep = vec![false; self.steps.len()];
+        for (i, s) in self.steps.iter().enumerate().rev() {
+            let timed = s.kernels_timed && timed_left > 0;
+            if timed {
+                timed_left -= 1;
+            }
+            keep[i] = i >= recent_from || timed;
         }
+        let mut flags = keep.into_iter();
+        self.steps.retain(|_| flags.next().unwrap_or(false));
+        let steps = &self.steps;
+        // Steps are in order: a binary search finds whether a span's step is kept.
+        self.spans
+            .retain(|s| steps.binary_search_by_key(&s.step, |t| t.step).is_ok());
+    }
+
+    /// The latest `n` steps whose kernels were timed, oldest first.
+    pub fn timed_steps(&self, n: usize) -> Vec<&StepTrace> {
+        let mut steps: Vec<&StepTrace> = self
+            .steps
+            .iter()
+            .rev()
+            .filter(|s| s.kernels_timed)
+            .take(n)
+            .collect();
+        steps.reverse();
+        steps
     }
 
     /// Drops everything.
@@ -504,5 +534,34 @@ mod tests {
         assert_eq!(history.steps.len(), TraceHistory::MAX_STEPS);
         assert_eq!(history.steps.front().map(|s| s.step), Some(11));
         assert_eq!(history.spans.len(), TraceHistory::MAX_STEPS);
+    }
+
+    #[test]
+    fn the_history_keeps_the_latest_timed_steps_however_old() {
+        let mut history = TraceHistory::default();
+        let n = TraceHistory::MAX_STEPS as u64 * 3;
+        for step in 1..=n {
+            let mut s = span(Lane::Main, Category::CpuExec, step * 10, step * 10 + 5);
+            s.step = step;
+            history.extend(TraceChunk {
+                steps: vec![StepTrace {
+                    step,
+                    start_ns: step * 10,
+                    end_ns: step * 10 + 10,
+                    breakdown: Breakdown::default(),
+                    synced: false,
+                    // One step in 100 has its kernels timed.
+                    kernels_timed: step % 100 == 0,
+                    batch_bytes: 0,
+                }],
+                spans: vec![s],
+            });
+        }
+        let timed = history.timed_steps(usize::MAX);
+        let steps: Vec<u64> = timed.iter().map(|s| s.step).collect();
+        assert_eq!(steps, (1..=12).map(|k| k * 100).collect::<Vec<u64>>());
+        assert_eq!(history.steps.len(), TraceHistory::MAX_STEPS + 8);
+        // Every kept step kept its span, and no other span is left.
+        assert_eq!(history.spans.len(), history.steps.len());
     }
 }

@@ -68,15 +68,16 @@ pub struct Pipeline {
     pub upload: UploadMode,
     /// Record spans for the timeline and the step breakdown.
     pub record: bool,
-    /// While recording, time the GPU's kernels in one step of this many (1: every step; 0: every
-    /// step on a hardware GPU, one in [`SOFTWARE_KERNEL_SAMPLING`] on a software adapter).
+    /// While recording, time the GPU's kernels in one stretch between two syncs of this many
+    /// (1: always; 0: always on a hardware GPU, one in [`SOFTWARE_KERNEL_SAMPLING`] on a
+    /// software adapter).
     pub kernel_timing_every: u32,
 }
 
-/// Steps per kernel-timed step on a software adapter when the choice is automatic. Lavapipe
-/// finishes all pending work at each timestamp it writes (about 12 µs each, measured), which
-/// would add a third to a small model's step if every pass of every step were timed; one step in
-/// 16 keeps recording within a few percent.
+/// Sync windows per kernel-timed window on a software adapter when the choice is automatic.
+/// Lavapipe finishes all pending work at each timestamp it writes (about 12 µs each, measured),
+/// which would add a third to a small model's step if every pass of every step were timed; one
+/// window in 16 keeps recording within a few percent.
 pub const SOFTWARE_KERNEL_SAMPLING: u32 = 16;
 
 impl Default for Pipeline {
@@ -368,8 +369,12 @@ pub struct Runner {
     carried: Vec<Span>,
     /// GPU time of the kernels of the last complete recorded step, in ns.
     last_kernel_ns: Option<u64>,
-    /// Kernel timing of one step in this many, while recording (resolved from the setting).
+    /// Kernel timing of one sync window in this many, while recording (from the setting).
     kernel_sampling: u64,
+    /// Syncs so far: they divide the run into windows, each starting with an empty queue.
+    syncs: u64,
+    /// Whether the kernels of the current window are timed.
+    window_timed: bool,
     extent: ([f32; 2], [f32; 2]),
 }
 
@@ -440,6 +445,8 @@ impl Runner {
             carried: Vec::new(),
             last_kernel_ns: None,
             kernel_sampling: 1,
+            syncs: 0,
+            window_timed: true,
             extent,
         };
         // Whatever the backend recorded before (another model's run) is not this run's.
@@ -530,8 +537,8 @@ impl Runner {
         } else {
             (Lane::Kernels, Category::Kernel)
         };
-        // The CPU's kernels are timed by the host clock, always; the GPU's in sampled steps.
-        let kernels_timed = !gpu || step.is_multiple_of(self.kernel_sampling);
+        // The CPU's kernels are timed by the host clock, always; the GPU's in sampled windows.
+        let kernels_timed = !gpu || self.window_timed;
         backend.time_kernels(kernels_timed);
         let recorder = backend.recorder();
         recorder.set_step(step);
@@ -559,6 +566,7 @@ impl Runner {
         if synced {
             let stats = self.model.take_stats(backend)?;
             self.stats.add(stats);
+            self.end_window();
         }
         let recorder = backend.recorder();
         if recorder.enabled() {
@@ -604,7 +612,17 @@ impl Runner {
     pub fn sync(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         let stats = self.model.take_stats(backend)?;
         self.stats.add(stats);
+        self.end_window();
         Ok(())
+    }
+
+    /// A sync has emptied the device's queue: a new window begins. Kernel timing is sampled by
+    /// whole windows, never by single steps: a step's interval also holds kernels that earlier
+    /// steps submitted, and only a window that starts on an empty queue has every kernel that
+    /// runs in each of its steps timed.
+    fn end_window(&mut self) {
+        self.syncs += 1;
+        self.window_timed = self.syncs.is_multiple_of(self.kernel_sampling.max(1));
     }
 
     /// The steps recorded since the last call, with their breakdowns, and their spans. Call it

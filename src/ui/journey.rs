@@ -114,6 +114,8 @@ pub struct JourneyPanel {
     replay: Option<Replay>,
     /// Spans drawn in the last frame.
     pub hits: Vec<Hit>,
+    /// How far the replay is through its step (0 to 1), while one plays.
+    pub replay_progress: Option<f32>,
 }
 
 impl JourneyPanel {
@@ -126,6 +128,7 @@ impl JourneyPanel {
         commands: &mut Vec<UiCommand>,
     ) {
         self.hits.clear();
+        self.replay_progress = None;
         ui.horizontal(|ui| {
             ui.heading(lang.tr(Key::Journey));
             if ui
@@ -157,14 +160,7 @@ impl JourneyPanel {
         let history = &column.trace;
         // Steps whose kernels were not timed (sampling on a software adapter) have no honest
         // breakdown: the bars, the means and the advice leave them out.
-        let mut recent: Vec<&StepTrace> = history
-            .steps
-            .iter()
-            .rev()
-            .filter(|s| s.kernels_timed)
-            .take(BREAKDOWN_STEPS)
-            .collect();
-        recent.reverse();
+        let recent = history.timed_steps(BREAKDOWN_STEPS);
         let total = Breakdown::total(recent.iter().map(|s| &s.breakdown));
         let n = recent.len().max(1) as f64;
         let title = match device {
@@ -173,6 +169,9 @@ impl JourneyPanel {
         };
         ui.horizontal(|ui| {
             ui.label(RichText::new(title).strong().size(18.0));
+            if recent.is_empty() {
+                return;
+            }
             ui.label(lang.fmt(
                 Key::MeanStep,
                 &[("ms", &format_ns(total.wall_ns as f64 / n))],
@@ -193,7 +192,20 @@ impl JourneyPanel {
 
         ui.label(RichText::new(lang.tr(Key::Breakdown)).strong())
             .on_hover_text(lang.tr(Key::BreakdownTip));
-        breakdown_ui(ui, lang, &recent, selected);
+        if recent.is_empty() {
+            ui.label(RichText::new(lang.tr(Key::NoTimedSteps)).weak());
+        } else {
+            let before = *selected;
+            breakdown_ui(ui, lang, &recent, selected);
+            // A bar clicked: the timeline shows that step.
+            if *selected != before
+                && let Some(s) = selected.and_then(|n| history.steps.iter().find(|t| t.step == n))
+            {
+                let margin = (s.end_ns - s.start_ns) as f64 * 0.25;
+                self.views[device as usize].window =
+                    Some([s.start_ns as f64 - margin, s.end_ns as f64 + margin]);
+            }
+        }
 
         ui.label(RichText::new(lang.tr(Key::Advice)).strong());
         let steps: Vec<StepTrace> = recent.iter().map(|s| (*s).clone()).collect();
@@ -242,6 +254,8 @@ impl JourneyPanel {
                     step: step.step,
                     started_s: now_s,
                 });
+                // Hold on to this step while newer ones arrive.
+                self.selected[device as usize] = Some(step.step);
             }
         });
         let wall = (step.end_ns - step.start_ns).max(1) as f64;
@@ -313,6 +327,9 @@ impl JourneyPanel {
         }
         // Where in the step the replay is, and at what speed.
         let progress = ((t - step.start_ns as f64) / wall).clamp(0.0, 1.0) as f32;
+        if playing {
+            self.replay_progress = Some(progress);
+        }
         ui.add(egui::ProgressBar::new(progress).text(format!(
             "{} / {}",
             format_ns(t - step.start_ns as f64),
@@ -413,6 +430,7 @@ fn timeline_ui(
         .map(|s| (s.lane.tid(), s.lane))
         .collect();
     lanes.insert((Lane::Main.tid(), Lane::Main));
+    lanes.insert((Lane::Kernels.tid(), Lane::Kernels));
     let lanes: Vec<Lane> = lanes.into_iter().map(|(_, l)| l).collect();
     let follow = {
         let first = history
