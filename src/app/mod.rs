@@ -1361,6 +1361,37 @@ mod tests {
     }
 
     #[test]
+    fn export_trace_writes_the_recorded_steps_as_chrome_trace_json() {
+        let mut harness = settled_without_gpu("test");
+        for _ in 0..3 {
+            harness.get_by_label("Step").click();
+            harness.run_steps(2);
+        }
+        assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
+            app.columns[0].trace.steps.len() >= 3
+        }));
+        let path = std::env::temp_dir().join(format!("bs-app-trace-{}.json", std::process::id()));
+        harness.state_mut().save_trace(&path);
+        let message = harness.state().trace_export.clone().unwrap_or_default();
+        assert!(message.starts_with("Trace saved to"), "{message}");
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let _ = std::fs::remove_file(&path);
+        let trace: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let events = trace["traceEvents"].as_array().cloned().unwrap_or_default();
+        let steps = events
+            .iter()
+            .filter(|e| e["cat"] == "ProfilerStep" && e["pid"] == 1)
+            .count();
+        assert_eq!(steps, harness.state().columns[0].trace.steps.len());
+        // A folder that does not exist: the message says so, and nothing else changes.
+        harness
+            .state_mut()
+            .save_trace(std::path::Path::new("/nonexistent-dir/t.json"));
+        let message = harness.state().trace_export.clone().unwrap_or_default();
+        assert!(message.starts_with("Could not save the trace"), "{message}");
+    }
+
+    #[test]
     fn invalid_settings_are_refused_and_the_run_keeps_its_state() {
         let mut harness = settled_without_gpu("test");
         harness.state_mut().setup.config.batch = 4000;

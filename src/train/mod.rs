@@ -215,6 +215,9 @@ pub struct Session {
     pub config: TrainConfig,
     /// The generated data.
     pub data: Arc<Dataset>,
+    /// The origin of every recorded span of runs of this session, shared by both devices so
+    /// their timelines (and an exported trace) share one time axis.
+    pub epoch: Instant,
 }
 
 impl Session {
@@ -245,6 +248,7 @@ impl Session {
         Ok(Self {
             config,
             data: Arc::new(data),
+            epoch: Instant::now(),
         })
     }
 }
@@ -417,7 +421,7 @@ impl Runner {
         let spec = config.model_spec(&data);
         let model = Mlp::new(backend, &spec, config.optimizer, config.batch, config.seed)?;
         let extent = extent_of(&data);
-        let epoch_clock = Instant::now();
+        let epoch_clock = session.epoch;
         let recording = Arc::new(AtomicBool::new(false));
         let loader = BatchLoader::new(
             Arc::clone(&data),

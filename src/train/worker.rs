@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::{BoundaryGrid, EvalReport, Pipeline, Runner, Session, StepLog};
 use crate::backend::gpu::AdapterSummary;
 use crate::backend::{Backend, Device};
-use crate::trace::TraceChunk;
+use crate::trace::{TraceChunk, TraceHistory};
 
 /// What the UI asks a worker to do.
 #[derive(Debug)]
@@ -219,7 +219,7 @@ impl State<'_> {
                     device: self.device,
                     batch: runner.batch(),
                     workers: runner.pipeline().loader.workers,
-                    chunk: runner.take_trace(backend),
+                    chunk: trimmed(runner.take_trace(backend)),
                 });
                 Ok(Some((log, trace)))
             });
@@ -266,6 +266,17 @@ impl State<'_> {
             }
             Err(e) => self.fail(e.to_string()),
         }
+    }
+}
+
+/// The part of a chunk the UI keeps (a fast CPU makes thousands of steps between two reports):
+/// trimmed here, on the worker's thread, rather than sent and dropped by the UI's.
+fn trimmed(chunk: TraceChunk) -> TraceChunk {
+    let mut history = TraceHistory::default();
+    history.extend(chunk);
+    TraceChunk {
+        steps: history.steps.into(),
+        spans: history.spans,
     }
 }
 
