@@ -584,8 +584,9 @@ impl Runner {
                 batch_bytes,
             });
         }
-        // Work between steps (logging, evaluation) belongs to no step.
+        // Work between steps (logging, evaluation) belongs to no step, and is not timed.
         recorder.set_step(0);
+        backend.time_kernels(false);
         self.window_steps += 1;
         Ok(synced)
     }
