@@ -75,9 +75,9 @@ pub struct Pipeline {
 }
 
 /// Sync windows per kernel-timed window on a software adapter when the choice is automatic.
-/// Lavapipe finishes all pending work at each timestamp it writes (about 12 µs each, measured),
-/// which would add a third to a small model's step if every pass of every step were timed; one
-/// window in 16 keeps recording within a few percent.
+/// On lavapipe each timestamp costs about 12 µs (measured: timing the 20 passes of an Iris step
+/// added 0.5 ms to a 1.5 ms step), a third of a small model's step if every pass of every step
+/// were timed; one window in 16 keeps recording within a few percent (measured −0.3% to +1.5%).
 pub const SOFTWARE_KERNEL_SAMPLING: u32 = 16;
 
 impl Default for Pipeline {
