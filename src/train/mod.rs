@@ -646,7 +646,12 @@ impl Runner {
             .partition(|s| s.step <= last);
         self.carried = later;
         spans.sort_unstable_by_key(|s| s.start_ns);
-        let longest = spans.iter().map(|s| s.duration_ns).max().unwrap_or(0);
+        let longest = spans
+            .iter()
+            .filter(|s| s.in_breakdown())
+            .map(|s| s.duration_ns)
+            .max()
+            .unwrap_or(0);
         let mut steps = std::mem::take(&mut self.marks);
         for mark in &mut steps {
             // Only spans that start at most `longest` before the step can reach into it.
