@@ -10,6 +10,7 @@ pub mod bench;
 pub mod cli;
 pub mod data;
 pub mod i18n;
+pub mod memory;
 pub mod nn;
 pub mod trace;
 pub mod train;

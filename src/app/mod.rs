@@ -17,6 +17,7 @@ use crate::train::worker::{BackendFactory, Command, Event, Worker};
 use crate::train::{Session, TrainConfig};
 use crate::ui::column::{ColumnStatus, DeviceColumn};
 use crate::ui::journey::JourneyPanel;
+use crate::ui::memory::MemoryPanel;
 use crate::ui::open::{FileOpener, OpenKind};
 use crate::ui::preview::{Loaded, PreviewPanel};
 use crate::ui::setup::{DataView, SetupPanel};
@@ -103,6 +104,8 @@ pub struct BatchScopeApp {
     pub preview: PreviewPanel,
     /// The batch journey view.
     pub journey: JourneyPanel,
+    /// The memory view.
+    pub memory: MemoryPanel,
     /// What the last trace export did (saved where, or why not).
     pub trace_export: Option<String>,
     /// The last data set loaded from a file or the shipped sets.
@@ -188,6 +191,7 @@ impl BatchScopeApp {
             tab: Tab::Training,
             preview: PreviewPanel::default(),
             journey: JourneyPanel::default(),
+            memory: MemoryPanel,
             trace_export: None,
             loaded: None,
             data_error: None,
@@ -328,6 +332,7 @@ impl BatchScopeApp {
                 }
                 Err(e) => self.setup.error = Some(e),
             },
+            UiCommand::ReleaseCached => self.send_all(|| Command::ReleaseCached),
             UiCommand::ExportTrace => {
                 if let Some(ctx) = &self.ctx {
                     self.opener.start(OpenKind::SaveTrace, ctx, self.lang);
@@ -489,7 +494,8 @@ impl BatchScopeApp {
                 | Event::Error { device, .. }
                 | Event::Boundary { device, .. }
                 | Event::Running { device, .. }
-                | Event::Trace { device, .. } => *device,
+                | Event::Trace { device, .. }
+                | Event::Memory { device, .. } => *device,
                 Event::Log(log) => log.device,
                 Event::Eval(eval) => eval.device,
             };
@@ -630,6 +636,7 @@ impl BatchScopeApp {
                 for (tab, key) in [
                     (Tab::Training, Key::TabTraining),
                     (Tab::Journey, Key::Journey),
+                    (Tab::Memory, Key::MemoryTab),
                     (Tab::Data, Key::TabData),
                 ] {
                     if ui.selectable_label(self.tab == tab, lang.tr(key)).clicked() {
@@ -660,6 +667,23 @@ impl BatchScopeApp {
                     // The timeline follows the run: draw again when new steps come.
                     if self.is_running() {
                         ctx.request_repaint_after(Duration::from_millis(100));
+                    }
+                }
+                Tab::Memory => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("memory")
+                        .show(ui, |ui| {
+                            self.memory.ui(
+                                ui,
+                                lang,
+                                &self.columns,
+                                &self.setup.config,
+                                data.as_deref(),
+                                &mut commands,
+                            );
+                        });
+                    if self.is_running() {
+                        ctx.request_repaint_after(Duration::from_millis(200));
                     }
                 }
                 Tab::Data => {
@@ -1389,6 +1413,85 @@ mod tests {
             .save_trace(std::path::Path::new("/nonexistent-dir/t.json"));
         let message = harness.state().trace_export.clone().unwrap_or_default();
         assert!(message.starts_with("Could not save the trace"), "{message}");
+    }
+
+    #[test]
+    fn the_memory_panel_shows_roles_and_allocated_and_reserved_of_a_running_session() {
+        let mut harness = settled_without_gpu("test");
+        harness.get_by_label("Run").click();
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.columns[0].memory_history.len() >= 3
+        }));
+        harness.state_mut().apply(UiCommand::ShowTab(Tab::Memory));
+        harness.run_steps(2);
+        let m = harness.state().columns[0].memory.unwrap_or_default();
+        for role in [
+            "Parameters",
+            "Gradients",
+            "Optimizer state",
+            "Activations",
+            "Inputs",
+        ] {
+            assert!(
+                harness.query_all_by_label_contains(role).next().is_some(),
+                "role {role}"
+            );
+        }
+        let allocated = format!("allocated {}", crate::memory::format_bytes(m.allocated));
+        let reserved = format!("reserved {}", crate::memory::format_bytes(m.reserved));
+        assert!(harness.query_by_label(&allocated).is_some(), "{allocated}");
+        assert!(harness.query_by_label(&reserved).is_some(), "{reserved}");
+        // The 2-D spiral model, 2,16,16,3 with Adam: 371 parameters, 3 × 371 × 4 B.
+        assert_eq!(m.role(crate::memory::Role::Parameters), 371 * 4);
+        assert!(
+            harness
+                .query_by_label_contains("Estimated for these settings")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn out_of_memory_stops_the_column_with_the_message_and_a_smaller_batch_recovers() {
+        let mut harness = settled_without_gpu("test");
+        {
+            let app = harness.state_mut();
+            app.setup.config.source = DataSource::Shipped("mnist".into());
+            app.setup.config.hidden = vec![128];
+            app.setup.config.batch = 1024;
+            app.setup.config.pipeline.host_budget = Some(8 << 20);
+            app.apply(UiCommand::Reset);
+        }
+        assert!(
+            step_until(&mut harness, Duration::from_secs(30), |app| {
+                app.columns[0].error.is_some()
+            }),
+            "no out-of-memory error"
+        );
+        let error = harness.state().columns[0].error.clone().unwrap_or_default();
+        assert!(
+            error.starts_with("CPU out of memory: tried to allocate"),
+            "{error}"
+        );
+        harness.run_steps(2);
+        assert!(
+            harness
+                .query_by_label_contains("CPU out of memory")
+                .is_some()
+        );
+        // A smaller batch fits the same budget, and training goes on.
+        {
+            let app = harness.state_mut();
+            app.setup.config.batch = 32;
+            app.apply(UiCommand::Reset);
+            app.apply(UiCommand::Run);
+        }
+        assert!(
+            step_until(&mut harness, Duration::from_secs(30), |app| {
+                app.columns[0].steps() > 5
+            }),
+            "training did not resume"
+        );
+        assert!(harness.state().columns[0].error.is_none());
     }
 
     #[test]

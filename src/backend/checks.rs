@@ -20,6 +20,12 @@ pub(crate) fn write(device: Device, t: &Tensor, values: usize) -> Result<(), Bac
     }
 }
 
+/// `copy`: both tensors on `device`, the same shape.
+pub(crate) fn copy(device: Device, src: &Tensor, dst: &Tensor) -> Result<(), BackendError> {
+    check_device(device, "copy", &[src, dst])?;
+    check_shape("copy", dst, src.rows(), src.cols())
+}
+
 /// `linear_forward`: returns `(batch, fan_in, fan_out)`.
 pub(crate) fn linear_forward(
     device: Device,

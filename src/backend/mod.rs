@@ -12,6 +12,7 @@ pub mod gpu;
 use std::fmt;
 use std::time::Instant;
 
+use crate::memory::{MemorySnapshot, OutOfMemory, Role};
 use crate::trace::Recorder;
 
 /// Which device a tensor lives on and an op runs on.
@@ -167,6 +168,9 @@ pub enum BackendError {
     /// The GPU reported an error (validation, device lost, out of memory).
     #[error("GPU error: {0}")]
     Gpu(String),
+    /// An allocation would go past the device's memory budget.
+    #[error(transparent)]
+    OutOfMemory(Box<OutOfMemory>),
 }
 
 /// A 2-D row-major `f32` tensor that knows its device.
@@ -174,9 +178,22 @@ pub enum BackendError {
 pub struct Tensor {
     id: u64,
     label: String,
+    role: Role,
     rows: usize,
     cols: usize,
     storage: Storage,
+    /// Gives the memory back to the device's accounting (and pool) when the tensor is dropped.
+    _lease: Option<Lease>,
+}
+
+/// Whatever returns a tensor's memory when dropped (each backend has its own kind); it is only
+/// ever dropped, never read.
+pub(crate) struct Lease(#[allow(dead_code)] pub(crate) Box<dyn std::any::Any + Send>);
+
+impl fmt::Debug for Lease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Lease")
+    }
 }
 
 #[derive(Debug)]
@@ -204,6 +221,11 @@ impl Tensor {
         &self.label
     }
 
+    /// What the tensor is for, in the memory accounting.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
     /// Number of rows.
     pub fn rows(&self) -> usize {
         self.rows
@@ -229,15 +251,24 @@ impl Tensor {
         self.len() * std::mem::size_of::<f32>()
     }
 
-    pub(crate) fn new(label: &str, rows: usize, cols: usize, storage: Storage) -> Self {
+    pub(crate) fn new(
+        label: &str,
+        role: Role,
+        rows: usize,
+        cols: usize,
+        storage: Storage,
+        lease: Lease,
+    ) -> Self {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             label: label.to_owned(),
+            role,
             rows,
             cols,
             storage,
+            _lease: Some(lease),
         }
     }
 
@@ -306,8 +337,35 @@ pub trait Backend: Send {
     /// A human-readable name: the CPU model and thread count, or the adapter and its API.
     fn name(&self) -> String;
 
-    /// A new zero-filled tensor on this device.
-    fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError>;
+    /// A new zero-filled tensor on this device, counted under `role`. Fails with
+    /// [`BackendError::OutOfMemory`] when it would go past the memory budget.
+    fn alloc(
+        &mut self,
+        role: Role,
+        label: &str,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Tensor, BackendError>;
+
+    /// A new zero-filled tensor counted as workspace.
+    fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {
+        self.alloc(Role::Workspace, label, rows, cols)
+    }
+
+    /// `dst = src` on the device (both the same shape).
+    fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError>;
+
+    /// The memory accounting now.
+    fn memory(&self) -> MemorySnapshot;
+
+    /// Sets or clears the memory budget allocations are checked against.
+    fn set_memory_budget(&mut self, budget_bytes: Option<u64>);
+
+    /// Gives the pool's cached blocks back to the device (GPU; nothing to do on the CPU).
+    fn release_cached(&mut self) {}
+
+    /// Starts the peak figures over.
+    fn reset_peak_memory(&mut self);
 
     /// Copies host values into `t` (host-to-device transfer on the GPU).
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError>;

@@ -12,7 +12,7 @@ use crate::app::{AppOptions, GpuChoice};
 use crate::backend::UploadMode;
 use crate::backend::cpu::{CpuBackend, Split};
 use crate::backend::gpu::{GpuBackend, context};
-use crate::backend::{Activation, Backend, Device};
+use crate::backend::{Activation, Backend, BackendError, Device};
 use crate::bench::{BenchPlan, Summary};
 use crate::data::batches::{Augment, LoaderConfig};
 use crate::data::file::{ImageOptions, LoadOptions, load as load_file, no_progress};
@@ -23,6 +23,7 @@ use crate::i18n::Lang;
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::train::{MAX_WIDTH, Pipeline, Runner, Session, SyncPolicy, TrainConfig};
 
+mod memory;
 mod trace;
 
 #[derive(Parser, Debug)]
@@ -72,6 +73,8 @@ enum Commands {
     /// Record a short run as Chrome trace JSON (opens in Perfetto) and print each device's
     /// step breakdown and advice.
     Trace(trace::TraceArgs),
+    /// Train a few steps and print the memory by role, measured and estimated, with formulas.
+    Memory(memory::MemoryArgs),
     /// Data set files.
     Data {
         #[command(subcommand)]
@@ -197,6 +200,8 @@ struct RunArgs {
 }
 
 /// The data loader, the transfers and the syncs.
+// Command-line switches, one per flag: bools are what clap gives them.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Args, Debug)]
 struct PipelineArgs {
     /// Data-loader worker threads (0: the training thread makes each batch itself).
@@ -223,6 +228,17 @@ struct PipelineArgs {
     /// for `trace`; elsewhere every step on a hardware GPU, one in 16 on a software adapter).
     #[arg(long)]
     time_kernels_every: Option<u32>,
+    /// GPU memory budget, e.g. `64MiB` (default: only the adapter's own limits). An allocation
+    /// past it fails with an out-of-memory error and exit code 2.
+    #[arg(long)]
+    vram_budget: Option<String>,
+    /// CPU memory budget for tensors, e.g. `256MiB` (default: only the system's).
+    #[arg(long)]
+    host_budget: Option<String>,
+    /// Keep every step's layer outputs, as keeping each loss with its graph does: memory grows
+    /// until it runs out.
+    #[arg(long)]
+    keep_graphs: bool,
     /// Augmentation: standard deviation of Gaussian noise added to each feature.
     #[arg(long, default_value_t = 0.0)]
     augment_noise: f32,
@@ -232,6 +248,18 @@ struct PipelineArgs {
     /// Augmentation: shift images by up to this many pixels.
     #[arg(long, default_value_t = 0)]
     shift: u8,
+}
+
+/// A budget option: a size such as `64MiB`, or absent.
+fn budget(option: &str, text: Option<&str>) -> Result<Option<u64>, Failure> {
+    text.map(|t| {
+        crate::memory::parse_bytes(t).ok_or_else(|| {
+            BadInput(format!(
+                "{option} `{t}`: give a size such as 64MiB, 1.5GiB or 500000 (bytes)"
+            ))
+        })
+    })
+    .transpose()
 }
 
 impl PipelineArgs {
@@ -258,6 +286,9 @@ impl PipelineArgs {
             // Only `trace` records; the others measure without its cost.
             record: false,
             kernel_timing_every: self.time_kernels_every.unwrap_or(0),
+            keep_graphs: self.keep_graphs,
+            vram_budget: budget("--vram-budget", self.vram_budget.as_deref())?,
+            host_budget: budget("--host-budget", self.host_budget.as_deref())?,
         };
         let augment = Augment {
             noise: self.augment_noise,
@@ -314,6 +345,8 @@ enum Failure {
     BadInput(String),
     /// A device could not train (no adapter, a GPU error): reported, and the exit code is 1.
     DeviceFailed,
+    /// A device ran out of its memory budget: reported, and the exit code is 2 (a setting).
+    OutOfMemory,
 }
 use Failure::BadInput;
 
@@ -364,6 +397,7 @@ pub fn main() -> ExitCode {
         Some(Commands::Train(args)) => train(&args),
         Some(Commands::Bench(args)) => bench(&args),
         Some(Commands::Trace(args)) => trace::run(&args),
+        Some(Commands::Memory(args)) => memory::run(&args),
         Some(Commands::Data {
             command: DataCommands::Inspect { path, read, json },
         }) => inspect(&path, &read, json),
@@ -375,6 +409,7 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(Failure::DeviceFailed) => ExitCode::FAILURE,
+        Err(Failure::OutOfMemory) => ExitCode::from(2),
     }
 }
 
@@ -756,8 +791,7 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
     }
     on_each_device(&devices, args.run.json, |device| {
         let mut backend = open_backend(device, &args.run)?;
-        let m =
-            crate::bench::measure(backend.as_mut(), &session, plan).map_err(|e| e.to_string())?;
+        let m = crate::bench::measure(backend.as_mut(), &session, plan).map_err(RunError::from)?;
         let s = Summary::new(&m, backend.as_ref(), &session);
         let mut out = std::io::stdout();
         if args.run.json {
@@ -798,9 +832,9 @@ fn bench_recording(
 ) -> Result<(), Failure> {
     on_each_device(devices, args.run.json, |device| {
         let mut backend = open_backend(device, &args.run)?;
-        let mut result = Err("the benchmark did not run".to_owned());
+        let mut result = Err(RunError::from("the benchmark did not run"));
         backend.enter(&mut |b| {
-            result = crate::bench::measure_recording(b, session, plan).map_err(|e| e.to_string());
+            result = crate::bench::measure_recording(b, session, plan).map_err(RunError::from);
         });
         let (off, on) = result?;
         let median_ms = |m: &crate::bench::Measurement| {
@@ -855,7 +889,7 @@ fn train(args: &TrainArgs) -> Result<(), Failure> {
     };
     on_each_device(&devices, args.run.json, |device| {
         let mut backend = open_backend(device, &args.run)?;
-        let mut result = Err("training did not run".to_owned());
+        let mut result = Err(RunError::from("training did not run"));
         // Inside the backend's context (the CPU's pool); each line goes straight to stdout,
         // which nothing else holds locked meanwhile.
         backend.enter(&mut |b| {
@@ -870,19 +904,53 @@ fn train(args: &TrainArgs) -> Result<(), Failure> {
 fn on_each_device(
     devices: &[Device],
     json: bool,
-    mut run: impl FnMut(Device) -> Result<(), String>,
+    mut run: impl FnMut(Device) -> Result<(), RunError>,
 ) -> Result<(), Failure> {
-    let mut failed = false;
+    let (mut failed, mut out_of_memory) = (false, false);
     for &device in devices {
         if let Err(e) = run(device) {
             failed = true;
-            report_failure(&mut std::io::stdout(), json, device, &e);
+            out_of_memory |= e.out_of_memory;
+            report_failure(&mut std::io::stdout(), json, device, &e.message);
         }
     }
-    if failed {
+    if out_of_memory {
+        Err(Failure::OutOfMemory)
+    } else if failed {
         Err(Failure::DeviceFailed)
     } else {
         Ok(())
+    }
+}
+
+/// Why one device's run failed.
+pub(crate) struct RunError {
+    message: String,
+    /// The run went past a memory budget: the user's setting, so exit code 2.
+    out_of_memory: bool,
+}
+
+impl From<String> for RunError {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            out_of_memory: false,
+        }
+    }
+}
+
+impl From<&str> for RunError {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
+}
+
+impl From<BackendError> for RunError {
+    fn from(e: BackendError) -> Self {
+        Self {
+            out_of_memory: matches!(e, BackendError::OutOfMemory(_)),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -892,20 +960,18 @@ fn train_one(
     steps: u64,
     args: &TrainArgs,
     out: &mut impl Write,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let device = backend.device();
     let adapter = backend.adapter_summary();
-    let mut runner = Runner::new(backend, session).map_err(|e| e.to_string())?;
+    let mut runner = Runner::new(backend, session).map_err(RunError::from)?;
     let started = Instant::now();
     let mut last_loss = f32::NAN;
     for step in 1..=steps {
         if step % args.log_every == 0 || step == steps {
-            let (_, kernels) = runner
-                .timed_step(backend, true)
-                .map_err(|e| e.to_string())?;
+            let (_, kernels) = runner.timed_step(backend, true).map_err(RunError::from)?;
             let log = runner
                 .log(backend, kernels.as_ref())
-                .map_err(|e| e.to_string())?;
+                .map_err(RunError::from)?;
             last_loss = log.loss;
             if args.run.json {
                 let _ = writeln!(out, "{}", serde_json::to_string(&log).unwrap_or_default());
@@ -922,11 +988,11 @@ fn train_one(
                 );
             }
         } else {
-            runner.step(backend, false).map_err(|e| e.to_string())?;
+            runner.step(backend, false).map_err(RunError::from)?;
         }
     }
     let elapsed_s = started.elapsed().as_secs_f64();
-    let eval = runner.evaluate(backend).map_err(|e| e.to_string())?;
+    let eval = runner.evaluate(backend).map_err(RunError::from)?;
     let mut summary = json!({
         "summary": true,
         "device": device,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use super::{BadInput, Failure, RunArgs, on_each_device, open_backend, parse_run};
+use super::{BadInput, Failure, RunArgs, RunError, on_each_device, open_backend, parse_run};
 use crate::backend::{Backend, Device};
 use crate::i18n::Lang;
 use crate::trace::advice::{Advice, Context};
@@ -62,9 +62,9 @@ pub(super) fn run(args: &TraceArgs) -> Result<(), Failure> {
     let mut out = std::io::stdout();
     let result = on_each_device(&devices, args.run.json, |device| {
         let mut backend = open_backend(device, &args.run)?;
-        let mut result = Err("the trace did not run".to_owned());
+        let mut result = Err(RunError::from("the trace did not run"));
         backend.enter(&mut |b| {
-            result = record(b, &session, args.warmup, args.steps).map_err(|e| e.to_string());
+            result = record(b, &session, args.warmup, args.steps).map_err(RunError::from);
         });
         let chunk = result?;
         let context = Context {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::{Activation, AdamHyper, Backend, BackendError, Tensor};
 use crate::data::Task;
+use crate::memory::Role;
 
 /// What the output layer's values are compared with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -135,11 +136,14 @@ impl Param {
         init: &[f32],
         optimizer: OptimizerKind,
     ) -> Result<Self, BackendError> {
-        let mut value = backend.zeros(name, rows, cols)?;
+        let mut value = backend.alloc(Role::Parameters, name, rows, cols)?;
         backend.write(&mut value, init)?;
-        let grad = backend.zeros(&format!("{name}.grad"), rows, cols)?;
+        let grad = backend.alloc(Role::Gradients, &format!("{name}.grad"), rows, cols)?;
         let state = (0..optimizer.state_tensors())
-            .map(|i| backend.zeros(&format!("{name}.{}", ["m", "v"][i]), rows, cols))
+            .map(|i| {
+                let label = format!("{name}.{}", ["m", "v"][i]);
+                backend.alloc(Role::OptimizerState, &label, rows, cols)
+            })
             .collect::<Result<_, _>>()?;
         Ok(Self { value, grad, state })
     }
@@ -306,11 +310,14 @@ impl Mlp {
                 optimizer,
             )?);
         }
-        let mut activations = vec![backend.zeros("input", batch, spec.layers[0])?];
+        let mut activations = vec![backend.alloc(Role::Inputs, "input", batch, spec.layers[0])?];
         let mut dz = Vec::new();
         for (l, &width) in spec.layers.iter().enumerate().skip(1) {
-            activations.push(backend.zeros(&format!("layer{}.output", l - 1), batch, width)?);
-            dz.push(backend.zeros(&format!("layer{}.dz", l - 1), batch, width)?);
+            let label = format!("layer{}.output", l - 1);
+            activations.push(backend.alloc(Role::Activations, &label, batch, width)?);
+            // The gradient with respect to a layer's output lives only during backward.
+            let label = format!("layer{}.dz", l - 1);
+            dz.push(backend.alloc(Role::Workspace, &label, batch, width)?);
         }
         Ok(Self {
             spec: spec.clone(),
@@ -321,7 +328,8 @@ impl Mlp {
             activations,
             dz,
             // A class index per row, or one target value per output.
-            targets: backend.zeros(
+            targets: backend.alloc(
+                Role::Inputs,
                 "targets",
                 batch,
                 match spec.loss {
@@ -343,6 +351,11 @@ impl Mlp {
     /// Rows per batch.
     pub fn batch(&self) -> usize {
         self.batch
+    }
+
+    /// The layer outputs of the last forward pass (`[0]` is the input batch).
+    pub fn activations(&self) -> &[Tensor] {
+        &self.activations
     }
 
     /// The architecture.

@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{Activation, Backend, BackendError, Device, KernelTimes, UploadMode};
+use crate::backend::{Activation, Backend, BackendError, Device, KernelTimes, Tensor, UploadMode};
 use crate::data::batches::{Augment, BatchLoader, LoaderConfig};
 use crate::data::file::no_progress;
 use crate::data::loader::DataSource;
 use crate::data::{Dataset, DatasetSpec, Table, Task};
+use crate::memory::Role;
 use crate::nn::{Loss, Mlp, ModelSpec, OptimizerKind, Stats};
 use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
 
@@ -68,11 +69,21 @@ pub struct Pipeline {
     pub upload: UploadMode,
     /// Record spans for the timeline and the step breakdown.
     pub record: bool,
+    /// Keep every step's layer outputs, as keeping each step's loss with its graph does in
+    /// PyTorch: memory grows step after step until it runs out. Turning it off frees them.
+    pub keep_graphs: bool,
+    /// Memory budget of the GPU in bytes (`None`: only the adapter's own limits).
+    pub vram_budget: Option<u64>,
+    /// Memory budget of the CPU's tensors in bytes (`None`: only the system's).
+    pub host_budget: Option<u64>,
     /// While recording, time the GPU's kernels in one stretch between two syncs of this many
     /// (1: always; 0: always on a hardware GPU, one in [`SOFTWARE_KERNEL_SAMPLING`] on a
     /// software adapter).
     pub kernel_timing_every: u32,
 }
+
+/// Smallest memory budget accepted: below it even a tiny model cannot start.
+pub const MIN_BUDGET: u64 = 64 << 10;
 
 /// Sync windows per kernel-timed window on a software adapter when the choice is automatic.
 /// On lavapipe each timestamp costs about 12 µs (measured: timing the 20 passes of an Iris step
@@ -87,6 +98,9 @@ impl Default for Pipeline {
             sync: SyncPolicy::default(),
             upload: UploadMode::default(),
             record: true,
+            keep_graphs: false,
+            vram_budget: None,
+            host_budget: None,
             kernel_timing_every: 0,
         }
     }
@@ -96,6 +110,15 @@ impl Pipeline {
     /// Checks the ranges; the message names the setting and its limit.
     pub fn validate(&self) -> Result<(), String> {
         self.loader.validate()?;
+        if let Some(b) = [self.vram_budget, self.host_budget]
+            .into_iter()
+            .flatten()
+            .find(|&b| b < MIN_BUDGET)
+        {
+            return Err(format!(
+                "memory budget of {b} bytes: choose at least {MIN_BUDGET} (64 KiB)"
+            ));
+        }
         if self.kernel_timing_every > 1000 {
             return Err(format!(
                 "time kernels every {} steps: choose at most 1000",
@@ -379,6 +402,8 @@ pub struct Runner {
     syncs: u64,
     /// Whether the kernels of the current window are timed.
     window_timed: bool,
+    /// Layer outputs kept from every step while `keep_graphs` is on.
+    kept: Vec<Tensor>,
     extent: ([f32; 2], [f32; 2]),
 }
 
@@ -419,6 +444,11 @@ impl Runner {
         let config = &session.config;
         let data = Arc::clone(&session.data);
         let spec = config.model_spec(&data);
+        // The budget applies to the model's own allocations too.
+        backend.set_memory_budget(match backend.device() {
+            Device::Gpu => config.pipeline.vram_budget,
+            Device::Cpu => config.pipeline.host_budget,
+        });
         let model = Mlp::new(backend, &spec, config.optimizer, config.batch, config.seed)?;
         let extent = extent_of(&data);
         let epoch_clock = session.epoch;
@@ -451,6 +481,7 @@ impl Runner {
             kernel_sampling: 1,
             syncs: 0,
             window_timed: true,
+            kept: Vec::new(),
             extent,
         };
         // Whatever the backend recorded before (another model's run) is not this run's.
@@ -500,6 +531,14 @@ impl Runner {
 
     fn apply_pipeline(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         backend.set_upload_mode(self.pipeline.upload);
+        backend.set_memory_budget(match self.device {
+            Device::Gpu => self.pipeline.vram_budget,
+            Device::Cpu => self.pipeline.host_budget,
+        });
+        if !self.pipeline.keep_graphs {
+            // Dropping them gives their memory back (to the GPU's cache).
+            self.kept.clear();
+        }
         let software = backend.adapter_summary().is_some_and(|a| a.software);
         self.kernel_sampling = match self.pipeline.kernel_timing_every {
             0 if software => u64::from(SOFTWARE_KERNEL_SAMPLING),
@@ -559,7 +598,12 @@ impl Runner {
         for (phase, (gpu_name, cpu_name)) in phases.into_iter().enumerate() {
             let t = backend.recorder().now_ns();
             match phase {
-                0 => self.model.forward(backend)?,
+                0 => {
+                    self.model.forward(backend)?;
+                    if self.pipeline.keep_graphs {
+                        self.keep_activations(backend, step)?;
+                    }
+                }
                 1 => self.model.backward(backend)?,
                 _ => self.model.update(backend, self.lr)?,
             }
@@ -589,6 +633,27 @@ impl Runner {
         backend.time_kernels(false);
         self.window_steps += 1;
         Ok(synced)
+    }
+
+    /// Copies this step's layer outputs into tensors of their own that stay alive: what keeping
+    /// a loss with its graph does. Each copy is a real allocation, under the budget.
+    fn keep_activations(
+        &mut self,
+        backend: &mut dyn Backend,
+        step: u64,
+    ) -> Result<(), BackendError> {
+        for (l, a) in self.model.activations().iter().enumerate().skip(1) {
+            let label = format!("step {step} layer{}.output (kept)", l - 1);
+            let mut copy = backend.alloc(Role::Activations, &label, a.rows(), a.cols())?;
+            backend.copy(a, &mut copy)?;
+            self.kept.push(copy);
+        }
+        Ok(())
+    }
+
+    /// Tensors kept by `keep_graphs` so far.
+    pub fn kept_tensors(&self) -> usize {
+        self.kept.len()
     }
 
     /// A step whose kernels the GPU times when it will be logged (where the adapter can, and

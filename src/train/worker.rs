@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::{BoundaryGrid, EvalReport, Pipeline, Runner, Session, StepLog};
 use crate::backend::gpu::AdapterSummary;
 use crate::backend::{Backend, Device};
+use crate::memory::MemorySnapshot;
 use crate::trace::{TraceChunk, TraceHistory};
 
 /// What the UI asks a worker to do.
@@ -25,6 +26,8 @@ pub enum Command {
     Step,
     /// Go on with new loader, sync, upload and recording settings (the model stays).
     Pipeline(Pipeline),
+    /// Give the GPU pool's cached blocks back to the device.
+    ReleaseCached,
     /// End the thread.
     Shutdown,
 }
@@ -54,6 +57,15 @@ pub enum Event {
     Log(StepLog),
     /// Whole-set accuracy.
     Eval(EvalReport),
+    /// The memory accounting, sent with each log and after each change.
+    Memory {
+        /// Which device.
+        device: Device,
+        /// At which step.
+        step: u64,
+        /// The figures.
+        snapshot: MemorySnapshot,
+    },
     /// Recorded steps and their spans, sent with each log while recording.
     Trace {
         /// Which device.
@@ -180,12 +192,14 @@ impl State<'_> {
             device: self.device,
             message,
         });
+        self.send_memory();
         self.set_running(false);
     }
 
     fn configure(&mut self, session: &Session) {
         self.runner = None;
         self.backend.clear_caches();
+        self.backend.reset_peak_memory();
         match Runner::new(&mut *self.backend, session) {
             Ok(runner) => {
                 self.runner = Some(runner);
@@ -193,6 +207,15 @@ impl State<'_> {
             }
             Err(e) => self.fail(e.to_string()),
         }
+        self.send_memory();
+    }
+
+    fn send_memory(&self) {
+        self.send(Event::Memory {
+            device: self.device,
+            step: self.runner.as_ref().map_or(0, Runner::steps),
+            snapshot: self.backend.memory(),
+        });
     }
 
     /// Trains one step, and reports when an interval has passed (or `force`).
@@ -227,6 +250,7 @@ impl State<'_> {
             Ok(Some((log, trace))) => {
                 self.last_log = Instant::now();
                 self.send(Event::Log(log));
+                self.send_memory();
                 if let Some(trace) = trace {
                     self.send(trace);
                 }
@@ -350,6 +374,11 @@ fn command_loop(
                 {
                     state.fail(e.to_string());
                 }
+                state.send_memory();
+            }
+            Some(Command::ReleaseCached) => {
+                state.backend.release_cached();
+                state.send_memory();
             }
             Some(Command::Run) => {
                 if let Some(r) = state.runner.as_mut() {

@@ -8,7 +8,11 @@ use crate::backend::Device;
 use crate::backend::gpu::AdapterSummary;
 use crate::data::{Dataset, Task};
 use crate::i18n::{Key, Lang};
+use crate::memory::MemorySnapshot;
 use crate::trace::TraceHistory;
+
+/// Memory reports kept for the allocated-and-reserved plot.
+const MEMORY_POINTS: usize = 2000;
 use crate::trace::advice::Context;
 use crate::train::worker::Event;
 use crate::train::{BoundaryGrid, EvalReport, StepLog};
@@ -94,6 +98,10 @@ pub struct DeviceColumn {
     pub trace: TraceHistory,
     /// What the advice rules need to know of the recorded run.
     pub trace_context: Option<Context>,
+    /// The memory accounting, as last reported.
+    pub memory: Option<MemorySnapshot>,
+    /// `[step, allocated, reserved]` at each report (bytes), oldest first.
+    pub memory_history: Vec<[f64; 3]>,
     texture: Option<egui::TextureHandle>,
     texture_stale: bool,
 }
@@ -118,6 +126,8 @@ impl DeviceColumn {
             cpu_threads: None,
             trace: TraceHistory::default(),
             trace_context: None,
+            memory: None,
+            memory_history: Vec::new(),
             texture: None,
             texture_stale: false,
         }
@@ -146,10 +156,12 @@ impl DeviceColumn {
             texture_stale,
             trace,
             trace_context,
+            memory_history,
             ..
         } = self;
         trace.clear();
         *trace_context = None;
+        memory_history.clear();
         *last_log = None;
         *last_eval = None;
         for c in [batch_loss, train_loss, test_loss, train_metric, test_metric] {
@@ -194,6 +206,17 @@ impl DeviceColumn {
             }
             Event::Error { message, .. } => self.error = Some(message),
             Event::Running { running, .. } => self.running = running,
+            Event::Memory { step, snapshot, .. } => {
+                self.memory_history.push([
+                    step as f64,
+                    snapshot.allocated as f64,
+                    snapshot.reserved as f64,
+                ]);
+                if self.memory_history.len() > MEMORY_POINTS {
+                    self.memory_history.remove(0);
+                }
+                self.memory = Some(snapshot);
+            }
             Event::Trace {
                 batch,
                 workers,

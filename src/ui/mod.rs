@@ -3,6 +3,7 @@
 
 pub mod column;
 pub mod journey;
+pub mod memory;
 pub mod open;
 pub mod preview;
 pub mod setup;
@@ -22,6 +23,8 @@ pub enum Tab {
     Data,
     /// The batch journey: timeline, breakdown, advice, hardware diagram.
     Journey,
+    /// Where the memory goes.
+    Memory,
 }
 
 /// What the user asked for this frame.
@@ -55,6 +58,8 @@ pub enum UiCommand {
     SetPipeline(crate::train::Pipeline),
     /// Ask where to save the recorded steps as Chrome trace JSON.
     ExportTrace,
+    /// Give the GPU pool's cached blocks back.
+    ReleaseCached,
 }
 
 /// Colours of the classes: distinct on a dark background and at a projector.

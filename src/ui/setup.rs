@@ -346,6 +346,37 @@ fn loader_ui(
         })
         .response
         .on_hover_text(lang.tr(Key::KernelSamplingTip));
+    ui.label(lang.tr(Key::MemorySettings));
+    ui.checkbox(&mut pipeline.keep_graphs, lang.tr(Key::KeepGraphs))
+        .on_hover_text(lang.tr(Key::KeepGraphsTip));
+    for (budget, key) in [
+        (&mut pipeline.vram_budget, Key::VramBudget),
+        (&mut pipeline.host_budget, Key::HostBudget),
+    ] {
+        ui.horizontal(|ui| {
+            let mut on = budget.is_some();
+            if ui
+                .checkbox(&mut on, lang.tr(key))
+                .on_hover_text(lang.tr(Key::BudgetTip))
+                .changed()
+            {
+                *budget = on.then_some(256 << 20);
+            }
+            if let Some(bytes) = budget.as_mut() {
+                let mut mib = (*bytes >> 20).max(1);
+                if ui
+                    .add(
+                        egui::DragValue::new(&mut mib)
+                            .range(1..=1_048_576)
+                            .suffix(" MiB"),
+                    )
+                    .changed()
+                {
+                    *bytes = mib << 20;
+                }
+            }
+        });
+    }
     if config.pipeline != before {
         commands.push(UiCommand::SetPipeline(config.pipeline));
     }

@@ -16,7 +16,9 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::Lease;
 use super::{Activation, AdamHyper, Backend, BackendError, Device, Storage, Tensor, checks};
+use crate::memory::{MemorySnapshot, Role, SharedLedger};
 use crate::trace::{Category, Lane, Recorder};
 use matmul::{GEMM_MIN_MACS, Layout, PARALLEL_MIN_MACS};
 
@@ -44,6 +46,23 @@ pub struct CpuBackend {
     /// Per product shape: one thread or all, chosen by timing both.
     tuning: HashMap<ShapeKey, Tuning>,
     recorder: Recorder,
+    ledger: SharedLedger,
+}
+
+/// A CPU tensor's bytes, given back to the ledger when it is dropped.
+struct CpuLease {
+    ledger: SharedLedger,
+    role: Role,
+    bytes: u64,
+}
+
+impl Drop for CpuLease {
+    fn drop(&mut self) {
+        if let Ok(mut ledger) = self.ledger.lock() {
+            // Host memory goes back to the system allocator: nothing stays reserved.
+            ledger.free(self.role, self.bytes, self.bytes, false);
+        }
+    }
 }
 
 /// Matching chunks of parameter, gradient and Adam's two moments, as rayon's `zip` of four
@@ -136,6 +155,7 @@ impl CpuBackend {
             split,
             tuning: HashMap::new(),
             recorder: Recorder::default(),
+            ledger: SharedLedger::default(),
         })
     }
 }
@@ -321,13 +341,60 @@ impl Backend for CpuBackend {
         pool.install(|| f(self));
     }
 
-    fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {
+    fn alloc(
+        &mut self,
+        role: Role,
+        label: &str,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Tensor, BackendError> {
+        let bytes = (rows * cols * std::mem::size_of::<f32>()) as u64;
+        {
+            let mut ledger = self
+                .ledger
+                .lock()
+                .map_err(|_| BackendError::Setup("the memory ledger is poisoned".into()))?;
+            if !ledger.fits(bytes) {
+                let oom = ledger.out_of_memory(Device::Cpu, label, role, bytes);
+                return Err(BackendError::OutOfMemory(Box::new(oom)));
+            }
+            ledger.allocate(role, bytes, bytes, true);
+        }
+        let lease = Lease(Box::new(CpuLease {
+            ledger: std::sync::Arc::clone(&self.ledger),
+            role,
+            bytes,
+        }));
         Ok(Tensor::new(
             label,
+            role,
             rows,
             cols,
             Storage::Cpu(vec![0.0; rows * cols]),
+            lease,
         ))
+    }
+
+    fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
+        checks::copy(Device::Cpu, src, dst)?;
+        host_mut(dst).copy_from_slice(host(src));
+        Ok(())
+    }
+
+    fn memory(&self) -> MemorySnapshot {
+        self.ledger.lock().map(|l| l.snapshot()).unwrap_or_default()
+    }
+
+    fn set_memory_budget(&mut self, budget_bytes: Option<u64>) {
+        if let Ok(mut l) = self.ledger.lock() {
+            l.set_budget(budget_bytes);
+        }
+    }
+
+    fn reset_peak_memory(&mut self) {
+        if let Ok(mut l) = self.ledger.lock() {
+            l.reset_peaks();
+        }
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {

@@ -8,6 +8,7 @@
 //! staging buffer, submits, waits for the GPU and maps it — the only point where the CPU waits.
 
 pub mod context;
+mod pool;
 mod timing;
 
 use std::collections::{HashMap, HashSet};
@@ -16,12 +17,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub use context::{AdapterSummary, GpuUnavailable};
+use pool::{GpuLease, SharedPool, block_size};
 use timing::{Mode, Timestamps};
 
+use super::Lease;
 use super::{
     Activation, AdamHyper, Backend, BackendError, Device, KernelTimes, Storage, Tensor, UploadMode,
     checks,
 };
+use crate::memory::{MemorySnapshot, Role};
 use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
 
 /// Every kernel's parameter block is at most this many 32-bit words (48 bytes).
@@ -245,6 +249,8 @@ pub struct GpuBackend {
     ring_next: usize,
     /// Ring slots copied from in the work not yet submitted.
     ring_used: Vec<usize>,
+    /// Every buffer's accounting, and the tensors' caching pool.
+    pool: SharedPool,
     /// The first error wgpu reported outside an error scope.
     error: Arc<Mutex<Option<String>>>,
 }
@@ -285,6 +291,17 @@ impl GpuBackend {
         let dummy_read = storage("unused-input");
         let dummy_write = [storage("unused-output-1"), storage("unused-output-2")];
         let timestamps = summary.timestamps.then(|| Timestamps::new(&device, &queue));
+        let pool = SharedPool::default();
+        if let Ok(mut p) = pool.lock() {
+            // The backend's own buffers: the dummies and the timestamp queries' two buffers.
+            let own = 3 * 16
+                + if timestamps.is_some() {
+                    2 * 4096 * 8
+                } else {
+                    0
+                };
+            p.ledger.internal(own);
+        }
         if let Some(message) = take_error(&error) {
             return Err(GpuUnavailable {
                 reason: format!(
@@ -314,6 +331,7 @@ impl GpuBackend {
             ring: Vec::new(),
             ring_next: 0,
             ring_used: Vec::new(),
+            pool,
             error,
         })
     }
@@ -374,6 +392,7 @@ impl GpuBackend {
         let cached = match self.dispatches.entry(key) {
             std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
             std::collections::hash_map::Entry::Vacant(entry) => {
+                count_internal(&self.pool, (PARAM_WORDS * 4) as i64);
                 let uniform = self.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some(label),
                     size: (PARAM_WORDS * 4) as u64,
@@ -525,9 +544,11 @@ impl GpuBackend {
     }
 
     fn staging_buffer(&mut self, size_in_bytes: u64) -> wgpu::Buffer {
+        let pool = &self.pool;
         self.staging
             .entry(size_in_bytes)
             .or_insert_with(|| {
+                count_internal(pool, size_in_bytes as i64);
                 self.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("readback-staging"),
                     size: size_in_bytes,
@@ -711,6 +732,11 @@ impl GpuBackend {
             .get(i)
             .is_some_and(|slot| slot.buffer.size() >= size);
         if !fits {
+            let old = self.ring.get(i).map_or(0, |slot| slot.buffer.size());
+            count_internal(
+                &self.pool,
+                size.next_power_of_two().max(256) as i64 - old as i64,
+            );
             let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("upload-staging-ring"),
                 size: size.next_power_of_two().max(256),
@@ -778,6 +804,13 @@ impl GpuBackend {
     }
 }
 
+/// Counts `bytes` more (or, negative, fewer) of the backend's own buffers in the accounting.
+fn count_internal(pool: &SharedPool, bytes: i64) {
+    if let Ok(mut p) = pool.lock() {
+        p.ledger.internal(bytes);
+    }
+}
+
 fn take_error(slot: &Mutex<Option<String>>) -> Option<String> {
     slot.lock().ok().and_then(|mut e| e.take())
 }
@@ -805,28 +838,121 @@ impl Backend for GpuBackend {
         format!("{} ({})", self.summary.name, self.summary.backend)
     }
 
-    fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {
-        let size_in_bytes = (rows * cols * 4).max(4) as u64;
+    fn alloc(
+        &mut self,
+        role: Role,
+        label: &str,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Tensor, BackendError> {
+        let bytes = (rows * cols * 4) as u64;
+        let block = block_size(bytes);
         let limit = self
             .summary
             .max_storage_buffer_binding_size_bytes
             .min(self.summary.max_buffer_size_bytes);
-        if size_in_bytes > limit {
+        if block > limit {
             return Err(BackendError::Gpu(format!(
-                "`{label}` needs {size_in_bytes} bytes, more than the adapter's {limit}-byte limit \
+                "`{label}` needs {block} bytes, more than the adapter's {limit}-byte limit \
                  for one storage buffer: use a smaller batch or narrower layers"
             )));
         }
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: size_in_bytes,
-            // STORAGE for the kernels, COPY_DST for uploads, COPY_SRC for reads back.
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
+        let poisoned = || BackendError::Setup("the GPU memory pool is poisoned".into());
+        let cached = self.pool.lock().map_err(|_| poisoned())?.take(block);
+        let reused = cached.is_some();
+        let buffer = if let Some(buffer) = cached {
+            self.pool
+                .lock()
+                .map_err(|_| poisoned())?
+                .ledger
+                .allocate(role, bytes, block, false);
+            buffer
+        } else {
+            let mut pool = self.pool.lock().map_err(|_| poisoned())?;
+            if !pool.ledger.fits(block) {
+                // As PyTorch does before it reports out of memory: give the cache back, retry.
+                pool.release_cached();
+                if !pool.ledger.fits(block) {
+                    let oom = pool.ledger.out_of_memory(Device::Gpu, label, role, block);
+                    return Err(BackendError::OutOfMemory(Box::new(oom)));
+                }
+            }
+            pool.ledger.allocate(role, bytes, block, true);
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: block,
+                // STORAGE for the kernels, COPY_DST for uploads, COPY_SRC for reads back.
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        };
+        let lease = Lease(Box::new(GpuLease {
+            pool: Arc::clone(&self.pool),
+            role,
+            bytes,
+            block,
+            buffer: Some(buffer.clone()),
+        }));
+        let tensor = Tensor::new(label, role, rows, cols, Storage::Gpu(buffer.clone()), lease);
+        if reused {
+            // A reused buffer holds the last tensor's values: a new tensor starts at zero. The
+            // clear is recorded work on the tensor, so a `write_buffer` to it submits it first.
+            let encoder = self.encoder.get_or_insert_with(|| {
+                self.device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("training-step"),
+                    })
+            });
+            encoder.clear_buffer(&buffer, 0, None);
+            self.pending_tensors.insert(tensor.id());
+        }
+        Ok(tensor)
+    }
+
+    fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
+        checks::copy(Device::Gpu, src, dst)?;
+        let (Storage::Gpu(from), Storage::Gpu(to)) = (src.storage(), dst.storage()) else {
+            return Ok(());
+        };
+        let size = (src.len() * 4) as u64;
+        let encoder = self.encoder.get_or_insert_with(|| {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("training-step"),
+                })
         });
-        Ok(Tensor::new(label, rows, cols, Storage::Gpu(buffer)))
+        encoder.copy_buffer_to_buffer(from, 0, to, 0, size);
+        self.pending_tensors.extend([src.id(), dst.id()]);
+        Ok(())
+    }
+
+    fn memory(&self) -> MemorySnapshot {
+        self.pool
+            .lock()
+            .map(|p| p.ledger.snapshot())
+            .unwrap_or_default()
+    }
+
+    fn set_memory_budget(&mut self, budget_bytes: Option<u64>) {
+        if let Ok(mut p) = self.pool.lock() {
+            p.ledger.set_budget(budget_bytes);
+        }
+    }
+
+    fn release_cached(&mut self) {
+        // Work not yet submitted may use a cached buffer: submit it first.
+        let _ = self.flush();
+        if let Ok(mut p) = self.pool.lock() {
+            p.release_cached();
+        }
+    }
+
+    fn reset_peak_memory(&mut self) {
+        if let Ok(mut p) = self.pool.lock() {
+            p.ledger.reset_peaks();
+        }
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
@@ -1176,6 +1302,10 @@ impl Backend for GpuBackend {
 
     fn clear_caches(&mut self) {
         let _ = self.flush();
+        count_internal(
+            &self.pool,
+            -((self.dispatches.len() * PARAM_WORDS * 4) as i64),
+        );
         self.dispatches.clear();
     }
 }

@@ -1,0 +1,340 @@
+//! Where the memory goes: every tensor's bytes by role, allocated against reserved, peaks, a
+//! budget with a real out-of-memory error, and an estimator that predicts the same figures from a
+//! model's description.
+//!
+//! Each backend keeps a [`Ledger`] shared with its tensors, which give their memory back when
+//! they are dropped. On the GPU a freed buffer stays in a caching pool for reuse, as in PyTorch's
+//! CUDA caching allocator, so *reserved* (everything held from the device) can be more than
+//! *allocated* (what live tensors hold); on the CPU the two are the same.
+
+pub mod estimate;
+
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+use crate::backend::Device;
+
+/// What a tensor is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Weights and biases.
+    Parameters,
+    /// The parameters' gradients.
+    Gradients,
+    /// Adam's two moments, or momentum's velocity.
+    OptimizerState,
+    /// Layer outputs kept for the backward pass (and, with the leak setting, kept for good).
+    Activations,
+    /// The batch's inputs and targets.
+    Inputs,
+    /// Everything else of the model: backward temporaries, evaluation buffers, loss statistics.
+    Workspace,
+    /// BatchScope's own GPU buffers: kernel parameter blocks, readback staging, the timestamp
+    /// queries' buffers, the upload ring.
+    Internal,
+}
+
+impl Role {
+    /// Every role, in the order the memory view stacks them.
+    pub const ALL: [Role; 7] = [
+        Role::Parameters,
+        Role::Gradients,
+        Role::OptimizerState,
+        Role::Activations,
+        Role::Inputs,
+        Role::Workspace,
+        Role::Internal,
+    ];
+
+    /// Lower-case name used in JSON and the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Parameters => "parameters",
+            Role::Gradients => "gradients",
+            Role::OptimizerState => "optimizer_state",
+            Role::Activations => "activations",
+            Role::Inputs => "inputs",
+            Role::Workspace => "workspace",
+            Role::Internal => "internal",
+        }
+    }
+
+    /// Index into per-role arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The memory of one device at one moment. All figures in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct MemorySnapshot {
+    /// Bytes live tensors asked for, by role (indexed like [`Role::ALL`]).
+    pub by_role: [u64; 7],
+    /// Held by live tensors, in the pool's block sizes.
+    pub allocated: u64,
+    /// Held from the device or the system: allocated plus the pool's cached blocks.
+    pub reserved: u64,
+    /// Most `allocated` since the counters were last reset.
+    pub peak_allocated: u64,
+    /// Most `reserved` since the counters were last reset.
+    pub peak_reserved: u64,
+    /// The budget allocations are checked against, if one is set.
+    pub budget: Option<u64>,
+    /// Live tensors.
+    pub tensors: usize,
+}
+
+impl MemorySnapshot {
+    /// Bytes of `role`.
+    pub fn role(&self, role: Role) -> u64 {
+        self.by_role[role.index()]
+    }
+
+    /// Bytes asked for by all live tensors.
+    pub fn requested(&self) -> u64 {
+        self.by_role.iter().sum()
+    }
+
+    /// Block-size rounding and cached blocks: reserved beyond what tensors asked for.
+    pub fn cached(&self) -> u64 {
+        self.reserved.saturating_sub(self.allocated)
+    }
+}
+
+/// An allocation refused because it would go past the budget, reported as a user meets it later
+/// in PyTorch: what was asked for, the budget, what is allocated and reserved, and what to try.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub struct OutOfMemory {
+    /// Which device.
+    pub device: Device,
+    /// The tensor that did not fit.
+    pub label: String,
+    /// Its role.
+    pub role: Role,
+    /// Bytes it needed (in the pool's block size).
+    pub requested: u64,
+    /// The budget.
+    pub budget: u64,
+    /// Bytes live tensors held.
+    pub allocated: u64,
+    /// Bytes held in all.
+    pub reserved: u64,
+}
+
+impl std::fmt::Display for OutOfMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} out of memory: tried to allocate {} for `{}` ({}); the budget is {}, of which {} \
+             is allocated by tensors",
+            device_name(self.device),
+            format_bytes(self.requested),
+            self.label,
+            self.role.as_str().replace('_', " "),
+            format_bytes(self.budget),
+            format_bytes(self.allocated),
+        )?;
+        if self.device == Device::Gpu {
+            write!(
+                f,
+                " and {} reserved in all (the pool's cached blocks were given back first)",
+                format_bytes(self.reserved)
+            )?;
+        }
+        f.write_str(
+            ". Try a smaller batch size or fewer or narrower layers; turn off \"keep every step's \
+             graph\" if it is on",
+        )
+    }
+}
+
+fn device_name(device: Device) -> &'static str {
+    match device {
+        Device::Cpu => "CPU",
+        Device::Gpu => "GPU",
+    }
+}
+
+/// Bytes in readable binary units.
+pub fn format_bytes(bytes: u64) -> String {
+    crate::data::file::format_bytes(bytes)
+}
+
+/// The accounting of one device, shared by its backend and its tensors.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    snapshot: MemorySnapshot,
+}
+
+/// A ledger behind a lock: tensors are dropped wherever their owner is.
+pub type SharedLedger = Arc<Mutex<Ledger>>;
+
+impl Ledger {
+    /// The current figures.
+    pub fn snapshot(&self) -> MemorySnapshot {
+        self.snapshot
+    }
+
+    /// Sets or clears the budget.
+    pub fn set_budget(&mut self, budget: Option<u64>) {
+        self.snapshot.budget = budget;
+    }
+
+    /// Whether `more` reserved bytes fit the budget.
+    pub fn fits(&self, more: u64) -> bool {
+        self.snapshot
+            .budget
+            .is_none_or(|b| self.snapshot.reserved + more <= b)
+    }
+
+    /// Counts a new tensor of `bytes` in a block of `block` bytes; `fresh` when the block was
+    /// newly reserved rather than taken from the cache.
+    pub fn allocate(&mut self, role: Role, bytes: u64, block: u64, fresh: bool) {
+        let s = &mut self.snapshot;
+        s.by_role[role.index()] += bytes;
+        s.allocated += block;
+        if fresh {
+            s.reserved += block;
+        }
+        s.tensors += 1;
+        s.peak_allocated = s.peak_allocated.max(s.allocated);
+        s.peak_reserved = s.peak_reserved.max(s.reserved);
+    }
+
+    /// Counts a tensor freed; `cached` when its block stays reserved in a pool.
+    pub fn free(&mut self, role: Role, bytes: u64, block: u64, cached: bool) {
+        let s = &mut self.snapshot;
+        s.by_role[role.index()] = s.by_role[role.index()].saturating_sub(bytes);
+        s.allocated = s.allocated.saturating_sub(block);
+        if !cached {
+            s.reserved = s.reserved.saturating_sub(block);
+        }
+        s.tensors = s.tensors.saturating_sub(1);
+    }
+
+    /// Counts `bytes` more (negative: fewer) of a backend's own buffers, which are not tensors.
+    pub fn internal(&mut self, bytes: i64) {
+        let s = &mut self.snapshot;
+        let n = bytes.unsigned_abs();
+        let i = Role::Internal.index();
+        if bytes >= 0 {
+            s.by_role[i] += n;
+            s.allocated += n;
+            s.reserved += n;
+            s.peak_allocated = s.peak_allocated.max(s.allocated);
+            s.peak_reserved = s.peak_reserved.max(s.reserved);
+        } else {
+            s.by_role[i] = s.by_role[i].saturating_sub(n);
+            s.allocated = s.allocated.saturating_sub(n);
+            s.reserved = s.reserved.saturating_sub(n);
+        }
+    }
+
+    /// Counts cached blocks given back to the device.
+    pub fn release(&mut self, bytes: u64) {
+        self.snapshot.reserved = self.snapshot.reserved.saturating_sub(bytes);
+    }
+
+    /// Starts the peaks over from the current figures.
+    pub fn reset_peaks(&mut self) {
+        let s = &mut self.snapshot;
+        s.peak_allocated = s.allocated;
+        s.peak_reserved = s.reserved;
+    }
+
+    /// The error for an allocation of `block` bytes that does not fit.
+    pub fn out_of_memory(
+        &self,
+        device: Device,
+        label: &str,
+        role: Role,
+        block: u64,
+    ) -> OutOfMemory {
+        let s = &self.snapshot;
+        OutOfMemory {
+            device,
+            label: label.to_owned(),
+            role,
+            requested: block,
+            budget: s.budget.unwrap_or(u64::MAX),
+            allocated: s.allocated,
+            reserved: s.reserved,
+        }
+    }
+}
+
+/// Parses a size such as `64MiB`, `1.5 GiB`, `512 KB` or `1000000` (bytes).
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number.parse().ok()?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = value * scale;
+    (bytes.is_finite() && bytes >= 1.0).then_some(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocated_and_reserved_part_when_blocks_are_cached() {
+        let mut l = Ledger::default();
+        l.allocate(Role::Parameters, 1000, 1024, true);
+        l.allocate(Role::Activations, 3000, 3072, true);
+        assert_eq!(
+            (l.snapshot().allocated, l.snapshot().reserved),
+            (4096, 4096)
+        );
+        // The activation's block goes back to the cache: no longer allocated, still reserved.
+        l.free(Role::Activations, 3000, 3072, true);
+        let s = l.snapshot();
+        assert_eq!((s.allocated, s.reserved, s.cached()), (1024, 4096, 3072));
+        assert_eq!(s.role(Role::Activations), 0);
+        assert_eq!(s.peak_allocated, 4096);
+        l.release(3072);
+        assert_eq!(l.snapshot().reserved, 1024);
+    }
+
+    #[test]
+    fn the_budget_counts_reserved_bytes_and_the_error_says_everything() {
+        let mut l = Ledger::default();
+        l.set_budget(Some(4096));
+        l.allocate(Role::Parameters, 4000, 4096, true);
+        assert!(!l.fits(512));
+        let e = l.out_of_memory(Device::Gpu, "layer0.output", Role::Activations, 512);
+        let text = e.to_string();
+        assert!(
+            text.starts_with("GPU out of memory: tried to allocate 512 bytes"),
+            "{text}"
+        );
+        for part in [
+            "`layer0.output` (activations)",
+            "budget is 4.0 KiB",
+            "smaller batch",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_bytes("64MiB"), Some(64 << 20));
+        assert_eq!(parse_bytes("1.5 GiB"), Some(3 << 29));
+        assert_eq!(parse_bytes("512kb"), Some(512 << 10));
+        assert_eq!(parse_bytes("1000"), Some(1000));
+        assert_eq!(parse_bytes("12 parsecs"), None);
+        assert_eq!(parse_bytes("0"), None);
+    }
+}

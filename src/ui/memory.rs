@@ -1,0 +1,245 @@
+//! Where the memory goes: per device a bar stacked by role, allocated against reserved over time
+//! with the peak and the budget, "release cached"; the estimator's figures and formulas for the
+//! model being set up, a batch-size sweep, and a few large models (all labelled estimated).
+
+use egui::{Color32, Pos2, Rect, RichText, Sense, Vec2};
+use egui_plot::{HLine, Legend, Line, Plot, PlotPoints};
+
+use super::UiCommand;
+use super::column::DeviceColumn;
+use crate::backend::Device;
+use crate::data::Dataset;
+use crate::i18n::{Key, Lang};
+use crate::memory::estimate::{self, PRESETS, Scheme};
+use crate::memory::{MemorySnapshot, Role, format_bytes};
+use crate::train::TrainConfig;
+
+/// The colour of a role, the same in every memory view.
+pub fn role_color(role: Role) -> Color32 {
+    match role {
+        Role::Parameters => Color32::from_rgb(66, 165, 245),
+        Role::Gradients => Color32::from_rgb(239, 83, 80),
+        Role::OptimizerState => Color32::from_rgb(171, 71, 188),
+        Role::Activations => Color32::from_rgb(102, 187, 106),
+        Role::Inputs => Color32::from_rgb(255, 167, 38),
+        Role::Workspace => Color32::from_rgb(141, 110, 99),
+        Role::Internal => Color32::from_rgb(120, 120, 120),
+    }
+}
+
+/// The translated name of a role.
+pub fn role_key(role: Role) -> Key {
+    match role {
+        Role::Parameters => Key::RoleParameters,
+        Role::Gradients => Key::RoleGradients,
+        Role::OptimizerState => Key::RoleOptimizer,
+        Role::Activations => Key::RoleActivations,
+        Role::Inputs => Key::RoleInputs,
+        Role::Workspace => Key::RoleWorkspace,
+        Role::Internal => Key::RoleInternal,
+    }
+}
+
+/// Batch sizes of the estimated sweep.
+const SWEEP: [usize; 6] = [1, 8, 32, 128, 512, 2048];
+
+/// The memory view (it keeps no state of its own: the columns hold the reports).
+#[derive(Default)]
+pub struct MemoryPanel;
+
+impl MemoryPanel {
+    /// Draws both devices' memory and the estimator for `config` on `data`.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        columns: &[DeviceColumn; 2],
+        config: &TrainConfig,
+        data: Option<&Dataset>,
+        commands: &mut Vec<UiCommand>,
+    ) {
+        ui.heading(lang.tr(Key::MemoryTab));
+        ui.label(RichText::new(lang.tr(Key::MemoryIntro)).weak());
+        for column in columns.iter().filter(|c| c.enabled) {
+            let Some(m) = column.memory else {
+                continue;
+            };
+            ui.separator();
+            device_ui(ui, lang, column, &m, commands);
+        }
+        if let Some(data) = data {
+            ui.separator();
+            estimator_ui(ui, lang, config, data);
+        }
+    }
+}
+
+fn device_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    column: &DeviceColumn,
+    m: &MemorySnapshot,
+    commands: &mut Vec<UiCommand>,
+) {
+    let title = match column.device {
+        Device::Cpu => lang.tr(Key::CpuColumn),
+        Device::Gpu => lang.tr(Key::GpuColumn),
+    };
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new(title).strong().size(18.0));
+        ui.label(lang.fmt(Key::Allocated, &[("bytes", &format_bytes(m.allocated))]))
+            .on_hover_text(lang.tr(Key::AllocatedTip));
+        ui.label(lang.fmt(Key::Reserved, &[("bytes", &format_bytes(m.reserved))]))
+            .on_hover_text(lang.tr(Key::ReservedTip));
+        ui.label(lang.fmt(
+            Key::PeakMemory,
+            &[("bytes", &format_bytes(m.peak_allocated))],
+        ));
+        ui.label(match m.budget {
+            Some(b) => lang.fmt(Key::BudgetIs, &[("bytes", &format_bytes(b))]),
+            None => lang.tr(Key::NoBudget).to_owned(),
+        });
+        if column.device == Device::Gpu
+            && ui
+                .button(lang.tr(Key::ReleaseCached))
+                .on_hover_text(lang.tr(Key::ReleaseCachedTip))
+                .clicked()
+        {
+            commands.push(UiCommand::ReleaseCached);
+        }
+    });
+    // One bar, stacked by role, against the reserved total (and the budget where set).
+    let full = m.budget.unwrap_or(m.reserved).max(m.reserved).max(1) as f32;
+    let (rect, _) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 26.0), Sense::hover());
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 3.0, ui.visuals().extreme_bg_color);
+    let mut x = rect.left();
+    for role in Role::ALL {
+        let w = m.role(role) as f32 / full * rect.width();
+        if w > 0.0 {
+            painter.rect_filled(
+                Rect::from_min_size(Pos2::new(x, rect.top()), Vec2::new(w, rect.height())),
+                0.0,
+                role_color(role),
+            );
+            x += w;
+        }
+    }
+    let reserved_x = rect.left() + m.reserved as f32 / full * rect.width();
+    painter.vline(
+        reserved_x,
+        rect.y_range(),
+        egui::Stroke::new(2.0, ui.visuals().text_color()),
+    );
+    ui.horizontal_wrapped(|ui| {
+        for role in Role::ALL {
+            let (r, _) = ui.allocate_exact_size(Vec2::splat(12.0), Sense::hover());
+            ui.painter().rect_filled(r, 2.0, role_color(role));
+            ui.label(format!(
+                "{} {}",
+                lang.tr(role_key(role)),
+                format_bytes(m.role(role))
+            ));
+        }
+    });
+    if column.memory_history.len() >= 2 {
+        let mib = |v: f64| v / f64::from(1u32 << 20);
+        let allocated: PlotPoints = column
+            .memory_history
+            .iter()
+            .map(|p| [p[0], mib(p[1])])
+            .collect();
+        let reserved: PlotPoints = column
+            .memory_history
+            .iter()
+            .map(|p| [p[0], mib(p[2])])
+            .collect();
+        Plot::new(("memory", column.device))
+            .height(130.0)
+            .legend(Legend::default())
+            .y_axis_label("MiB")
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                plot.line(Line::new(lang.tr(Key::AllocatedShort), allocated));
+                plot.line(Line::new(lang.tr(Key::ReservedShort), reserved));
+                if let Some(b) = m.budget {
+                    plot.hline(HLine::new(lang.tr(Key::BudgetShort), mib(b as f64)));
+                }
+            });
+    }
+}
+
+fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
+    let spec = config.model_spec(data);
+    let e = estimate::mlp(&spec, config.optimizer, config.batch);
+    ui.label(RichText::new(lang.tr(Key::Estimator)).strong())
+        .on_hover_text(lang.tr(Key::EstimatorTip));
+    egui::Grid::new("estimate").striped(true).show(ui, |ui| {
+        for line in &e.lines {
+            ui.label(RichText::new(lang.tr(role_key(line.role))).color(role_color(line.role)));
+            ui.label(format_bytes(line.bytes));
+            ui.label(RichText::new(&line.formula).weak());
+            ui.end_row();
+        }
+    });
+    ui.label(RichText::new(lang.tr(Key::SweepTitle)).strong());
+    // Stacked bars of the estimate at each batch size: activations grow, parameters do not.
+    let sweeps: Vec<_> = SWEEP
+        .iter()
+        .map(|&b| (b, estimate::mlp(&spec, config.optimizer, b)))
+        .collect();
+    let tallest = sweeps
+        .iter()
+        .map(|(_, e)| e.total())
+        .max()
+        .unwrap_or(1)
+        .max(1) as f32;
+    let (rect, _) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 110.0), Sense::hover());
+    let painter = ui.painter_at(rect);
+    let w = rect.width() / SWEEP.len() as f32;
+    for (i, (batch, e)) in sweeps.iter().enumerate() {
+        let x = rect.left() + i as f32 * w + 6.0;
+        let mut y = rect.bottom() - 16.0;
+        for line in &e.lines {
+            let h = line.bytes as f32 / tallest * (rect.height() - 32.0);
+            painter.rect_filled(
+                Rect::from_min_max(Pos2::new(x, y - h), Pos2::new(x + w - 12.0, y)),
+                0.0,
+                role_color(line.role),
+            );
+            y -= h;
+        }
+        painter.text(
+            Pos2::new(x + (w - 12.0) / 2.0, rect.bottom() - 8.0),
+            egui::Align2::CENTER_CENTER,
+            format!("{batch}"),
+            egui::FontId::proportional(11.0),
+            ui.visuals().text_color(),
+        );
+        painter.text(
+            Pos2::new(x + (w - 12.0) / 2.0, y - 8.0),
+            egui::Align2::CENTER_CENTER,
+            format_bytes(e.total()),
+            egui::FontId::proportional(11.0),
+            ui.visuals().text_color(),
+        );
+    }
+    ui.label(RichText::new(lang.tr(Key::LargeModels)).strong())
+        .on_hover_text(lang.tr(Key::LargeModelsTip));
+    egui::Grid::new("presets").striped(true).show(ui, |ui| {
+        for p in PRESETS {
+            let fp32 = estimate::preset(p, Scheme::Fp32Adam).total();
+            let mixed = estimate::preset(p, Scheme::MixedAdam).total();
+            ui.label(p.name);
+            ui.label(lang.fmt(
+                Key::PresetLine,
+                &[
+                    ("params", &estimate::grouped(p.parameters)),
+                    ("fp32", &format_bytes(fp32)),
+                    ("mixed", &format_bytes(mixed)),
+                ],
+            ));
+            ui.end_row();
+        }
+    });
+}

@@ -1,0 +1,284 @@
+//! Memory as it really is: the bytes of every role on both devices, the estimator against them,
+//! the GPU's caching pool, the budget's out-of-memory error, and the leak lesson.
+
+mod common;
+
+use std::process::Command;
+
+use batchscope::backend::{Backend, BackendError, Device};
+use batchscope::data::loader::DataSource;
+use batchscope::memory::Role;
+use batchscope::memory::estimate;
+use batchscope::nn::OptimizerKind;
+use batchscope::train::{Pipeline, Runner, Session, TrainConfig};
+
+fn mnist(batch: usize, optimizer: OptimizerKind) -> TrainConfig {
+    TrainConfig {
+        source: DataSource::Shipped("mnist".into()),
+        hidden: vec![128],
+        optimizer,
+        batch,
+        pipeline: Pipeline {
+            record: false,
+            ..Pipeline::default()
+        },
+        ..TrainConfig::default()
+    }
+}
+
+/// MLP 784,128,10 with Adam in FP32: the parameters are 4 × 101,770 bytes, the gradients the
+/// same, Adam's moments twice that; activations grow linearly with the batch.
+fn roles_of_the_mnist_mlp(backend: &mut dyn Backend) {
+    let session = Session::new(mnist(32, OptimizerKind::Adam)).expect("valid");
+    assert_eq!(
+        session.config.model_spec(&session.data).layers,
+        [784, 128, 10]
+    );
+    let runner = Runner::new(backend, &session).expect("fits");
+    let m = backend.memory();
+    assert_eq!(m.role(Role::Parameters), 4 * 101_770);
+    assert_eq!(m.role(Role::Gradients), 4 * 101_770);
+    assert_eq!(m.role(Role::OptimizerState), 2 * 4 * 101_770);
+    let at_32 = m.role(Role::Activations);
+    assert_eq!(at_32, 32 * (128 + 10) * 4);
+    drop(runner);
+    let session = Session::new(mnist(64, OptimizerKind::Adam)).expect("valid");
+    let _runner = Runner::new(backend, &session).expect("fits");
+    let m = backend.memory();
+    assert_eq!(
+        m.role(Role::Activations),
+        2 * at_32,
+        "twice the batch, twice the activations"
+    );
+    assert_eq!(
+        m.role(Role::Parameters),
+        4 * 101_770,
+        "parameters do not grow"
+    );
+}
+
+/// The estimator's figures equal the measured ones, role by role, for three models.
+fn the_estimator_predicts_what_is_allocated(backend: &mut dyn Backend) {
+    let cases = [
+        mnist(64, OptimizerKind::Adam),
+        TrainConfig {
+            hidden: vec![16, 16],
+            optimizer: OptimizerKind::Sgd,
+            batch: 8,
+            ..mnist(8, OptimizerKind::Sgd)
+        },
+        TrainConfig {
+            source: DataSource::Shipped("autompg".into()),
+            hidden: vec![32],
+            optimizer: OptimizerKind::Momentum,
+            batch: 16,
+            ..mnist(16, OptimizerKind::Momentum)
+        },
+    ];
+    for config in cases {
+        let session = Session::new(config).expect("valid");
+        let spec = session.config.model_spec(&session.data);
+        let e = estimate::mlp(&spec, session.config.optimizer, session.config.batch);
+        let runner = Runner::new(backend, &session).expect("fits");
+        let m = backend.memory();
+        for line in &e.lines {
+            let measured = m.role(line.role) as f64;
+            let off = (line.bytes as f64 - measured).abs() / measured.max(1.0);
+            assert!(
+                off <= 0.05,
+                "{:?} {}: estimated {} measured {measured} ({})",
+                spec.layers,
+                line.role.as_str(),
+                line.bytes,
+                line.formula
+            );
+        }
+        drop(runner);
+    }
+}
+
+/// Without the leak setting, memory is flat after the first step; with it, it grows each step,
+/// and turning it off gives the memory back.
+fn keeping_each_steps_graph_leaks_until_turned_off(backend: &mut dyn Backend) {
+    let mut config = mnist(16, OptimizerKind::Adam);
+    config.hidden = vec![32];
+    let session = Session::new(config).expect("valid");
+    let mut runner = Runner::new(backend, &session).expect("fits");
+    runner.step(backend, true).expect("step");
+    let after_first = backend.memory().allocated;
+    for _ in 0..5 {
+        runner.step(backend, true).expect("step");
+        assert_eq!(
+            backend.memory().allocated,
+            after_first,
+            "flat without the leak"
+        );
+    }
+    let mut pipeline = runner.pipeline();
+    pipeline.keep_graphs = true;
+    runner.set_pipeline(backend, pipeline).expect("set");
+    let mut last = backend.memory().role(Role::Activations);
+    for _ in 0..5 {
+        runner.step(backend, true).expect("step");
+        let now = backend.memory().role(Role::Activations);
+        // Each step keeps 16 × (32 + 10) more values.
+        assert_eq!(now - last, 16 * 42 * 4);
+        last = now;
+    }
+    assert_eq!(runner.kept_tensors(), 10);
+    pipeline.keep_graphs = false;
+    runner.set_pipeline(backend, pipeline).expect("set");
+    assert_eq!(backend.memory().allocated, after_first, "freed");
+}
+
+/// With the leak on and a budget, a run reaches the out-of-memory error; nothing panics and the
+/// message says what was asked for and what to do.
+fn the_leak_runs_out_of_a_budget(backend: &mut dyn Backend) {
+    let device = backend.device();
+    let mut config = mnist(16, OptimizerKind::Sgd);
+    config.hidden = vec![32];
+    config.pipeline.keep_graphs = true;
+    let budget = 8 << 20;
+    config.pipeline.vram_budget = Some(budget);
+    config.pipeline.host_budget = Some(budget);
+    let session = Session::new(config).expect("valid");
+    let mut runner = Runner::new(backend, &session).expect("fits at first");
+    let mut steps = 0;
+    let error = loop {
+        match runner.step(backend, false) {
+            Ok(_) => steps += 1,
+            Err(e) => break e,
+        }
+        assert!(steps < 100_000, "never ran out");
+    };
+    let BackendError::OutOfMemory(oom) = &error else {
+        panic!("expected out of memory, got {error}");
+    };
+    assert_eq!(oom.device, device);
+    assert_eq!(oom.role, Role::Activations);
+    assert_eq!(oom.budget, budget);
+    assert!(oom.label.contains("(kept)"));
+    let text = error.to_string();
+    assert!(text.contains("out of memory: tried to allocate"), "{text}");
+    assert!(text.contains("keep every step's"), "{text}");
+    assert!(steps > 10, "it ran {steps} steps first");
+}
+
+/// A budget smaller than the model: the model itself does not fit.
+fn a_budget_below_the_model_is_refused(backend: &mut dyn Backend) {
+    let mut config = mnist(64, OptimizerKind::Adam);
+    config.pipeline.vram_budget = Some(1 << 20);
+    config.pipeline.host_budget = Some(1 << 20);
+    let session = Session::new(config).expect("valid");
+    let error = Runner::new(backend, &session).err().expect("does not fit");
+    assert!(matches!(error, BackendError::OutOfMemory(_)), "{error}");
+    assert!(
+        error.to_string().contains("the budget is 1.0 MiB"),
+        "{error}"
+    );
+    // The device stays usable: without the budget the same model fits.
+    let session = Session::new(mnist(64, OptimizerKind::Adam)).expect("valid");
+    assert!(Runner::new(backend, &session).is_ok());
+}
+
+on_both_devices! {
+    roles => super::roles_of_the_mnist_mlp;
+    estimator => super::the_estimator_predicts_what_is_allocated;
+    leak => super::keeping_each_steps_graph_leaks_until_turned_off;
+    leak_to_oom => super::the_leak_runs_out_of_a_budget;
+    budget_below_the_model => super::a_budget_below_the_model_is_refused;
+}
+
+#[test]
+fn the_gpu_pool_caches_freed_buffers_until_released() {
+    let Some(mut gpu) = common::gpu() else { return };
+    let session = Session::new(mnist(32, OptimizerKind::Adam)).expect("valid");
+    let before = gpu.memory();
+    let runner = Runner::new(&mut gpu, &session).expect("fits");
+    let live = gpu.memory();
+    assert!(live.allocated > before.allocated);
+    drop(runner);
+    let cached = gpu.memory();
+    // The tensors are gone, their buffers are not: allocated falls back, reserved stays.
+    assert_eq!(cached.allocated, before.allocated);
+    assert_eq!(cached.reserved, live.reserved);
+    assert_eq!(cached.role(Role::Parameters), 0);
+    // The same model again reuses them: nothing more is reserved.
+    let runner = Runner::new(&mut gpu, &session).expect("fits");
+    assert_eq!(gpu.memory().reserved, live.reserved);
+    assert_eq!(gpu.device(), Device::Gpu);
+    drop(runner);
+    gpu.release_cached();
+    let released = gpu.memory();
+    assert_eq!(released.reserved, released.allocated);
+    assert!(released.peak_reserved >= live.reserved);
+}
+
+#[test]
+fn headless_out_of_memory_is_exit_code_2_with_the_message() {
+    let output = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+        .args([
+            "train",
+            "--dataset",
+            "mnist",
+            "--layers",
+            "784,128,10",
+            "--batch",
+            "64",
+            "--steps",
+            "3",
+            "--device",
+            "cpu",
+            "--host-budget",
+            "2MiB",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("CPU out of memory: tried to allocate"),
+        "{stdout}"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+        .args(["train", "--device", "cpu", "--host-budget", "lots"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--host-budget `lots`"));
+}
+
+#[test]
+fn memory_prints_measured_and_estimated_bytes_per_role() {
+    let output = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+        .args([
+            "memory",
+            "--dataset",
+            "mnist",
+            "--layers",
+            "784,128,10",
+            "--batch",
+            "64",
+            "--device",
+            "cpu",
+            "--json",
+        ])
+        .output()
+        .expect("runs");
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first: serde_json::Value =
+        serde_json::from_str(stdout.lines().next().unwrap_or_default()).expect("JSON");
+    let params = &first["roles"]["parameters"];
+    assert_eq!(params["measured_bytes"], 407_080);
+    assert_eq!(params["estimated_bytes"], 407_080);
+    assert_eq!(first["roles"]["optimizer_state"]["measured_bytes"], 814_160);
+    // The large models come after, each labelled as estimated.
+    let presets: Vec<serde_json::Value> = stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(presets.len(), 6);
+    assert!(presets.iter().all(|p| p["estimated"] == true));
+}
