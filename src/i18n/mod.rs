@@ -133,9 +133,10 @@ strings! {
     SamplesPerSecondTip => "Training rows per second over the last interval, measured by the wall clock up to a sync with the device.", "最近一段时间内每秒训练的样本行数，用挂钟计时，截至与设备同步的时刻。";
     StepTime => "Step time", "每步耗时";
     StepTimeTip => "Mean wall-clock time of one training step over the last interval.", "最近一段时间内单个训练步的平均挂钟时间。";
-    KernelTime => "GPU kernels (last step)", "GPU 内核时间（最近一步）";
-    KernelTimeTip => "Time the GPU spent in this step's kernels, from GPU timestamp queries.", "本步内核在 GPU 上的执行时间，来自 GPU 时间戳查询。";
+    KernelTime => "GPU kernels (last timed step)", "GPU 内核时间（最近计时的一步）";
+    KernelTimeTip => "Time the GPU spent in the kernels of the last step whose kernels were timed, from GPU timestamp queries (timing may be sampled: see Time GPU kernels).", "最近一个被计时步骤的内核在 GPU 上的执行时间，来自 GPU 时间戳查询（计时可能是抽样的：见“GPU 内核计时”）。";
     KernelTimeNone => "no timestamps on this adapter", "此适配器不支持时间戳";
+    KernelTimeNotYet => "no step timed yet", "尚无计时的步骤";
     Loss => "Loss", "损失";
     Accuracy => "Accuracy", "准确率";
     TrainSeries => "train", "训练集";
@@ -345,7 +346,7 @@ strings! {
     PresetLine => "{params} parameters: {fp32} (FP32 + Adam), {mixed} (mixed + Adam) — estimated", "{params} 个参数：{fp32}（FP32 + Adam），{mixed}（混合精度 + Adam）——估算";
     MemorySettings => "Memory", "内存";
     KeepGraphs => "Keep every step's graph (leak)", "保留每一步的计算图（泄漏）";
-    KeepGraphsTip => "As appending loss (not loss.item()) to a list each step does in PyTorch: every step's activations stay alive, memory climbs until it runs out. Turn it off to free them.", "就像在 PyTorch 里每步把 loss（而不是 loss.item()）追加到列表中：每一步的激活值都保留下来，内存不断增长直到耗尽。关闭即可释放。";
+    KeepGraphsTip => "As appending loss (not loss.item()) to a list each step does in PyTorch: every step's activations stay alive, memory climbs until it runs out. Turn it off to free them. Without a budget, 1 GiB applies while it is on.", "就像在 PyTorch 里每步把 loss（而不是 loss.item()）追加到列表中：每一步的激活值都保留下来，内存不断增长直到耗尽。关闭即可释放。未设预算时，开启期间使用 1 GiB 的预算。";
     VramBudget => "VRAM budget", "显存预算";
     HostBudget => "Host budget", "主机内存预算";
     BudgetTip => "An allocation past the budget fails with an out-of-memory error, as on a smaller GPU. Off: only the device's own limits.", "超过预算的分配会报内存不足错误，就像在更小的 GPU 上一样。关闭：只受设备本身的限制。";

@@ -82,6 +82,10 @@ pub struct Pipeline {
     pub kernel_timing_every: u32,
 }
 
+/// The budget that applies while `keep_graphs` is on and none is set: the leak then stops with
+/// an out-of-memory error before it takes the machine's memory.
+pub const LEAK_SAFETY_BUDGET: u64 = 1 << 30;
+
 /// Smallest memory budget accepted: below it even a tiny model cannot start.
 pub const MIN_BUDGET: u64 = 64 << 10;
 
@@ -107,6 +111,16 @@ impl Default for Pipeline {
 }
 
 impl Pipeline {
+    /// The memory budget of `device`: the one set, or [`LEAK_SAFETY_BUDGET`] while the leak
+    /// setting is on.
+    pub fn budget(&self, device: Device) -> Option<u64> {
+        let set = match device {
+            Device::Gpu => self.vram_budget,
+            Device::Cpu => self.host_budget,
+        };
+        set.or(self.keep_graphs.then_some(LEAK_SAFETY_BUDGET))
+    }
+
     /// Checks the ranges; the message names the setting and its limit.
     pub fn validate(&self) -> Result<(), String> {
         self.loader.validate()?;
@@ -445,10 +459,7 @@ impl Runner {
         let data = Arc::clone(&session.data);
         let spec = config.model_spec(&data);
         // The budget applies to the model's own allocations too.
-        backend.set_memory_budget(match backend.device() {
-            Device::Gpu => config.pipeline.vram_budget,
-            Device::Cpu => config.pipeline.host_budget,
-        });
+        backend.set_memory_budget(config.pipeline.budget(backend.device()));
         let model = Mlp::new(backend, &spec, config.optimizer, config.batch, config.seed)?;
         let extent = extent_of(&data);
         let epoch_clock = session.epoch;
@@ -531,10 +542,7 @@ impl Runner {
 
     fn apply_pipeline(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         backend.set_upload_mode(self.pipeline.upload);
-        backend.set_memory_budget(match self.device {
-            Device::Gpu => self.pipeline.vram_budget,
-            Device::Cpu => self.pipeline.host_budget,
-        });
+        backend.set_memory_budget(self.pipeline.budget(self.device));
         if !self.pipeline.keep_graphs {
             // Dropping them gives their memory back (to the GPU's cache).
             self.kept.clear();
@@ -762,7 +770,7 @@ impl Runner {
             kernel_time_ms: kernels
                 .map(|k| k.total_ns)
                 .or(if self.device == Device::Gpu {
-                    self.last_kernel_ns.take()
+                    self.last_kernel_ns
                 } else {
                     None
                 })

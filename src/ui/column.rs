@@ -323,9 +323,20 @@ impl DeviceColumn {
                 if self.device == Device::Gpu {
                     ui.label(lang.tr(Key::KernelTime))
                         .on_hover_text(lang.tr(Key::KernelTimeTip));
+                    let timestamps = match &self.status {
+                        ColumnStatus::Ready {
+                            adapter: Some(a), ..
+                        } => a.timestamps,
+                        _ => false,
+                    };
+                    let none = if timestamps {
+                        Key::KernelTimeNotYet
+                    } else {
+                        Key::KernelTimeNone
+                    };
                     match log.kernel_time_ms {
                         Some(ms) => ui.label(format_ms(ms)),
-                        None => ui.label(RichText::new(lang.tr(Key::KernelTimeNone)).weak()),
+                        None => ui.label(RichText::new(lang.tr(none)).weak()),
                     };
                     ui.end_row();
                 }

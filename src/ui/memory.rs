@@ -158,6 +158,9 @@ fn device_ui(
             .height(130.0)
             .legend(Legend::default())
             .y_axis_label("MiB")
+            // From zero, so a flat line reads as flat, not as noise around a value.
+            .include_y(0.0)
+            .include_y(mib(m.peak_reserved.max(m.budget.unwrap_or(0)) as f64) * 1.1)
             .allow_scroll(false)
             .show(ui, |plot| {
                 plot.line(Line::new(lang.tr(Key::AllocatedShort), allocated));
