@@ -18,7 +18,7 @@ use std::time::Instant;
 
 pub use context::{AdapterSummary, GpuUnavailable};
 use pool::{GpuLease, SharedPool, block_size};
-use timing::{Mode, Timestamps};
+use timing::{Mode, Timestamps, map_for_reading, wait_idle};
 
 use super::Lease;
 use super::{
@@ -566,22 +566,7 @@ impl GpuBackend {
     fn map_and_copy(&mut self, buffer: &wgpu::Buffer) -> Result<Vec<u8>, BackendError> {
         let start = self.recorder.now_ns();
         let slice = buffer.slice(..);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |result| {
-            let _ = tx.send(result);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
-        match rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
-            Err(_) => {
-                return Err(BackendError::Gpu(
-                    "the GPU never finished mapping a buffer".into(),
-                ));
-            }
-        }
+        map_for_reading(&self.device, &slice)?;
         self.recorder.span(
             Lane::Sync,
             Category::Sync,
@@ -689,9 +674,7 @@ impl GpuBackend {
     fn drain_timestamps(&mut self) -> Result<(), BackendError> {
         let start = self.recorder.now_ns();
         self.flush()?;
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
+        wait_idle(&self.device)?;
         self.recorder.span(
             Lane::Sync,
             Category::Sync,
@@ -757,9 +740,7 @@ impl GpuBackend {
         if !self.ring[i].ready.load(Ordering::Acquire) {
             // The GPU is still copying out of this buffer: the host must wait to reuse it.
             let start = self.recorder.now_ns();
-            self.device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
+            wait_idle(&self.device)?;
             self.recorder.span(
                 Lane::Sync,
                 Category::Sync,
@@ -1252,9 +1233,7 @@ impl Backend for GpuBackend {
     fn start_recording(&mut self, epoch: Instant) -> Result<(), BackendError> {
         // Finish earlier work so the calibration sees an idle GPU and no old pass is counted.
         self.flush()?;
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
+        wait_idle(&self.device)?;
         self.recorder.start(epoch);
         if let Ok(mut list) = self.observed.lock() {
             list.clear();

@@ -211,9 +211,7 @@ impl Timestamps {
             encoder.copy_buffer_to_buffer(&self.resolve, offset, &self.readback, offset, 8);
             let before = ns_since(epoch) as f64;
             queue.submit([encoder.finish()]);
-            device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
+            wait_idle(device)?;
             let after = ns_since(epoch) as f64;
             let bytes = map_read(device, &self.readback, offset..offset + 8)?;
             let tick: u64 = bytemuck::pod_read_unaligned(&bytes[..8]);
@@ -240,22 +238,7 @@ pub(super) fn map_read(
     range: std::ops::Range<u64>,
 ) -> Result<Vec<u8>, BackendError> {
     let slice = buffer.slice(range);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        let _ = tx.send(result);
-    });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))?;
-    match rx.recv() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
-        Err(_) => {
-            return Err(BackendError::Gpu(
-                "the GPU never finished mapping a buffer".into(),
-            ));
-        }
-    }
+    map_for_reading(device, &slice)?;
     let bytes = {
         let view = slice
             .get_mapped_range()
@@ -264,4 +247,31 @@ pub(super) fn map_read(
     };
     buffer.unmap();
     Ok(bytes)
+}
+
+/// Waits until the GPU has finished everything submitted to it.
+pub(super) fn wait_idle(device: &wgpu::Device) -> Result<(), BackendError> {
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map(|_| ())
+        .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))
+}
+
+/// Asks for `slice` to be mapped for reading and waits until it is (which waits for the GPU).
+pub(super) fn map_for_reading(
+    device: &wgpu::Device,
+    slice: &wgpu::BufferSlice<'_>,
+) -> Result<(), BackendError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        let _ = tx.send(result);
+    });
+    wait_idle(device)?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
+        Err(_) => Err(BackendError::Gpu(
+            "the GPU never finished mapping a buffer".into(),
+        )),
+    }
 }
