@@ -12,6 +12,7 @@ pub mod data;
 pub mod i18n;
 pub mod memory;
 pub mod nn;
+pub mod precision;
 pub mod trace;
 pub mod train;
 pub mod ui;

@@ -13,6 +13,7 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::memory::{MemorySnapshot, OutOfMemory, Role};
+use crate::precision::Half;
 use crate::trace::Recorder;
 
 /// Which device a tensor lives on and an op runs on.
@@ -366,6 +367,10 @@ pub trait Backend: Send {
 
     /// Starts the peak figures over.
     fn reset_peak_memory(&mut self);
+
+    /// Rounds every value of `t` to `format` (nearest, ties to even) and stores it back as f32:
+    /// the same bits on both devices.
+    fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError>;
 
     /// Copies host values into `t` (host-to-device transfer on the GPU).
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError>;

@@ -17,8 +17,10 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::Lease;
+use super::check_device;
 use super::{Activation, AdamHyper, Backend, BackendError, Device, Storage, Tensor, checks};
 use crate::memory::{MemorySnapshot, Role, SharedLedger};
+use crate::precision::Half;
 use crate::trace::{Category, Lane, Recorder};
 use matmul::{GEMM_MIN_MACS, Layout, PARALLEL_MIN_MACS};
 
@@ -395,6 +397,14 @@ impl Backend for CpuBackend {
         if let Ok(mut l) = self.ledger.lock() {
             l.reset_peaks();
         }
+    }
+
+    fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
+        check_device(Device::Cpu, "round_to", &[t])?;
+        for v in host_mut(t) {
+            *v = format.round(*v);
+        }
+        Ok(())
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {

@@ -26,6 +26,7 @@ use super::{
     checks,
 };
 use crate::memory::{MemorySnapshot, Role};
+use crate::precision::Half;
 use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
 
 /// Every kernel's parameter block is at most this many 32-bit words (48 bytes).
@@ -85,6 +86,7 @@ enum KernelId {
     SoftmaxCrossEntropy,
     Mse,
     Optimizer,
+    Round,
 }
 
 /// A compiled kernel: its pipeline and the layout its bind groups must follow.
@@ -131,6 +133,7 @@ struct Kernels {
     softmax_cross_entropy: Kernel,
     mse: Kernel,
     optimizer: Kernel,
+    round: Kernel,
 }
 
 impl Kernels {
@@ -174,6 +177,13 @@ impl Kernels {
                 "step",
                 &wide,
             ),
+            round: Kernel::new(
+                device,
+                "round",
+                include_str!("../../../shaders/precision.wgsl"),
+                "round_to",
+                &wide,
+            ),
         }
     }
 
@@ -184,6 +194,7 @@ impl Kernels {
             KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
             KernelId::Mse => &self.mse,
             KernelId::Optimizer => &self.optimizer,
+            KernelId::Round => &self.round,
         }
     }
 }
@@ -934,6 +945,30 @@ impl Backend for GpuBackend {
         if let Ok(mut p) = self.pool.lock() {
             p.ledger.reset_peaks();
         }
+    }
+
+    fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
+        super::check_device(Device::Gpu, "round_to", &[t])?;
+        let len = t.len() as u32;
+        let groups = len.div_ceil(self.sizes.elementwise).max(1);
+        let max = self.summary.max_compute_workgroups_per_dimension.max(1);
+        let (groups_x, groups_y) = if groups <= max {
+            (groups, 1)
+        } else {
+            (max, groups.div_ceil(max))
+        };
+        let params: Params = [len, format.code(), groups_x, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let label = match format {
+            Half::Fp16 => "round_fp16",
+            Half::Bf16 => "round_bf16",
+        };
+        self.dispatch(
+            KernelId::Round,
+            label,
+            params,
+            &[binding(t)?],
+            (groups_x, groups_y),
+        )
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {

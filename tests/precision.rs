@@ -1,0 +1,153 @@
+//! FP16 and BF16 rounding on the GPU path gives the bits the `half` crate gives on the CPU.
+
+mod common;
+
+use batchscope::backend::Backend;
+use batchscope::precision::Half;
+
+/// Values that probe every branch of a conversion, then random bit patterns and magnitudes.
+fn sweep() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        // Ties: halfway between 1 and the next FP16 (2^-10 apart) rounds to even, either side.
+        1.0 + 2f32.powi(-11),
+        1.0 + 3.0 * 2f32.powi(-11),
+        // Ties for BF16 (2^-7 apart near 1).
+        1.0 + 2f32.powi(-8),
+        1.0 + 3.0 * 2f32.powi(-8),
+        // FP16's largest finite value, the last value that rounds down to it, and overflow.
+        65504.0,
+        65519.996,
+        65520.0,
+        -65520.0,
+        1e6,
+        // FP16's normal and subnormal edges, and a tie at the smallest subnormal.
+        6.103_515_6e-5,
+        6.09e-5,
+        5.960_464_5e-8,
+        2.980_232_2e-8,
+        4.470_348_4e-8,
+        1e-9,
+        // BF16's edges and f32 subnormals (which a GPU may flush if it loads them as floats).
+        3.389_531_4e38,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-40,
+        -1e-45,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0x7f80_0001), // a signalling NaN
+        f32::from_bits(0xffc1_2345),
+    ];
+    // Random bit patterns cover every exponent, and random magnitudes the useful range densely.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..20_000 {
+        v.push(f32::from_bits(next() as u32));
+    }
+    for _ in 0..20_000 {
+        let r = next();
+        let magnitude = ((r >> 32) % 60) as i32 - 40;
+        let mantissa = (r as u32 as f32) / u32::MAX as f32 + 1.0;
+        let sign = if r & 1 == 0 { 1.0 } else { -1.0 };
+        v.push(sign * mantissa * 2f32.powi(magnitude));
+    }
+    v
+}
+
+fn same(format: Half, got: &[f32], inputs: &[f32]) {
+    let mut mismatches = Vec::new();
+    for (&g, &x) in got.iter().zip(inputs) {
+        let want = format.round(x);
+        let equal = if want.is_nan() {
+            g.is_nan()
+        } else {
+            g.to_bits() == want.to_bits()
+        };
+        if !equal {
+            mismatches.push(format!(
+                "{x:e} ({:#010x}): got {:#010x}, half gives {:#010x}",
+                x.to_bits(),
+                g.to_bits(),
+                want.to_bits()
+            ));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{format:?}: {} of {} differ, e.g. {:?}",
+        mismatches.len(),
+        inputs.len(),
+        &mismatches[..mismatches.len().min(5)]
+    );
+}
+
+fn round_on(backend: &mut dyn Backend, format: Half, inputs: &[f32]) -> Vec<f32> {
+    let mut t = backend.zeros("values", 1, inputs.len()).expect("alloc");
+    backend.write(&mut t, inputs).expect("write");
+    backend.round_to(&mut t, format).expect("round");
+    backend.read(&t).expect("read")
+}
+
+#[test]
+fn gpu_rounding_gives_the_bits_of_the_half_crate() {
+    let Some(mut gpu) = common::gpu() else { return };
+    let inputs = sweep();
+    for format in [Half::Fp16, Half::Bf16] {
+        let got = round_on(&mut gpu, format, &inputs);
+        same(format, &got, &inputs);
+    }
+}
+
+/// The CPU path rounds with `half`; these expectations are worked out by hand from the formats.
+fn rounds_to_nearest_even(backend: &mut dyn Backend) {
+    let p = |e: i32| 2f32.powi(e);
+    let fp16 = [
+        // (input, expected) — FP16 has 10 mantissa bits: near 1 the step is 2^-10.
+        (1.0 + p(-11), 1.0),                   // tie: to the even neighbour, 1
+        (1.0 + 3.0 * p(-11), 1.0 + p(-9)),     // tie: to the even neighbour, 1 + 2·2^-10
+        (1.0 + p(-11) + p(-20), 1.0 + p(-10)), // above the tie: up
+        (65504.0, 65504.0),                    // the largest finite value
+        (65519.0, 65504.0),                    // below the midpoint to the next step: down
+        (65520.0, f32::INFINITY),              // the midpoint rounds to even, which is overflow
+        (p(-24), p(-24)),                      // the smallest subnormal
+        (p(-25), 0.0),                         // half of it: a tie, to even zero
+        (3.0 * p(-26), p(-24)),                // above the tie: up to the smallest subnormal
+        (-p(-30), -0.0),                       // underflow keeps the sign
+    ];
+    let bf16 = [
+        // BF16 has 7 mantissa bits: near 1 the step is 2^-7.
+        (1.0 + p(-8), 1.0),
+        (1.0 + 3.0 * p(-8), 1.0 + p(-6)),
+        (f32::MAX, f32::INFINITY), // rounds up past BF16's largest finite value
+        // An f32 subnormal: 1e-40 is 0x000116c2, its low half below the tie: down to 0x00010000.
+        (1e-40, f32::from_bits(0x0001_0000)),
+        (f32::from_bits(0x0001_8001), f32::from_bits(0x0002_0000)), // above the tie: up
+    ];
+    for (format, cases) in [(Half::Fp16, &fp16[..]), (Half::Bf16, &bf16[..])] {
+        let inputs: Vec<f32> = cases.iter().map(|c| c.0).collect();
+        let got = round_on(backend, format, &inputs);
+        for ((x, want), g) in cases.iter().zip(&got) {
+            assert_eq!(
+                g.to_bits(),
+                want.to_bits(),
+                "{format:?} {x:e}: got {g:e}, expected {want:e}"
+            );
+        }
+        let nan = round_on(backend, format, &[f32::NAN]);
+        assert!(nan[0].is_nan());
+    }
+}
+
+on_both_devices! {
+    fp16_and_bf16_round_to_nearest_even => super::rounds_to_nearest_even;
+}
