@@ -30,6 +30,9 @@ pub const MAX_WORKERS: usize = 16;
 pub const MAX_PREFETCH: usize = 16;
 /// Longest simulated storage delay per batch, in ms.
 pub const MAX_STORAGE_LATENCY_MS: f32 = 1000.0;
+/// Most bytes of finished batches the workers' queues may hold together.
+pub const MAX_QUEUED_BYTES: u64 = 1 << 30;
+
 /// Largest shift of image augmentation, in pixels.
 pub const MAX_SHIFT_PX: u8 = 4;
 
@@ -98,6 +101,24 @@ impl Default for LoaderConfig {
 }
 
 impl LoaderConfig {
+    /// Checks that the queues cannot hold more than [`MAX_QUEUED_BYTES`] of batches of
+    /// `batch_bytes` each.
+    pub fn check_queues(&self, batch_bytes: u64) -> Result<(), String> {
+        let queued = (self.workers * self.prefetch) as u64 * batch_bytes;
+        if queued > MAX_QUEUED_BYTES {
+            return Err(format!(
+                "{} loader workers × prefetch depth {} × {} per batch could hold {} of batches \
+                 waiting, more than {}: lower the prefetch depth, the workers or the batch size",
+                self.workers,
+                self.prefetch,
+                crate::data::file::format_bytes(batch_bytes),
+                crate::data::file::format_bytes(queued),
+                crate::data::file::format_bytes(MAX_QUEUED_BYTES),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the ranges; the message names the setting and its limit.
     pub fn validate(&self) -> Result<(), String> {
         if self.workers > MAX_WORKERS {
@@ -728,5 +749,17 @@ mod tests {
             ..Augment::default()
         };
         assert!(bad.validate().is_err());
+        // 16 workers × 16 batches of 8 MiB would queue 2 GiB.
+        let many = LoaderConfig {
+            workers: 16,
+            prefetch: 16,
+            ..LoaderConfig::default()
+        };
+        let message = many.check_queues(8 << 20).expect_err("too much queued");
+        assert!(
+            message.contains("2.0 GiB") && message.contains("1.0 GiB"),
+            "{message}"
+        );
+        assert!(many.check_queues(1 << 20).is_ok());
     }
 }

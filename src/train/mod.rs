@@ -241,7 +241,10 @@ impl TrainConfig {
             return Err(format!("layer width {w}: choose between 1 and {MAX_WIDTH}"));
         }
         self.augment.validate()?;
-        self.pipeline.validate()
+        self.pipeline.validate()?;
+        self.pipeline
+            .loader
+            .check_queues(((data.features + 1) * self.batch * 4) as u64)
     }
 }
 
@@ -533,6 +536,11 @@ impl Runner {
         pipeline: Pipeline,
     ) -> Result<(), BackendError> {
         pipeline.validate().map_err(BackendError::Setup)?;
+        let batch_bytes = ((self.data.features + 1) * self.model.batch() * 4) as u64;
+        pipeline
+            .loader
+            .check_queues(batch_bytes)
+            .map_err(BackendError::Setup)?;
         self.loader
             .reconfigure(pipeline.loader)
             .map_err(|e| BackendError::Setup(format!("cannot start the data loader: {e}")))?;
