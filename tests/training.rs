@@ -226,3 +226,43 @@ fn the_small_workgroups_of_weaker_adapters_compute_the_same() {
         );
     }
 }
+
+/// A learning rate far too high: the loss overflows, the run stops with an explanation that
+/// names the learning rate, and nothing panics.
+fn too_high_a_learning_rate_diverges_with_an_explanation(backend: &mut dyn Backend) {
+    let config = TrainConfig {
+        source: batchscope::data::loader::DataSource::Shipped("autompg".into()),
+        optimizer: OptimizerKind::Sgd,
+        lr: 10.0,
+        batch: 16,
+        ..spiral_config()
+    };
+    let session = Session::new(config).expect("valid settings");
+    let mut runner = Runner::new(backend, &session).expect("model fits");
+    let error = (0..2000)
+        .find_map(|_| runner.step(backend, true).err())
+        .expect("the loss overflows");
+    let BackendError::Diverged { loss, lr, .. } = error else {
+        panic!("expected divergence, got {error}");
+    };
+    assert!(!loss.is_finite());
+    assert_eq!(lr, 10.0);
+    let text = error.to_string();
+    assert!(
+        text.contains("learning rate too high") && text.contains("(10)"),
+        "{text}"
+    );
+}
+
+mod divergence {
+    #[test]
+    fn cpu() {
+        super::too_high_a_learning_rate_diverges_with_an_explanation(&mut super::common::cpu());
+    }
+    #[test]
+    fn gpu() {
+        if let Some(mut b) = super::common::gpu() {
+            super::too_high_a_learning_rate_diverges_with_an_explanation(&mut b);
+        }
+    }
+}

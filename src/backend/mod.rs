@@ -172,6 +172,22 @@ pub enum BackendError {
     /// An allocation would go past the device's memory budget.
     #[error(transparent)]
     OutOfMemory(Box<OutOfMemory>),
+    /// The loss stopped being a finite number: training cannot go on from here.
+    #[error(
+        "the loss became {loss} by step {step}: the updates grew without bound. The usual cause \
+         is a learning rate too high for this model ({lr}): lower it (to {lower}, say) and press \
+         Reset"
+    )]
+    Diverged {
+        /// The step at which it was seen.
+        step: u64,
+        /// The loss read back (NaN or infinite).
+        loss: f32,
+        /// The learning rate of the run.
+        lr: f32,
+        /// A tenth of it.
+        lower: f32,
+    },
 }
 
 /// A 2-D row-major `f32` tensor that knows its device.

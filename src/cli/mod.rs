@@ -345,7 +345,8 @@ enum Failure {
     BadInput(String),
     /// A device could not train (no adapter, a GPU error): reported, and the exit code is 1.
     DeviceFailed,
-    /// A device ran out of its memory budget: reported, and the exit code is 2 (a setting).
+    /// A device ran out of its memory budget, or its loss diverged: reported, and the exit
+    /// code is 2 (a setting to change).
     OutOfMemory,
 }
 use Failure::BadInput;
@@ -926,7 +927,7 @@ fn on_each_device(
 /// Why one device's run failed.
 pub(crate) struct RunError {
     message: String,
-    /// The run went past a memory budget: the user's setting, so exit code 2.
+    /// The run went past a memory budget or diverged: the user's setting, so exit code 2.
     out_of_memory: bool,
 }
 
@@ -948,7 +949,10 @@ impl From<&str> for RunError {
 impl From<BackendError> for RunError {
     fn from(e: BackendError) -> Self {
         Self {
-            out_of_memory: matches!(e, BackendError::OutOfMemory(_)),
+            out_of_memory: matches!(
+                e,
+                BackendError::OutOfMemory(_) | BackendError::Diverged { .. }
+            ),
             message: e.to_string(),
         }
     }

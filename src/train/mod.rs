@@ -629,7 +629,7 @@ impl Runner {
         backend.flush()?;
         if synced {
             let stats = self.model.take_stats(backend)?;
-            self.stats.add(stats);
+            self.add_stats(stats)?;
             self.end_window();
         }
         let recorder = backend.recorder();
@@ -697,8 +697,22 @@ impl Runner {
     /// that the sync policy would not have synced for).
     pub fn sync(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         let stats = self.model.take_stats(backend)?;
-        self.stats.add(stats);
+        self.add_stats(stats)?;
         self.end_window();
+        Ok(())
+    }
+
+    /// Counts statistics read back; a loss that is no longer finite stops the run.
+    fn add_stats(&mut self, stats: Stats) -> Result<(), BackendError> {
+        if stats.rows > 0 && !stats.loss.is_finite() {
+            return Err(BackendError::Diverged {
+                step: self.steps(),
+                loss: stats.loss,
+                lr: self.lr,
+                lower: self.lr / 10.0,
+            });
+        }
+        self.stats.add(stats);
         Ok(())
     }
 
@@ -759,7 +773,7 @@ impl Runner {
     ) -> Result<StepLog, BackendError> {
         if self.stats.rows == 0 {
             let stats = self.model.take_stats(backend)?;
-            self.stats.add(stats);
+            self.add_stats(stats)?;
         }
         let stats = self.stats.take();
         let elapsed_s = self.window_start.elapsed().as_secs_f64();
