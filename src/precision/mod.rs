@@ -57,9 +57,110 @@ impl Half {
     }
 }
 
+/// How many values of a tensor a format would lose: to zero, to its subnormal range (fewer
+/// significant bits), or to infinity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct RangeReport {
+    /// Finite values looked at.
+    pub values: u64,
+    /// Non-zero values that round to zero.
+    pub underflow: u64,
+    /// Non-zero values that land among the format's subnormals (kept, with less precision).
+    pub subnormal: u64,
+    /// Finite values that round to infinity.
+    pub overflow: u64,
+}
+
+impl RangeReport {
+    /// What `format` would do to `values` (NaN and infinities are not counted).
+    pub fn of(values: &[f32], format: Half) -> Self {
+        let min_normal = format.min_positive_normal();
+        let mut r = Self::default();
+        for &x in values.iter().filter(|x| x.is_finite()) {
+            r.values += 1;
+            let y = format.round(x);
+            if x != 0.0 && y == 0.0 {
+                r.underflow += 1;
+            } else if y.is_infinite() {
+                r.overflow += 1;
+            } else if x != 0.0 && y.abs() < min_normal {
+                r.subnormal += 1;
+            }
+        }
+        r
+    }
+
+    /// Share of the values lost to zero, 0 to 1.
+    pub fn underflow_share(&self) -> f64 {
+        self.underflow as f64 / self.values.max(1) as f64
+    }
+
+    /// Share of the values lost to infinity, 0 to 1.
+    pub fn overflow_share(&self) -> f64 {
+        self.overflow as f64 / self.values.max(1) as f64
+    }
+}
+
+/// Counts of |values| by power of two: bin `e` holds `2^e <= |x| < 2^(e+1)`, the log2 axis of
+/// the precision panel, on which the formats' ranges are drawn.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Log2Histogram {
+    /// Exponent of the first bin.
+    pub first_exponent: i32,
+    /// Values per bin, from `first_exponent` up.
+    pub counts: Vec<u64>,
+    /// Values that are exactly zero.
+    pub zeros: u64,
+    /// NaN and infinite values.
+    pub non_finite: u64,
+}
+
+impl Log2Histogram {
+    /// The histogram of `values`, with bins from the smallest to the largest exponent present.
+    pub fn of(values: &[f32]) -> Self {
+        let mut h = Self::default();
+        let exponents: Vec<i32> = values
+            .iter()
+            .filter_map(|&x| {
+                if !x.is_finite() {
+                    h.non_finite += 1;
+                    None
+                } else if x == 0.0 {
+                    h.zeros += 1;
+                    None
+                } else {
+                    Some(exponent_of(x))
+                }
+            })
+            .collect();
+        let (Some(&lo), Some(&hi)) = (exponents.iter().min(), exponents.iter().max()) else {
+            return h;
+        };
+        h.first_exponent = lo;
+        h.counts = vec![0; (hi - lo + 1) as usize];
+        for e in exponents {
+            h.counts[(e - lo) as usize] += 1;
+        }
+        h
+    }
+}
+
+/// `floor(log2 |x|)` for a finite non-zero `x`, exact for subnormals too (from the bits).
+fn exponent_of(x: f32) -> i32 {
+    let bits = x.to_bits() & 0x7fff_ffff;
+    let biased = (bits >> 23) as i32;
+    if biased == 0 {
+        // Subnormal: 0.mantissa × 2^-126, so the leading bit sets the exponent.
+        let lead = 31 - (bits & 0x007f_ffff).leading_zeros() as i32;
+        lead - 149
+    } else {
+        biased - 127
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Half;
+    use super::{Half, Log2Histogram, RangeReport, exponent_of};
 
     #[test]
     fn the_ranges_are_the_formats_own() {
@@ -72,5 +173,33 @@ mod tests {
         // Ties go to even: 1 + 2^-11 is halfway between 1 and 1 + 2^-10.
         assert_eq!(Half::Fp16.round(1.0 + 2f32.powi(-11)), 1.0);
         assert_eq!(Half::Fp16.round(65520.0), f32::INFINITY);
+    }
+
+    #[test]
+    fn the_range_report_counts_what_each_format_loses() {
+        // 1e-8 is below FP16's smallest subnormal (5.96e-8): lost. 1e-6 is an FP16 subnormal.
+        // 1e5 overflows FP16. BF16 keeps all three, at 8 bits of precision.
+        let values = [1.0, 1e-8, 1e-6, 1e5, 0.0, f32::NAN];
+        let fp16 = RangeReport::of(&values, Half::Fp16);
+        assert_eq!(
+            (fp16.values, fp16.underflow, fp16.subnormal, fp16.overflow),
+            (5, 1, 1, 1)
+        );
+        assert!((fp16.underflow_share() - 0.2).abs() < 1e-12);
+        let bf16 = RangeReport::of(&values, Half::Bf16);
+        assert_eq!((bf16.underflow, bf16.subnormal, bf16.overflow), (0, 0, 0));
+    }
+
+    #[test]
+    fn the_histogram_bins_by_power_of_two_subnormals_included() {
+        assert_eq!(exponent_of(1.0), 0);
+        assert_eq!(exponent_of(-3.0), 1);
+        assert_eq!(exponent_of(0.75), -1);
+        assert_eq!(exponent_of(f32::MIN_POSITIVE), -126);
+        assert_eq!(exponent_of(f32::from_bits(1)), -149);
+        let h = Log2Histogram::of(&[1.0, 1.5, 4.0, 0.0, f32::INFINITY, 0.25]);
+        assert_eq!(h.first_exponent, -2);
+        assert_eq!(h.counts, [1, 0, 2, 0, 1]);
+        assert_eq!((h.zeros, h.non_finite), (1, 1));
     }
 }
