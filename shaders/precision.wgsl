@@ -7,11 +7,12 @@
 
 struct Params {
     len: u32,
-    // 1: FP16, 2: BF16.
+    // 1: round to FP16, 2: round to BF16, 3: multiply by `factor`.
     format: u32,
     // Workgroups along x, to fold a 2-D dispatch back into one index.
     groups_x: u32,
-    _pad0: u32,
+    // The factor of mode 3 (loss scaling uses powers of two, which multiply exactly).
+    factor: f32,
     _pad1: vec4<u32>,
     _pad2: vec4<u32>,
 }
@@ -105,7 +106,9 @@ fn round_to(
     let x = values[i];
     if (p.format == 1u) {
         values[i] = f32_bits_from_f16(f16_from_f32_bits(x));
-    } else {
+    } else if (p.format == 2u) {
         values[i] = bf16_round_f32_bits(x);
+    } else {
+        values[i] = bitcast<u32>(bitcast<f32>(x) * p.factor);
     }
 }

@@ -148,6 +148,25 @@ fn rounds_to_nearest_even(backend: &mut dyn Backend) {
     }
 }
 
+/// Loss scaling's multiply: powers of two scale exactly, and overflow gives infinity, on both.
+fn scales_exactly(backend: &mut dyn Backend) {
+    let values = [1.0, -3.5e-7, 6.0e-8, 1e35, 0.0, 123.456];
+    let mut t = backend.zeros("g", 1, values.len()).expect("alloc");
+    backend.write(&mut t, &values).expect("write");
+    backend.scale(&mut t, 65536.0).expect("scale");
+    let up = backend.read(&t).expect("read");
+    for (u, v) in up.iter().zip(values) {
+        assert_eq!(u.to_bits(), (v * 65536.0).to_bits(), "{v:e}");
+    }
+    assert_eq!(up[3], f32::INFINITY);
+    backend.scale(&mut t, 1.0 / 65536.0).expect("scale");
+    let back = backend.read(&t).expect("read");
+    for (b, v) in back.iter().zip(values).filter(|(_, v)| v.abs() < 1e30) {
+        assert_eq!(b.to_bits(), v.to_bits(), "{v:e} scaled up and down again");
+    }
+}
+
 on_both_devices! {
     fp16_and_bf16_round_to_nearest_even => super::rounds_to_nearest_even;
+    loss_scaling_multiplies_exactly => super::scales_exactly;
 }

@@ -388,6 +388,9 @@ pub trait Backend: Send {
     /// the same bits on both devices.
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError>;
 
+    /// `t *= factor`, element-wise (loss scaling: a power of two multiplies exactly).
+    fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError>;
+
     /// Copies host values into `t` (host-to-device transfer on the GPU).
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError>;
 

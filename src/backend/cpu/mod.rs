@@ -399,6 +399,14 @@ impl Backend for CpuBackend {
         }
     }
 
+    fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError> {
+        check_device(Device::Cpu, "scale", &[t])?;
+        for v in host_mut(t) {
+            *v *= factor;
+        }
+        Ok(())
+    }
+
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
         check_device(Device::Cpu, "round_to", &[t])?;
         for v in host_mut(t) {

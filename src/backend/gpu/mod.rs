@@ -554,6 +554,46 @@ impl GpuBackend {
         )
     }
 
+    /// One pass of `shaders/precision.wgsl` over `t`: round (modes 1, 2) or scale (mode 3).
+    fn elementwise(
+        &mut self,
+        t: &Tensor,
+        label: &'static str,
+        mode: u32,
+        factor: f32,
+    ) -> Result<(), BackendError> {
+        super::check_device(Device::Gpu, label, &[t])?;
+        let len = t.len() as u32;
+        let groups = len.div_ceil(self.sizes.elementwise).max(1);
+        let max = self.summary.max_compute_workgroups_per_dimension.max(1);
+        let (groups_x, groups_y) = if groups <= max {
+            (groups, 1)
+        } else {
+            (max, groups.div_ceil(max))
+        };
+        let params: Params = [
+            len,
+            mode,
+            groups_x,
+            factor.to_bits(),
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        self.dispatch(
+            KernelId::Round,
+            label,
+            params,
+            &[binding(t)?],
+            (groups_x, groups_y),
+        )
+    }
+
     fn staging_buffer(&mut self, size_in_bytes: u64) -> wgpu::Buffer {
         let pool = &self.pool;
         self.staging
@@ -948,27 +988,15 @@ impl Backend for GpuBackend {
     }
 
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
-        super::check_device(Device::Gpu, "round_to", &[t])?;
-        let len = t.len() as u32;
-        let groups = len.div_ceil(self.sizes.elementwise).max(1);
-        let max = self.summary.max_compute_workgroups_per_dimension.max(1);
-        let (groups_x, groups_y) = if groups <= max {
-            (groups, 1)
-        } else {
-            (max, groups.div_ceil(max))
-        };
-        let params: Params = [len, format.code(), groups_x, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         let label = match format {
             Half::Fp16 => "round_fp16",
             Half::Bf16 => "round_bf16",
         };
-        self.dispatch(
-            KernelId::Round,
-            label,
-            params,
-            &[binding(t)?],
-            (groups_x, groups_y),
-        )
+        self.elementwise(t, label, format.code(), 1.0)
+    }
+
+    fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError> {
+        self.elementwise(t, "scale", 3, factor)
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
