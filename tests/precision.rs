@@ -170,3 +170,57 @@ on_both_devices! {
     fp16_and_bf16_round_to_nearest_even => super::rounds_to_nearest_even;
     loss_scaling_multiplies_exactly => super::scales_exactly;
 }
+
+/// The final interval's loss of 600 steps of the spiral (2,16,16,3, Adam) in `precision`, and
+/// the scaler's state.
+fn spiral_loss(
+    backend: &mut dyn Backend,
+    precision: batchscope::precision::Precision,
+) -> (f32, Option<f32>, Option<u64>) {
+    use batchscope::train::{Pipeline, Runner, Session, TrainConfig};
+    let config = TrainConfig {
+        precision,
+        pipeline: Pipeline {
+            record: false,
+            ..Pipeline::default()
+        },
+        ..TrainConfig::default()
+    };
+    let session = Session::new(config).expect("valid");
+    let mut runner = Runner::new(backend, &session).expect("fits");
+    for _ in 0..550 {
+        runner.step(backend, false).expect("step");
+    }
+    let _ = runner.log(backend, None).expect("log");
+    for _ in 0..50 {
+        runner.step(backend, false).expect("step");
+    }
+    let log = runner.log(backend, None).expect("log");
+    (log.loss, log.loss_scale, log.skipped_steps)
+}
+
+/// Mixed precision with loss scaling trains like FP32 (within 10%); BF16 trains without scaling;
+/// the scaler starts at 65536, meets an overflow in the first steps, skips them and backs off.
+fn mixed_precision_trains_like_fp32(backend: &mut dyn Backend) {
+    use batchscope::precision::Precision;
+    let (fp32, scale, _) = spiral_loss(backend, Precision::Fp32);
+    assert_eq!(scale, None);
+    let (mixed, scale, skipped) = spiral_loss(backend, Precision::Mixed);
+    assert!(
+        (mixed - fp32).abs() <= 0.1 * fp32,
+        "mixed {mixed} against FP32 {fp32}"
+    );
+    let (scale, skipped) = (scale.expect("a scale"), skipped.expect("a count"));
+    assert!(
+        skipped >= 1 && scale < 65536.0,
+        "scale {scale}, {skipped} skipped"
+    );
+    // BF16 trains without any scaling (its range is f32's); its 8 significant bits stop the loss
+    // short of FP32's (here about 1.7 times it after 600 steps), far below the start (ln 3).
+    let (bf16, _, _) = spiral_loss(backend, Precision::Bf16);
+    assert!(bf16 < 0.1 * 3f32.ln(), "BF16 {bf16} against FP32 {fp32}");
+}
+
+on_both_devices! {
+    mixed_precision => super::mixed_precision_trains_like_fp32;
+}

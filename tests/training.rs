@@ -23,6 +23,7 @@ fn spiral_config() -> TrainConfig {
         batch: 32,
         seed: 1,
         augment: Augment::default(),
+        precision: batchscope::precision::Precision::Fp32,
         // These tests are about the numbers: nothing is recorded.
         pipeline: Pipeline {
             record: false,

@@ -21,6 +21,7 @@ use crate::data::shipped::{SHIPPED, load_shipped, shipped};
 use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic, Table, Task};
 use crate::i18n::Lang;
 use crate::nn::{ModelSpec, OptimizerKind};
+use crate::precision::Precision;
 use crate::train::{MAX_WIDTH, Pipeline, Runner, Session, SyncPolicy, TrainConfig};
 
 mod memory;
@@ -194,6 +195,11 @@ struct RunArgs {
     split: String,
     #[command(flatten)]
     pipeline: PipelineArgs,
+    /// Number format: fp32, fp16, bf16 or mixed (FP32 master weights, FP16 compute, loss
+    /// scaling). The 16-bit formats are emulated by rounding every stored value; memory is not
+    /// halved.
+    #[arg(long, default_value = "fp32")]
+    precision: String,
     /// Print JSON lines.
     #[arg(long)]
     json: bool,
@@ -651,6 +657,12 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
         _ => Synthetic::Spiral,
     };
     let (pipeline, augment) = args.pipeline.pipeline()?;
+    let precision = Precision::parse(&args.precision).ok_or_else(|| {
+        BadInput(format!(
+            "--precision `{}`: choose fp32, fp16, bf16 or mixed",
+            args.precision
+        ))
+    })?;
     let config = TrainConfig {
         data: DatasetSpec {
             kind,
@@ -670,6 +682,7 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
         batch: args.batch,
         seed: args.seed,
         augment,
+        precision,
         pipeline,
     };
     let session = match source {

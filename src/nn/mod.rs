@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::backend::{Activation, AdamHyper, Backend, BackendError, Tensor};
 use crate::data::Task;
 use crate::memory::Role;
+use crate::precision::{GradScaler, Half, Precision};
 
 /// What the output layer's values are compared with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -260,7 +261,15 @@ pub struct Mlp {
     stats: Tensor,
     /// Forward-only activations for evaluation, [`EVAL_ROWS`] rows at a time.
     eval_activations: Vec<Tensor>,
+    /// Training iterations (skipped updates included).
     steps: u32,
+    /// Updates applied (Adam's step count).
+    applied: u32,
+    precision: Precision,
+    /// FP16 copies of the weights and biases the forward and backward passes use (mixed).
+    half_weights: Vec<Tensor>,
+    half_biases: Vec<Tensor>,
+    scaler: Option<GradScaler>,
 }
 
 /// Rows per forward-only evaluation pass (test set, decision-boundary grid).
@@ -345,7 +354,69 @@ impl Mlp {
                 .map(|(l, &width)| backend.zeros(&format!("eval{l}"), EVAL_ROWS, width))
                 .collect::<Result<_, _>>()?,
             steps: 0,
+            applied: 0,
+            precision: Precision::Fp32,
+            half_weights: Vec::new(),
+            half_biases: Vec::new(),
+            scaler: None,
         })
+    }
+
+    /// Trains from now on in `precision`: rounds the parameters (FP16, BF16), or makes the FP16
+    /// copies of the weights and the loss scaler (mixed).
+    pub fn set_precision(
+        &mut self,
+        backend: &mut dyn Backend,
+        precision: Precision,
+    ) -> Result<(), BackendError> {
+        self.precision = precision;
+        self.half_weights.clear();
+        self.half_biases.clear();
+        self.scaler = None;
+        match precision {
+            Precision::Fp32 => {}
+            Precision::Fp16 | Precision::Bf16 => {
+                if let Some(format) = precision.format() {
+                    for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
+                        backend.round_to(&mut p.value, format)?;
+                    }
+                }
+            }
+            Precision::Mixed => {
+                for (l, (w, b)) in self.weights.iter().zip(&self.biases).enumerate() {
+                    let label = format!("layer{l}.weight (fp16 copy)");
+                    let copy =
+                        backend.alloc(Role::Parameters, &label, w.value.rows(), w.value.cols())?;
+                    self.half_weights.push(copy);
+                    let label = format!("layer{l}.bias (fp16 copy)");
+                    let copy = backend.alloc(Role::Parameters, &label, 1, b.value.cols())?;
+                    self.half_biases.push(copy);
+                }
+                self.scaler = Some(GradScaler::default());
+            }
+        }
+        Ok(())
+    }
+
+    /// The training precision.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// The loss scaler (mixed precision).
+    pub fn scaler(&self) -> Option<&GradScaler> {
+        self.scaler.as_ref()
+    }
+
+    fn round(
+        backend: &mut dyn Backend,
+        format: Option<Half>,
+        t: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        match format {
+            Some(f) => backend.round_to(t, f),
+            None => Ok(()),
+        }
     }
 
     /// Rows per batch.
@@ -377,18 +448,46 @@ impl Mlp {
         targets: &[f32],
     ) -> Result<(), BackendError> {
         backend.write(&mut self.activations[0], inputs)?;
+        Self::round(backend, self.precision.format(), &mut self.activations[0])?;
         backend.write(&mut self.targets, targets)
     }
 
     /// Forward pass over the loaded batch; the output layer's logits end in the last activation.
     pub fn forward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
-        forward_layers(
-            backend,
-            &self.spec,
-            &self.weights,
-            &self.biases,
-            &mut self.activations,
-        )
+        let Some(format) = self.precision.format() else {
+            return forward_layers(
+                backend,
+                &self.spec,
+                &self.weights,
+                &self.biases,
+                &mut self.activations,
+            );
+        };
+        let mixed = self.precision == Precision::Mixed;
+        for l in 0..self.weights.len() {
+            if mixed {
+                // This step's FP16 copies of the FP32 master weights.
+                backend.copy(&self.weights[l].value, &mut self.half_weights[l])?;
+                backend.round_to(&mut self.half_weights[l], format)?;
+                backend.copy(&self.biases[l].value, &mut self.half_biases[l])?;
+                backend.round_to(&mut self.half_biases[l], format)?;
+            }
+            let (w, b) = if mixed {
+                (&self.half_weights[l], &self.half_biases[l])
+            } else {
+                (&self.weights[l].value, &self.biases[l].value)
+            };
+            let (done, rest) = self.activations.split_at_mut(l + 1);
+            backend.linear_forward(
+                &done[l],
+                w,
+                b,
+                layer_activation(&self.spec, l),
+                &mut rest[0],
+            )?;
+            backend.round_to(&mut rest[0], format)?;
+        }
+        Ok(())
     }
 
     /// Loss and its gradient, then backward through every layer into the parameter gradients.
@@ -403,20 +502,34 @@ impl Mlp {
                 backend.mse_loss(output, &self.targets, dz, &mut self.stats)?;
             }
         }
+        let format = self.precision.format();
+        if let Some(scaler) = &self.scaler {
+            // The loss scaled up, so that small gradients survive FP16.
+            backend.scale(&mut self.dz[last], scaler.scale)?;
+        }
+        Self::round(backend, format, &mut self.dz[last])?;
         for l in (0..=last).rev() {
             let Param { grad: dw, .. } = &mut self.weights[l];
             let Param { grad: db, .. } = &mut self.biases[l];
             backend.linear_backward_params(&self.activations[l], &self.dz[l], dw, db)?;
+            Self::round(backend, format, dw)?;
+            Self::round(backend, format, db)?;
             if l > 0 {
                 let act_prev = layer_activation(&self.spec, l - 1);
                 let (before, after) = self.dz.split_at_mut(l);
+                let w = if self.scaler.is_some() {
+                    &self.half_weights[l]
+                } else {
+                    &self.weights[l].value
+                };
                 backend.linear_backward_input(
                     &after[0],
-                    &self.weights[l].value,
+                    w,
                     &self.activations[l],
                     act_prev,
                     &mut before[l - 1],
                 )?;
+                Self::round(backend, format, &mut before[l - 1])?;
             }
         }
         Ok(())
@@ -425,8 +538,34 @@ impl Mlp {
     /// One optimizer update of every parameter.
     pub fn update(&mut self, backend: &mut dyn Backend, lr: f32) -> Result<(), BackendError> {
         self.steps += 1;
+        if let Some(scaler) = &self.scaler {
+            // Unscale in f32, then check: one gradient that overflowed skips the whole step
+            // (reading them back is a sync, as GradScaler's check is in PyTorch).
+            let inverse = 1.0 / scaler.scale;
+            let mut finite = true;
+            for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
+                backend.scale(&mut p.grad, inverse)?;
+                finite &= backend.read(&p.grad)?.iter().all(|g| g.is_finite());
+            }
+            let step = u64::from(self.steps);
+            if let Some(scaler) = self.scaler.as_mut()
+                && !scaler.update(step, finite)
+            {
+                return Ok(());
+            }
+        }
+        self.applied += 1;
+        let format = match self.precision {
+            Precision::Fp16 | Precision::Bf16 => self.precision.format(),
+            _ => None,
+        };
         for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
-            p.update(backend, self.optimizer, lr, self.steps)?;
+            p.update(backend, self.optimizer, lr, self.applied)?;
+            // Pure FP16 or BF16: the updated values are stored in the format too.
+            Self::round(backend, format, &mut p.value)?;
+            for s in &mut p.state {
+                Self::round(backend, format, s)?;
+            }
         }
         Ok(())
     }

@@ -57,6 +57,60 @@ impl Half {
     }
 }
 
+/// How a model trains: the format of its values and whether the loss is scaled.
+///
+/// The reduced formats are emulated: every value is rounded to the format (nearest, ties to
+/// even) where the format would store it, and kept in f32 buffers. The numbers are those of the
+/// format; the memory is not halved, and the memory view says so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// Everything in f32.
+    #[default]
+    Fp32,
+    /// Parameters, activations, gradients and optimizer state in FP16; sums in f32.
+    Fp16,
+    /// The same in BF16.
+    Bf16,
+    /// FP32 master weights and optimizer; FP16 copies of the weights, FP16 activations and
+    /// gradients; the loss scaled by a [`GradScaler`].
+    Mixed,
+}
+
+impl Precision {
+    /// Every mode, in menu order.
+    pub const ALL: [Precision; 4] = [
+        Precision::Fp32,
+        Precision::Fp16,
+        Precision::Bf16,
+        Precision::Mixed,
+    ];
+
+    /// The 16-bit format values are rounded to, if any.
+    pub fn format(self) -> Option<Half> {
+        match self {
+            Precision::Fp32 => None,
+            Precision::Fp16 | Precision::Mixed => Some(Half::Fp16),
+            Precision::Bf16 => Some(Half::Bf16),
+        }
+    }
+
+    /// Lower-case name used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Fp16 => "fp16",
+            Precision::Bf16 => "bf16",
+            Precision::Mixed => "mixed",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+}
+
 /// Dynamic loss scaling with the semantics of PyTorch's `torch.cuda.amp.GradScaler`: the loss
 /// gradient is multiplied by `scale` so that small gradients survive FP16; before the update the
 /// gradients are divided by it again and checked; a non-finite one skips the step and halves the

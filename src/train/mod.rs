@@ -16,6 +16,7 @@ use crate::data::loader::DataSource;
 use crate::data::{Dataset, DatasetSpec, Table, Task};
 use crate::memory::Role;
 use crate::nn::{Loss, Mlp, ModelSpec, OptimizerKind, Stats};
+use crate::precision::Precision;
 use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
 
 /// When the training thread reads the loss back to the host: on the GPU a sync point, where
@@ -174,6 +175,9 @@ pub struct TrainConfig {
     /// Random changes to the training samples.
     #[serde(default)]
     pub augment: Augment,
+    /// The number format of training (reduced formats emulated by rounding).
+    #[serde(default)]
+    pub precision: Precision,
     /// How the data loader, the transfers and the syncs run (changeable while training).
     #[serde(default)]
     pub pipeline: Pipeline,
@@ -191,6 +195,7 @@ impl Default for TrainConfig {
             batch: 32,
             seed: 1,
             augment: Augment::default(),
+            precision: Precision::Fp32,
             pipeline: Pipeline::default(),
         }
     }
@@ -314,6 +319,12 @@ pub struct StepLog {
     pub samples_per_s: f64,
     /// Mean wall-clock time of one step since the previous log, in milliseconds.
     pub step_time_ms: f64,
+    /// The loss scale (mixed precision).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<f32>,
+    /// Updates skipped so far because a gradient overflowed (mixed precision).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_steps: Option<u64>,
     /// GPU time of the kernels of the last step, from timestamp queries, in milliseconds.
     /// `None` on the CPU and on adapters without timestamps.
     pub kernel_time_ms: Option<f64>,
@@ -463,7 +474,8 @@ impl Runner {
         let spec = config.model_spec(&data);
         // The budget applies to the model's own allocations too.
         backend.set_memory_budget(config.pipeline.budget(backend.device()));
-        let model = Mlp::new(backend, &spec, config.optimizer, config.batch, config.seed)?;
+        let mut model = Mlp::new(backend, &spec, config.optimizer, config.batch, config.seed)?;
+        model.set_precision(backend, config.precision)?;
         let extent = extent_of(&data);
         let epoch_clock = session.epoch;
         let recording = Arc::new(AtomicBool::new(false));
@@ -789,6 +801,8 @@ impl Runner {
                 .map(|e| (f64::from(e) * self.data.target_scale.std) as f32),
             samples_per_s: (steps * self.model.batch() as u64) as f64 / elapsed_s.max(1e-9),
             step_time_ms: elapsed_s * 1e3 / steps as f64,
+            loss_scale: self.model.scaler().map(|s| s.scale),
+            skipped_steps: self.model.scaler().map(|s| s.skipped),
             kernel_time_ms: kernels
                 .map(|k| k.total_ns)
                 .or(if self.device == Device::Gpu {

@@ -60,6 +60,11 @@ impl MemoryPanel {
     ) {
         ui.heading(lang.tr(Key::MemoryTab));
         ui.label(RichText::new(lang.tr(Key::MemoryIntro)).weak());
+        if config.precision != crate::precision::Precision::Fp32 {
+            ui.label(
+                RichText::new(lang.tr(Key::PrecisionEmulated)).color(ui.visuals().warn_fg_color),
+            );
+        }
         for column in columns.iter().filter(|c| c.enabled) {
             let Some(m) = column.memory else {
                 continue;
