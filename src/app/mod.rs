@@ -479,6 +479,7 @@ impl BatchScopeApp {
         for column in &mut self.columns {
             column.clear_history();
             column.enabled = self.setup.applied_enabled(column.device);
+            column.precision = self.setup.applied.precision;
         }
         self.send_all(|| Command::Configure(Arc::clone(&session)));
         self.session = Some(session);
@@ -1492,6 +1493,31 @@ mod tests {
             "training did not resume"
         );
         assert!(harness.state().columns[0].error.is_none());
+    }
+
+    #[test]
+    fn choosing_a_precision_labels_both_columns_after_reset() {
+        let mut harness = settled_without_gpu("test");
+        assert_eq!(harness.query_all_by_label("FP32").count(), 2);
+        {
+            let app = harness.state_mut();
+            app.setup.config.precision = crate::precision::Precision::Mixed;
+            app.apply(UiCommand::Reset);
+        }
+        harness.run_steps(2);
+        // Both columns say mixed precision, and that it is emulated.
+        assert_eq!(
+            harness.query_all_by_label("mixed FP16 (emulated)").count(),
+            2
+        );
+        assert!(harness.query_by_label("FP32").is_none());
+        harness.get_by_label("Step").click();
+        assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
+            app.columns[0].steps() >= 1
+        }));
+        // The column trains with a loss scaler: its log carries the scale.
+        let log = harness.state().columns[0].last_log.clone();
+        assert!(log.and_then(|l| l.loss_scale).is_some());
     }
 
     #[test]

@@ -345,6 +345,10 @@ strings! {
     LargeModelsTip => "Parameters, gradients and optimizer state only, 16 bytes per parameter with Adam in FP32 (4 + 4 + 8) or in mixed precision (2 + 2 + 12, as the ZeRO paper counts). Activations depend on batch, sequence length and checkpointing.", "只含参数、梯度和优化器状态：FP32 下 Adam 每个参数 16 字节（4 + 4 + 8），混合精度下也是 16 字节（2 + 2 + 12，按 ZeRO 论文计算）。激活值取决于批大小、序列长度和检查点策略。";
     PresetLine => "{params} parameters: {fp32} (FP32 + Adam), {mixed} (mixed + Adam) — estimated", "{params} 个参数：{fp32}（FP32 + Adam），{mixed}（混合精度 + Adam）——估算";
     MemorySettings => "Memory", "内存";
+    PrecisionSetting => "Precision", "精度";
+    PrecisionTip => "The number format training stores its values in. FP16 and BF16 are emulated: every value is rounded to the format (the same bits on CPU and GPU) but kept in 4 bytes. Mixed: FP32 master weights, FP16 compute, the loss scaled so small gradients survive.", "训练存储数值所用的格式。FP16 和 BF16 是模拟的：每个值都按该格式舍入（CPU 和 GPU 上位级一致），但仍占 4 字节。混合精度：FP32 主权重，FP16 计算，并放大损失以免小梯度丢失。";
+    Emulated => "emulated", "模拟";
+    MixedPrecision => "mixed FP16", "混合 FP16";
     PrecisionEmulated => "FP16 and BF16 are emulated here: every value is rounded to the format but stored in 4 bytes, so this run's memory is not halved (and mixed precision's FP16 weight copies add to the parameters).", "这里的 FP16 和 BF16 是模拟的：每个值都按该格式舍入，但仍以 4 字节存储，所以本次运行的内存没有减半（混合精度的 FP16 权重副本还会增加参数占用）。";
     KeepGraphs => "Keep every step's graph (leak)", "保留每一步的计算图（泄漏）";
     KeepGraphsTip => "As appending loss (not loss.item()) to a list each step does in PyTorch: every step's activations stay alive, memory climbs until it runs out. Turn it off to free them. Without a budget, 1 GiB applies while it is on.", "就像在 PyTorch 里每步把 loss（而不是 loss.item()）追加到列表中：每一步的激活值都保留下来，内存不断增长直到耗尽。关闭即可释放。未设预算时，开启期间使用 1 GiB 的预算。";

@@ -9,6 +9,21 @@ use crate::backend::gpu::AdapterSummary;
 use crate::data::{Dataset, Task};
 use crate::i18n::{Key, Lang};
 use crate::memory::MemorySnapshot;
+use crate::precision::Precision;
+
+/// A precision's name as the columns and the setup show it.
+pub fn precision_label(lang: Lang, precision: Precision) -> String {
+    match precision {
+        Precision::Fp32 => "FP32".to_owned(),
+        Precision::Fp16 => format!("FP16 ({})", lang.tr(Key::Emulated)),
+        Precision::Bf16 => format!("BF16 ({})", lang.tr(Key::Emulated)),
+        Precision::Mixed => format!(
+            "{} ({})",
+            lang.tr(Key::MixedPrecision),
+            lang.tr(Key::Emulated)
+        ),
+    }
+}
 use crate::trace::TraceHistory;
 
 /// Memory reports kept for the allocated-and-reserved plot.
@@ -98,6 +113,8 @@ pub struct DeviceColumn {
     pub trace: TraceHistory,
     /// What the advice rules need to know of the recorded run.
     pub trace_context: Option<Context>,
+    /// The number format of the run in progress.
+    pub precision: Precision,
     /// The memory accounting, as last reported.
     pub memory: Option<MemorySnapshot>,
     /// `[step, allocated, reserved]` at each report (bytes), oldest first.
@@ -126,6 +143,7 @@ impl DeviceColumn {
             cpu_threads: None,
             trace: TraceHistory::default(),
             trace_context: None,
+            precision: Precision::Fp32,
             memory: None,
             memory_history: Vec::new(),
             texture: None,
@@ -247,6 +265,8 @@ impl DeviceColumn {
                 Key::Paused
             };
             ui.label(RichText::new(lang.tr(state)).weak());
+            ui.label(RichText::new(precision_label(lang, self.precision)).strong())
+                .on_hover_text(lang.tr(Key::PrecisionTip));
         });
         if !self.enabled {
             ui.label(lang.tr(Key::Disabled));

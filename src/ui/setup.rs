@@ -15,6 +15,7 @@ use crate::data::shipped::{SHIPPED, shipped};
 use crate::data::{MAX_CLASSES, Synthetic};
 use crate::i18n::{Key, Lang};
 use crate::nn::{Loss, ModelSpec, OptimizerKind};
+use crate::precision::Precision;
 use crate::train::{SyncPolicy, TrainConfig};
 
 /// The settings being edited, and the ones the current run uses.
@@ -223,6 +224,19 @@ impl SetupPanel {
                 .text(lang.tr(Key::BatchSize)),
         )
         .on_hover_text(lang.tr(Key::BatchSizeTip));
+        egui::ComboBox::from_label(lang.tr(Key::PrecisionSetting))
+            .selected_text(super::column::precision_label(lang, config.precision))
+            .show_ui(ui, |ui| {
+                for p in Precision::ALL {
+                    ui.selectable_value(
+                        &mut config.precision,
+                        p,
+                        super::column::precision_label(lang, p),
+                    );
+                }
+            })
+            .response
+            .on_hover_text(lang.tr(Key::PrecisionTip));
         ui.horizontal(|ui| {
             let label = ui.label(lang.tr(Key::Seed));
             ui.add(egui::DragValue::new(&mut config.seed))
