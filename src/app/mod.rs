@@ -137,6 +137,9 @@ impl BatchScopeApp {
             if !lang_given {
                 app.lang = saved.lang;
             }
+            let mut saved = saved;
+            // Also for settings saved before `saved` cleared it.
+            saved.config.pipeline.keep_graphs = false;
             let restore = |app: &mut Self| {
                 app.setup.config = saved.config.clone();
                 app.setup.applied = saved.config.clone();
@@ -162,9 +165,13 @@ impl BatchScopeApp {
 
     /// What [`BatchScopeApp::with_saved`] takes back next time.
     pub fn saved(&self) -> Saved {
+        let mut config = self.setup.applied.clone();
+        // The leak is a lesson to switch on, not a setting to wake up to: the next start must
+        // not begin by filling the memory.
+        config.pipeline.keep_graphs = false;
         Saved {
             lang: self.lang,
-            config: self.setup.applied.clone(),
+            config,
             enabled: self.setup.applied_enabled,
         }
     }
@@ -1518,6 +1525,26 @@ mod tests {
         // The column trains with a loss scaler: its log carries the scale.
         let log = harness.state().columns[0].last_log.clone();
         assert!(log.and_then(|l| l.loss_scale).is_some());
+    }
+
+    #[test]
+    fn the_leak_setting_is_not_remembered_across_starts() {
+        let mut harness = settled_without_gpu("test");
+        harness.state_mut().setup.applied.pipeline.keep_graphs = true;
+        let saved = harness.state().saved();
+        assert!(!saved.config.pipeline.keep_graphs);
+        // Nor taken back from settings saved with it on.
+        let mut old = saved;
+        old.config.pipeline.keep_graphs = true;
+        let app = BatchScopeApp::with_saved(
+            AppOptions {
+                gpu: GpuChoice::None("test".into()),
+                ..AppOptions::default()
+            },
+            Some(old),
+        );
+        assert!(!app.setup.config.pipeline.keep_graphs);
+        assert!(!app.setup.applied.pipeline.keep_graphs);
     }
 
     #[test]
