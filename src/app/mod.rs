@@ -1345,16 +1345,32 @@ mod tests {
         assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
             !app.is_running()
         }));
+        // Zoom onto one kernel span (a step the OS held up could make the followed window so
+        // long that every span is a sliver).
+        let span = harness.state().columns[0]
+            .trace
+            .spans
+            .iter()
+            .filter(|s| s.category == Category::Kernel)
+            .max_by_key(|s| s.duration_ns)
+            .cloned()
+            .expect("a kernel span was recorded");
+        let margin = span.duration_ns;
+        harness.state_mut().journey.show_range(
+            crate::backend::Device::Cpu,
+            span.start_ns.saturating_sub(margin),
+            span.end_ns() + margin,
+        );
         harness.run_steps(3);
         let hit = harness
             .state()
             .journey
             .hits
             .iter()
-            .filter(|h| h.span.category == Category::Kernel && h.rect.width() > 4.0)
-            .max_by(|a, b| a.rect.width().total_cmp(&b.rect.width()))
+            .find(|h| h.span == span)
             .cloned()
-            .expect("a kernel span is drawn");
+            .expect("the kernel span is drawn");
+        assert!(hit.rect.width() > 100.0, "{:?}", hit.rect);
         let duration = crate::ui::journey::format_ns(hit.span.duration_ns as f64);
         let tooltip = format!("{duration} · Kernel");
         assert!(harness.query_by_label(&tooltip).is_none());

@@ -119,6 +119,11 @@ pub struct JourneyPanel {
 }
 
 impl JourneyPanel {
+    /// Shows `[start_ns, end_ns]` of `device`'s timeline (the view stops following the run).
+    pub fn show_range(&mut self, device: Device, start_ns: u64, end_ns: u64) {
+        self.views[device as usize].window = Some([start_ns as f64, end_ns as f64]);
+    }
+
     /// Draws every device that has recorded steps.
     pub fn ui(
         &mut self,
