@@ -48,6 +48,19 @@ pub struct Measurement {
     pub run_times_s: Vec<f64>,
 }
 
+impl Measurement {
+    /// Time per step of each run, in ms, sorted.
+    pub fn sorted_step_times_ms(&self) -> Vec<f64> {
+        let mut per_step_ms: Vec<f64> = self
+            .run_times_s
+            .iter()
+            .map(|t| t * 1e3 / self.steps_per_run as f64)
+            .collect();
+        per_step_ms.sort_by(f64::total_cmp);
+        per_step_ms
+    }
+}
+
 /// Multiply-add FLOPs of one training step: forward (`2·B·Σ in·out`), weight gradients (the
 /// same again) and input gradients of every layer but the first. Element-wise work is not
 /// counted, so the figure is a lower bound on what the device did.
@@ -191,12 +204,7 @@ impl Summary {
     pub fn new(m: &Measurement, backend: &dyn Backend, session: &Session) -> Self {
         let spec = session.config.model_spec(&session.data);
         let batch = session.config.batch;
-        let mut per_step_ms: Vec<f64> = m
-            .run_times_s
-            .iter()
-            .map(|t| t * 1e3 / m.steps_per_run as f64)
-            .collect();
-        per_step_ms.sort_by(f64::total_cmp);
+        let per_step_ms = m.sorted_step_times_ms();
         let median = median_of_sorted(&per_step_ms);
         Self {
             device: m.device,

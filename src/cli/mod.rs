@@ -852,13 +852,7 @@ fn bench_recording(
         });
         let (off, on) = result?;
         let median_ms = |m: &crate::bench::Measurement| {
-            let mut per_step: Vec<f64> = m
-                .run_times_s
-                .iter()
-                .map(|s| s * 1e3 / m.steps_per_run as f64)
-                .collect();
-            per_step.sort_by(f64::total_cmp);
-            per_step[per_step.len() / 2]
+            crate::bench::median_of_sorted(&m.sorted_step_times_ms())
         };
         let (off_ms, on_ms) = (median_ms(&off), median_ms(&on));
         let overhead = on_ms / off_ms - 1.0;

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 pub use context::{AdapterSummary, GpuUnavailable};
 use pool::{GpuLease, SharedPool, block_size};
-use timing::{Mode, Timestamps, map_for_reading, wait_idle};
+use timing::{Mode, Timestamps, copy_mapped, map_for_reading, wait_idle};
 
 use super::Lease;
 use super::{
@@ -626,13 +626,7 @@ impl GpuBackend {
             0,
         );
         let start = self.recorder.now_ns();
-        let bytes = {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| BackendError::Gpu(format!("reading a mapped buffer failed: {e}")))?;
-            view.to_vec()
-        };
-        buffer.unmap();
+        let bytes = copy_mapped(buffer, &slice)?;
         self.recorder.span(
             Lane::Readback,
             Category::Memcpy,

@@ -239,6 +239,14 @@ pub(super) fn map_read(
 ) -> Result<Vec<u8>, BackendError> {
     let slice = buffer.slice(range);
     map_for_reading(device, &slice)?;
+    copy_mapped(buffer, &slice)
+}
+
+/// Copies the mapped `slice` of `buffer` to the host and unmaps the buffer.
+pub(super) fn copy_mapped(
+    buffer: &wgpu::Buffer,
+    slice: &wgpu::BufferSlice<'_>,
+) -> Result<Vec<u8>, BackendError> {
     let bytes = {
         let view = slice
             .get_mapped_range()
