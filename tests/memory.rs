@@ -10,6 +10,7 @@ use batchscope::data::loader::DataSource;
 use batchscope::memory::Role;
 use batchscope::memory::estimate;
 use batchscope::nn::OptimizerKind;
+use batchscope::precision::Precision;
 use batchscope::train::{Pipeline, Runner, Session, TrainConfig};
 
 fn mnist(batch: usize, optimizer: OptimizerKind) -> TrainConfig {
@@ -75,10 +76,24 @@ fn the_estimator_predicts_what_is_allocated(backend: &mut dyn Backend) {
             ..mnist(16, OptimizerKind::Momentum)
         },
     ];
-    for config in cases {
+    let precisions = [
+        Precision::Fp32,
+        Precision::Fp16,
+        Precision::Bf16,
+        Precision::Mixed,
+    ];
+    for (config, precision) in cases
+        .into_iter()
+        .flat_map(|c| precisions.map(|p| (c.clone(), p)))
+    {
+        let config = TrainConfig {
+            precision,
+            ..config
+        };
         let session = Session::new(config).expect("valid");
         let spec = session.config.model_spec(&session.data);
-        let e = estimate::mlp(&spec, session.config.optimizer, session.config.batch);
+        let c = &session.config;
+        let e = estimate::mlp(&spec, c.optimizer, c.batch, c.precision);
         let runner = Runner::new(backend, &session).expect("fits");
         let m = backend.memory();
         for line in &e.lines {
@@ -86,7 +101,7 @@ fn the_estimator_predicts_what_is_allocated(backend: &mut dyn Backend) {
             let off = (line.bytes as f64 - measured).abs() / measured.max(1.0);
             assert!(
                 off <= 0.05,
-                "{:?} {}: estimated {} measured {measured} ({})",
+                "{:?} {precision:?} {}: estimated {} measured {measured} ({})",
                 spec.layers,
                 line.role.as_str(),
                 line.bytes,
@@ -94,6 +109,111 @@ fn the_estimator_predicts_what_is_allocated(backend: &mut dyn Backend) {
             );
         }
         drop(runner);
+    }
+}
+
+/// FP16 and BF16 store parameters, gradients, optimizer state and activations in half the
+/// bytes of FP32; mixed precision halves the activations but keeps FP32 masters, gradients and
+/// optimizer state and adds FP16 copies of the weights (parameters: 1.5 times FP32's).
+fn sixteen_bit_storage_halves_the_bytes(backend: &mut dyn Backend) {
+    let roles = [
+        Role::Parameters,
+        Role::Gradients,
+        Role::OptimizerState,
+        Role::Activations,
+    ];
+    let mut bytes = |precision| {
+        let config = TrainConfig {
+            precision,
+            ..mnist(32, OptimizerKind::Adam)
+        };
+        let session = Session::new(config).expect("valid");
+        let mut runner = Runner::new(backend, &session).expect("fits");
+        // A step through every op, then the figures (nothing more is allocated).
+        runner.step(backend, true).expect("step");
+        let m = backend.memory();
+        drop(runner);
+        roles.map(|r| m.role(r))
+    };
+    let fp32 = bytes(Precision::Fp32);
+    assert_eq!(fp32, [407_080, 407_080, 814_160, 32 * 138 * 4]);
+    for precision in [Precision::Fp16, Precision::Bf16] {
+        assert_eq!(
+            bytes(precision),
+            fp32.map(|b| b / 2),
+            "{precision:?}: every role in half the bytes"
+        );
+    }
+    let [params, grads, state, activations] = bytes(Precision::Mixed);
+    assert_eq!(
+        params,
+        fp32[0] + fp32[0] / 2,
+        "FP32 masters plus FP16 copies"
+    );
+    assert_eq!(
+        (grads, state),
+        (fp32[1], fp32[2]),
+        "FP32 gradients and Adam"
+    );
+    assert_eq!(activations, fp32[3] / 2, "FP16 activations");
+}
+
+/// A 16-bit tensor stores the `half` crate's bits on both devices: written from the host,
+/// converted from f32 on the device (the GPU's narrowing kernel), and read back, for the sweep
+/// of values (odd lengths leave half a word unused on the GPU).
+fn sixteen_bit_tensors_hold_the_half_crates_bits(backend: &mut dyn Backend) {
+    use batchscope::backend::DType;
+    let mut values = vec![
+        0.0, -0.0, 1.0, 65504.0, 65520.0, -1e6, 6.1e-5, 5.96e-8, 2.98e-8, 1e-9, 3.4e38, 1e-40,
+    ];
+    values.extend((0..1001).map(|i| (i as f32 - 500.0) * 1.37e-3));
+    values.push(f32::NAN);
+    for dtype in [DType::F16, DType::Bf16] {
+        let format = dtype.half().expect("16-bit");
+        let want: Vec<u32> = values.iter().map(|&v| format.round(v).to_bits()).collect();
+        let shape = (1, values.len());
+        let mut direct = backend
+            .alloc_as(Role::Workspace, "direct", shape, dtype)
+            .expect("alloc");
+        backend.write(&mut direct, &values).expect("write");
+        let mut wide = backend.zeros("wide", 1, values.len()).expect("alloc");
+        backend.write(&mut wide, &values).expect("write");
+        let mut narrowed = backend
+            .alloc_as(Role::Workspace, "narrowed", shape, dtype)
+            .expect("alloc");
+        backend.copy(&wide, &mut narrowed).expect("narrow");
+        let mut back = backend.zeros("back", 1, values.len()).expect("alloc");
+        backend.copy(&narrowed, &mut back).expect("widen");
+        for (name, t) in [
+            ("written", &direct),
+            ("narrowed", &narrowed),
+            ("widened", &back),
+        ] {
+            let got: Vec<u32> = backend
+                .read(t)
+                .expect("read")
+                .iter()
+                .map(|v| {
+                    if v.is_nan() {
+                        f32::NAN.to_bits()
+                    } else {
+                        v.to_bits()
+                    }
+                })
+                .collect();
+            let want: Vec<u32> = want
+                .iter()
+                .map(|&b| {
+                    if f32::from_bits(b).is_nan() {
+                        f32::NAN.to_bits()
+                    } else {
+                        b
+                    }
+                })
+                .collect();
+            assert_eq!(got, want, "{dtype:?} {name}");
+        }
+        assert_eq!(direct.size_in_bytes(), 2 * values.len());
     }
 }
 
@@ -184,6 +304,8 @@ fn a_budget_below_the_model_is_refused(backend: &mut dyn Backend) {
 on_both_devices! {
     roles => super::roles_of_the_mnist_mlp;
     estimator => super::the_estimator_predicts_what_is_allocated;
+    sixteen_bit_storage => super::sixteen_bit_storage_halves_the_bytes;
+    sixteen_bit_bits => super::sixteen_bit_tensors_hold_the_half_crates_bits;
     leak => super::keeping_each_steps_graph_leaks_until_turned_off;
     leak_to_oom => super::the_leak_runs_out_of_a_budget;
     budget_below_the_model => super::a_budget_below_the_model_is_refused;

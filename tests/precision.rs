@@ -1,4 +1,5 @@
-//! FP16 and BF16 rounding on the GPU path gives the bits the `half` crate gives on the CPU.
+//! FP16 and BF16 rounding and 16-bit storage on the GPU path give the bits the `half` crate gives
+//! on the CPU; training in each precision.
 
 mod common;
 
@@ -105,6 +106,30 @@ fn gpu_rounding_gives_the_bits_of_the_half_crate() {
     for format in [Half::Fp16, Half::Bf16] {
         let got = round_on(&mut gpu, format, &inputs);
         same(format, &got, &inputs);
+    }
+}
+
+/// Stored in 16 bits on the GPU (f32 values narrowed by `shaders/convert.wgsl`, then widened
+/// back by it), the sweep keeps the `half` crate's bits.
+#[test]
+fn gpu_16_bit_storage_gives_the_bits_of_the_half_crate() {
+    use batchscope::backend::DType;
+    use batchscope::memory::Role;
+    let Some(mut gpu) = common::gpu() else { return };
+    let inputs = sweep();
+    for dtype in [DType::F16, DType::Bf16] {
+        let format = dtype.half().expect("16-bit");
+        let mut wide = gpu.zeros("values", 1, inputs.len()).expect("alloc");
+        gpu.write(&mut wide, &inputs).expect("write");
+        let shape = (1, inputs.len());
+        let mut stored = gpu
+            .alloc_as(Role::Workspace, "stored", shape, dtype)
+            .expect("alloc");
+        gpu.copy(&wide, &mut stored).expect("narrow");
+        let mut back = gpu.zeros("back", 1, inputs.len()).expect("alloc");
+        gpu.copy(&stored, &mut back).expect("widen");
+        same(format, &gpu.read(&back).expect("read"), &inputs);
+        same(format, &gpu.read(&stored).expect("read"), &inputs);
     }
 }
 

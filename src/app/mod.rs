@@ -1528,9 +1528,11 @@ mod tests {
             app.apply(UiCommand::Reset);
         }
         harness.run_steps(2);
-        // Both columns say mixed precision, and that it is emulated.
+        // Both columns say mixed precision, and how it is stored and computed.
         assert_eq!(
-            harness.query_all_by_label("mixed FP16 (emulated)").count(),
+            harness
+                .query_all_by_label("mixed FP16 (16-bit storage, f32 arithmetic)")
+                .count(),
             2
         );
         assert!(harness.query_by_label("FP32").is_none());

@@ -190,7 +190,94 @@ pub enum BackendError {
     },
 }
 
-/// A 2-D row-major `f32` tensor that knows its device.
+/// How a tensor's values are stored.
+///
+/// Every kernel computes in f32 (what PyTorch calls the "opmath" type of FP16 and BF16 tensors):
+/// an op widens its 16-bit operands into f32 working copies, runs, and rounds its result back
+/// into 16 bits (nearest, ties to even). The product of two 16-bit values is exact in f32, so a
+/// matrix product computed this way is a 16-bit product with f32 accumulation, as on tensor
+/// cores; what the 16-bit storage saves is real memory.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    /// 4 bytes a value.
+    #[default]
+    F32,
+    /// IEEE binary16, 2 bytes a value.
+    F16,
+    /// bfloat16, 2 bytes a value.
+    Bf16,
+}
+
+impl DType {
+    /// Bytes one value takes.
+    pub fn bytes(self) -> usize {
+        match self {
+            DType::F32 => 4,
+            DType::F16 | DType::Bf16 => 2,
+        }
+    }
+
+    /// The 16-bit format, if it is one.
+    pub fn half(self) -> Option<Half> {
+        match self {
+            DType::F32 => None,
+            DType::F16 => Some(Half::Fp16),
+            DType::Bf16 => Some(Half::Bf16),
+        }
+    }
+
+    /// The storage type of a 16-bit format, or F32.
+    pub fn of(format: Option<Half>) -> Self {
+        match format {
+            None => DType::F32,
+            Some(Half::Fp16) => DType::F16,
+            Some(Half::Bf16) => DType::Bf16,
+        }
+    }
+
+    /// Lower-case name, as in PyTorch's `torch.float16`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DType::F32 => "float32",
+            DType::F16 => "float16",
+            DType::Bf16 => "bfloat16",
+        }
+    }
+
+    /// The bits `format` stores for `x`, rounded to nearest, ties to even (the `half` crate's
+    /// conversion, which the GPU's integer code matches bit for bit).
+    pub fn narrow(format: Half, x: f32) -> u16 {
+        match format {
+            Half::Fp16 => half::f16::from_f32(x).to_bits(),
+            Half::Bf16 => half::bf16::from_f32(x).to_bits(),
+        }
+    }
+
+    /// The f32 value of 16 stored bits (exact).
+    pub fn widen(format: Half, bits: u16) -> f32 {
+        match format {
+            Half::Fp16 => half::f16::from_bits(bits).to_f32(),
+            Half::Bf16 => half::bf16::from_bits(bits).to_f32(),
+        }
+    }
+}
+
+/// f32 working copies a backend keeps for 16-bit operands: one per operand of the op with the
+/// most (a dense layer's input, weights, bias and output; Adam's four tensors).
+pub const WORKING_COPIES: usize = 4;
+
+/// The working copies' names in the memory view.
+pub(crate) const WORKING_LABELS: [&str; WORKING_COPIES] = [
+    "f32 working copy 1",
+    "f32 working copy 2",
+    "f32 working copy 3",
+    "f32 working copy 4",
+];
+
+/// A 2-D row-major tensor that knows its device and how its values are stored.
 #[derive(Debug)]
 pub struct Tensor {
     id: u64,
@@ -198,6 +285,7 @@ pub struct Tensor {
     role: Role,
     rows: usize,
     cols: usize,
+    dtype: DType,
     storage: Storage,
     /// Gives the memory back to the device's accounting (and pool) when the tensor is dropped.
     _lease: Option<Lease>,
@@ -216,6 +304,10 @@ impl fmt::Debug for Lease {
 #[derive(Debug)]
 pub(crate) enum Storage {
     Cpu(Vec<f32>),
+    /// FP16 or BF16 bits on the host.
+    CpuHalf(Vec<u16>),
+    /// On the GPU a 16-bit tensor packs two values in each 32-bit word, the lower-indexed value
+    /// in the low half: the same bytes as the host's `Vec<u16>`.
     Gpu(wgpu::Buffer),
 }
 
@@ -223,7 +315,7 @@ impl Tensor {
     /// The device this tensor's memory is on.
     pub fn device(&self) -> Device {
         match self.storage {
-            Storage::Cpu(_) => Device::Cpu,
+            Storage::Cpu(_) | Storage::CpuHalf(_) => Device::Cpu,
             Storage::Gpu(_) => Device::Gpu,
         }
     }
@@ -263,16 +355,29 @@ impl Tensor {
         self.len() == 0
     }
 
-    /// Bytes of device memory the values take.
-    pub fn size_in_bytes(&self) -> usize {
-        self.len() * std::mem::size_of::<f32>()
+    /// How the values are stored.
+    pub fn dtype(&self) -> DType {
+        self.dtype
     }
 
+    /// Bytes of device memory the values take.
+    pub fn size_in_bytes(&self) -> usize {
+        self.len() * self.dtype.bytes()
+    }
+
+    /// Bytes a GPU buffer of this tensor needs: whole 32-bit words (an odd number of 16-bit
+    /// values leaves half a word unused).
+    pub(crate) fn word_bytes(&self) -> usize {
+        self.size_in_bytes().div_ceil(4) * 4
+    }
+
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         label: &str,
         role: Role,
         rows: usize,
         cols: usize,
+        dtype: DType,
         storage: Storage,
         lease: Lease,
     ) -> Self {
@@ -284,6 +389,7 @@ impl Tensor {
             role,
             rows,
             cols,
+            dtype,
             storage,
             _lease: Some(lease),
         }
@@ -354,22 +460,37 @@ pub trait Backend: Send {
     /// A human-readable name: the CPU model and thread count, or the adapter and its API.
     fn name(&self) -> String;
 
-    /// A new zero-filled tensor on this device, counted under `role`. Fails with
-    /// [`BackendError::OutOfMemory`] when it would go past the memory budget.
+    /// A new zero-filled tensor on this device stored as `dtype`, counted under `role`. Fails
+    /// with [`BackendError::OutOfMemory`] when it would go past the memory budget.
+    ///
+    /// The first 16-bit tensor of a size makes the backend's f32 working copies large enough
+    /// for it (four, counted as workspace): a 16-bit operand is widened into one for each op.
+    fn alloc_as(
+        &mut self,
+        role: Role,
+        label: &str,
+        shape: (usize, usize),
+        dtype: DType,
+    ) -> Result<Tensor, BackendError>;
+
+    /// A new zero-filled f32 tensor on this device, counted under `role`.
     fn alloc(
         &mut self,
         role: Role,
         label: &str,
         rows: usize,
         cols: usize,
-    ) -> Result<Tensor, BackendError>;
+    ) -> Result<Tensor, BackendError> {
+        self.alloc_as(role, label, (rows, cols), DType::F32)
+    }
 
     /// A new zero-filled tensor counted as workspace.
     fn zeros(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {
         self.alloc(Role::Workspace, label, rows, cols)
     }
 
-    /// `dst = src` on the device (both the same shape).
+    /// `dst = src` on the device (both the same shape); between storage types the values are
+    /// widened exactly or rounded to nearest, ties to even.
     fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError>;
 
     /// The memory accounting now.
@@ -384,17 +505,18 @@ pub trait Backend: Send {
     /// Starts the peak figures over.
     fn reset_peak_memory(&mut self);
 
-    /// Rounds every value of `t` to `format` (nearest, ties to even) and stores it back as f32:
-    /// the same bits on both devices.
+    /// Rounds every value of `t` to `format` (nearest, ties to even) and stores it back in
+    /// `t`'s own storage: the same bits on both devices.
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError>;
 
     /// `t *= factor`, element-wise (loss scaling: a power of two multiplies exactly).
     fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError>;
 
-    /// Copies host values into `t` (host-to-device transfer on the GPU).
+    /// Copies host values into `t` (host-to-device transfer on the GPU); a 16-bit tensor gets
+    /// them rounded on the host, so only half the bytes travel.
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError>;
 
-    /// Copies `t` back to the host, waiting for all pending work first (a sync point).
+    /// Copies `t` back to the host as f32, waiting for all pending work first (a sync point).
     fn read(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError>;
 
     /// `out = act(x · w + b)`: a dense layer with its bias and activation fused.
@@ -513,7 +635,8 @@ pub trait Backend: Send {
         None
     }
 
-    /// Forgets cached per-tensor state (GPU bind groups) when a model is rebuilt.
+    /// Forgets cached per-tensor state (GPU bind groups, the f32 working copies) when a model
+    /// is rebuilt.
     fn clear_caches(&mut self) {}
 
     /// The span recorder of the thread that drives this backend: the backend stamps its own

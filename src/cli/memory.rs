@@ -24,7 +24,12 @@ pub(super) struct MemoryArgs {
 pub(super) fn run(args: &MemoryArgs) -> Result<(), Failure> {
     let (session, devices) = parse_run(&args.run)?;
     let spec = session.config.model_spec(&session.data);
-    let estimate = estimate::mlp(&spec, session.config.optimizer, session.config.batch);
+    let estimate = estimate::mlp(
+        &spec,
+        session.config.optimizer,
+        session.config.batch,
+        session.config.precision,
+    );
     let mut out = std::io::stdout();
     let result = on_each_device(&devices, args.run.json, |device| {
         let mut backend = open_backend(device, &args.run)?;

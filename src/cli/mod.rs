@@ -195,9 +195,8 @@ struct RunArgs {
     split: String,
     #[command(flatten)]
     pipeline: PipelineArgs,
-    /// Number format: fp32, fp16, bf16 or mixed (FP32 master weights, FP16 compute, loss
-    /// scaling). The 16-bit formats are emulated by rounding every stored value; memory is not
-    /// halved.
+    /// Number format: fp32, fp16, bf16 or mixed (FP32 master weights, FP16 activations and
+    /// weight copies, loss scaling). 16-bit values are stored in 2 bytes and computed in f32.
     #[arg(long, default_value = "fp32")]
     precision: String,
     /// Print JSON lines.

@@ -346,10 +346,10 @@ strings! {
     PresetLine => "{params} parameters: {fp32} (FP32 + Adam), {mixed} (mixed + Adam) — estimated", "{params} 个参数：{fp32}（FP32 + Adam），{mixed}（混合精度 + Adam）——估算";
     MemorySettings => "Memory", "内存";
     PrecisionSetting => "Precision", "精度";
-    PrecisionTip => "The number format training stores its values in. FP16 and BF16 are emulated: every value is rounded to the format (the same bits on CPU and GPU) but kept in 4 bytes. Mixed: FP32 master weights, FP16 compute, the loss scaled so small gradients survive.", "训练存储数值所用的格式。FP16 和 BF16 是模拟的：每个值都按该格式舍入（CPU 和 GPU 上位级一致），但仍占 4 字节。混合精度：FP32 主权重，FP16 计算，并放大损失以免小梯度丢失。";
-    Emulated => "emulated", "模拟";
+    PrecisionTip => "The number format training stores its values in. FP16 and BF16 store every value in 2 bytes (the same bits on CPU and GPU); each kernel widens them to f32, computes, and rounds its result back, as PyTorch's kernels do. Mixed: FP32 master weights, FP16 activations and weight copies, the loss scaled so small gradients survive.", "训练存储数值所用的格式。FP16 和 BF16 的每个值都以 2 字节存储（CPU 和 GPU 上位级一致）；每个内核先把它们扩展为 f32 计算，再把结果舍入回去，与 PyTorch 的内核相同。混合精度：FP32 主权重，FP16 激活值和权重副本，并放大损失以免小梯度丢失。";
+    StoredComputed => "16-bit storage, f32 arithmetic", "16 位存储，f32 运算";
     MixedPrecision => "mixed FP16", "混合 FP16";
-    PrecisionEmulated => "FP16 and BF16 are emulated here: every value is rounded to the format but stored in 4 bytes, so this run's memory is not halved (and mixed precision's FP16 weight copies add to the parameters).", "这里的 FP16 和 BF16 是模拟的：每个值都按该格式舍入，但仍以 4 字节存储，所以本次运行的内存没有减半（混合精度的 FP16 权重副本还会增加参数占用）。";
+    PrecisionStorage => "16-bit tensors take 2 bytes a value here, for real. The kernels compute in f32, so four f32 working copies as large as the largest 16-bit tensor appear under workspace; mixed precision keeps FP32 masters, gradients and optimizer state and adds FP16 weight copies, so it saves activation memory, not parameter memory.", "这里的 16 位张量确实每个值只占 2 字节。内核以 f32 计算，因此工作区中会出现四个与最大 16 位张量一样大的 f32 工作副本；混合精度保留 FP32 主权重、梯度和优化器状态，并增加 FP16 权重副本，所以它节省的是激活值内存，而不是参数内存。";
     KeepGraphs => "Keep every step's graph (leak)", "保留每一步的计算图（泄漏）";
     KeepGraphsTip => "As appending loss (not loss.item()) to a list each step does in PyTorch: every step's activations stay alive, memory climbs until it runs out. Turn it off to free them. Without a budget, 1 GiB applies while it is on.", "就像在 PyTorch 里每步把 loss（而不是 loss.item()）追加到列表中：每一步的激活值都保留下来，内存不断增长直到耗尽。关闭即可释放。未设预算时，开启期间使用 1 GiB 的预算。";
     VramBudget => "VRAM budget", "显存预算";

@@ -6,7 +6,9 @@
 use serde::Serialize;
 
 use super::Role;
+use crate::backend::DType;
 use crate::nn::{EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
+use crate::precision::Precision;
 
 /// Bytes of one FP32 value.
 const FP32: u64 = 4;
@@ -58,9 +60,19 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-/// What an MLP of `spec` trained with `optimizer` on batches of `batch` rows holds, in FP32,
-/// role by role, as BatchScope allocates it: every tensor of a step is made up front.
-pub fn mlp(spec: &ModelSpec, optimizer: OptimizerKind, batch: usize) -> Estimate {
+/// What an MLP of `spec` trained with `optimizer` on batches of `batch` rows in `precision`
+/// holds, role by role, as BatchScope allocates it: every tensor of a step is made up front.
+///
+/// FP16 and BF16 store every tensor of the step in 2 bytes a value; mixed precision keeps the
+/// FP32 master parameters, gradients and optimizer state, adds 2-byte copies of the weights and
+/// stores activations and backward temporaries in 2 bytes. Kernels compute in f32, so 16-bit
+/// training adds four f32 working copies as large as the largest 16-bit tensor.
+pub fn mlp(
+    spec: &ModelSpec,
+    optimizer: OptimizerKind,
+    batch: usize,
+    precision: Precision,
+) -> Estimate {
     let p = spec.parameter_count() as u64;
     let b = batch as u64;
     let layers = &spec.layers;
@@ -80,42 +92,72 @@ pub fn mlp(spec: &ModelSpec, optimizer: OptimizerKind, batch: usize) -> Estimate
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(" + ");
+    let passes = DType::of(precision.format()).bytes() as u64;
+    let master = if precision == Precision::Mixed {
+        FP32
+    } else {
+        passes
+    };
+    let mixed = precision == Precision::Mixed;
+    let copies = if mixed { p * passes } else { 0 };
+    let copies_formula = if mixed {
+        format!(" + FP16 copies {} × 2 B", grouped(p))
+    } else {
+        String::new()
+    };
+    // The largest 16-bit tensor: a weight matrix or a batch of the widest layer.
+    let largest = layers
+        .windows(2)
+        .map(|w| (w[0] * w[1]) as u64)
+        .chain(layers.iter().map(|&w| b * w as u64))
+        .max()
+        .unwrap_or(0);
+    let (working, working_formula) = if precision == Precision::Fp32 {
+        (0, String::new())
+    } else {
+        (
+            4 * largest * FP32,
+            format!(" + 4 f32 working copies of {} values", grouped(largest)),
+        )
+    };
     let lines = vec![
         Line {
             role: Role::Parameters,
-            bytes: p * FP32,
-            formula: format!("{} parameters × 4 B", grouped(p)),
+            bytes: p * master + copies,
+            formula: format!("{} parameters × {master} B{copies_formula}", grouped(p)),
         },
         Line {
             role: Role::Gradients,
-            bytes: p * FP32,
-            formula: format!("one gradient per parameter: {} × 4 B", grouped(p)),
+            bytes: p * master,
+            formula: format!("one gradient per parameter: {} × {master} B", grouped(p)),
         },
         Line {
             role: Role::OptimizerState,
-            bytes: states * p * FP32,
+            bytes: states * p * master,
             formula: format!(
-                "{states} value(s) per parameter for {}: {states} × {} × 4 B",
+                "{states} value(s) per parameter for {}: {states} × {} × {master} B",
                 optimizer.as_str(),
                 grouped(p)
             ),
         },
         Line {
             role: Role::Activations,
-            bytes: b * hidden_and_out * FP32,
-            formula: format!("batch {b} × layer outputs ({widths}) × 4 B"),
+            bytes: b * hidden_and_out * passes,
+            formula: format!("batch {b} × layer outputs ({widths}) × {passes} B"),
         },
         Line {
             role: Role::Inputs,
-            bytes: b * (features + target_cols) * FP32,
-            formula: format!("batch {b} × ({features} features + {target_cols} target) × 4 B"),
+            bytes: b * features * passes + b * target_cols * FP32,
+            formula: format!(
+                "batch {b} × ({features} features × {passes} B + {target_cols} target × 4 B)"
+            ),
         },
         Line {
             role: Role::Workspace,
-            bytes: (b * hidden_and_out + rows * all_widths + 3) * FP32,
+            bytes: b * hidden_and_out * passes + (rows * all_widths + 3) * FP32 + working,
             formula: format!(
-                "backward temporaries {b} × ({widths}) + evaluation {rows} rows × all widths \
-                 ({all_widths}) + 3 loss statistics, × 4 B"
+                "backward temporaries {b} × ({widths}) × {passes} B + evaluation {rows} rows × \
+                 all widths ({all_widths}) × 4 B + 3 loss statistics × 4 B{working_formula}"
             ),
         },
     ];
@@ -214,7 +256,7 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        let e = mlp(&spec, OptimizerKind::Adam, 64);
+        let e = mlp(&spec, OptimizerKind::Adam, 64, Precision::Fp32);
         assert_eq!(e.bytes(Role::Parameters), 4 * 101_770);
         assert_eq!(e.bytes(Role::Gradients), 4 * 101_770);
         assert_eq!(e.bytes(Role::OptimizerState), 8 * 101_770);

@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{Activation, AdamHyper, Backend, BackendError, Tensor};
+use crate::backend::{Activation, AdamHyper, Backend, BackendError, DType, Tensor};
 use crate::data::Task;
 use crate::memory::Role;
 use crate::precision::{GradScaler, Half, Precision};
@@ -135,15 +135,17 @@ impl Param {
         rows: usize,
         cols: usize,
         init: &[f32],
-        optimizer: OptimizerKind,
+        (optimizer, dtype): (OptimizerKind, DType),
     ) -> Result<Self, BackendError> {
-        let mut value = backend.alloc(Role::Parameters, name, rows, cols)?;
+        let shape = (rows, cols);
+        let mut value = backend.alloc_as(Role::Parameters, name, shape, dtype)?;
         backend.write(&mut value, init)?;
-        let grad = backend.alloc(Role::Gradients, &format!("{name}.grad"), rows, cols)?;
+        let label = format!("{name}.grad");
+        let grad = backend.alloc_as(Role::Gradients, &label, shape, dtype)?;
         let state = (0..optimizer.state_tensors())
             .map(|i| {
                 let label = format!("{name}.{}", ["m", "v"][i]);
-                backend.alloc(Role::OptimizerState, &label, rows, cols)
+                backend.alloc_as(Role::OptimizerState, &label, shape, dtype)
             })
             .collect::<Result<_, _>>()?;
         Ok(Self { value, grad, state })
@@ -289,7 +291,7 @@ pub struct Stats {
 }
 
 impl Mlp {
-    /// Allocates the model for `batch` rows and uploads the seeded initial parameters.
+    /// Allocates the model for `batch` rows in FP32 and uploads the seeded initial parameters.
     pub fn new(
         backend: &mut dyn Backend,
         spec: &ModelSpec,
@@ -297,6 +299,28 @@ impl Mlp {
         batch: usize,
         seed: u64,
     ) -> Result<Self, BackendError> {
+        Self::with_precision(backend, spec, (optimizer, batch, seed), Precision::Fp32)
+    }
+
+    /// Allocates the model for `batch` rows, each tensor stored as `precision` keeps it, and
+    /// uploads the seeded initial parameters (rounded, where they are stored in 16 bits).
+    ///
+    /// FP16 and BF16 store everything in 16 bits: parameters, gradients, optimizer state,
+    /// activations and inputs. Mixed precision keeps FP32 parameters, gradients and optimizer
+    /// state (the master copy), adds FP16 copies of the weights for the passes, and stores the
+    /// activations and the backward temporaries in FP16, as PyTorch's autocast does.
+    pub fn with_precision(
+        backend: &mut dyn Backend,
+        spec: &ModelSpec,
+        (optimizer, batch, seed): (OptimizerKind, usize, u64),
+        precision: Precision,
+    ) -> Result<Self, BackendError> {
+        let passes = DType::of(precision.format());
+        let master = if precision == Precision::Mixed {
+            DType::F32
+        } else {
+            passes
+        };
         let init = initial_parameters(spec, seed);
         let mut weights = Vec::new();
         let mut biases = Vec::new();
@@ -308,7 +332,7 @@ impl Mlp {
                 fan_in,
                 fan_out,
                 w,
-                optimizer,
+                (optimizer, master),
             )?);
             biases.push(Param::new(
                 backend,
@@ -316,17 +340,32 @@ impl Mlp {
                 1,
                 fan_out,
                 b,
-                optimizer,
+                (optimizer, master),
             )?);
         }
-        let mut activations = vec![backend.alloc(Role::Inputs, "input", batch, spec.layers[0])?];
+        let input = (batch, spec.layers[0]);
+        let mut activations = vec![backend.alloc_as(Role::Inputs, "input", input, passes)?];
         let mut dz = Vec::new();
         for (l, &width) in spec.layers.iter().enumerate().skip(1) {
             let label = format!("layer{}.output", l - 1);
-            activations.push(backend.alloc(Role::Activations, &label, batch, width)?);
+            let shape = (batch, width);
+            activations.push(backend.alloc_as(Role::Activations, &label, shape, passes)?);
             // The gradient with respect to a layer's output lives only during backward.
             let label = format!("layer{}.dz", l - 1);
-            dz.push(backend.alloc(Role::Workspace, &label, batch, width)?);
+            dz.push(backend.alloc_as(Role::Workspace, &label, shape, passes)?);
+        }
+        let (mut half_weights, mut half_biases, mut scaler) = (Vec::new(), Vec::new(), None);
+        if precision == Precision::Mixed {
+            for (l, w) in init.iter().enumerate() {
+                let (fan_in, fan_out) = (spec.layers[l], spec.layers[l + 1]);
+                let label = format!("layer{l}.weight (fp16 copy)");
+                let shape = (fan_in, fan_out);
+                half_weights.push(backend.alloc_as(Role::Parameters, &label, shape, passes)?);
+                let label = format!("layer{l}.bias (fp16 copy)");
+                let shape = (1, w.1.len());
+                half_biases.push(backend.alloc_as(Role::Parameters, &label, shape, passes)?);
+            }
+            scaler = Some(GradScaler::default());
         }
         Ok(Self {
             spec: spec.clone(),
@@ -355,47 +394,11 @@ impl Mlp {
                 .collect::<Result<_, _>>()?,
             steps: 0,
             applied: 0,
-            precision: Precision::Fp32,
-            half_weights: Vec::new(),
-            half_biases: Vec::new(),
-            scaler: None,
+            precision,
+            half_weights,
+            half_biases,
+            scaler,
         })
-    }
-
-    /// Trains from now on in `precision`: rounds the parameters (FP16, BF16), or makes the FP16
-    /// copies of the weights and the loss scaler (mixed).
-    pub fn set_precision(
-        &mut self,
-        backend: &mut dyn Backend,
-        precision: Precision,
-    ) -> Result<(), BackendError> {
-        self.precision = precision;
-        self.half_weights.clear();
-        self.half_biases.clear();
-        self.scaler = None;
-        match precision {
-            Precision::Fp32 => {}
-            Precision::Fp16 | Precision::Bf16 => {
-                if let Some(format) = precision.format() {
-                    for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
-                        backend.round_to(&mut p.value, format)?;
-                    }
-                }
-            }
-            Precision::Mixed => {
-                for (l, (w, b)) in self.weights.iter().zip(&self.biases).enumerate() {
-                    let label = format!("layer{l}.weight (fp16 copy)");
-                    let copy =
-                        backend.alloc(Role::Parameters, &label, w.value.rows(), w.value.cols())?;
-                    self.half_weights.push(copy);
-                    let label = format!("layer{l}.bias (fp16 copy)");
-                    let copy = backend.alloc(Role::Parameters, &label, 1, b.value.cols())?;
-                    self.half_biases.push(copy);
-                }
-                self.scaler = Some(GradScaler::default());
-            }
-        }
-        Ok(())
     }
 
     /// The training precision.
@@ -408,14 +411,15 @@ impl Mlp {
         self.scaler.as_ref()
     }
 
+    /// Rounds an f32 tensor's values to `format` (a 16-bit tensor's are already rounded).
     fn round(
         backend: &mut dyn Backend,
         format: Option<Half>,
         t: &mut Tensor,
     ) -> Result<(), BackendError> {
         match format {
-            Some(f) => backend.round_to(t, f),
-            None => Ok(()),
+            Some(f) if t.dtype() == DType::F32 => backend.round_to(t, f),
+            _ => Ok(()),
         }
     }
 
@@ -466,11 +470,9 @@ impl Mlp {
         let mixed = self.precision == Precision::Mixed;
         for l in 0..self.weights.len() {
             if mixed {
-                // This step's FP16 copies of the FP32 master weights.
+                // This step's FP16 copies of the FP32 master weights (the copy rounds).
                 backend.copy(&self.weights[l].value, &mut self.half_weights[l])?;
-                backend.round_to(&mut self.half_weights[l], format)?;
                 backend.copy(&self.biases[l].value, &mut self.half_biases[l])?;
-                backend.round_to(&mut self.half_biases[l], format)?;
             }
             let (w, b) = if mixed {
                 (&self.half_weights[l], &self.half_biases[l])
@@ -485,7 +487,7 @@ impl Mlp {
                 layer_activation(&self.spec, l),
                 &mut rest[0],
             )?;
-            backend.round_to(&mut rest[0], format)?;
+            Self::round(backend, Some(format), &mut rest[0])?;
         }
         Ok(())
     }

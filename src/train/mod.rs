@@ -175,7 +175,7 @@ pub struct TrainConfig {
     /// Random changes to the training samples.
     #[serde(default)]
     pub augment: Augment,
-    /// The number format of training (reduced formats emulated by rounding).
+    /// The number format of training (16-bit formats stored in 2 bytes, computed in f32).
     #[serde(default)]
     pub precision: Precision,
     /// How the data loader, the transfers and the syncs run (changeable while training).
@@ -472,10 +472,16 @@ impl Runner {
         let config = &session.config;
         let data = Arc::clone(&session.data);
         let spec = config.model_spec(&data);
+        // A new model starts clean: no bind groups or f32 working copies of an earlier one.
+        backend.clear_caches();
         // The budget applies to the model's own allocations too.
         backend.set_memory_budget(config.pipeline.budget(backend.device()));
-        let mut model = Mlp::new(backend, &spec, config.optimizer, config.batch, config.seed)?;
-        model.set_precision(backend, config.precision)?;
+        let model = Mlp::with_precision(
+            backend,
+            &spec,
+            (config.optimizer, config.batch, config.seed),
+            config.precision,
+        )?;
         let extent = extent_of(&data);
         let epoch_clock = session.epoch;
         let recording = Arc::new(AtomicBool::new(false));
@@ -672,7 +678,8 @@ impl Runner {
     ) -> Result<(), BackendError> {
         for (l, a) in self.model.activations().iter().enumerate().skip(1) {
             let label = format!("step {step} layer{}.output (kept)", l - 1);
-            let mut copy = backend.alloc(Role::Activations, &label, a.rows(), a.cols())?;
+            let shape = (a.rows(), a.cols());
+            let mut copy = backend.alloc_as(Role::Activations, &label, shape, a.dtype())?;
             backend.copy(a, &mut copy)?;
             self.kept.push(copy);
         }

@@ -15,12 +15,12 @@ use crate::precision::Precision;
 pub fn precision_label(lang: Lang, precision: Precision) -> String {
     match precision {
         Precision::Fp32 => "FP32".to_owned(),
-        Precision::Fp16 => format!("FP16 ({})", lang.tr(Key::Emulated)),
-        Precision::Bf16 => format!("BF16 ({})", lang.tr(Key::Emulated)),
+        Precision::Fp16 => format!("FP16 ({})", lang.tr(Key::StoredComputed)),
+        Precision::Bf16 => format!("BF16 ({})", lang.tr(Key::StoredComputed)),
         Precision::Mixed => format!(
             "{} ({})",
             lang.tr(Key::MixedPrecision),
-            lang.tr(Key::Emulated)
+            lang.tr(Key::StoredComputed)
         ),
     }
 }

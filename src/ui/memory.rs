@@ -62,7 +62,7 @@ impl MemoryPanel {
         ui.label(RichText::new(lang.tr(Key::MemoryIntro)).weak());
         if config.precision != crate::precision::Precision::Fp32 {
             ui.label(
-                RichText::new(lang.tr(Key::PrecisionEmulated)).color(ui.visuals().warn_fg_color),
+                RichText::new(lang.tr(Key::PrecisionStorage)).color(ui.visuals().warn_fg_color),
             );
         }
         for column in columns.iter().filter(|c| c.enabled) {
@@ -179,7 +179,7 @@ fn device_ui(
 
 fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
     let spec = config.model_spec(data);
-    let e = estimate::mlp(&spec, config.optimizer, config.batch);
+    let e = estimate::mlp(&spec, config.optimizer, config.batch, config.precision);
     ui.label(RichText::new(lang.tr(Key::Estimator)).strong())
         .on_hover_text(lang.tr(Key::EstimatorTip));
     egui::Grid::new("estimate").striped(true).show(ui, |ui| {
@@ -194,7 +194,12 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
     // Stacked bars of the estimate at each batch size: activations grow, parameters do not.
     let sweeps: Vec<_> = SWEEP
         .iter()
-        .map(|&b| (b, estimate::mlp(&spec, config.optimizer, b)))
+        .map(|&b| {
+            (
+                b,
+                estimate::mlp(&spec, config.optimizer, b, config.precision),
+            )
+        })
         .collect();
     let tallest = sweeps
         .iter()

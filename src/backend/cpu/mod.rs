@@ -18,7 +18,10 @@ use rayon::prelude::*;
 
 use super::Lease;
 use super::check_device;
-use super::{Activation, AdamHyper, Backend, BackendError, Device, Storage, Tensor, checks};
+use super::{
+    Activation, AdamHyper, Backend, BackendError, DType, Device, Storage, Tensor, WORKING_COPIES,
+    checks,
+};
 use crate::memory::{MemorySnapshot, Role, SharedLedger};
 use crate::precision::Half;
 use crate::trace::{Category, Lane, Recorder};
@@ -49,6 +52,9 @@ pub struct CpuBackend {
     tuning: HashMap<ShapeKey, Tuning>,
     recorder: Recorder,
     ledger: SharedLedger,
+    /// The f32 working copies 16-bit operands are widened into (none until a 16-bit tensor
+    /// exists).
+    working: Vec<Tensor>,
 }
 
 /// A CPU tensor's bytes, given back to the ledger when it is dropped.
@@ -158,22 +164,154 @@ impl CpuBackend {
             tuning: HashMap::new(),
             recorder: Recorder::default(),
             ledger: SharedLedger::default(),
+            working: Vec::new(),
         })
+    }
+
+    /// Makes the working copies hold at least `len` values each.
+    fn ensure_working(&mut self, len: usize) -> Result<(), BackendError> {
+        let enough =
+            self.working.len() == WORKING_COPIES && self.working.iter().all(|w| w.len() >= len);
+        if len == 0 || enough {
+            return Ok(());
+        }
+        self.working.clear();
+        for i in 0..WORKING_COPIES {
+            let label = super::WORKING_LABELS[i];
+            let copy = self.alloc_as(Role::Workspace, label, (1, len), DType::F32)?;
+            self.working.push(copy);
+        }
+        Ok(())
+    }
+
+    /// The working copies, large enough for the 16-bit ones among `operands`, taken out of the
+    /// backend for one op (the op puts them back).
+    fn take_working(&mut self, operands: &[&Tensor]) -> Result<Vec<Tensor>, BackendError> {
+        let need = operands
+            .iter()
+            .filter(|t| t.dtype() != DType::F32)
+            .map(|t| t.len())
+            .max()
+            .unwrap_or(0);
+        self.ensure_working(need)?;
+        Ok(std::mem::take(&mut self.working))
     }
 }
 
 fn host(t: &Tensor) -> &[f32] {
     match t.storage() {
         Storage::Cpu(v) => v,
-        // Device checks run before every access.
-        Storage::Gpu(_) => &[],
+        // Device and storage checks run before every access.
+        Storage::CpuHalf(_) | Storage::Gpu(_) => &[],
     }
 }
 
 fn host_mut(t: &mut Tensor) -> &mut [f32] {
     match t.storage_mut() {
         Storage::Cpu(v) => v,
-        Storage::Gpu(_) => &mut [],
+        Storage::CpuHalf(_) | Storage::Gpu(_) => &mut [],
+    }
+}
+
+/// `t`'s values as a new f32 vector.
+fn widened(t: &Tensor) -> Vec<f32> {
+    match (t.storage(), t.dtype().half()) {
+        (Storage::CpuHalf(bits), Some(format)) => {
+            bits.iter().map(|&b| DType::widen(format, b)).collect()
+        }
+        _ => host(t).to_vec(),
+    }
+}
+
+/// Stores f32 `values` into `t`, rounded for a 16-bit `t`.
+fn put(t: &mut Tensor, values: &[f32]) {
+    let format = t.dtype().half();
+    match (t.storage_mut(), format) {
+        (Storage::CpuHalf(bits), Some(format)) => {
+            for (b, &v) in bits.iter_mut().zip(values) {
+                *b = DType::narrow(format, v);
+            }
+        }
+        _ => host_mut(t).copy_from_slice(values),
+    }
+}
+
+/// `t[i] = f(t[i])` for every value, through f32 for a 16-bit `t`.
+fn map_values(t: &mut Tensor, f: impl Fn(f32) -> f32) {
+    let format = t.dtype().half();
+    match (t.storage_mut(), format) {
+        (Storage::CpuHalf(bits), Some(format)) => {
+            for b in bits {
+                *b = DType::narrow(format, f(DType::widen(format, *b)));
+            }
+        }
+        _ => {
+            for v in host_mut(t) {
+                *v = f(*v);
+            }
+        }
+    }
+}
+
+/// The working copies' values, one slice each (empty where there is none).
+fn slots(work: &mut [Tensor]) -> [&mut [f32]; WORKING_COPIES] {
+    let mut it = work.iter_mut().map(host_mut);
+    std::array::from_fn(|_| it.next().unwrap_or_default())
+}
+
+fn no_working_copy(t: &Tensor) -> BackendError {
+    BackendError::Setup(format!(
+        "no f32 working copy large enough for `{}` ({} values)",
+        t.label(),
+        t.len()
+    ))
+}
+
+/// `t`'s values as f32: its own, or widened into `slot` when it is stored in 16 bits.
+fn view<'a>(t: &'a Tensor, slot: &'a mut [f32]) -> Result<&'a [f32], BackendError> {
+    match (t.storage(), t.dtype().half()) {
+        (Storage::CpuHalf(bits), Some(format)) => {
+            let s = slot
+                .get_mut(..bits.len())
+                .ok_or_else(|| no_working_copy(t))?;
+            for (d, &b) in s.iter_mut().zip(bits) {
+                *d = DType::widen(format, b);
+            }
+            Ok(s)
+        }
+        _ => Ok(host(t)),
+    }
+}
+
+/// Where an op writes `t`'s values in f32: `t` itself, or `slot` when it is stored in 16 bits
+/// (with its values widened in first when `load`, for ops that update in place). [`store`] puts
+/// them back.
+fn view_mut<'a>(
+    t: &'a mut Tensor,
+    slot: &'a mut [f32],
+    load: bool,
+) -> Result<&'a mut [f32], BackendError> {
+    if t.dtype() == DType::F32 {
+        return Ok(host_mut(t));
+    }
+    let Some(s) = slot.get_mut(..t.len()) else {
+        return Err(no_working_copy(t));
+    };
+    if let (Storage::CpuHalf(bits), Some(format), true) = (t.storage(), t.dtype().half(), load) {
+        for (d, &b) in s.iter_mut().zip(bits) {
+            *d = DType::widen(format, b);
+        }
+    }
+    Ok(s)
+}
+
+/// Rounds an op's f32 result in `slot` into a 16-bit `t` (nothing to do for an f32 `t`).
+fn store(t: &mut Tensor, slot: &[f32]) {
+    let format = t.dtype().half();
+    if let (Storage::CpuHalf(bits), Some(format)) = (t.storage_mut(), format) {
+        for (b, &v) in bits.iter_mut().zip(slot) {
+            *b = DType::narrow(format, v);
+        }
     }
 }
 
@@ -343,14 +481,14 @@ impl Backend for CpuBackend {
         pool.install(|| f(self));
     }
 
-    fn alloc(
+    fn alloc_as(
         &mut self,
         role: Role,
         label: &str,
-        rows: usize,
-        cols: usize,
+        (rows, cols): (usize, usize),
+        dtype: DType,
     ) -> Result<Tensor, BackendError> {
-        let bytes = (rows * cols * std::mem::size_of::<f32>()) as u64;
+        let bytes = (rows * cols * dtype.bytes()) as u64;
         {
             let mut ledger = self
                 .ledger
@@ -367,19 +505,32 @@ impl Backend for CpuBackend {
             role,
             bytes,
         }));
-        Ok(Tensor::new(
-            label,
-            role,
-            rows,
-            cols,
-            Storage::Cpu(vec![0.0; rows * cols]),
-            lease,
-        ))
+        let storage = match dtype {
+            DType::F32 => Storage::Cpu(vec![0.0; rows * cols]),
+            DType::F16 | DType::Bf16 => Storage::CpuHalf(vec![0; rows * cols]),
+        };
+        let tensor = Tensor::new(label, role, rows, cols, dtype, storage, lease);
+        if dtype != DType::F32 {
+            self.ensure_working(rows * cols)?;
+        }
+        Ok(tensor)
     }
 
     fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
         checks::copy(Device::Cpu, src, dst)?;
-        host_mut(dst).copy_from_slice(host(src));
+        if src.dtype() == dst.dtype() {
+            match (src.storage(), dst.storage_mut()) {
+                (Storage::CpuHalf(from), Storage::CpuHalf(to)) => to.copy_from_slice(from),
+                (Storage::Cpu(from), Storage::Cpu(to)) => to.copy_from_slice(from),
+                _ => {}
+            }
+        } else {
+            let values = match src.storage() {
+                Storage::Cpu(v) => std::borrow::Cow::Borrowed(v.as_slice()),
+                _ => std::borrow::Cow::Owned(widened(src)),
+            };
+            put(dst, &values);
+        }
         Ok(())
     }
 
@@ -401,26 +552,22 @@ impl Backend for CpuBackend {
 
     fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError> {
         check_device(Device::Cpu, "scale", &[t])?;
-        for v in host_mut(t) {
-            *v *= factor;
-        }
+        map_values(t, |v| v * factor);
         Ok(())
     }
 
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
         check_device(Device::Cpu, "round_to", &[t])?;
-        for v in host_mut(t) {
-            *v = format.round(*v);
-        }
+        map_values(t, |v| format.round(v));
         Ok(())
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
         checks::write(Device::Cpu, t, values.len())?;
         let start = self.recorder.now_ns();
-        host_mut(t).copy_from_slice(values);
+        put(t, values);
         // On the CPU the "device" memory is the same RAM: the copy is the whole transfer.
-        let bytes = std::mem::size_of_val(values) as u64;
+        let bytes = t.size_in_bytes() as u64;
         self.recorder.span(
             Lane::Transfer,
             Category::Memcpy,
@@ -435,7 +582,7 @@ impl Backend for CpuBackend {
         checks::read(Device::Cpu, t)?;
         // Every CPU op has finished when it returns: there is nothing to wait for.
         let start = self.recorder.now_ns();
-        let values = host(t).to_vec();
+        let values = widened(t);
         let bytes = t.size_in_bytes() as u64;
         self.recorder.span(
             Lane::Readback,
@@ -456,13 +603,18 @@ impl Backend for CpuBackend {
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
         let (batch, fan_in, fan_out) = checks::linear_forward(Device::Cpu, x, w, b, out)?;
+        let mut work = self.take_working(&[x, w, b, out])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (x_f, w_f, b_f) = (view(x, s0)?, view(w, s1)?, view(b, s2)?);
         self.product(
-            (host(x), Layout::Normal),
-            (host(w), Layout::Normal),
+            (x_f, Layout::Normal),
+            (w_f, Layout::Normal),
             (batch, fan_out, fan_in),
-            host_mut(out),
-            Epilogue::BiasAct(host(b), act),
+            view_mut(out, &mut *s3, false)?,
+            Epilogue::BiasAct(b_f, act),
         );
+        store(out, s3);
+        self.working = work;
         Ok(())
     }
 
@@ -476,13 +628,18 @@ impl Backend for CpuBackend {
     ) -> Result<(), BackendError> {
         let (batch, fan_in, fan_out) =
             checks::linear_backward_input(Device::Cpu, dz, w, a_prev, dz_prev)?;
+        let mut work = self.take_working(&[dz, w, a_prev, dz_prev])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (dz_f, w_f, a_f) = (view(dz, s0)?, view(w, s1)?, view(a_prev, s2)?);
         self.product(
-            (host(dz), Layout::Normal),
-            (host(w), Layout::Transposed),
+            (dz_f, Layout::Normal),
+            (w_f, Layout::Transposed),
             (batch, fan_in, fan_out),
-            host_mut(dz_prev),
-            Epilogue::ActGrad(host(a_prev), act_prev),
+            view_mut(dz_prev, &mut *s3, false)?,
+            Epilogue::ActGrad(a_f, act_prev),
         );
+        store(dz_prev, s3);
+        self.working = work;
         Ok(())
     }
 
@@ -494,22 +651,28 @@ impl Backend for CpuBackend {
         db: &mut Tensor,
     ) -> Result<(), BackendError> {
         let (batch, fan_in, fan_out) = checks::linear_backward_params(Device::Cpu, x, dz, dw, db)?;
+        let mut work = self.take_working(&[x, dz, dw, db])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (x_f, dz_f) = (view(x, s0)?, view(dz, s1)?);
         self.product(
-            (host(x), Layout::Transposed),
-            (host(dz), Layout::Normal),
+            (x_f, Layout::Transposed),
+            (dz_f, Layout::Normal),
             (fan_in, fan_out, batch),
-            host_mut(dw),
+            view_mut(dw, &mut *s2, false)?,
             Epilogue::None,
         );
+        store(dw, s2);
         // Row by row, so the inner loop runs along contiguous memory; each column still sums
         // its rows in ascending order, as the shader does.
-        let db = host_mut(db);
-        db.fill(0.0);
-        for row in host(dz).chunks_exact(fan_out) {
-            for (dbj, v) in db.iter_mut().zip(row) {
+        let db_f = view_mut(db, &mut *s3, false)?;
+        db_f.fill(0.0);
+        for row in dz_f.chunks_exact(fan_out) {
+            for (dbj, v) in db_f.iter_mut().zip(row) {
                 *dbj += v;
             }
         }
+        store(db, s3);
+        self.working = work;
         Ok(())
     }
 
@@ -522,9 +685,11 @@ impl Backend for CpuBackend {
     ) -> Result<(), BackendError> {
         let (batch, classes) =
             checks::softmax_cross_entropy(Device::Cpu, logits, targets, dlogits, stats)?;
-        let z = host(logits);
-        let y = host(targets);
-        let dz = host_mut(dlogits);
+        let mut work = self.take_working(&[logits, targets, dlogits, stats])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let z = view(logits, s0)?;
+        let y = view(targets, s1)?;
+        let dz = view_mut(dlogits, &mut *s2, false)?;
         let scale = 1.0 / batch as f32;
         let mut loss_sum = 0.0f32;
         let mut correct = 0.0f32;
@@ -555,10 +720,13 @@ impl Backend for CpuBackend {
                 *dj = (p - onehot) * scale;
             }
         }
-        let s = host_mut(stats);
+        store(dlogits, s2);
+        let s = view_mut(stats, &mut *s3, true)?;
         s[0] += loss_sum;
         s[1] += correct;
         s[2] += batch as f32;
+        store(stats, s3);
+        self.working = work;
         Ok(())
     }
 
@@ -570,7 +738,10 @@ impl Backend for CpuBackend {
         stats: &mut Tensor,
     ) -> Result<(), BackendError> {
         let (batch, outputs) = checks::mse_loss(Device::Cpu, pred, targets, dpred, stats)?;
-        let (p, y, d) = (host(pred), host(targets), host_mut(dpred));
+        let mut work = self.take_working(&[pred, targets, dpred, stats])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (p, y) = (view(pred, s0)?, view(targets, s1)?);
+        let d = view_mut(dpred, &mut *s2, false)?;
         let scale = 2.0 / (batch * outputs) as f32;
         let per_row = 1.0 / outputs as f32;
         let (mut squared_sum, mut abs_sum) = (0.0f32, 0.0f32);
@@ -586,16 +757,21 @@ impl Backend for CpuBackend {
             squared_sum += squared * per_row;
             abs_sum += abs * per_row;
         }
-        let s = host_mut(stats);
+        store(dpred, s2);
+        let s = view_mut(stats, &mut *s3, true)?;
         s[0] += squared_sum;
         s[1] += abs_sum;
         s[2] += batch as f32;
+        store(stats, s3);
+        self.working = work;
         Ok(())
     }
 
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
         checks::elementwise(Device::Cpu, "sgd_step", param, &[grad])?;
-        let (p, g) = (host_mut(param), host(grad));
+        let mut work = self.take_working(&[param, grad])?;
+        let [s0, s1, ..] = slots(&mut work);
+        let (p, g) = (view_mut(param, &mut *s0, true)?, view(grad, s1)?);
         let kernel = |(p, g): (&mut [f32], &[f32])| {
             for (p, g) in p.iter_mut().zip(g) {
                 *p -= lr * g;
@@ -610,6 +786,8 @@ impl Backend for CpuBackend {
         } else {
             kernel((p, g));
         }
+        store(param, s0);
+        self.working = work;
         Ok(())
     }
 
@@ -622,7 +800,11 @@ impl Backend for CpuBackend {
         momentum: f32,
     ) -> Result<(), BackendError> {
         checks::elementwise(Device::Cpu, "momentum_step", param, &[grad, velocity])?;
-        let (p, g, v) = (host_mut(param), host(grad), host_mut(velocity));
+        let mut work = self.take_working(&[param, grad, velocity])?;
+        let [s0, s1, s2, _] = slots(&mut work);
+        let p = view_mut(param, &mut *s0, true)?;
+        let g = view(grad, s1)?;
+        let v = view_mut(velocity, &mut *s2, true)?;
         let kernel = |((p, g), v): ((&mut [f32], &[f32]), &mut [f32])| {
             for ((p, g), v) in p.iter_mut().zip(g).zip(v) {
                 *v = momentum * *v + g;
@@ -639,6 +821,9 @@ impl Backend for CpuBackend {
         } else {
             kernel(((p, g), v));
         }
+        store(param, s0);
+        store(velocity, s2);
+        self.working = work;
         Ok(())
     }
 
@@ -659,7 +844,11 @@ impl Backend for CpuBackend {
             eps,
             ..
         } = hyper;
-        let (p, g, m, v) = (host_mut(param), host(grad), host_mut(m), host_mut(v));
+        let mut work = self.take_working(&[param, grad, m, v])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let p = view_mut(param, &mut *s0, true)?;
+        let g = view(grad, s1)?;
+        let (m_f, v_f) = (view_mut(m, &mut *s2, true)?, view_mut(v, &mut *s3, true)?);
         let kernel = |(((p, g), m), v): AdamChunks<'_>| {
             for (((p, g), mi), vi) in p.iter_mut().zip(g).zip(m).zip(v) {
                 *mi = beta1 * *mi + (1.0 - beta1) * g;
@@ -673,18 +862,26 @@ impl Backend for CpuBackend {
             self.pool.install(|| {
                 p.par_chunks_mut(CHUNK)
                     .zip(g.par_chunks(CHUNK))
-                    .zip(m.par_chunks_mut(CHUNK))
-                    .zip(v.par_chunks_mut(CHUNK))
+                    .zip(m_f.par_chunks_mut(CHUNK))
+                    .zip(v_f.par_chunks_mut(CHUNK))
                     .for_each(kernel);
             });
         } else {
-            kernel((((p, g), m), v));
+            kernel((((p, g), m_f), v_f));
         }
+        store(param, s0);
+        store(m, s2);
+        store(v, s3);
+        self.working = work;
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    fn clear_caches(&mut self) {
+        self.working.clear();
     }
 
     fn recorder(&mut self) -> &mut Recorder {

@@ -22,8 +22,8 @@ use timing::{Mode, Timestamps, copy_mapped, map_for_reading, wait_idle};
 
 use super::Lease;
 use super::{
-    Activation, AdamHyper, Backend, BackendError, Device, KernelTimes, Storage, Tensor, UploadMode,
-    checks,
+    Activation, AdamHyper, Backend, BackendError, DType, Device, KernelTimes, Storage, Tensor,
+    UploadMode, WORKING_COPIES, checks,
 };
 use crate::memory::{MemorySnapshot, Role};
 use crate::precision::Half;
@@ -87,6 +87,8 @@ enum KernelId {
     Mse,
     Optimizer,
     Round,
+    Widen,
+    Narrow,
 }
 
 /// A compiled kernel: its pipeline and the layout its bind groups must follow.
@@ -134,13 +136,19 @@ struct Kernels {
     mse: Kernel,
     optimizer: Kernel,
     round: Kernel,
+    widen: Kernel,
+    narrow: Kernel,
 }
+
+/// The integer FP16/BF16 conversions, put in front of the shaders that use them.
+const HALF_WGSL: &str = include_str!("../../../shaders/half.wgsl");
 
 impl Kernels {
     fn new(device: &wgpu::Device, sizes: KernelSizes) -> Self {
         let tile = [("TILE", f64::from(sizes.matmul_tile))];
         let wide = [("WORKGROUP", f64::from(sizes.elementwise))];
         let reduce = [("WORKGROUP", f64::from(sizes.column_sum))];
+        let convert = [HALF_WGSL, include_str!("../../../shaders/convert.wgsl")].concat();
         Self {
             matmul: Kernel::new(
                 device,
@@ -180,10 +188,12 @@ impl Kernels {
             round: Kernel::new(
                 device,
                 "round",
-                include_str!("../../../shaders/precision.wgsl"),
+                &[HALF_WGSL, include_str!("../../../shaders/precision.wgsl")].concat(),
                 "round_to",
                 &wide,
             ),
+            widen: Kernel::new(device, "widen", &convert, "widen", &wide),
+            narrow: Kernel::new(device, "narrow", &convert, "narrow", &wide),
         }
     }
 
@@ -195,6 +205,8 @@ impl Kernels {
             KernelId::Mse => &self.mse,
             KernelId::Optimizer => &self.optimizer,
             KernelId::Round => &self.round,
+            KernelId::Widen => &self.widen,
+            KernelId::Narrow => &self.narrow,
         }
     }
 }
@@ -264,6 +276,9 @@ pub struct GpuBackend {
     pool: SharedPool,
     /// The first error wgpu reported outside an error scope.
     error: Arc<Mutex<Option<String>>>,
+    /// The f32 working copies 16-bit operands are widened into (none until a 16-bit tensor
+    /// exists).
+    working: Vec<Tensor>,
 }
 
 /// Ids of the dummy buffers in cache keys (tensor ids start at 1).
@@ -344,6 +359,7 @@ impl GpuBackend {
             ring_used: Vec::new(),
             pool,
             error,
+            working: Vec::new(),
         })
     }
 
@@ -362,6 +378,133 @@ impl GpuBackend {
     /// The workgroup sizes the kernels were compiled with.
     pub fn kernel_sizes(&self) -> KernelSizes {
         self.sizes
+    }
+
+    /// Makes the working copies hold at least `len` values each. New copies are new buffers, so
+    /// the cached bind groups of the old ones are dropped.
+    fn ensure_working(&mut self, len: usize) -> Result<(), BackendError> {
+        let enough =
+            self.working.len() == WORKING_COPIES && self.working.iter().all(|w| w.len() >= len);
+        if len == 0 || enough {
+            return Ok(());
+        }
+        self.forget_working();
+        for i in 0..WORKING_COPIES {
+            let label = super::WORKING_LABELS[i];
+            let copy = self.alloc_as(Role::Workspace, label, (1, len), DType::F32)?;
+            self.working.push(copy);
+        }
+        Ok(())
+    }
+
+    /// Drops the working copies and every cached dispatch that binds one.
+    fn forget_working(&mut self) {
+        self.working.clear();
+        let before = self.dispatches.len();
+        self.dispatches
+            .retain(|key, _| !key.buffers.iter().any(|&id| is_working_view(id)));
+        let forgotten = before - self.dispatches.len();
+        count_internal(&self.pool, -((forgotten * PARAM_WORDS * 4) as i64));
+    }
+
+    /// Makes the working copies large enough for the 16-bit tensors among `operands`, before an
+    /// op binds any of them.
+    fn prepare(&mut self, operands: &[&Tensor]) -> Result<(), BackendError> {
+        let need = operands
+            .iter()
+            .filter(|t| t.dtype() != DType::F32)
+            .map(|t| t.len())
+            .max()
+            .unwrap_or(0);
+        self.ensure_working(need)
+    }
+
+    /// Working copy `slot` bound as the f32 values of `t`.
+    fn working_binding(&self, t: &Tensor, slot: usize) -> Result<Binding, BackendError> {
+        match self.working.get(slot).map(Tensor::storage) {
+            Some(Storage::Gpu(buffer)) if self.working[slot].len() >= t.len() => Ok(Binding {
+                id: working_view_id(t, slot),
+                buffer: buffer.clone(),
+            }),
+            _ => Err(BackendError::Setup(format!(
+                "no f32 working copy large enough for `{}` ({} values)",
+                t.label(),
+                t.len()
+            ))),
+        }
+    }
+
+    /// `t` as an op reads it in f32: its own buffer, or working copy `slot` with its values
+    /// widened in (16-bit `t`).
+    fn operand(&mut self, t: &Tensor, slot: usize) -> Result<Binding, BackendError> {
+        self.output(t, slot, true)
+    }
+
+    /// Where an op writes `t` in f32: its own buffer, or working copy `slot` (16-bit `t`; with
+    /// its values widened in first when `load`, for ops that update in place). [`Self::store`]
+    /// rounds the result back.
+    fn output(&mut self, t: &Tensor, slot: usize, load: bool) -> Result<Binding, BackendError> {
+        let Some(format) = t.dtype().half() else {
+            return binding(t);
+        };
+        let copy = self.working_binding(t, slot)?;
+        if load {
+            let view = Binding {
+                id: copy.id,
+                buffer: copy.buffer.clone(),
+            };
+            self.convert(KernelId::Widen, format, t.len(), binding(t)?, view)?;
+        }
+        Ok(copy)
+    }
+
+    /// Rounds an op's result in working copy `slot` into a 16-bit `t` (nothing for f32 `t`).
+    fn store(&mut self, t: &Tensor, slot: usize) -> Result<(), BackendError> {
+        let Some(format) = t.dtype().half() else {
+            return Ok(());
+        };
+        let copy = self.working_binding(t, slot)?;
+        self.convert(KernelId::Narrow, format, t.len(), copy, binding(t)?)
+    }
+
+    /// One pass of `shaders/convert.wgsl`: 16-bit values widened into f32 ones, or f32 values
+    /// rounded into 16-bit ones.
+    fn convert(
+        &mut self,
+        kernel: KernelId,
+        format: Half,
+        len: usize,
+        src: Binding,
+        dst: Binding,
+    ) -> Result<(), BackendError> {
+        let label = match (kernel, format) {
+            (KernelId::Widen, Half::Fp16) => "widen_fp16",
+            (KernelId::Widen, Half::Bf16) => "widen_bf16",
+            (_, Half::Fp16) => "narrow_fp16",
+            (_, Half::Bf16) => "narrow_bf16",
+        };
+        // Narrowing runs one invocation per word (two values).
+        let invocations = if kernel == KernelId::Widen {
+            len
+        } else {
+            len.div_ceil(2)
+        };
+        let (groups_x, groups_y) = self.groups(invocations as u32);
+        let mut params: Params = [0; PARAM_WORDS];
+        params[..3].copy_from_slice(&[len as u32, format.code(), groups_x]);
+        self.dispatch(kernel, label, params, &[src, dst], (groups_x, groups_y))
+    }
+
+    /// Workgroups for `invocations` one-dimensional invocations, folded into two dimensions
+    /// past the per-dimension limit.
+    fn groups(&self, invocations: u32) -> (u32, u32) {
+        let groups = invocations.div_ceil(self.sizes.elementwise).max(1);
+        let max = self.summary.max_compute_workgroups_per_dimension.max(1);
+        if groups <= max {
+            (groups, 1)
+        } else {
+            (max, groups.div_ceil(max))
+        }
     }
 
     fn check_error(&self) -> Result<(), BackendError> {
@@ -467,12 +610,12 @@ impl GpuBackend {
     fn matmul(
         &mut self,
         label: &'static str,
-        (a, a_strides): (&Tensor, (usize, usize)),
-        (b, b_strides): (&Tensor, (usize, usize)),
-        aux: Option<&Tensor>,
+        (a, a_strides): (Binding, (usize, usize)),
+        (b, b_strides): (Binding, (usize, usize)),
+        aux: Option<Binding>,
         (epilogue, act): (u32, Activation),
         (m, n, k): (usize, usize, usize),
-        c: &Tensor,
+        c: Binding,
     ) -> Result<(), BackendError> {
         let params: Params = [
             m as u32,
@@ -488,19 +631,18 @@ impl GpuBackend {
             0,
             0,
         ];
-        let aux = match aux {
-            Some(t) => binding(t)?,
-            None => Binding {
-                id: DUMMY_READ_ID,
-                buffer: self.dummy_read.clone(),
-            },
-        };
-        let bindings = [binding(a)?, binding(b)?, aux, binding(c)?];
+        let aux = aux.unwrap_or_else(|| Binding {
+            id: DUMMY_READ_ID,
+            buffer: self.dummy_read.clone(),
+        });
+        let bindings = [a, b, aux, c];
         let tile = self.sizes.matmul_tile;
         let groups = ((n as u32).div_ceil(tile), (m as u32).div_ceil(tile));
         self.dispatch(KernelId::Matmul, label, params, &bindings, groups)
     }
 
+    /// An optimizer update of `tensors` (parameter, gradient, and up to two state tensors),
+    /// through working copies for 16-bit ones.
     fn optimizer(
         &mut self,
         label: &'static str,
@@ -509,14 +651,13 @@ impl GpuBackend {
         scalars: [f32; 6],
     ) -> Result<(), BackendError> {
         let (param, grad, state1, state2) = tensors;
+        let all: Vec<&Tensor> = [Some(param), Some(grad), state1, state2]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.prepare(&all)?;
         let len = param.len() as u32;
-        let groups = len.div_ceil(self.sizes.elementwise);
-        let max = self.summary.max_compute_workgroups_per_dimension.max(1);
-        let (groups_x, groups_y) = if groups <= max {
-            (groups, 1)
-        } else {
-            (max, groups.div_ceil(max))
-        };
+        let (groups_x, groups_y) = self.groups(len);
         let f = f32::to_bits;
         let params: Params = [
             len,
@@ -536,22 +677,31 @@ impl GpuBackend {
             id: DUMMY_WRITE_IDS[i],
             buffer: self.dummy_write[i].clone(),
         };
+        let (d1, d2) = (dummy(0), dummy(1));
+        let p = self.output(param, 0, true)?;
+        let g = self.operand(grad, 1)?;
         let s1 = match state1 {
-            Some(t) => binding(t)?,
-            None => dummy(0),
+            Some(t) => self.output(t, 2, true)?,
+            None => d1,
         };
         let s2 = match state2 {
-            Some(t) => binding(t)?,
-            None => dummy(1),
+            Some(t) => self.output(t, 3, true)?,
+            None => d2,
         };
-        let bindings = [binding(param)?, binding(grad)?, s1, s2];
         self.dispatch(
             KernelId::Optimizer,
             label,
             params,
-            &bindings,
+            &[p, g, s1, s2],
             (groups_x, groups_y),
-        )
+        )?;
+        self.store(param, 0)?;
+        for (t, slot) in [(state1, 2), (state2, 3)] {
+            if let Some(t) = t {
+                self.store(t, slot)?;
+            }
+        }
+        Ok(())
     }
 
     /// One pass of `shaders/precision.wgsl` over `t`: round (modes 1, 2) or scale (mode 3).
@@ -563,14 +713,9 @@ impl GpuBackend {
         factor: f32,
     ) -> Result<(), BackendError> {
         super::check_device(Device::Gpu, label, &[t])?;
+        self.prepare(&[t])?;
         let len = t.len() as u32;
-        let groups = len.div_ceil(self.sizes.elementwise).max(1);
-        let max = self.summary.max_compute_workgroups_per_dimension.max(1);
-        let (groups_x, groups_y) = if groups <= max {
-            (groups, 1)
-        } else {
-            (max, groups.div_ceil(max))
-        };
+        let (groups_x, groups_y) = self.groups(len);
         let params: Params = [
             len,
             mode,
@@ -585,13 +730,35 @@ impl GpuBackend {
             0,
             0,
         ];
+        let values = self.output(t, 0, true)?;
         self.dispatch(
             KernelId::Round,
             label,
             params,
-            &[binding(t)?],
+            &[values],
             (groups_x, groups_y),
-        )
+        )?;
+        self.store(t, 0)
+    }
+
+    /// A loss kernel over `[outputs, targets, gradient, stats]` (the gradient written, the
+    /// stats added to), through working copies for 16-bit ones.
+    fn loss(
+        &mut self,
+        (kernel, label): (KernelId, &'static str),
+        params: Params,
+        [outputs, targets, gradient, stats]: [&Tensor; 4],
+    ) -> Result<(), BackendError> {
+        self.prepare(&[outputs, targets, gradient, stats])?;
+        let bindings = [
+            self.operand(outputs, 0)?,
+            self.operand(targets, 1)?,
+            self.output(gradient, 2, false)?,
+            self.output(stats, 3, true)?,
+        ];
+        self.dispatch(kernel, label, params, &bindings, (1, 1))?;
+        self.store(gradient, 2)?;
+        self.store(stats, 3)
     }
 
     fn staging_buffer(&mut self, size_in_bytes: u64) -> wgpu::Buffer {
@@ -740,11 +907,10 @@ impl GpuBackend {
 
     /// Copies `values` into `t` through the staging ring: straight into host-visible mapped
     /// memory, then a copy command on the GPU.
-    fn write_through_ring(&mut self, t: &Tensor, values: &[f32]) -> Result<(), BackendError> {
+    fn write_through_ring(&mut self, t: &Tensor, bytes: &[u8]) -> Result<(), BackendError> {
         let Storage::Gpu(target) = t.storage() else {
             return Ok(());
         };
-        let bytes: &[u8] = bytemuck::cast_slice(values);
         let size = bytes.len() as u64;
         if size == 0 {
             return Ok(());
@@ -837,6 +1003,16 @@ fn count_internal(pool: &SharedPool, bytes: i64) {
     }
 }
 
+/// The cache-key id of working copy `slot` bound as the f32 values of `t`: each (tensor, slot)
+/// pair keeps its own bind groups, so one op's working copies never take another's parameters.
+fn working_view_id(t: &Tensor, slot: usize) -> u64 {
+    t.id() | ((slot as u64 + 1) << 56)
+}
+
+fn is_working_view(id: u64) -> bool {
+    (1..=WORKING_COPIES as u64).contains(&(id >> 56))
+}
+
 fn take_error(slot: &Mutex<Option<String>>) -> Option<String> {
     slot.lock().ok().and_then(|mut e| e.take())
 }
@@ -847,7 +1023,7 @@ fn binding(t: &Tensor) -> Result<Binding, BackendError> {
             id: t.id(),
             buffer: buffer.clone(),
         }),
-        Storage::Cpu(_) => Err(BackendError::DeviceMismatch {
+        Storage::Cpu(_) | Storage::CpuHalf(_) => Err(BackendError::DeviceMismatch {
             expected: Device::Gpu,
             found: Device::Cpu,
             op: "bind",
@@ -864,15 +1040,16 @@ impl Backend for GpuBackend {
         format!("{} ({})", self.summary.name, self.summary.backend)
     }
 
-    fn alloc(
+    fn alloc_as(
         &mut self,
         role: Role,
         label: &str,
-        rows: usize,
-        cols: usize,
+        (rows, cols): (usize, usize),
+        dtype: DType,
     ) -> Result<Tensor, BackendError> {
-        let bytes = (rows * cols * 4) as u64;
-        let block = block_size(bytes);
+        let bytes = (rows * cols * dtype.bytes()) as u64;
+        // Whole 32-bit words: storage buffers are arrays of them.
+        let block = block_size(bytes.div_ceil(4) * 4);
         let limit = self
             .summary
             .max_storage_buffer_binding_size_bytes
@@ -921,7 +1098,8 @@ impl Backend for GpuBackend {
             block,
             buffer: Some(buffer.clone()),
         }));
-        let tensor = Tensor::new(label, role, rows, cols, Storage::Gpu(buffer.clone()), lease);
+        let storage = Storage::Gpu(buffer.clone());
+        let tensor = Tensor::new(label, role, rows, cols, dtype, storage, lease);
         if reused {
             // A reused buffer holds the last tensor's values: a new tensor starts at zero. The
             // clear is recorded work on the tensor, so a `write_buffer` to it submits it first.
@@ -934,15 +1112,39 @@ impl Backend for GpuBackend {
             encoder.clear_buffer(&buffer, 0, None);
             self.pending_tensors.insert(tensor.id());
         }
+        if dtype != DType::F32 {
+            self.ensure_working(rows * cols)?;
+        }
         Ok(tensor)
     }
 
     fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
         checks::copy(Device::Gpu, src, dst)?;
+        let len = src.len();
+        match (src.dtype().half(), dst.dtype().half()) {
+            (None, None) => {}
+            (Some(a), Some(b)) if a == b => {}
+            (Some(format), None) => {
+                return self.convert(KernelId::Widen, format, len, binding(src)?, binding(dst)?);
+            }
+            (None, Some(format)) => {
+                return self.convert(KernelId::Narrow, format, len, binding(src)?, binding(dst)?);
+            }
+            (Some(from), Some(to)) => {
+                self.prepare(&[src])?;
+                let copy = self.working_binding(src, 0)?;
+                let view = Binding {
+                    id: copy.id,
+                    buffer: copy.buffer.clone(),
+                };
+                self.convert(KernelId::Widen, from, len, binding(src)?, view)?;
+                return self.convert(KernelId::Narrow, to, len, copy, binding(dst)?);
+            }
+        }
         let (Storage::Gpu(from), Storage::Gpu(to)) = (src.storage(), dst.storage()) else {
             return Ok(());
         };
-        let size = (src.len() * 4) as u64;
+        let size = src.word_bytes() as u64;
         let encoder = self.encoder.get_or_insert_with(|| {
             self.device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -995,8 +1197,20 @@ impl Backend for GpuBackend {
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
         checks::write(Device::Gpu, t, values.len())?;
+        // A 16-bit tensor's values are rounded on the host: half the bytes cross the bus.
+        let packed: Vec<u16>;
+        let bytes: &[u8] = match t.dtype().half() {
+            None => bytemuck::cast_slice(values),
+            Some(format) => {
+                let mut bits: Vec<u16> = values.iter().map(|&v| DType::narrow(format, v)).collect();
+                // Whole words: buffer copies move multiples of 4 bytes.
+                bits.resize(bits.len().div_ceil(2) * 2, 0);
+                packed = bits;
+                bytemuck::cast_slice(&packed)
+            }
+        };
         if self.upload == UploadMode::StagingRing {
-            return self.write_through_ring(t, values);
+            return self.write_through_ring(t, bytes);
         }
         // `write_buffer` lands before the next submission; recorded work that still reads the old
         // values must be submitted first.
@@ -1005,14 +1219,13 @@ impl Backend for GpuBackend {
         }
         if let Storage::Gpu(buffer) = t.storage() {
             let start = self.recorder.now_ns();
-            self.queue
-                .write_buffer(buffer, 0, bytemuck::cast_slice(values));
+            self.queue.write_buffer(buffer, 0, bytes);
             self.recorder.span(
                 Lane::Transfer,
                 Category::Memcpy,
                 "queue.write_buffer (into wgpu's staging)",
                 start,
-                std::mem::size_of_val(values) as u64,
+                bytes.len() as u64,
             );
         }
         Ok(())
@@ -1034,7 +1247,14 @@ impl Backend for GpuBackend {
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size_in_bytes);
         self.flush()?;
         let bytes = self.map_and_copy(&staging)?;
-        let mut values: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
+        let mut values: Vec<f32> = match t.dtype().half() {
+            None => bytemuck::pod_collect_to_vec(&bytes),
+            Some(format) => bytemuck::pod_collect_to_vec::<u8, u16>(&bytes)
+                .into_iter()
+                .take(t.len())
+                .map(|bits| DType::widen(format, bits))
+                .collect(),
+        };
         values.truncate(t.len());
         Ok(values)
     }
@@ -1048,15 +1268,23 @@ impl Backend for GpuBackend {
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
         let (batch, fan_in, fan_out) = checks::linear_forward(Device::Gpu, x, w, b, out)?;
+        self.prepare(&[x, w, b, out])?;
+        let (xb, wb, bb) = (
+            self.operand(x, 0)?,
+            self.operand(w, 1)?,
+            self.operand(b, 2)?,
+        );
+        let ob = self.output(out, 3, false)?;
         self.matmul(
             "linear_forward",
-            (x, (fan_in, 1)),
-            (w, (fan_out, 1)),
-            Some(b),
+            (xb, (fan_in, 1)),
+            (wb, (fan_out, 1)),
+            Some(bb),
             (1, act),
             (batch, fan_out, fan_in),
-            out,
-        )
+            ob,
+        )?;
+        self.store(out, 3)
     }
 
     fn linear_backward_input(
@@ -1070,16 +1298,21 @@ impl Backend for GpuBackend {
         const OP: &str = "linear_backward_input";
         let (batch, fan_in, fan_out) =
             checks::linear_backward_input(Device::Gpu, dz, w, a_prev, dz_prev)?;
+        self.prepare(&[dz, w, a_prev, dz_prev])?;
+        let (dzb, wb) = (self.operand(dz, 0)?, self.operand(w, 1)?);
+        let ab = self.operand(a_prev, 2)?;
+        let outb = self.output(dz_prev, 3, false)?;
         // op(b) = wᵀ: element (kk, j) of wᵀ is w[j, kk] = w[j * fan_out + kk].
         self.matmul(
             OP,
-            (dz, (fan_out, 1)),
-            (w, (1, fan_out)),
-            Some(a_prev),
+            (dzb, (fan_out, 1)),
+            (wb, (1, fan_out)),
+            Some(ab),
             (2, act_prev),
             (batch, fan_in, fan_out),
-            dz_prev,
-        )
+            outb,
+        )?;
+        self.store(dz_prev, 3)
     }
 
     fn linear_backward_params(
@@ -1090,25 +1323,33 @@ impl Backend for GpuBackend {
         db: &mut Tensor,
     ) -> Result<(), BackendError> {
         let (batch, fan_in, fan_out) = checks::linear_backward_params(Device::Gpu, x, dz, dw, db)?;
+        self.prepare(&[x, dz, dw, db])?;
+        let (xb, dzb) = (self.operand(x, 0)?, self.operand(dz, 1)?);
+        let dz_again = Binding {
+            id: dzb.id,
+            buffer: dzb.buffer.clone(),
+        };
+        let (dwb, dbb) = (self.output(dw, 2, false)?, self.output(db, 3, false)?);
         // op(a) = xᵀ: element (i, kk) of xᵀ is x[kk, i] = x[kk * fan_in + i].
         self.matmul(
             "weight_grad",
-            (x, (1, fan_in)),
-            (dz, (fan_out, 1)),
+            (xb, (1, fan_in)),
+            (dzb, (fan_out, 1)),
             None,
             (0, Activation::Identity),
             (fan_in, fan_out, batch),
-            dw,
+            dwb,
         )?;
+        self.store(dw, 2)?;
         let params: Params = [batch as u32, fan_out as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        let bindings = [binding(dz)?, binding(db)?];
         self.dispatch(
             KernelId::ColumnSum,
             "bias_grad",
             params,
-            &bindings,
+            &[dz_again, dbb],
             ((fan_out as u32).div_ceil(self.sizes.column_sum), 1),
-        )
+        )?;
+        self.store(db, 3)
     }
 
     fn softmax_cross_entropy(
@@ -1122,13 +1363,11 @@ impl Backend for GpuBackend {
         let (batch, classes) =
             checks::softmax_cross_entropy(Device::Gpu, logits, targets, dlogits, stats)?;
         let params: Params = [batch as u32, classes as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        let bindings = [
-            binding(logits)?,
-            binding(targets)?,
-            binding(dlogits)?,
-            binding(stats)?,
-        ];
-        self.dispatch(KernelId::SoftmaxCrossEntropy, OP, params, &bindings, (1, 1))
+        self.loss(
+            (KernelId::SoftmaxCrossEntropy, OP),
+            params,
+            [logits, targets, dlogits, stats],
+        )
     }
 
     fn mse_loss(
@@ -1140,13 +1379,11 @@ impl Backend for GpuBackend {
     ) -> Result<(), BackendError> {
         let (batch, outputs) = checks::mse_loss(Device::Gpu, pred, targets, dpred, stats)?;
         let params: Params = [batch as u32, outputs as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        let bindings = [
-            binding(pred)?,
-            binding(targets)?,
-            binding(dpred)?,
-            binding(stats)?,
-        ];
-        self.dispatch(KernelId::Mse, "mse_loss", params, &bindings, (1, 1))
+        self.loss(
+            (KernelId::Mse, "mse_loss"),
+            params,
+            [pred, targets, dpred, stats],
+        )
     }
 
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
@@ -1338,6 +1575,7 @@ impl Backend for GpuBackend {
 
     fn clear_caches(&mut self) {
         let _ = self.flush();
+        self.forget_working();
         count_internal(
             &self.pool,
             -((self.dispatches.len() * PARAM_WORDS * 4) as i64),
