@@ -8,7 +8,9 @@
 struct Params {
     batch: u32,
     classes: u32,
-    _pad0: u32,
+    // What the loss is multiplied by before backward (a loss weight, a loss scale): the
+    // gradient is written already multiplied, so a 16-bit gradient is rounded once.
+    grad_scale: f32,
     _pad1: u32,
 }
 
@@ -27,7 +29,7 @@ var<workgroup> partial_correct: array<f32, 256>;
 
 @compute @workgroup_size(WORKGROUP, 1, 1)
 fn softmax_cross_entropy(@builtin(local_invocation_id) lid: vec3<u32>) {
-    let scale = 1.0 / f32(p.batch);
+    let scale = p.grad_scale / f32(p.batch);
     var loss = 0.0;
     var correct = 0.0;
     for (var r = lid.x; r < p.batch; r += WORKGROUP) {
@@ -83,7 +85,7 @@ fn softmax_cross_entropy(@builtin(local_invocation_id) lid: vec3<u32>) {
 // and `p.classes` the outputs per row.
 @compute @workgroup_size(WORKGROUP, 1, 1)
 fn mse(@builtin(local_invocation_id) lid: vec3<u32>) {
-    let scale = 2.0 / f32(p.batch * p.classes);
+    let scale = 2.0 * p.grad_scale / f32(p.batch * p.classes);
     let per_row = 1.0 / f32(p.classes);
     var squared_sum = 0.0;
     var abs_sum = 0.0;

@@ -9,8 +9,12 @@ struct Params {
     groups_x: u32,
     // The factor of mode 3 (loss scaling uses powers of two, which multiply exactly).
     factor: f32,
-    _pad1: vec4<u32>,
-    _pad2: vec4<u32>,
+    // Where rounding counts what it loses, as in `convert.wgsl` (the tensor's role).
+    slot: u32,
+    _pad1: u32,
+    _pad2: u32,
+    _pad3: u32,
+    _pad4: vec4<u32>,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -18,7 +22,10 @@ override WORKGROUP: u32 = 256u;
 
 // The tensor's values as their bits.
 @group(0) @binding(1) var<storage, read_write> values: array<u32>;
+@group(0) @binding(2) var<storage, read_write> census: array<atomic<u32>>;
 
+// Rounds in place (modes 1, 2; what the rounding loses to zero or infinity is counted into the
+// census) or scales (mode 3).
 @compute @workgroup_size(WORKGROUP, 1, 1)
 fn round_to(
     @builtin(local_invocation_id) lid: vec3<u32>,
@@ -29,11 +36,22 @@ fn round_to(
         return;
     }
     let x = values[i];
-    if (p.format == 1u) {
-        values[i] = f32_bits_from_f16(f16_from_f32_bits(x));
-    } else if (p.format == 2u) {
-        values[i] = bf16_round_f32_bits(x);
-    } else {
+    if (p.format == 3u) {
         values[i] = bitcast<u32>(bitcast<f32>(x) * p.factor);
+        return;
+    }
+    var y = bf16_round_f32_bits(x);
+    if (p.format == 1u) {
+        y = f32_bits_from_f16(f16_from_f32_bits(x));
+    }
+    values[i] = y;
+    let finite = (x & 0x7f800000u) != 0x7f800000u;
+    if (finite && (x & 0x7fffffffu) != 0u) {
+        atomicAdd(&census[3u * p.slot], 1u);
+        if ((y & 0x7fffffffu) == 0u) {
+            atomicAdd(&census[3u * p.slot + 1u], 1u);
+        } else if ((y & 0x7fffffffu) == 0x7f800000u) {
+            atomicAdd(&census[3u * p.slot + 2u], 1u);
+        }
     }
 }

@@ -294,3 +294,81 @@ fn train_on_a_shipped_set_and_check_the_layers_against_it() {
     assert_eq!(code, 2);
     assert!(stderr.contains("4 features and 3 outputs"), "{stderr}");
 }
+
+/// The summary of a 16-bit run reports what storing in 16 bits lost and the loss scaler's end:
+/// mixed precision's first steps overflow at the initial scale of 65536, so the scaler backs off
+/// and skips them; the overflowing values are counted where they were stored.
+#[test]
+fn the_summary_reports_rounding_losses_and_the_final_loss_scale() {
+    let (code, stdout, stderr) = batchscope(&[
+        "train",
+        "--device",
+        "cpu",
+        "--precision",
+        "mixed",
+        "--steps",
+        "40",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|v: &serde_json::Value| v["summary"] == true)
+        .expect("a summary line");
+    assert_eq!(summary["precision"], "mixed");
+    let skipped = summary["skipped_steps"].as_u64().expect("skipped steps");
+    let scale = summary["final_loss_scale"].as_f64().expect("final scale");
+    assert!(skipped >= 1 && scale < 65536.0, "{summary}");
+    assert!(summary["gradient_overflow_share"].as_f64().expect("share") > 0.0);
+    assert!(summary["gradient_underflow_share"].as_f64().is_some());
+    assert!(
+        summary["rounding"]["activations"]["values"]
+            .as_u64()
+            .expect("count")
+            > 0
+    );
+    // `bench` measures a 16-bit precision against FP32 in the same run and gives the ratio.
+    let (code, stdout, stderr) = batchscope(&[
+        "bench",
+        "--device",
+        "cpu",
+        "--precision",
+        "bf16",
+        "--warmup",
+        "2",
+        "--repeats",
+        "3",
+        "--steps-per-run",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let bench: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(bench["precision"], "bf16");
+    let ratio = bench["step_time_ratio_to_fp32"].as_f64().expect("a ratio");
+    let (bf16, fp32) = (
+        bench["step_time_median_ms"].as_f64().expect("bf16 time"),
+        bench["fp32_step_time_median_ms"]
+            .as_f64()
+            .expect("fp32 time"),
+    );
+    assert!((ratio - bf16 / fp32).abs() < 1e-9 && ratio > 0.0, "{bench}");
+    // The text form says the same in a line of its own.
+    let (code, stdout, _) = batchscope(&[
+        "train",
+        "--device",
+        "cpu",
+        "--precision",
+        "fp16",
+        "--steps",
+        "20",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("cpu fp16: of ") && l.contains("became 0")),
+        "{stdout}"
+    );
+}

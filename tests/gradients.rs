@@ -209,7 +209,7 @@ fn softmax_cross_entropy(b: &mut dyn Backend) {
     );
     let mut dl = b.zeros("dlogits", rows, classes).expect("alloc");
     let mut stats = b.zeros("stats", 1, 3).expect("alloc");
-    b.softmax_cross_entropy(&tl, &tt, &mut dl, &mut stats)
+    b.softmax_cross_entropy(&tl, &tt, &mut dl, &mut stats, 1.0)
         .expect("loss");
     let s = b.read(&stats).expect("read");
     let want_loss = cross_entropy64(&logits, &targets, classes);
@@ -226,7 +226,7 @@ fn softmax_cross_entropy(b: &mut dyn Backend) {
     let numeric = central_differences(&logits, H, |v| cross_entropy64(v, &targets, classes));
     assert_close("dlogits", &b.read(&dl).expect("read"), &numeric, 1e-6, REL);
     // Statistics accumulate across calls until read and reset.
-    b.softmax_cross_entropy(&tl, &tt, &mut dl, &mut stats)
+    b.softmax_cross_entropy(&tl, &tt, &mut dl, &mut stats, 1.0)
         .expect("loss");
     assert_eq!(b.read(&stats).expect("read")[2], 2.0 * rows as f32);
 }
@@ -253,7 +253,8 @@ fn mse_loss(b: &mut dyn Backend) {
     let tt = upload(b, "targets", rows, outputs, &targets);
     let mut dp = b.zeros("dpred", rows, outputs).expect("alloc");
     let mut stats = b.zeros("stats", 1, 3).expect("alloc");
-    b.mse_loss(&tp, &tt, &mut dp, &mut stats).expect("loss");
+    b.mse_loss(&tp, &tt, &mut dp, &mut stats, 1.0)
+        .expect("loss");
     let s = b.read(&stats).expect("read");
     assert_eq!(s[2], rows as f32);
     assert_close(
@@ -274,7 +275,7 @@ fn mse_loss(b: &mut dyn Backend) {
     assert_close("dpred", &b.read(&dp).expect("read"), &numeric, 1e-6, REL);
     // A target tensor of the wrong shape is refused, not read past its end.
     let short = b.zeros("short", rows, 1).expect("alloc");
-    assert!(b.mse_loss(&tp, &short, &mut dp, &mut stats).is_err());
+    assert!(b.mse_loss(&tp, &short, &mut dp, &mut stats, 1.0).is_err());
 }
 
 /// The i-th term of the objective: `½ a_i (v − c_i)² + sin(v)`, a bowl with some curvature.

@@ -214,6 +214,33 @@ fn sixteen_bit_tensors_hold_the_half_crates_bits(backend: &mut dyn Backend) {
             assert_eq!(got, want, "{dtype:?} {name}");
         }
         assert_eq!(direct.size_in_bytes(), 2 * values.len());
+        // What the two roundings (the upload, the narrowing copy) lost was counted, the same on
+        // both devices: the GPU's kernel counts as the host does.
+        let census = backend.take_rounding_census().expect("census");
+        let lost = census.role(Role::Workspace);
+        let finite: Vec<f32> = values
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite() && *v != 0.0)
+            .collect();
+        let to_zero = finite.iter().filter(|&&v| format.round(v) == 0.0).count() as u64;
+        let to_inf = finite
+            .iter()
+            .filter(|&&v| format.round(v).is_infinite())
+            .count() as u64;
+        assert_eq!(
+            (lost.values, lost.nonzero, lost.underflow, lost.overflow),
+            (
+                2 * values.len() as u64,
+                2 * finite.len() as u64,
+                2 * to_zero,
+                2 * to_inf
+            ),
+            "{dtype:?}"
+        );
+        if dtype == DType::F16 {
+            assert!(to_zero > 0 && to_inf > 0, "the values probe both losses");
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use batchscope::backend::Backend;
-use batchscope::precision::Half;
+use batchscope::precision::{Half, Precision, RoundingCensus};
 
 /// Values that probe every branch of a conversion, then random bit patterns and magnitudes.
 fn sweep() -> Vec<f32> {
@@ -196,15 +196,24 @@ on_both_devices! {
     loss_scaling_multiplies_exactly => super::scales_exactly;
 }
 
-/// The final interval's loss of 600 steps of the spiral (2,16,16,3, Adam) in `precision`, and
-/// the scaler's state.
-fn spiral_loss(
-    backend: &mut dyn Backend,
-    precision: batchscope::precision::Precision,
-) -> (f32, Option<f32>, Option<u64>) {
+/// 600 steps of the spiral (2,16,16,3, Adam) in `precision` with the loss multiplied by
+/// `loss_weight`.
+struct SpiralRun {
+    /// Mean loss of the last 50 steps.
+    loss: f32,
+    /// The loss scale at the end (mixed precision).
+    scale: Option<f32>,
+    /// Updates skipped (mixed precision).
+    skipped: Option<u64>,
+    /// What 16-bit storage lost over the run.
+    rounding: RoundingCensus,
+}
+
+fn spiral(backend: &mut dyn Backend, precision: Precision, loss_weight: f32) -> SpiralRun {
     use batchscope::train::{Pipeline, Runner, Session, TrainConfig};
     let config = TrainConfig {
         precision,
+        loss_weight,
         pipeline: Pipeline {
             record: false,
             ..Pipeline::default()
@@ -221,31 +230,95 @@ fn spiral_loss(
         runner.step(backend, false).expect("step");
     }
     let log = runner.log(backend, None).expect("log");
-    (log.loss, log.loss_scale, log.skipped_steps)
+    SpiralRun {
+        loss: log.loss,
+        scale: log.loss_scale,
+        skipped: log.skipped_steps,
+        rounding: *runner.rounding_total(),
+    }
 }
 
 /// Mixed precision with loss scaling trains like FP32 (within 10%); BF16 trains without scaling;
 /// the scaler starts at 65536, meets an overflow in the first steps, skips them and backs off.
 fn mixed_precision_trains_like_fp32(backend: &mut dyn Backend) {
-    use batchscope::precision::Precision;
-    let (fp32, scale, _) = spiral_loss(backend, Precision::Fp32);
-    assert_eq!(scale, None);
-    let (mixed, scale, skipped) = spiral_loss(backend, Precision::Mixed);
+    let fp32 = spiral(backend, Precision::Fp32, 1.0);
+    assert_eq!(fp32.scale, None);
+    assert!(fp32.rounding.is_empty(), "FP32 rounds nothing");
+    let mixed = spiral(backend, Precision::Mixed, 1.0);
     assert!(
-        (mixed - fp32).abs() <= 0.1 * fp32,
-        "mixed {mixed} against FP32 {fp32}"
+        (mixed.loss - fp32.loss).abs() <= 0.1 * fp32.loss,
+        "mixed {} against FP32 {}",
+        mixed.loss,
+        fp32.loss
     );
-    let (scale, skipped) = (scale.expect("a scale"), skipped.expect("a count"));
+    let (scale, skipped) = (
+        mixed.scale.expect("a scale"),
+        mixed.skipped.expect("a count"),
+    );
     assert!(
         skipped >= 1 && scale < 65536.0,
         "scale {scale}, {skipped} skipped"
     );
+    // The overflow that made it back off was counted where the scaled gradient was stored.
+    assert!(mixed.rounding.gradients().overflow >= 1);
     // BF16 trains without any scaling (its range is f32's); its 8 significant bits stop the loss
     // short of FP32's (here about 1.7 times it after 600 steps), far below the start (ln 3).
-    let (bf16, _, _) = spiral_loss(backend, Precision::Bf16);
-    assert!(bf16 < 0.1 * 3f32.ln(), "BF16 {bf16} against FP32 {fp32}");
+    let bf16 = spiral(backend, Precision::Bf16, 1.0);
+    assert!(
+        bf16.loss < 0.1 * 3f32.ln(),
+        "BF16 {} against FP32 {}",
+        bf16.loss,
+        fp32.loss
+    );
+}
+
+/// The designed case of tiny gradients: the loss (and so every gradient) multiplied by 1e-6.
+/// Adam's steps do not depend on the gradients' size, so FP32 trains as usual. Pure FP16 loses
+/// most of the gradient values to zero as they are stored and does not train (the few that
+/// survive as subnormals give Adam steps of noise). Mixed precision scales the loss by 65536 first
+/// and trains like FP32; BF16 has f32's range and loses none, without any scaling.
+fn tiny_gradients_need_loss_scaling_in_fp16(backend: &mut dyn Backend) {
+    const WEIGHT: f32 = 1e-6;
+    let start = 3f32.ln();
+    let fp32 = spiral(backend, Precision::Fp32, WEIGHT);
+    assert!(fp32.loss < 0.1 * start, "FP32 trains: {}", fp32.loss);
+
+    let fp16 = spiral(backend, Precision::Fp16, WEIGHT);
+    let lost = fp16.rounding.gradients();
+    assert!(
+        lost.underflow_share() > 0.5,
+        "FP16 loses most gradient values to zero: {lost:?}"
+    );
+    assert!(
+        fp16.loss > 0.9 * start,
+        "FP16 does not train: loss {} (start {start})",
+        fp16.loss
+    );
+
+    let mixed = spiral(backend, Precision::Mixed, WEIGHT);
+    assert!(
+        (mixed.loss - fp32.loss).abs() <= 0.1 * fp32.loss,
+        "mixed {} against FP32 {}",
+        mixed.loss,
+        fp32.loss
+    );
+    let lost = mixed.rounding.gradients();
+    assert!(
+        lost.underflow_share() < 0.05,
+        "scaled, few gradient values are lost: {lost:?}"
+    );
+
+    let bf16 = spiral(backend, Precision::Bf16, WEIGHT);
+    assert_eq!(bf16.scale, None, "no loss scaling");
+    let lost = bf16.rounding.gradients();
+    assert!(
+        lost.nonzero > 0 && lost.underflow == 0,
+        "BF16 loses none: {lost:?}"
+    );
+    assert!(bf16.loss < 0.1 * start, "BF16 trains: {}", bf16.loss);
 }
 
 on_both_devices! {
     mixed_precision => super::mixed_precision_trains_like_fp32;
+    tiny_gradients => super::tiny_gradients_need_loss_scaling_in_fp16;
 }

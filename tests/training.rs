@@ -24,6 +24,7 @@ fn spiral_config() -> TrainConfig {
         seed: 1,
         augment: Augment::default(),
         precision: batchscope::precision::Precision::Fp32,
+        loss_weight: 1.0,
         // These tests are about the numbers: nothing is recorded.
         pipeline: Pipeline {
             record: false,

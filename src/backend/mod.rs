@@ -13,7 +13,7 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::memory::{MemorySnapshot, OutOfMemory, Role};
-use crate::precision::Half;
+use crate::precision::{Half, RoundingCensus};
 use crate::trace::Recorder;
 
 /// Which device a tensor lives on and an op runs on.
@@ -509,6 +509,13 @@ pub trait Backend: Send {
     /// `t`'s own storage: the same bits on both devices.
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError>;
 
+    /// What rounding into 16-bit formats lost to zero and to infinity, by the role of the
+    /// tensor it was stored in, since the last call (which starts the counts over). The GPU
+    /// waits for its pending work first: a sync point.
+    fn take_rounding_census(&mut self) -> Result<RoundingCensus, BackendError> {
+        Ok(RoundingCensus::default())
+    }
+
     /// `t *= factor`, element-wise (loss scaling: a power of two multiplies exactly).
     fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError>;
 
@@ -551,7 +558,9 @@ pub trait Backend: Send {
 
     /// Softmax cross-entropy with mean reduction over the batch.
     ///
-    /// Writes `dlogits = (softmax(logits) - onehot(targets)) / batch` and adds
+    /// Writes `dlogits = grad_scale · (softmax(logits) - onehot(targets)) / batch` (the
+    /// gradient of the loss multiplied by `grad_scale`: 1, or a loss weight or loss scale) and
+    /// adds
     /// `[Σ loss, Σ correct, batch]` into the `[1, 3]` tensor `stats`, so the loss can stay on the
     /// device for many steps and be read back only when it is logged.
     fn softmax_cross_entropy(
@@ -560,12 +569,13 @@ pub trait Backend: Send {
         targets: &Tensor,
         dlogits: &mut Tensor,
         stats: &mut Tensor,
+        grad_scale: f32,
     ) -> Result<(), BackendError>;
 
     /// Mean squared error over all elements, PyTorch's `MSELoss`: `L = Σ (p − y)² / (batch · n)`
     /// for `pred` and `targets` of shape `[batch, n]`.
     ///
-    /// Writes `dpred = 2 (p − y) / (batch · n)` and adds `[Σ_rows mean_j (p − y)²,
+    /// Writes `dpred = grad_scale · 2 (p − y) / (batch · n)` and adds `[Σ_rows mean_j (p − y)²,
     /// Σ_rows mean_j |p − y|, batch]` into the `[1, 3]` tensor `stats` (the loss and the mean
     /// absolute error stay on the device until they are logged, as with the cross-entropy).
     fn mse_loss(
@@ -574,6 +584,7 @@ pub trait Backend: Send {
         targets: &Tensor,
         dpred: &mut Tensor,
         stats: &mut Tensor,
+        grad_scale: f32,
     ) -> Result<(), BackendError>;
 
     /// `p -= lr · g`.

@@ -272,6 +272,8 @@ pub struct Mlp {
     half_weights: Vec<Tensor>,
     half_biases: Vec<Tensor>,
     scaler: Option<GradScaler>,
+    /// What the loss is multiplied by before backward.
+    loss_weight: f32,
 }
 
 /// Rows per forward-only evaluation pass (test set, decision-boundary grid).
@@ -398,7 +400,14 @@ impl Mlp {
             half_weights,
             half_biases,
             scaler,
+            loss_weight: 1.0,
         })
+    }
+
+    /// Multiplies the loss, and so every gradient, by `weight` from now on (the designed case
+    /// of tiny gradients; the statistics keep the loss before the weight).
+    pub fn set_loss_weight(&mut self, weight: f32) {
+        self.loss_weight = weight;
     }
 
     /// The training precision.
@@ -496,19 +505,19 @@ impl Mlp {
     pub fn backward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         let last = self.weights.len() - 1;
         let (output, dz) = (&self.activations[last + 1], &mut self.dz[last]);
+        // The loss weight, and the loss scale of mixed precision (the loss scaled up so that
+        // small gradients survive FP16), multiply the loss's gradient as it is written.
+        let factor = self.loss_weight * self.scaler.as_ref().map_or(1.0, |s| s.scale);
+        let (targets, stats) = (&self.targets, &mut self.stats);
         match self.spec.loss {
             Loss::SoftmaxCrossEntropy => {
-                backend.softmax_cross_entropy(output, &self.targets, dz, &mut self.stats)?;
+                backend.softmax_cross_entropy(output, targets, dz, stats, factor)?;
             }
             Loss::MeanSquaredError => {
-                backend.mse_loss(output, &self.targets, dz, &mut self.stats)?;
+                backend.mse_loss(output, targets, dz, stats, factor)?;
             }
         }
         let format = self.precision.format();
-        if let Some(scaler) = &self.scaler {
-            // The loss scaled up, so that small gradients survive FP16.
-            backend.scale(&mut self.dz[last], scaler.scale)?;
-        }
         Self::round(backend, format, &mut self.dz[last])?;
         for l in (0..=last).rev() {
             let Param { grad: dw, .. } = &mut self.weights[l];

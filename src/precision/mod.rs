@@ -3,6 +3,7 @@
 //! arithmetic of `shaders/precision.wgsl`, which gives the same bits (tests check a sweep of
 //! values: subnormals, ties, the largest finite values, overflow, NaN).
 
+use crate::memory::Role;
 use serde::{Deserialize, Serialize};
 
 /// A 16-bit floating-point format.
@@ -210,6 +211,107 @@ impl RangeReport {
     /// Share of the values lost to infinity, 0 to 1.
     pub fn overflow_share(&self) -> f64 {
         self.overflow as f64 / self.values.max(1) as f64
+    }
+}
+
+/// What rounding into a 16-bit format did to the values of one role, counted where the rounding
+/// happened (in the kernels that store 16-bit results, and on the host for uploads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RoundCount {
+    /// Values rounded.
+    pub values: u64,
+    /// Finite values other than zero among them (a zero, such as a ReLU's, loses nothing).
+    pub nonzero: u64,
+    /// Non-zero finite values that became zero.
+    pub underflow: u64,
+    /// Finite values that became infinite.
+    pub overflow: u64,
+}
+
+impl RoundCount {
+    /// Counts one value `x` that was rounded to `y` (both as f32).
+    #[inline]
+    pub fn count(&mut self, x: f32, y: f32) {
+        self.values += 1;
+        if x.is_finite() && x != 0.0 {
+            self.nonzero += 1;
+            self.underflow += u64::from(y == 0.0);
+            self.overflow += u64::from(y.is_infinite());
+        }
+    }
+
+    /// Adds another count.
+    pub fn add(&mut self, other: RoundCount) {
+        self.values += other.values;
+        self.nonzero += other.nonzero;
+        self.underflow += other.underflow;
+        self.overflow += other.overflow;
+    }
+
+    /// Share of the non-zero values lost to zero, 0 to 1.
+    pub fn underflow_share(&self) -> f64 {
+        self.underflow as f64 / self.nonzero.max(1) as f64
+    }
+
+    /// Share of the non-zero values lost to infinity, 0 to 1.
+    pub fn overflow_share(&self) -> f64 {
+        self.overflow as f64 / self.nonzero.max(1) as f64
+    }
+}
+
+/// [`RoundCount`]s by memory role, since they were last taken from a backend. In JSON, an
+/// object from role name to count, of the roles that had values rounded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoundingCensus {
+    /// One count per [`Role`], by [`Role::index`].
+    pub by_role: [RoundCount; Role::ALL.len()],
+}
+
+impl RoundingCensus {
+    /// The count of one role.
+    pub fn role(&self, role: Role) -> RoundCount {
+        self.by_role[role.index()]
+    }
+
+    /// The count of one role, to add to.
+    pub fn role_mut(&mut self, role: Role) -> &mut RoundCount {
+        &mut self.by_role[role.index()]
+    }
+
+    /// Adds another census.
+    pub fn add(&mut self, other: &RoundingCensus) {
+        for (a, b) in self.by_role.iter_mut().zip(other.by_role) {
+            a.add(b);
+        }
+    }
+
+    /// The gradients a step computes: the parameters' gradients and the backward temporaries
+    /// (the gradients with respect to each layer's output), which are where small values are
+    /// lost first.
+    pub fn gradients(&self) -> RoundCount {
+        let mut c = self.role(Role::Gradients);
+        c.add(self.role(Role::Workspace));
+        c
+    }
+
+    /// Whether anything was rounded.
+    pub fn is_empty(&self) -> bool {
+        self.by_role.iter().all(|c| c.values == 0)
+    }
+}
+
+impl Serialize for RoundingCensus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let rounded: Vec<Role> = Role::ALL
+            .into_iter()
+            .filter(|&r| self.role(r).values > 0)
+            .collect();
+        let mut map = serializer.serialize_map(Some(rounded.len()))?;
+        for role in rounded {
+            map.serialize_entry(role.as_str(), &self.role(role))?;
+        }
+        map.end()
     }
 }
 

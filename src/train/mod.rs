@@ -16,7 +16,7 @@ use crate::data::loader::DataSource;
 use crate::data::{Dataset, DatasetSpec, Table, Task};
 use crate::memory::Role;
 use crate::nn::{Loss, Mlp, ModelSpec, OptimizerKind, Stats};
-use crate::precision::Precision;
+use crate::precision::{Precision, RoundingCensus};
 use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
 
 /// When the training thread reads the loss back to the host: on the GPU a sync point, where
@@ -178,6 +178,12 @@ pub struct TrainConfig {
     /// The number format of training (16-bit formats stored in 2 bytes, computed in f32).
     #[serde(default)]
     pub precision: Precision,
+    /// The loss is multiplied by this before backward, and so is every gradient: 1 normally;
+    /// 1e-6 makes the designed case of tiny gradients that FP16 loses to zero. Adam's steps do
+    /// not depend on the gradients' size, so in FP32 it trains as before. The loss shown is the
+    /// loss before the weight.
+    #[serde(default = "one")]
+    pub loss_weight: f32,
     /// How the data loader, the transfers and the syncs run (changeable while training).
     #[serde(default)]
     pub pipeline: Pipeline,
@@ -196,10 +202,19 @@ impl Default for TrainConfig {
             seed: 1,
             augment: Augment::default(),
             precision: Precision::Fp32,
+            loss_weight: 1.0,
             pipeline: Pipeline::default(),
         }
     }
 }
+
+fn one() -> f32 {
+    1.0
+}
+
+/// The smallest loss weight: below it even FP32 loses the gradients (f32's smallest normal is
+/// 1.2e-38).
+pub const MIN_LOSS_WEIGHT: f32 = 1e-12;
 
 /// Largest batch and widths the app accepts, so one typo cannot ask for gigabytes.
 pub const MAX_BATCH: usize = 65_536;
@@ -225,6 +240,12 @@ impl TrainConfig {
             return Err(format!(
                 "learning rate {}: choose a value above 0 and at most 10",
                 self.lr
+            ));
+        }
+        if !(self.loss_weight.is_finite() && (MIN_LOSS_WEIGHT..=1.0).contains(&self.loss_weight)) {
+            return Err(format!(
+                "loss weight {}: choose a value from {MIN_LOSS_WEIGHT:e} to 1",
+                self.loss_weight
             ));
         }
         if self.batch == 0 || self.batch > MAX_BATCH {
@@ -328,6 +349,10 @@ pub struct StepLog {
     /// GPU time of the kernels of the last step, from timestamp queries, in milliseconds.
     /// `None` on the CPU and on adapters without timestamps.
     pub kernel_time_ms: Option<f64>,
+    /// What storing values in 16 bits lost since the previous log, by role, counted where the
+    /// rounding happened (16-bit precisions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounding: Option<RoundingCensus>,
 }
 
 /// How well the model does on one part of the data.
@@ -424,6 +449,8 @@ pub struct Runner {
     carried: Vec<Span>,
     /// GPU time of the kernels of the last complete recorded step, in ns.
     last_kernel_ns: Option<u64>,
+    /// What storing values in 16 bits lost since the run began.
+    rounding_total: RoundingCensus,
     /// Kernel timing of one sync window in this many, while recording (from the setting).
     kernel_sampling: u64,
     /// Syncs so far: they divide the run into windows, each starting with an empty queue.
@@ -476,12 +503,13 @@ impl Runner {
         backend.clear_caches();
         // The budget applies to the model's own allocations too.
         backend.set_memory_budget(config.pipeline.budget(backend.device()));
-        let model = Mlp::with_precision(
+        let mut model = Mlp::with_precision(
             backend,
             &spec,
             (config.optimizer, config.batch, config.seed),
             config.precision,
         )?;
+        model.set_loss_weight(config.loss_weight);
         let extent = extent_of(&data);
         let epoch_clock = session.epoch;
         let recording = Arc::new(AtomicBool::new(false));
@@ -510,6 +538,7 @@ impl Runner {
             marks: Vec::new(),
             carried: Vec::new(),
             last_kernel_ns: None,
+            rounding_total: RoundingCensus::default(),
             kernel_sampling: 1,
             syncs: 0,
             window_timed: true,
@@ -795,6 +824,13 @@ impl Runner {
             self.add_stats(stats)?;
         }
         let stats = self.stats.take();
+        let rounding = if self.model.precision() == Precision::Fp32 {
+            None
+        } else {
+            let census = backend.take_rounding_census()?;
+            self.rounding_total.add(&census);
+            Some(census)
+        };
         let elapsed_s = self.window_start.elapsed().as_secs_f64();
         let steps = self.window_steps.max(1);
         let log = StepLog {
@@ -818,9 +854,20 @@ impl Runner {
                     None
                 })
                 .map(|ns| ns as f64 / 1e6),
+            rounding,
         };
         self.restart_clock();
         Ok(log)
+    }
+
+    /// What storing values in 16 bits lost since the run began (empty in FP32).
+    pub fn rounding_total(&self) -> &RoundingCensus {
+        &self.rounding_total
+    }
+
+    /// The loss scaler (mixed precision).
+    pub fn scaler(&self) -> Option<&crate::precision::GradScaler> {
+        self.model.scaler()
     }
 
     /// Starts a new measuring interval (after work that is not training, such as evaluation).

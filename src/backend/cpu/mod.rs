@@ -23,7 +23,7 @@ use super::{
     checks,
 };
 use crate::memory::{MemorySnapshot, Role, SharedLedger};
-use crate::precision::Half;
+use crate::precision::{Half, RoundCount, RoundingCensus};
 use crate::trace::{Category, Lane, Recorder};
 use matmul::{GEMM_MIN_MACS, Layout, PARALLEL_MIN_MACS};
 
@@ -55,6 +55,8 @@ pub struct CpuBackend {
     /// The f32 working copies 16-bit operands are widened into (none until a 16-bit tensor
     /// exists).
     working: Vec<Tensor>,
+    /// What rounding into 16 bits lost since it was last taken.
+    census: RoundingCensus,
 }
 
 /// A CPU tensor's bytes, given back to the ledger when it is dropped.
@@ -165,6 +167,7 @@ impl CpuBackend {
             recorder: Recorder::default(),
             ledger: SharedLedger::default(),
             working: Vec::new(),
+            census: RoundingCensus::default(),
         })
     }
 
@@ -223,26 +226,28 @@ fn widened(t: &Tensor) -> Vec<f32> {
     }
 }
 
-/// Stores f32 `values` into `t`, rounded for a 16-bit `t`.
-fn put(t: &mut Tensor, values: &[f32]) {
-    let format = t.dtype().half();
+/// Stores f32 `values` into `t`, rounded for a 16-bit `t` (counting what that loses).
+fn put(t: &mut Tensor, values: &[f32], census: &mut RoundingCensus) {
+    let (format, role) = (t.dtype().half(), t.role());
     match (t.storage_mut(), format) {
         (Storage::CpuHalf(bits), Some(format)) => {
-            for (b, &v) in bits.iter_mut().zip(values) {
-                *b = DType::narrow(format, v);
-            }
+            narrow_into(bits, values, format, census.role_mut(role));
         }
         _ => host_mut(t).copy_from_slice(values),
     }
 }
 
-/// `t[i] = f(t[i])` for every value, through f32 for a 16-bit `t`.
-fn map_values(t: &mut Tensor, f: impl Fn(f32) -> f32) {
-    let format = t.dtype().half();
+/// `t[i] = f(t[i])` for every value, through f32 for a 16-bit `t` (counting what the rounding
+/// back loses).
+fn map_values(t: &mut Tensor, f: impl Fn(f32) -> f32, census: &mut RoundingCensus) {
+    let (format, role) = (t.dtype().half(), t.role());
     match (t.storage_mut(), format) {
         (Storage::CpuHalf(bits), Some(format)) => {
+            let count = census.role_mut(role);
             for b in bits {
-                *b = DType::narrow(format, f(DType::widen(format, *b)));
+                let v = f(DType::widen(format, *b));
+                *b = DType::narrow(format, v);
+                count.count(v, DType::widen(format, *b));
             }
         }
         _ => {
@@ -305,13 +310,20 @@ fn view_mut<'a>(
     Ok(s)
 }
 
-/// Rounds an op's f32 result in `slot` into a 16-bit `t` (nothing to do for an f32 `t`).
-fn store(t: &mut Tensor, slot: &[f32]) {
-    let format = t.dtype().half();
+/// Rounds an op's f32 result in `slot` into a 16-bit `t` (nothing to do for an f32 `t`),
+/// counting what it loses into `census`.
+fn store(t: &mut Tensor, slot: &[f32], census: &mut RoundingCensus) {
+    let (format, role) = (t.dtype().half(), t.role());
     if let (Storage::CpuHalf(bits), Some(format)) = (t.storage_mut(), format) {
-        for (b, &v) in bits.iter_mut().zip(slot) {
-            *b = DType::narrow(format, v);
-        }
+        narrow_into(bits, slot, format, census.role_mut(role));
+    }
+}
+
+/// `bits[i] = narrow(values[i])`, counting what the rounding loses.
+fn narrow_into(bits: &mut [u16], values: &[f32], format: Half, count: &mut RoundCount) {
+    for (b, &v) in bits.iter_mut().zip(values) {
+        *b = DType::narrow(format, v);
+        count.count(v, DType::widen(format, *b));
     }
 }
 
@@ -529,7 +541,7 @@ impl Backend for CpuBackend {
                 Storage::Cpu(v) => std::borrow::Cow::Borrowed(v.as_slice()),
                 _ => std::borrow::Cow::Owned(widened(src)),
             };
-            put(dst, &values);
+            put(dst, &values, &mut self.census);
         }
         Ok(())
     }
@@ -552,20 +564,29 @@ impl Backend for CpuBackend {
 
     fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError> {
         check_device(Device::Cpu, "scale", &[t])?;
-        map_values(t, |v| v * factor);
+        map_values(t, |v| v * factor, &mut self.census);
         Ok(())
     }
 
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
         check_device(Device::Cpu, "round_to", &[t])?;
-        map_values(t, |v| format.round(v));
+        if t.dtype() == DType::F32 {
+            let count = self.census.role_mut(t.role());
+            for v in host_mut(t) {
+                let x = *v;
+                *v = format.round(x);
+                count.count(x, *v);
+            }
+        } else {
+            map_values(t, |v| format.round(v), &mut self.census);
+        }
         Ok(())
     }
 
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError> {
         checks::write(Device::Cpu, t, values.len())?;
         let start = self.recorder.now_ns();
-        put(t, values);
+        put(t, values, &mut self.census);
         // On the CPU the "device" memory is the same RAM: the copy is the whole transfer.
         let bytes = t.size_in_bytes() as u64;
         self.recorder.span(
@@ -613,7 +634,7 @@ impl Backend for CpuBackend {
             view_mut(out, &mut *s3, false)?,
             Epilogue::BiasAct(b_f, act),
         );
-        store(out, s3);
+        store(out, s3, &mut self.census);
         self.working = work;
         Ok(())
     }
@@ -638,7 +659,7 @@ impl Backend for CpuBackend {
             view_mut(dz_prev, &mut *s3, false)?,
             Epilogue::ActGrad(a_f, act_prev),
         );
-        store(dz_prev, s3);
+        store(dz_prev, s3, &mut self.census);
         self.working = work;
         Ok(())
     }
@@ -661,7 +682,7 @@ impl Backend for CpuBackend {
             view_mut(dw, &mut *s2, false)?,
             Epilogue::None,
         );
-        store(dw, s2);
+        store(dw, s2, &mut self.census);
         // Row by row, so the inner loop runs along contiguous memory; each column still sums
         // its rows in ascending order, as the shader does.
         let db_f = view_mut(db, &mut *s3, false)?;
@@ -671,7 +692,7 @@ impl Backend for CpuBackend {
                 *dbj += v;
             }
         }
-        store(db, s3);
+        store(db, s3, &mut self.census);
         self.working = work;
         Ok(())
     }
@@ -682,6 +703,7 @@ impl Backend for CpuBackend {
         targets: &Tensor,
         dlogits: &mut Tensor,
         stats: &mut Tensor,
+        grad_scale: f32,
     ) -> Result<(), BackendError> {
         let (batch, classes) =
             checks::softmax_cross_entropy(Device::Cpu, logits, targets, dlogits, stats)?;
@@ -690,7 +712,7 @@ impl Backend for CpuBackend {
         let z = view(logits, s0)?;
         let y = view(targets, s1)?;
         let dz = view_mut(dlogits, &mut *s2, false)?;
-        let scale = 1.0 / batch as f32;
+        let scale = grad_scale / batch as f32;
         let mut loss_sum = 0.0f32;
         let mut correct = 0.0f32;
         for r in 0..batch {
@@ -720,12 +742,12 @@ impl Backend for CpuBackend {
                 *dj = (p - onehot) * scale;
             }
         }
-        store(dlogits, s2);
+        store(dlogits, s2, &mut self.census);
         let s = view_mut(stats, &mut *s3, true)?;
         s[0] += loss_sum;
         s[1] += correct;
         s[2] += batch as f32;
-        store(stats, s3);
+        store(stats, s3, &mut self.census);
         self.working = work;
         Ok(())
     }
@@ -736,13 +758,14 @@ impl Backend for CpuBackend {
         targets: &Tensor,
         dpred: &mut Tensor,
         stats: &mut Tensor,
+        grad_scale: f32,
     ) -> Result<(), BackendError> {
         let (batch, outputs) = checks::mse_loss(Device::Cpu, pred, targets, dpred, stats)?;
         let mut work = self.take_working(&[pred, targets, dpred, stats])?;
         let [s0, s1, s2, s3] = slots(&mut work);
         let (p, y) = (view(pred, s0)?, view(targets, s1)?);
         let d = view_mut(dpred, &mut *s2, false)?;
-        let scale = 2.0 / (batch * outputs) as f32;
+        let scale = 2.0 * grad_scale / (batch * outputs) as f32;
         let per_row = 1.0 / outputs as f32;
         let (mut squared_sum, mut abs_sum) = (0.0f32, 0.0f32);
         // Row by row, in the order the shader's invocation adds them within its row.
@@ -757,12 +780,12 @@ impl Backend for CpuBackend {
             squared_sum += squared * per_row;
             abs_sum += abs * per_row;
         }
-        store(dpred, s2);
+        store(dpred, s2, &mut self.census);
         let s = view_mut(stats, &mut *s3, true)?;
         s[0] += squared_sum;
         s[1] += abs_sum;
         s[2] += batch as f32;
-        store(stats, s3);
+        store(stats, s3, &mut self.census);
         self.working = work;
         Ok(())
     }
@@ -786,7 +809,7 @@ impl Backend for CpuBackend {
         } else {
             kernel((p, g));
         }
-        store(param, s0);
+        store(param, s0, &mut self.census);
         self.working = work;
         Ok(())
     }
@@ -821,8 +844,8 @@ impl Backend for CpuBackend {
         } else {
             kernel(((p, g), v));
         }
-        store(param, s0);
-        store(velocity, s2);
+        store(param, s0, &mut self.census);
+        store(velocity, s2, &mut self.census);
         self.working = work;
         Ok(())
     }
@@ -869,9 +892,9 @@ impl Backend for CpuBackend {
         } else {
             kernel((((p, g), m_f), v_f));
         }
-        store(param, s0);
-        store(m, s2);
-        store(v, s3);
+        store(param, s0, &mut self.census);
+        store(m, s2, &mut self.census);
+        store(v, s3, &mut self.census);
         self.working = work;
         Ok(())
     }
@@ -882,6 +905,10 @@ impl Backend for CpuBackend {
 
     fn clear_caches(&mut self) {
         self.working.clear();
+    }
+
+    fn take_rounding_census(&mut self) -> Result<RoundingCensus, BackendError> {
+        Ok(std::mem::take(&mut self.census))
     }
 
     fn recorder(&mut self) -> &mut Recorder {

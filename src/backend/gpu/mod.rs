@@ -26,7 +26,7 @@ use super::{
     UploadMode, WORKING_COPIES, checks,
 };
 use crate::memory::{MemorySnapshot, Role};
-use crate::precision::Half;
+use crate::precision::{Half, RoundingCensus};
 use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
 
 /// Every kernel's parameter block is at most this many 32-bit words (48 bytes).
@@ -279,7 +279,20 @@ pub struct GpuBackend {
     /// The f32 working copies 16-bit operands are widened into (none until a 16-bit tensor
     /// exists).
     working: Vec<Tensor>,
+    /// Three counters per role that the rounding kernels add to (non-zero values, values that
+    /// became zero, values that became infinite).
+    census_buffer: wgpu::Buffer,
+    /// The values rounded per role, counted as the kernels are recorded, and what uploads
+    /// lost on the host.
+    census: RoundingCensus,
 }
+
+/// Bytes of the census buffer: three `u32` per role (non-zero values, lost to zero, lost to
+/// infinity).
+const CENSUS_BYTES: u64 = (3 * Role::ALL.len() * 4) as u64;
+
+/// The census buffer's id in cache keys.
+const CENSUS_ID: u64 = u64::MAX - 2;
 
 /// Ids of the dummy buffers in cache keys (tensor ids start at 1).
 const DUMMY_READ_ID: u64 = 0;
@@ -315,12 +328,22 @@ impl GpuBackend {
             })
         };
         let dummy_read = storage("unused-input");
+        let census_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("rounding-census"),
+            size: CENSUS_BYTES,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let dummy_write = [storage("unused-output-1"), storage("unused-output-2")];
         let timestamps = summary.timestamps.then(|| Timestamps::new(&device, &queue));
         let pool = SharedPool::default();
         if let Ok(mut p) = pool.lock() {
-            // The backend's own buffers: the dummies and the timestamp queries' two buffers.
+            // The backend's own buffers: the dummies, the census and the timestamp queries' two
+            // buffers.
             let own = 3 * 16
+                + CENSUS_BYTES as i64
                 + if timestamps.is_some() {
                     2 * 4096 * 8
                 } else {
@@ -360,6 +383,8 @@ impl GpuBackend {
             pool,
             error,
             working: Vec::new(),
+            census_buffer,
+            census: RoundingCensus::default(),
         })
     }
 
@@ -453,7 +478,8 @@ impl GpuBackend {
                 id: copy.id,
                 buffer: copy.buffer.clone(),
             };
-            self.convert(KernelId::Widen, format, t.len(), binding(t)?, view)?;
+            let widen = (KernelId::Widen, t.role());
+            self.convert(widen, format, t.len(), binding(t)?, view)?;
         }
         Ok(copy)
     }
@@ -464,14 +490,20 @@ impl GpuBackend {
             return Ok(());
         };
         let copy = self.working_binding(t, slot)?;
-        self.convert(KernelId::Narrow, format, t.len(), copy, binding(t)?)
+        self.convert(
+            (KernelId::Narrow, t.role()),
+            format,
+            t.len(),
+            copy,
+            binding(t)?,
+        )
     }
 
     /// One pass of `shaders/convert.wgsl`: 16-bit values widened into f32 ones, or f32 values
-    /// rounded into 16-bit ones.
+    /// rounded into 16-bit ones (what that loses counted under `role`).
     fn convert(
         &mut self,
-        kernel: KernelId,
+        (kernel, role): (KernelId, Role),
         format: Half,
         len: usize,
         src: Binding,
@@ -491,8 +523,26 @@ impl GpuBackend {
         };
         let (groups_x, groups_y) = self.groups(invocations as u32);
         let mut params: Params = [0; PARAM_WORDS];
-        params[..3].copy_from_slice(&[len as u32, format.code(), groups_x]);
-        self.dispatch(kernel, label, params, &[src, dst], (groups_x, groups_y))
+        params[..4].copy_from_slice(&[len as u32, format.code(), groups_x, role.index() as u32]);
+        if kernel == KernelId::Widen {
+            return self.dispatch(kernel, label, params, &[src, dst], (groups_x, groups_y));
+        }
+        self.census.role_mut(role).values += len as u64;
+        let census = self.census_binding();
+        self.dispatch(
+            kernel,
+            label,
+            params,
+            &[src, dst, census],
+            (groups_x, groups_y),
+        )
+    }
+
+    fn census_binding(&self) -> Binding {
+        Binding {
+            id: CENSUS_ID,
+            buffer: self.census_buffer.clone(),
+        }
     }
 
     /// Workgroups for `invocations` one-dimensional invocations, folded into two dimensions
@@ -716,12 +766,13 @@ impl GpuBackend {
         self.prepare(&[t])?;
         let len = t.len() as u32;
         let (groups_x, groups_y) = self.groups(len);
+        let role = t.role().index() as u32;
         let params: Params = [
             len,
             mode,
             groups_x,
             factor.to_bits(),
-            0,
+            role,
             0,
             0,
             0,
@@ -730,12 +781,16 @@ impl GpuBackend {
             0,
             0,
         ];
+        if mode != 3 {
+            self.census.role_mut(t.role()).values += u64::from(len);
+        }
         let values = self.output(t, 0, true)?;
+        let census = self.census_binding();
         self.dispatch(
             KernelId::Round,
             label,
             params,
-            &[values],
+            &[values, census],
             (groups_x, groups_y),
         )?;
         self.store(t, 0)
@@ -1125,10 +1180,12 @@ impl Backend for GpuBackend {
             (None, None) => {}
             (Some(a), Some(b)) if a == b => {}
             (Some(format), None) => {
-                return self.convert(KernelId::Widen, format, len, binding(src)?, binding(dst)?);
+                let widen = (KernelId::Widen, dst.role());
+                return self.convert(widen, format, len, binding(src)?, binding(dst)?);
             }
             (None, Some(format)) => {
-                return self.convert(KernelId::Narrow, format, len, binding(src)?, binding(dst)?);
+                let narrow = (KernelId::Narrow, dst.role());
+                return self.convert(narrow, format, len, binding(src)?, binding(dst)?);
             }
             (Some(from), Some(to)) => {
                 self.prepare(&[src])?;
@@ -1137,8 +1194,15 @@ impl Backend for GpuBackend {
                     id: copy.id,
                     buffer: copy.buffer.clone(),
                 };
-                self.convert(KernelId::Widen, from, len, binding(src)?, view)?;
-                return self.convert(KernelId::Narrow, to, len, copy, binding(dst)?);
+                self.convert(
+                    (KernelId::Widen, src.role()),
+                    from,
+                    len,
+                    binding(src)?,
+                    view,
+                )?;
+                let narrow = (KernelId::Narrow, dst.role());
+                return self.convert(narrow, to, len, copy, binding(dst)?);
             }
         }
         let (Storage::Gpu(from), Storage::Gpu(to)) = (src.storage(), dst.storage()) else {
@@ -1202,7 +1266,15 @@ impl Backend for GpuBackend {
         let bytes: &[u8] = match t.dtype().half() {
             None => bytemuck::cast_slice(values),
             Some(format) => {
-                let mut bits: Vec<u16> = values.iter().map(|&v| DType::narrow(format, v)).collect();
+                let count = self.census.role_mut(t.role());
+                let mut bits: Vec<u16> = values
+                    .iter()
+                    .map(|&v| {
+                        let b = DType::narrow(format, v);
+                        count.count(v, DType::widen(format, b));
+                        b
+                    })
+                    .collect();
                 // Whole words: buffer copies move multiples of 4 bytes.
                 bits.resize(bits.len().div_ceil(2) * 2, 0);
                 packed = bits;
@@ -1358,11 +1430,13 @@ impl Backend for GpuBackend {
         targets: &Tensor,
         dlogits: &mut Tensor,
         stats: &mut Tensor,
+        grad_scale: f32,
     ) -> Result<(), BackendError> {
         const OP: &str = "softmax_cross_entropy";
         let (batch, classes) =
             checks::softmax_cross_entropy(Device::Gpu, logits, targets, dlogits, stats)?;
-        let params: Params = [batch as u32, classes as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let g = grad_scale.to_bits();
+        let params: Params = [batch as u32, classes as u32, g, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         self.loss(
             (KernelId::SoftmaxCrossEntropy, OP),
             params,
@@ -1376,9 +1450,11 @@ impl Backend for GpuBackend {
         targets: &Tensor,
         dpred: &mut Tensor,
         stats: &mut Tensor,
+        grad_scale: f32,
     ) -> Result<(), BackendError> {
         let (batch, outputs) = checks::mse_loss(Device::Gpu, pred, targets, dpred, stats)?;
-        let params: Params = [batch as u32, outputs as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let g = grad_scale.to_bits();
+        let params: Params = [batch as u32, outputs as u32, g, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         self.loss(
             (KernelId::Mse, "mse_loss"),
             params,
@@ -1571,6 +1647,31 @@ impl Backend for GpuBackend {
 
     fn adapter_summary(&self) -> Option<AdapterSummary> {
         Some(self.summary.clone())
+    }
+
+    fn take_rounding_census(&mut self) -> Result<RoundingCensus, BackendError> {
+        let mut census = std::mem::take(&mut self.census);
+        if census.is_empty() {
+            // Nothing was rounded, so the kernels counted nothing either.
+            return Ok(census);
+        }
+        let staging = self.staging_buffer(CENSUS_BYTES);
+        let encoder = self.encoder.get_or_insert_with(|| {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("readback"),
+                })
+        });
+        encoder.copy_buffer_to_buffer(&self.census_buffer, 0, &staging, 0, CENSUS_BYTES);
+        encoder.clear_buffer(&self.census_buffer, 0, None);
+        self.flush()?;
+        let counts: Vec<u32> = bytemuck::pod_collect_to_vec(&self.map_and_copy(&staging)?);
+        for (c, n) in census.by_role.iter_mut().zip(counts.chunks_exact(3)) {
+            c.nonzero += u64::from(n[0]);
+            c.underflow += u64::from(n[1]);
+            c.overflow += u64::from(n[2]);
+        }
+        Ok(census)
     }
 
     fn clear_caches(&mut self) {
