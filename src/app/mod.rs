@@ -19,6 +19,7 @@ use crate::ui::column::{ColumnStatus, DeviceColumn};
 use crate::ui::journey::JourneyPanel;
 use crate::ui::memory::MemoryPanel;
 use crate::ui::open::{FileOpener, OpenKind};
+use crate::ui::precision::{Comparison, PrecisionPanel};
 use crate::ui::preview::{Loaded, PreviewPanel};
 use crate::ui::setup::{DataView, SetupPanel};
 use crate::ui::{Tab, UiCommand};
@@ -106,6 +107,8 @@ pub struct BatchScopeApp {
     pub journey: JourneyPanel,
     /// The memory view.
     pub memory: MemoryPanel,
+    /// The precision view and its comparison.
+    pub precision: PrecisionPanel,
     /// What the last trace export did (saved where, or why not).
     pub trace_export: Option<String>,
     /// The last data set loaded from a file or the shipped sets.
@@ -199,6 +202,7 @@ impl BatchScopeApp {
             preview: PreviewPanel::default(),
             journey: JourneyPanel::default(),
             memory: MemoryPanel,
+            precision: PrecisionPanel::default(),
             trace_export: None,
             loaded: None,
             data_error: None,
@@ -270,6 +274,10 @@ impl BatchScopeApp {
         }
         for column in &mut self.columns {
             column.enabled = self.setup.applied_enabled(column.device);
+            // The format the workers were configured with, restored settings included.
+            if let Some(session) = &self.session {
+                column.precision = session.config.precision;
+            }
         }
     }
 
@@ -340,6 +348,22 @@ impl BatchScopeApp {
                 Err(e) => self.setup.error = Some(e),
             },
             UiCommand::ReleaseCached => self.send_all(|| Command::ReleaseCached),
+            UiCommand::ComparePrecisions => {
+                if let Some(session) = &self.session {
+                    let ctx = self.ctx.clone();
+                    let notify = Arc::new(move || {
+                        if let Some(ctx) = &ctx {
+                            ctx.request_repaint();
+                        }
+                    });
+                    self.precision.comparison =
+                        Some(Comparison::start(Arc::clone(session), notify));
+                }
+            }
+            UiCommand::CancelComparison => {
+                // Dropping it tells the thread to stop after its current step.
+                self.precision.comparison = None;
+            }
             UiCommand::ExportTrace => {
                 if let Some(ctx) = &self.ctx {
                     self.opener.start(OpenKind::SaveTrace, ctx, self.lang);
@@ -503,6 +527,7 @@ impl BatchScopeApp {
                 | Event::Boundary { device, .. }
                 | Event::Running { device, .. }
                 | Event::Trace { device, .. }
+                | Event::Values { device, .. }
                 | Event::Memory { device, .. } => *device,
                 Event::Log(log) => log.device,
                 Event::Eval(eval) => eval.device,
@@ -645,6 +670,7 @@ impl BatchScopeApp {
                     (Tab::Training, Key::TabTraining),
                     (Tab::Journey, Key::Journey),
                     (Tab::Memory, Key::MemoryTab),
+                    (Tab::Precision, Key::PrecisionTab),
                     (Tab::Data, Key::TabData),
                 ] {
                     if ui.selectable_label(self.tab == tab, lang.tr(key)).clicked() {
@@ -691,6 +717,28 @@ impl BatchScopeApp {
                             );
                         });
                     if self.is_running() {
+                        ctx.request_repaint_after(Duration::from_millis(200));
+                    }
+                }
+                Tab::Precision => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("precision")
+                        .show(ui, |ui| {
+                            self.precision.ui(
+                                ui,
+                                lang,
+                                &self.columns,
+                                &self.setup.config,
+                                data.as_deref(),
+                                &mut commands,
+                            );
+                        });
+                    let comparing = self
+                        .precision
+                        .comparison
+                        .as_ref()
+                        .is_some_and(Comparison::is_running);
+                    if self.is_running() || comparing {
                         ctx.request_repaint_after(Duration::from_millis(200));
                     }
                 }
@@ -1543,6 +1591,160 @@ mod tests {
         // The column trains with a loss scaler: its log carries the scale.
         let log = harness.state().columns[0].last_log.clone();
         assert!(log.and_then(|l| l.loss_scale).is_some());
+    }
+
+    #[test]
+    fn switching_precision_changes_the_histograms_and_both_columns_labels() {
+        use crate::backend::DType;
+        let with_gpu = gpu_expected();
+        let mut harness = harness(AppOptions::default());
+        assert!(
+            step_until(&mut harness, Duration::from_secs(20), devices_settled),
+            "devices never came up"
+        );
+        let devices = if with_gpu { 2 } else { 1 };
+        let has_values = |dtype: DType| {
+            move |app: &BatchScopeApp| {
+                app.columns[..devices].iter().all(|c| {
+                    c.values
+                        .as_ref()
+                        .is_some_and(|v| v.gradients.dtype == dtype && v.step >= 1)
+                })
+            }
+        };
+        harness.get_by_label("Step").click();
+        assert!(
+            step_until(
+                &mut harness,
+                Duration::from_secs(30),
+                has_values(DType::F32)
+            ),
+            "no values reported"
+        );
+        harness
+            .state_mut()
+            .apply(UiCommand::ShowTab(Tab::Precision));
+        harness.run_steps(2);
+        let caption = |dtype: &str| format!("Gradients (stored as {dtype}");
+        assert_eq!(
+            harness
+                .query_all_by_label_contains(&caption("FP32, 4 bytes"))
+                .count(),
+            devices
+        );
+        let before = harness.state().columns[0].values.clone();
+        // Choose FP16 in the setup's precision list, then Reset and one step.
+        harness
+            .get_by_role_and_label(egui::accesskit::Role::ComboBox, "Precision")
+            .click();
+        harness.run_steps(2);
+        harness
+            .get_by_label("FP16 (16-bit storage, f32 arithmetic)")
+            .click();
+        harness.run_steps(2);
+        assert_eq!(
+            harness.state().setup.config.precision,
+            crate::precision::Precision::Fp16
+        );
+        // (The toolbar's Reset; the setup has one too.)
+        if let Some(reset) = harness.get_all_by_label("Reset").next() {
+            reset.click();
+        }
+        harness.run_steps(2);
+        harness.get_by_label("Step").click();
+        assert!(
+            step_until(
+                &mut harness,
+                Duration::from_secs(30),
+                has_values(DType::F16)
+            ),
+            "no FP16 values reported"
+        );
+        harness.run_steps(2);
+        // Each device's histograms now describe 2-byte FP16 values, and they changed.
+        assert_eq!(
+            harness
+                .query_all_by_label_contains(&caption("FP16, 2 bytes"))
+                .count(),
+            devices
+        );
+        assert!(harness.query_by_label_contains(&caption("FP32")).is_none());
+        let after = harness.state().columns[0].values.clone();
+        assert_ne!(
+            before.map(|v| v.gradients),
+            after.map(|v| v.gradients),
+            "the gradients' histogram now describes FP16 values"
+        );
+        // Both columns say FP16 on the training view.
+        harness.state_mut().apply(UiCommand::ShowTab(Tab::Training));
+        harness.run_steps(2);
+        let label = "FP16 (16-bit storage, f32 arithmetic)";
+        assert!(harness.query_all_by_label(label).count() >= 2);
+        assert!(harness.query_by_label("FP32").is_none());
+    }
+
+    #[test]
+    fn comparing_formats_overlays_four_runs_of_the_same_seed() {
+        let mut harness = settled_without_gpu("test");
+        harness
+            .state_mut()
+            .apply(UiCommand::ShowTab(Tab::Precision));
+        harness.run_steps(2);
+        harness
+            .get_by_label("Compare formats (600 steps each, CPU)")
+            .click();
+        assert!(
+            step_until(&mut harness, Duration::from_secs(60), |app| {
+                app.precision
+                    .comparison
+                    .as_ref()
+                    .is_some_and(|c| !c.is_running() && c.runs.len() == 4)
+            }),
+            "the comparison did not finish"
+        );
+        harness.run_steps(2);
+        for format in ["fp32", "fp16", "bf16", "mixed"] {
+            assert!(
+                harness.query_all_by_label(format).count() >= 2,
+                "{format} row"
+            );
+        }
+        assert!(
+            harness
+                .query_by_label_contains("Measured in this run on the CPU: 600 steps each, seed 1")
+                .is_some()
+        );
+        let c = harness.state().precision.comparison.as_ref().map(|c| {
+            c.runs
+                .iter()
+                .map(|r| r.losses.last().map_or(f64::NAN, |p| p[1]))
+                .collect::<Vec<_>>()
+        });
+        // The spiral trains in every format from the same start (ln 3).
+        assert!(c.is_some_and(|l| l.iter().all(|&v| v < 0.5)));
+    }
+
+    #[test]
+    fn a_restored_precision_labels_both_columns_from_the_start() {
+        let mut saved = settled_without_gpu("test").state().saved();
+        saved.config.precision = crate::precision::Precision::Bf16;
+        let app = BatchScopeApp::with_saved(
+            AppOptions {
+                gpu: GpuChoice::None("test".into()),
+                ..AppOptions::default()
+            },
+            Some(saved),
+        );
+        let mut harness = harness_for(app);
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
+        harness.run_steps(2);
+        let label = "BF16 (16-bit storage, f32 arithmetic)";
+        assert!(harness.query_all_by_label(label).count() >= 2, "{label}");
+        assert!(harness.query_by_label("FP32").is_none());
     }
 
     #[test]

@@ -338,7 +338,7 @@ strings! {
     RoleInputs => "Inputs", "输入";
     RoleWorkspace => "Workspace", "工作区";
     RoleInternal => "BatchScope's own", "BatchScope 自用";
-    Estimator => "Estimated for these settings (FP32)", "按当前设置估算（FP32）";
+    Estimator => "Estimated for these settings", "按当前设置估算";
     EstimatorTip => "The formulas behind each role. For BatchScope's MLPs they predict the measured figures exactly (the tests check it).", "每个用途背后的公式。对 BatchScope 的多层感知机，它们与实测值完全一致（测试会检查）。";
     SweepTitle => "Estimated memory by batch size: activations grow with the batch, parameters do not", "按批大小估算的内存：激活值随批增长，参数不变";
     LargeModels => "Estimated: large models, before activations", "估算：大模型（不含激活值）";
@@ -362,6 +362,44 @@ strings! {
     SamplingAuto => "automatic", "自动";
     SamplingEvery => "every step", "每步";
     SamplingOneIn => "one stretch between syncs in {n}", "每 {n} 个同步区间计时一个";
+    PrecisionTab => "Precision", "精度";
+    PrecisionIntro => "What FP16, BF16 and mixed precision do to the values a model stores: each device's weights, activations and gradients by power of two, against the range of FP16 (shaded: lost to zero, subnormal with fewer bits, lost to infinity) and BF16. Switch the precision in the setup and press Reset to see them change.", "FP16、BF16 和混合精度对模型所存数值的影响：按 2 的幂显示每个设备的权重、激活值和梯度，并对照 FP16 的范围（阴影：舍入为 0、精度较低的次正规数、溢出为无穷大）和 BF16 的范围。在设置中切换精度并按“重置”即可看到变化。";
+    PrecisionSpeed => "Speed: 16-bit values here take half the memory but are not faster. Every kernel computes in f32, widening its 16-bit operands and rounding its results, as PyTorch's kernels do; no 16-bit arithmetic units are used (this CPU has no native BF16 arithmetic, and WGSL's f16 is not used so that both devices give the same bits). The comparison's step times and `batchscope bench --precision` show the measured cost.", "速度：这里的 16 位数值只占一半内存，但不会更快。每个内核都以 f32 计算：先把 16 位操作数扩展为 f32，再把结果舍入回去，与 PyTorch 的内核相同；没有用到任何 16 位运算单元（这台 CPU 没有原生 BF16 运算，也没有使用 WGSL 的 f16，以便两个设备得到相同的位）。对比中的每步时间和 `batchscope bench --precision` 给出实测代价。";
+    CompareTitle => "The same run in every format", "同一次训练，各种格式";
+    CompareRun => "Compare formats ({steps} steps each, CPU)", "对比各格式（每种 {steps} 步，CPU）";
+    CompareStop => "Stop the comparison", "停止对比";
+    CompareTip => "Trains the applied settings in FP32, FP16, BF16 and mixed precision, one after the other on the CPU (off the training threads), with the same data and seed, and overlays their losses.", "在 CPU 上（不占用训练线程）依次用 FP32、FP16、BF16 和混合精度训练已应用的设置，数据和种子相同，并叠加显示它们的损失。";
+    CompareCaption => "Measured in this run on the CPU: {steps} steps each, seed {seed}, batch {batch}, {optimizer}, loss weight {weight}.", "本次在 CPU 上实测：每种 {steps} 步，种子 {seed}，批大小 {batch}，{optimizer}，损失权重 {weight}。";
+    Format => "Format", "格式";
+    FinalLoss => "Final loss", "最终损失";
+    GradientsLost => "Gradient values lost to 0", "梯度值舍入为 0";
+    CpuStepTime => "Step time (CPU)", "每步时间（CPU）";
+    LossScaleShort => "Loss scale", "损失缩放";
+    Diverged => "diverged", "发散";
+    ScaleSkipped => "{scale}, {skipped} skipped", "{scale}，跳过 {skipped} 步";
+    NoValuesYet => "No values yet: train a few steps.", "还没有数值：先训练几步。";
+    ValuesAtStep => "Values at step {step}, as stored", "第 {step} 步的数值（按存储格式）";
+    Weights => "Weights", "权重";
+    ActivationsWord => "Activations", "激活值";
+    GradientsWord => "Gradients", "梯度";
+    HistogramCaption => "{name} ({dtype}): {zeros} exactly 0, non-zero from {range}", "{name}（{dtype}）：{zeros} 恰为 0，非零值范围 {range}";
+    WouldLose => "Stored in FP16 they would lose {z16} to 0 and {i16} to ∞; in BF16 {zb} and {ib}", "若以 FP16 存储，将有 {z16} 变为 0、{i16} 变为 ∞；BF16 为 {zb} 和 {ib}";
+    WouldLoseTip => "Computed from the values as they are now (share of the non-zero values). Values already stored in 16 bits lose nothing more: what storing them lost is counted below.", "根据当前数值计算（占非零值的比例）。已经以 16 位存储的数值不会再有损失：存储时的损失在下方统计。";
+    AxisFloor => "(values below 2^{floor} are in the first bar)", "（小于 2^{floor} 的值计入第一根柱）";
+    NonFinite => "{count} values are NaN or infinite", "{count} 个值为 NaN 或无穷大";
+    StoredF32 => "stored as FP32, 4 bytes", "以 FP32 存储，4 字节";
+    StoredF16 => "stored as FP16, 2 bytes", "以 FP16 存储，2 字节";
+    StoredBf16 => "stored as BF16, 2 bytes", "以 BF16 存储，2 字节";
+    RoundingLost => "Measured since Reset: of {gcount} non-zero gradient values stored in 16 bits, {gzero} became 0 and {ginf} became ∞; of the activations, {azero} became 0 and {ainf} ∞.", "自重置以来实测：以 16 位存储的 {gcount} 个非零梯度值中，{gzero} 变为 0，{ginf} 变为 ∞；激活值中 {azero} 变为 0，{ainf} 变为 ∞。";
+    RoundingLostTip => "Counted by the kernels that round results into 16 bits (and by the host for uploads), value by value. Gradients here include the gradients of each layer's output, where small values are lost first; in mixed precision they are counted after loss scaling.", "由把结果舍入为 16 位的内核（以及上传时的主机）逐值统计。这里的梯度包括每层输出的梯度，小数值最先在这里丢失；混合精度下统计的是损失缩放之后的值。";
+    ScaleNow => "Loss scale now {scale}; {skipped} updates skipped", "当前损失缩放 {scale}；已跳过 {skipped} 次更新";
+    ScaleTip => "GradScaler's rule: start at 65536; a gradient that overflows FP16 skips the update and halves the scale; 2000 steps without overflow double it. Red points: reports in which updates were skipped.", "GradScaler 的规则：从 65536 开始；梯度溢出 FP16 时跳过本次更新并把缩放减半；连续 2000 步无溢出则加倍。红点：有更新被跳过的记录点。";
+    SkippedSteps => "skipped updates", "跳过的更新";
+    BytesTitle => "Bytes per role in each format (estimated for the set-up model)", "各格式下每种用途的字节数（按当前设置的模型估算）";
+    BytesTip => "From the estimator, which equals the measured bytes for BatchScope's models (see Memory and tests/memory.rs). 16-bit formats halve what they store; mixed precision halves the activations but adds FP16 weight copies to FP32 masters; the f32 working copies of the kernels count as workspace.", "来自估算器，对 BatchScope 的模型它与实测字节数一致（见“内存”和 tests/memory.rs）。16 位格式把所存数据减半；混合精度把激活值减半，但在 FP32 主权重之外增加 FP16 权重副本；内核的 f32 工作副本计入工作区。";
+    Total => "Total", "合计";
+    LossWeight => "Loss weight", "损失权重";
+    LossWeightTip => "Multiplies the loss, and so every gradient, before backward. 1e-6 makes the designed case of tiny gradients: FP16 loses them to zero and does not train, mixed precision's loss scaling saves them, BF16 keeps them without scaling. Adam's steps do not depend on the gradients' size, so FP32 trains as before. Applied on Reset.", "在反向传播之前把损失（因此也把每个梯度）乘以该值。1e-6 构成“极小梯度”的设计案例：FP16 会把它们舍入为 0 而无法训练，混合精度的损失缩放可以保住它们，BF16 无需缩放即可保留。Adam 的步长与梯度大小无关，所以 FP32 照常训练。按“重置”后生效。";
 }
 
 #[cfg(test)]

@@ -410,6 +410,18 @@ impl Mlp {
         self.loss_weight = weight;
     }
 
+    /// How the parameters, their gradients and the activations are stored.
+    pub fn dtypes(&self) -> (DType, DType, DType) {
+        let first = |p: &[Param]| p.first().map(|p| (p.value.dtype(), p.grad.dtype()));
+        let (value, grad) = first(&self.weights).unwrap_or_default();
+        let activation = self
+            .activations
+            .last()
+            .map(Tensor::dtype)
+            .unwrap_or_default();
+        (value, grad, activation)
+    }
+
     /// The training precision.
     pub fn precision(&self) -> Precision {
         self.precision

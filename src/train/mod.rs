@@ -1,6 +1,7 @@
 //! Training: a [`Runner`] drives one model on one backend through the data, and a worker thread
 //! per device runs a runner on commands from the UI and reports what happened as events.
 
+pub mod compare;
 pub mod worker;
 
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::backend::DType;
 use crate::backend::{Activation, Backend, BackendError, Device, KernelTimes, Tensor, UploadMode};
 use crate::data::batches::{Augment, BatchLoader, LoaderConfig};
 use crate::data::file::no_progress;
@@ -16,7 +18,7 @@ use crate::data::loader::DataSource;
 use crate::data::{Dataset, DatasetSpec, Table, Task};
 use crate::memory::Role;
 use crate::nn::{Loss, Mlp, ModelSpec, OptimizerKind, Stats};
-use crate::precision::{Precision, RoundingCensus};
+use crate::precision::{Half, Log2Histogram, Precision, RangeReport, RoundingCensus};
 use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
 
 /// When the training thread reads the loss back to the host: on the GPU a sync point, where
@@ -353,6 +355,46 @@ pub struct StepLog {
     /// rounding happened (16-bit precisions only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rounding: Option<RoundingCensus>,
+}
+
+/// The values of one kind at one step: how they are stored, binned by power of two, and what
+/// storing them in each 16-bit format would lose.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ValueSample {
+    /// How they are stored.
+    pub dtype: DType,
+    /// |value| by power of two.
+    pub histogram: Log2Histogram,
+    /// What FP16 would do to them as they are now.
+    pub in_fp16: RangeReport,
+    /// What BF16 would do to them as they are now.
+    pub in_bf16: RangeReport,
+}
+
+impl ValueSample {
+    fn of(values: &[f32], dtype: DType) -> Self {
+        Self {
+            dtype,
+            histogram: Log2Histogram::of(values),
+            in_fp16: RangeReport::of(values, Half::Fp16),
+            in_bf16: RangeReport::of(values, Half::Bf16),
+        }
+    }
+}
+
+/// The values of a model at one step: what the precision panel draws against the 16-bit
+/// formats' ranges.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ValueHistograms {
+    /// At which step.
+    pub step: u64,
+    /// Weights and biases as stored (mixed precision: the FP32 masters).
+    pub weights: ValueSample,
+    /// Every layer's outputs of the last forward pass, as stored.
+    pub activations: ValueSample,
+    /// The parameters' gradients of the last backward pass, as stored (mixed precision: FP32,
+    /// unscaled).
+    pub gradients: ValueSample,
 }
 
 /// How well the model does on one part of the data.
@@ -858,6 +900,33 @@ impl Runner {
         };
         self.restart_clock();
         Ok(log)
+    }
+
+    /// The model's weights, last activations and last gradients, binned by power of two (reads
+    /// them back: a sync on the GPU).
+    pub fn value_histograms(
+        &mut self,
+        backend: &mut dyn Backend,
+    ) -> Result<ValueHistograms, BackendError> {
+        let flat = |layers: crate::nn::LayerValues| -> Vec<f32> {
+            layers
+                .into_iter()
+                .flat_map(|(w, b)| w.into_iter().chain(b))
+                .collect()
+        };
+        let weights = flat(self.model.read_parameters(backend)?);
+        let gradients = flat(self.model.read_gradients(backend)?);
+        let mut activations = Vec::new();
+        for a in &self.model.activations()[1..] {
+            activations.extend(backend.read(a)?);
+        }
+        let (weights_dtype, gradients_dtype, activations_dtype) = self.model.dtypes();
+        Ok(ValueHistograms {
+            step: self.steps(),
+            weights: ValueSample::of(&weights, weights_dtype),
+            activations: ValueSample::of(&activations, activations_dtype),
+            gradients: ValueSample::of(&gradients, gradients_dtype),
+        })
     }
 
     /// What storing values in 16 bits lost since the run began (empty in FP32).

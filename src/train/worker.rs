@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::{BoundaryGrid, EvalReport, Pipeline, Runner, Session, StepLog};
+use super::{BoundaryGrid, EvalReport, Pipeline, Runner, Session, StepLog, ValueHistograms};
 use crate::backend::gpu::AdapterSummary;
 use crate::backend::{Backend, Device};
 use crate::memory::MemorySnapshot;
@@ -85,6 +85,13 @@ pub enum Event {
         step: u64,
         /// The grid.
         grid: BoundaryGrid,
+    },
+    /// The model's values binned by power of two, sent with each evaluation.
+    Values {
+        /// Which device.
+        device: Device,
+        /// The histograms.
+        values: Box<ValueHistograms>,
     },
     /// Training stopped because of an error.
     Error {
@@ -272,14 +279,19 @@ impl State<'_> {
         let backend = &mut *self.backend;
         let result = runner.evaluate(backend).and_then(|eval| {
             let grid = runner.boundary(backend, BOUNDARY_RESOLUTION)?;
-            Ok((eval, grid))
+            let values = runner.value_histograms(backend)?;
+            Ok((eval, grid, values))
         });
         runner.restart_clock();
         self.last_eval = Instant::now();
         match result {
-            Ok((eval, grid)) => {
+            Ok((eval, grid, values)) => {
                 let step = eval.step;
                 self.send(Event::Eval(eval));
+                self.send(Event::Values {
+                    device: self.device,
+                    values: Box::new(values),
+                });
                 if let Some(grid) = grid {
                     self.send(Event::Boundary {
                         device: self.device,

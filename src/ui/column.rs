@@ -9,7 +9,7 @@ use crate::backend::gpu::AdapterSummary;
 use crate::data::{Dataset, Task};
 use crate::i18n::{Key, Lang};
 use crate::memory::MemorySnapshot;
-use crate::precision::Precision;
+use crate::precision::{Precision, RoundingCensus};
 
 /// A precision's name as the columns and the setup show it.
 pub fn precision_label(lang: Lang, precision: Precision) -> String {
@@ -30,7 +30,7 @@ use crate::trace::TraceHistory;
 const MEMORY_POINTS: usize = 2000;
 use crate::trace::advice::Context;
 use crate::train::worker::Event;
-use crate::train::{BoundaryGrid, EvalReport, StepLog};
+use crate::train::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 
 /// Curve colours: the loss of the training batches, the whole training set, the test set.
 const BATCH_COLOR: Color32 = Color32::from_rgb(150, 150, 150);
@@ -119,6 +119,16 @@ pub struct DeviceColumn {
     pub memory: Option<MemorySnapshot>,
     /// `[step, allocated, reserved]` at each report (bytes), oldest first.
     pub memory_history: Vec<[f64; 3]>,
+    /// The model's values at the last evaluation.
+    pub values: Option<ValueHistograms>,
+    /// The loss scale at each report (mixed precision).
+    pub loss_scale: Curve,
+    /// `[step, scale]` of the reports in which updates were skipped.
+    pub skip_marks: Vec<[f64; 2]>,
+    /// Skipped updates counted so far.
+    pub skipped_seen: u64,
+    /// What storing values in 16 bits lost since the run began.
+    pub rounding: RoundingCensus,
     texture: Option<egui::TextureHandle>,
     texture_stale: bool,
 }
@@ -146,6 +156,11 @@ impl DeviceColumn {
             precision: Precision::Fp32,
             memory: None,
             memory_history: Vec::new(),
+            values: None,
+            loss_scale: Curve::default(),
+            skip_marks: Vec::new(),
+            skipped_seen: 0,
+            rounding: RoundingCensus::default(),
             texture: None,
             texture_stale: false,
         }
@@ -175,8 +190,18 @@ impl DeviceColumn {
             trace,
             trace_context,
             memory_history,
+            values,
+            loss_scale,
+            skip_marks,
+            skipped_seen,
+            rounding,
             ..
         } = self;
+        *values = None;
+        *loss_scale = Curve::default();
+        skip_marks.clear();
+        *skipped_seen = 0;
+        *rounding = RoundingCensus::default();
         trace.clear();
         *trace_context = None;
         memory_history.clear();
@@ -205,6 +230,17 @@ impl DeviceColumn {
             Event::Unavailable { reason, .. } => self.status = ColumnStatus::Unavailable(reason),
             Event::Log(log) => {
                 self.batch_loss.push(log.step, log.loss);
+                if let Some(scale) = log.loss_scale {
+                    let skipped = log.skipped_steps.unwrap_or(0);
+                    if skipped > self.skipped_seen {
+                        self.skip_marks.push([log.step as f64, f64::from(scale)]);
+                        self.skipped_seen = skipped;
+                    }
+                    self.loss_scale.push(log.step, scale);
+                }
+                if let Some(census) = &log.rounding {
+                    self.rounding.add(census);
+                }
                 self.last_log = Some(log);
             }
             Event::Eval(eval) => {
@@ -223,6 +259,7 @@ impl DeviceColumn {
                 self.texture_stale = true;
             }
             Event::Error { message, .. } => self.error = Some(message),
+            Event::Values { values, .. } => self.values = Some(*values),
             Event::Running { running, .. } => self.running = running,
             Event::Memory { step, snapshot, .. } => {
                 self.memory_history.push([

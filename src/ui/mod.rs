@@ -5,6 +5,7 @@ pub mod column;
 pub mod journey;
 pub mod memory;
 pub mod open;
+pub mod precision;
 pub mod preview;
 pub mod setup;
 
@@ -25,6 +26,8 @@ pub enum Tab {
     Journey,
     /// Where the memory goes.
     Memory,
+    /// What 16-bit formats do to the values.
+    Precision,
 }
 
 /// What the user asked for this frame.
@@ -60,6 +63,10 @@ pub enum UiCommand {
     ExportTrace,
     /// Give the GPU pool's cached blocks back.
     ReleaseCached,
+    /// Train the applied settings in every format on the CPU and overlay the losses.
+    ComparePrecisions,
+    /// Stop that comparison.
+    CancelComparison,
 }
 
 /// Colours of the classes: distinct on a dark background and at a projector.

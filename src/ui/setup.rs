@@ -18,6 +18,18 @@ use crate::nn::{Loss, ModelSpec, OptimizerKind};
 use crate::precision::Precision;
 use crate::train::{SyncPolicy, TrainConfig};
 
+/// The loss weights the setup offers.
+const LOSS_WEIGHTS: [f32; 4] = [1.0, 1e-3, 1e-6, 1e-8];
+
+/// `1`, or `1e-6`.
+pub fn weight_text(w: f32) -> String {
+    if w == 1.0 {
+        "1".to_owned()
+    } else {
+        format!("{w:e}")
+    }
+}
+
 /// The settings being edited, and the ones the current run uses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SetupPanel {
@@ -237,6 +249,17 @@ impl SetupPanel {
             })
             .response
             .on_hover_text(lang.tr(Key::PrecisionTip));
+        // A few decades rather than a free number: 1, and weights that make gradients small
+        // enough for FP16 to lose (1e-6 is the designed case).
+        egui::ComboBox::from_label(lang.tr(Key::LossWeight))
+            .selected_text(weight_text(config.loss_weight))
+            .show_ui(ui, |ui| {
+                for w in LOSS_WEIGHTS {
+                    ui.selectable_value(&mut config.loss_weight, w, weight_text(w));
+                }
+            })
+            .response
+            .on_hover_text(lang.tr(Key::LossWeightTip));
         ui.horizontal(|ui| {
             let label = ui.label(lang.tr(Key::Seed));
             ui.add(egui::DragValue::new(&mut config.seed))

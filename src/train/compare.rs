@@ -1,0 +1,191 @@
+//! The same run in every number format, one after the other on the CPU, for the precision
+//! panel's overlaid loss curves: same data, same seed, same settings but the format.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use super::{Pipeline, Runner, Session, TrainConfig};
+use crate::backend::Backend;
+use crate::backend::cpu::CpuBackend;
+use crate::precision::{Precision, RoundingCensus};
+
+/// The formats compared, in the order they run and are drawn.
+pub const FORMATS: [Precision; 4] = [
+    Precision::Fp32,
+    Precision::Fp16,
+    Precision::Bf16,
+    Precision::Mixed,
+];
+
+/// Points per curve (a loss is read back this many times over the run).
+const POINTS: u64 = 60;
+
+/// One format's run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FormatRun {
+    /// The format.
+    pub precision: Precision,
+    /// `[step, mean training loss of the interval]`.
+    pub losses: Vec<[f64; 2]>,
+    /// What storing values in 16 bits lost over the run.
+    pub rounding: RoundingCensus,
+    /// The loss scale at the end (mixed precision).
+    pub final_scale: Option<f32>,
+    /// Updates skipped (mixed precision).
+    pub skipped: Option<u64>,
+    /// Mean wall-clock time of a step, in ms (this CPU, this run).
+    pub step_ms: f64,
+    /// Why the run stopped early (a loss that stopped being finite), if it did.
+    pub error: Option<String>,
+}
+
+/// What a comparison reports as it goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress {
+    /// `format` has trained `step` of `steps` steps.
+    Step {
+        /// The format running.
+        format: Precision,
+        /// Steps done.
+        step: u64,
+        /// Steps per format.
+        steps: u64,
+    },
+    /// A format's run is over.
+    Done(Box<FormatRun>),
+    /// The comparison could not run at all.
+    Failed(String),
+}
+
+/// Trains `session`'s model for `steps` steps in each of [`FORMATS`] on a CPU backend of its
+/// own, reporting through `report`; stops between steps when `cancel` is set.
+pub fn run(
+    session: &Session,
+    steps: u64,
+    cancel: &AtomicBool,
+    report: &mut (dyn FnMut(Progress) + Send),
+) {
+    let mut backend = match CpuBackend::new(0) {
+        Ok(b) => b,
+        Err(e) => {
+            report(Progress::Failed(e.to_string()));
+            return;
+        }
+    };
+    let mut body = |backend: &mut dyn Backend| {
+        for format in FORMATS {
+            if cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let run = one_format(backend, session, format, steps, cancel, report);
+            report(Progress::Done(Box::new(run)));
+        }
+    };
+    backend.enter(&mut |b| body(b));
+}
+
+fn one_format(
+    backend: &mut dyn Backend,
+    session: &Session,
+    precision: Precision,
+    steps: u64,
+    cancel: &AtomicBool,
+    report: &mut (dyn FnMut(Progress) + Send),
+) -> FormatRun {
+    let mut run = FormatRun {
+        precision,
+        ..FormatRun::default()
+    };
+    let session = Session {
+        config: TrainConfig {
+            precision,
+            // Nothing recorded, the training thread makes its own batches: the numbers do not
+            // depend on either.
+            pipeline: Pipeline {
+                record: false,
+                ..Pipeline::default()
+            },
+            ..session.config.clone()
+        },
+        data: Arc::clone(&session.data),
+        epoch: session.epoch,
+    };
+    let mut runner = match Runner::new(backend, &session) {
+        Ok(r) => r,
+        Err(e) => {
+            run.error = Some(e.to_string());
+            return run;
+        }
+    };
+    let every = (steps / POINTS).max(1);
+    let started = Instant::now();
+    for step in 1..=steps {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let logged = step % every == 0 || step == steps;
+        let result = runner.step(backend, logged).and_then(|_| {
+            if logged {
+                runner.log(backend, None).map(Some)
+            } else {
+                Ok(None)
+            }
+        });
+        match result {
+            Ok(Some(log)) => {
+                run.losses.push([log.step as f64, f64::from(log.loss)]);
+                report(Progress::Step {
+                    format: precision,
+                    step,
+                    steps,
+                });
+            }
+            Ok(None) => {}
+            Err(e) => {
+                run.error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    run.step_ms = started.elapsed().as_secs_f64() * 1e3 / runner.steps().max(1) as f64;
+    run.rounding = *runner.rounding_total();
+    run.final_scale = runner.scaler().map(|s| s.scale);
+    run.skipped = runner.scaler().map(|s| s.skipped);
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every format runs on the same data and seed; FP32 rounds nothing, the 16-bit formats
+    /// count what they round, mixed precision has a scaler.
+    #[test]
+    fn every_format_runs_and_reports_its_curve() {
+        let session = Session::new(TrainConfig::default()).expect("valid");
+        let mut runs = Vec::new();
+        let cancel = AtomicBool::new(false);
+        run(&session, 120, &cancel, &mut |p| {
+            if let Progress::Done(r) = p {
+                runs.push(*r);
+            }
+        });
+        let formats: Vec<Precision> = runs.iter().map(|r| r.precision).collect();
+        assert_eq!(formats, FORMATS);
+        for r in &runs {
+            assert_eq!(r.error, None);
+            assert_eq!(r.losses.last().map(|p| p[0]), Some(120.0));
+            assert!(r.losses.len() >= 60 && r.step_ms > 0.0);
+            assert_eq!(r.rounding.is_empty(), r.precision == Precision::Fp32);
+            assert_eq!(r.final_scale.is_some(), r.precision == Precision::Mixed);
+        }
+        // The same seed: the first logged losses are close in every format (mixed precision
+        // skips its first update, whose scaled gradients overflow, so it is a little behind).
+        let first: Vec<f64> = runs.iter().map(|r| r.losses[0][1]).collect();
+        assert!(
+            first.iter().all(|l| (l - first[0]).abs() < 0.1 * first[0]),
+            "{first:?}"
+        );
+    }
+}

@@ -1,0 +1,565 @@
+//! The precision view: each device's weights, activations and gradients on a log2 axis against
+//! the FP16 and BF16 ranges, what storing them in 16 bits lost (counted where it happened), the
+//! loss scale with its skipped steps, the same run in every format overlaid, and the bytes each
+//! format takes per role.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::{Arc, mpsc};
+
+use egui::{Color32, RichText};
+use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points, Polygon, Text, VLine};
+
+use super::UiCommand;
+use super::column::{DeviceColumn, precision_label};
+use super::memory::role_key;
+use crate::backend::{DType, Device};
+use crate::data::Dataset;
+use crate::i18n::{Key, Lang};
+use crate::memory::estimate;
+use crate::memory::{Role, format_bytes};
+use crate::precision::{Half, Log2Histogram, Precision};
+use crate::train::compare::{self, FormatRun, Progress};
+use crate::train::{Session, TrainConfig, ValueSample};
+
+/// Steps each format trains in a comparison.
+pub const COMPARE_STEPS: u64 = 600;
+
+/// The log2 axis of the histograms spans at least this (FP16's whole range and a margin).
+const AXIS: (i32, i32) = (-30, 18);
+
+/// Values below 2^FLOOR share the axis's first bar (f32 gradients reach 2^-149; an axis that long
+/// would squeeze FP16's range into a sliver).
+const FLOOR: i32 = -60;
+
+/// BF16's limits as powers of two: smallest subnormal, smallest normal, overflow.
+const BF16_LIMITS: [i32; 3] = [-133, -126, 128];
+
+/// Shades of the zones a format loses values in.
+const LOST: Color32 = Color32::from_rgba_premultiplied(120, 30, 30, 90);
+const SUBNORMAL: Color32 = Color32::from_rgba_premultiplied(120, 90, 20, 70);
+
+/// A format's colour in the comparison.
+fn format_color(p: Precision) -> Color32 {
+    match p {
+        Precision::Fp32 => Color32::from_rgb(66, 165, 245),
+        Precision::Fp16 => Color32::from_rgb(239, 83, 80),
+        Precision::Bf16 => Color32::from_rgb(102, 187, 106),
+        Precision::Mixed => Color32::from_rgb(255, 202, 40),
+    }
+}
+
+/// A comparison running (or run) on a thread of its own.
+pub struct Comparison {
+    /// Formats done so far.
+    pub runs: Vec<FormatRun>,
+    /// The format running and how far it is.
+    pub progress: Option<(Precision, u64, u64)>,
+    /// Why it could not run.
+    pub failed: Option<String>,
+    /// The settings compared.
+    pub config: TrainConfig,
+    events: Receiver<Progress>,
+    cancel: Arc<AtomicBool>,
+    running: bool,
+}
+
+impl Comparison {
+    /// Starts the comparison of `session` on a thread named `compare`.
+    pub fn start(session: Arc<Session>, notify: Arc<dyn Fn() + Send + Sync>) -> Self {
+        let (tx, events) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&cancel);
+        let config = session.config.clone();
+        let spawned = std::thread::Builder::new()
+            .name("compare".into())
+            .spawn(move || {
+                compare::run(&session, COMPARE_STEPS, &stop, &mut |p| {
+                    let _ = tx.send(p);
+                    notify();
+                });
+            });
+        let failed = spawned.err().map(|e| e.to_string());
+        Self {
+            runs: Vec::new(),
+            progress: None,
+            running: failed.is_none(),
+            failed,
+            config,
+            events,
+            cancel,
+        }
+    }
+
+    /// Takes in what the thread reported.
+    pub fn poll(&mut self) {
+        loop {
+            match self.events.try_recv() {
+                Ok(Progress::Step {
+                    format,
+                    step,
+                    steps,
+                }) => self.progress = Some((format, step, steps)),
+                Ok(Progress::Done(run)) => {
+                    self.runs.push(*run);
+                    self.progress = None;
+                }
+                Ok(Progress::Failed(message)) => self.failed = Some(message),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.running = false;
+                    self.progress = None;
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Whether the thread is still at work.
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+}
+
+impl Drop for Comparison {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The precision view's own state: the comparison.
+#[derive(Default)]
+pub struct PrecisionPanel {
+    /// The last comparison started.
+    pub comparison: Option<Comparison>,
+}
+
+impl PrecisionPanel {
+    /// Draws the view.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        columns: &[DeviceColumn; 2],
+        config: &TrainConfig,
+        data: Option<&Dataset>,
+        commands: &mut Vec<UiCommand>,
+    ) {
+        if let Some(c) = self.comparison.as_mut() {
+            c.poll();
+        }
+        ui.heading(lang.tr(Key::PrecisionTab));
+        ui.label(RichText::new(lang.tr(Key::PrecisionIntro)).weak());
+        for column in columns.iter().filter(|c| c.enabled) {
+            ui.separator();
+            device_ui(ui, lang, column);
+        }
+        ui.separator();
+        self.comparison_ui(ui, lang, commands);
+        if let Some(data) = data {
+            ui.separator();
+            bytes_ui(ui, lang, config, data);
+        }
+        ui.separator();
+        ui.label(RichText::new(lang.tr(Key::PrecisionSpeed)).weak());
+    }
+
+    fn comparison_ui(&self, ui: &mut egui::Ui, lang: Lang, commands: &mut Vec<UiCommand>) {
+        ui.label(RichText::new(lang.tr(Key::CompareTitle)).strong());
+        let running = self.comparison.as_ref().is_some_and(Comparison::is_running);
+        ui.horizontal_wrapped(|ui| {
+            if running {
+                if ui.button(lang.tr(Key::CompareStop)).clicked() {
+                    commands.push(UiCommand::CancelComparison);
+                }
+            } else if ui
+                .button(lang.fmt(Key::CompareRun, &[("steps", &COMPARE_STEPS)]))
+                .on_hover_text(lang.tr(Key::CompareTip))
+                .clicked()
+            {
+                commands.push(UiCommand::ComparePrecisions);
+            }
+            if let Some((format, step, steps)) = self.comparison.as_ref().and_then(|c| c.progress) {
+                ui.add(
+                    egui::ProgressBar::new(step as f32 / steps.max(1) as f32)
+                        .desired_width(160.0)
+                        .text(format!("{} {step}/{steps}", format.as_str())),
+                );
+            }
+        });
+        let Some(c) = &self.comparison else {
+            return;
+        };
+        if let Some(message) = &c.failed {
+            ui.colored_label(ui.visuals().error_fg_color, message);
+        }
+        if c.runs.is_empty() {
+            return;
+        }
+        ui.label(
+            RichText::new(lang.fmt(
+                Key::CompareCaption,
+                &[
+                    ("steps", &COMPARE_STEPS),
+                    ("seed", &c.config.seed),
+                    ("batch", &c.config.batch),
+                    ("optimizer", &c.config.optimizer.as_str()),
+                    ("weight", &super::setup::weight_text(c.config.loss_weight)),
+                ],
+            ))
+            .weak(),
+        );
+        Plot::new("precision-compare")
+            .height(200.0)
+            .legend(Legend::default())
+            .x_axis_label(lang.tr(Key::Step))
+            .y_axis_label(lang.tr(Key::Loss))
+            .include_y(0.0)
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                for run in &c.runs {
+                    let points: PlotPoints = run.losses.iter().copied().collect();
+                    plot.line(
+                        Line::new(precision_label(lang, run.precision), points)
+                            .color(format_color(run.precision)),
+                    );
+                }
+            });
+        egui::Grid::new("compare-table")
+            .striped(true)
+            .show(ui, |ui| {
+                for key in [
+                    Key::Format,
+                    Key::FinalLoss,
+                    Key::GradientsLost,
+                    Key::CpuStepTime,
+                    Key::LossScaleShort,
+                ] {
+                    ui.label(RichText::new(lang.tr(key)).strong());
+                }
+                ui.end_row();
+                for run in &c.runs {
+                    ui.colored_label(format_color(run.precision), run.precision.as_str());
+                    match (&run.error, run.losses.last()) {
+                        (Some(e), _) => {
+                            ui.colored_label(ui.visuals().error_fg_color, lang.tr(Key::Diverged))
+                                .on_hover_text(e);
+                        }
+                        (None, Some(p)) => {
+                            ui.label(format!("{:.4}", p[1]));
+                        }
+                        (None, None) => {
+                            ui.label("–");
+                        }
+                    }
+                    let lost = run.rounding.gradients();
+                    if run.precision == Precision::Fp32 {
+                        ui.label("–");
+                    } else {
+                        ui.label(format!("{:.2}%", lost.underflow_share() * 100.0));
+                    }
+                    ui.label(format!("{:.3} ms", run.step_ms));
+                    match (run.final_scale, run.skipped) {
+                        (Some(s), Some(k)) => {
+                            ui.label(lang.fmt(Key::ScaleSkipped, &[("scale", &s), ("skipped", &k)]))
+                        }
+                        _ => ui.label("–"),
+                    };
+                    ui.end_row();
+                }
+            });
+    }
+}
+
+/// One device's histograms, rounding losses and loss scale.
+fn device_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
+    let title = match column.device {
+        Device::Cpu => lang.tr(Key::CpuColumn),
+        Device::Gpu => lang.tr(Key::GpuColumn),
+    };
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new(title).strong().size(18.0));
+        ui.label(RichText::new(precision_label(lang, column.precision)).strong());
+    });
+    let Some(values) = &column.values else {
+        ui.label(RichText::new(lang.tr(Key::NoValuesYet)).weak());
+        return;
+    };
+    ui.label(RichText::new(lang.fmt(Key::ValuesAtStep, &[("step", &values.step)])).weak());
+    ui.columns(3, |cols| {
+        let kinds = [
+            (Key::Weights, &values.weights, Role::Parameters),
+            (Key::ActivationsWord, &values.activations, Role::Activations),
+            (Key::GradientsWord, &values.gradients, Role::Gradients),
+        ];
+        for ((key, sample, role), ui) in kinds.into_iter().zip(cols.iter_mut()) {
+            histogram_ui(ui, lang, column, (key, sample, role));
+        }
+    });
+    if column.precision != Precision::Fp32 && !column.rounding.is_empty() {
+        let g = column.rounding.gradients();
+        let a = column.rounding.role(Role::Activations);
+        ui.label(lang.fmt(
+            Key::RoundingLost,
+            &[
+                ("gzero", &percent(g.underflow_share())),
+                ("ginf", &percent(g.overflow_share())),
+                ("gcount", &g.nonzero),
+                ("azero", &percent(a.underflow_share())),
+                ("ainf", &percent(a.overflow_share())),
+            ],
+        ))
+        .on_hover_text(lang.tr(Key::RoundingLostTip));
+    }
+    if column.precision == Precision::Mixed {
+        loss_scale_ui(ui, lang, column);
+    }
+}
+
+fn percent(share: f64) -> String {
+    format!("{:.2}%", share * 100.0)
+}
+
+/// A histogram of |value| on a log2 axis with FP16's zones shaded and BF16's limits named.
+fn histogram_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    column: &DeviceColumn,
+    (key, sample, role): (Key, &ValueSample, Role),
+) {
+    let h: &Log2Histogram = &sample.histogram;
+    let total = (h.counts.iter().sum::<u64>() + h.zeros + h.non_finite).max(1) as f64;
+    let last = h.first_exponent + h.counts.len() as i32 - 1;
+    let (lo, hi) = if h.counts.is_empty() {
+        AXIS
+    } else {
+        (h.first_exponent.max(FLOOR).min(AXIS.0), last.max(AXIS.1))
+    };
+    let mut counts = std::collections::BTreeMap::new();
+    for (i, &n) in h.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+        *counts
+            .entry((h.first_exponent + i as i32).max(lo))
+            .or_insert(0) += n;
+    }
+    let bars: Vec<Bar> = counts
+        .into_iter()
+        .map(|(e, n)| Bar::new(f64::from(e) + 0.5, 100.0 * n as f64 / total).width(1.0))
+        .collect();
+    // Exact zeros get a bar of their own, left of the axis.
+    let zero_x = f64::from(lo) - 2.0;
+    let zero_bar = Bar::new(zero_x, 100.0 * h.zeros as f64 / total)
+        .width(1.5)
+        .fill(Color32::from_gray(160));
+    let top = bars
+        .iter()
+        .map(|b| b.value)
+        .fold(100.0 * h.zeros as f64 / total, f64::max)
+        .max(1.0)
+        * 1.15;
+    let zone = |from: f64, to: f64, color: Color32, name: &str| {
+        Polygon::new(
+            name.to_owned(),
+            PlotPoints::from(vec![[from, 0.0], [to, 0.0], [to, top], [from, top]]),
+        )
+        .fill_color(color)
+        .stroke(egui::Stroke::NONE)
+    };
+    let fp16 = Half::Fp16;
+    let (sub_lo, norm_lo) = (
+        fp16.min_positive_subnormal().log2() as f64,
+        fp16.min_positive_normal().log2() as f64,
+    );
+    let max = f64::from(fp16.max()).log2();
+    Plot::new(("precision-hist", column.device, role.index()))
+        .height(150.0)
+        .include_x(zero_x - 1.0)
+        .include_x(f64::from(hi) + 1.0)
+        .include_y(0.0)
+        .include_y(top)
+        .x_axis_label("log2 |x|")
+        .y_axis_label("%")
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .show(ui, |plot| {
+            plot.polygon(zone(f64::from(lo) - 0.5, sub_lo - 1.0, LOST, "FP16 → 0"));
+            plot.polygon(zone(sub_lo - 1.0, norm_lo, SUBNORMAL, "FP16 subnormal"));
+            plot.polygon(zone(max, f64::from(hi) + 1.0, LOST, "FP16 → ∞"));
+            for (x, name) in [
+                (sub_lo, "FP16 5.96e-8"),
+                (norm_lo, "FP16 6.10e-5"),
+                (max, "FP16 65504"),
+            ] {
+                plot.vline(VLine::new(name, x).color(Color32::from_rgb(239, 83, 80)));
+            }
+            plot.bar_chart(
+                BarChart::new(lang.tr(key), bars)
+                    .color(super::memory::role_color(role))
+                    .element_formatter(Box::new(|bar, _| {
+                        format!(
+                            "2^{} .. 2^{}: {:.1}%",
+                            bar.argument - 0.5,
+                            bar.argument + 0.5,
+                            bar.value
+                        )
+                    })),
+            );
+            plot.bar_chart(BarChart::new("0", vec![zero_bar]));
+            plot.text(Text::new("0", [zero_x, top * 0.92].into(), "0"));
+            // BF16's limits, where the axis reaches them; otherwise named at its edges.
+            let bf16 = Color32::from_rgb(102, 187, 106);
+            for e in BF16_LIMITS {
+                if (lo..=hi).contains(&e) {
+                    plot.vline(VLine::new("BF16", f64::from(e)).color(bf16));
+                }
+            }
+            if lo > BF16_LIMITS[0] {
+                let at = [f64::from(lo) + 4.0, top * 0.75];
+                plot.text(Text::new("bf16-low", at.into(), "◀ BF16 2^-133").color(bf16));
+            }
+            if hi < BF16_LIMITS[2] {
+                let at = [f64::from(hi) - 3.0, top * 0.75];
+                plot.text(Text::new("bf16-high", at.into(), "2^128 ▶").color(bf16));
+            }
+        });
+    let lost = |r: &crate::precision::RangeReport| {
+        (percent(r.underflow_share()), percent(r.overflow_share()))
+    };
+    let (z16, i16) = lost(&sample.in_fp16);
+    let (zb, ib) = lost(&sample.in_bf16);
+    let range = if h.counts.is_empty() {
+        "–".to_owned()
+    } else {
+        format!("2^{} .. 2^{}", h.first_exponent, last + 1)
+    };
+    if h.first_exponent < lo && !h.counts.is_empty() {
+        ui.label(
+            RichText::new(lang.fmt(Key::AxisFloor, &[("floor", &lo)]))
+                .weak()
+                .small(),
+        );
+    }
+    ui.label(lang.fmt(
+        Key::HistogramCaption,
+        &[
+            ("name", &lang.tr(key)),
+            ("dtype", &dtype_name(lang, sample.dtype)),
+            ("zeros", &percent(h.zeros as f64 / total)),
+            ("range", &range),
+        ],
+    ));
+    ui.label(
+        RichText::new(lang.fmt(
+            Key::WouldLose,
+            &[("z16", &z16), ("i16", &i16), ("zb", &zb), ("ib", &ib)],
+        ))
+        .weak(),
+    )
+    .on_hover_text(lang.tr(Key::WouldLoseTip));
+    if h.non_finite > 0 {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            lang.fmt(Key::NonFinite, &[("count", &h.non_finite)]),
+        );
+    }
+}
+
+fn dtype_name(lang: Lang, dtype: DType) -> String {
+    match dtype {
+        DType::F32 => lang.tr(Key::StoredF32).to_owned(),
+        DType::F16 => lang.tr(Key::StoredF16).to_owned(),
+        DType::Bf16 => lang.tr(Key::StoredBf16).to_owned(),
+    }
+}
+
+/// The loss scale at each report on a log2 axis, the reports with skipped updates marked.
+fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
+    let Some(log) = &column.last_log else {
+        return;
+    };
+    ui.label(lang.fmt(
+        Key::ScaleNow,
+        &[
+            ("scale", &log.loss_scale.unwrap_or(0.0)),
+            ("skipped", &log.skipped_steps.unwrap_or(0)),
+        ],
+    ))
+    .on_hover_text(lang.tr(Key::ScaleTip));
+    let log2 = |v: f64| v.max(1.0).log2();
+    let line: PlotPoints = column
+        .loss_scale
+        .points()
+        .iter()
+        .map(|p| [p[0], log2(p[1])])
+        .collect();
+    let marks: PlotPoints = column
+        .skip_marks
+        .iter()
+        .map(|p| [p[0], log2(p[1])])
+        .collect();
+    Plot::new(("loss-scale", column.device))
+        .height(120.0)
+        .legend(Legend::default())
+        .x_axis_label(lang.tr(Key::Step))
+        .y_axis_label("log2 scale")
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            plot.line(Line::new(lang.tr(Key::LossScaleShort), line));
+            plot.points(
+                Points::new(lang.tr(Key::SkippedSteps), marks)
+                    .radius(4.0)
+                    .color(Color32::from_rgb(239, 83, 80)),
+            );
+        });
+}
+
+/// Bytes per role in each format for the set-up model, from the estimator.
+fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
+    ui.label(RichText::new(lang.tr(Key::BytesTitle)).strong())
+        .on_hover_text(lang.tr(Key::BytesTip));
+    let spec = config.model_spec(data);
+    let formats = compare::FORMATS;
+    let estimates: Vec<_> = formats
+        .iter()
+        .map(|&p| estimate::mlp(&spec, config.optimizer, config.batch, p))
+        .collect();
+    egui::Grid::new("precision-bytes")
+        .striped(true)
+        .show(ui, |ui| {
+            ui.label("");
+            for p in formats {
+                ui.label(RichText::new(p.as_str()).strong().color(format_color(p)));
+            }
+            ui.end_row();
+            let roles = [
+                Role::Parameters,
+                Role::Gradients,
+                Role::OptimizerState,
+                Role::Activations,
+                Role::Inputs,
+                Role::Workspace,
+            ];
+            for role in roles {
+                ui.label(lang.tr(role_key(role)));
+                let fp32 = estimates[0].bytes(role);
+                for e in &estimates {
+                    let b = e.bytes(role);
+                    let text = if b == fp32 {
+                        format_bytes(b)
+                    } else {
+                        let change = (b as f64 / fp32.max(1) as f64 - 1.0) * 100.0;
+                        format!("{} ({change:+.0}%)", format_bytes(b))
+                    };
+                    ui.label(text);
+                }
+                ui.end_row();
+            }
+            ui.label(RichText::new(lang.tr(Key::Total)).strong());
+            let fp32 = estimates[0].total();
+            for e in &estimates {
+                let change = (e.total() as f64 / fp32.max(1) as f64 - 1.0) * 100.0;
+                ui.label(format!("{} ({change:+.0}%)", format_bytes(e.total())));
+            }
+            ui.end_row();
+        });
+}
