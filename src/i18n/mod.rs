@@ -385,6 +385,8 @@ strings! {
     HistogramCaption => "{name} ({dtype}): {zeros} exactly 0, non-zero from {range}", "{name}（{dtype}）：{zeros} 恰为 0，非零值范围 {range}";
     WouldLose => "Stored in FP16 they would lose {z16} to 0 and {i16} to ∞; in BF16 {zb} and {ib}", "若以 FP16 存储，将有 {z16} 变为 0、{i16} 变为 ∞；BF16 为 {zb} 和 {ib}";
     WouldLoseTip => "Computed from the values as they are now (share of the non-zero values). Values already stored in 16 bits lose nothing more: what storing them lost is counted below.", "根据当前数值计算（占非零值的比例）。已经以 16 位存储的数值不会再有损失：存储时的损失在下方统计。";
+    ShaderF16Unused => "The adapter has WGSL f16 (SHADER_F16); BatchScope does not use it: WGSL leaves the rounding of f32 → f16 to the implementation, so it rounds with integer arithmetic instead, bit for bit as the CPU does.", "此适配器支持 WGSL f16（SHADER_F16）；BatchScope 没有使用：WGSL 把 f32 → f16 的舍入交给实现决定，所以这里改用整数运算舍入，与 CPU 逐位一致。";
+    ShaderF16Absent => "The adapter has no WGSL f16 (SHADER_F16); the rounding is integer arithmetic, bit for bit as the CPU does.", "此适配器不支持 WGSL f16（SHADER_F16）；舍入用整数运算完成，与 CPU 逐位一致。";
     AxisFloor => "(values below 2^{floor} are in the first bar)", "（小于 2^{floor} 的值计入第一根柱）";
     NonFinite => "{count} values are NaN or infinite", "{count} 个值为 NaN 或无穷大";
     StoredF32 => "stored as FP32, 4 bytes", "以 FP32 存储，4 字节";

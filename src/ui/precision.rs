@@ -279,7 +279,19 @@ fn device_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
     };
     ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(title).strong().size(18.0));
-        ui.label(RichText::new(precision_label(lang, column.precision)).strong());
+        ui.label(RichText::new(precision_label(lang, column.precision)).strong())
+            .on_hover_text(lang.tr(Key::PrecisionTip));
+        if let super::column::ColumnStatus::Ready {
+            adapter: Some(a), ..
+        } = &column.status
+        {
+            let key = if a.shader_f16 {
+                Key::ShaderF16Unused
+            } else {
+                Key::ShaderF16Absent
+            };
+            ui.label(RichText::new(lang.tr(key)).weak());
+        }
     });
     let Some(values) = &column.values else {
         ui.label(RichText::new(lang.tr(Key::NoValuesYet)).weak());
