@@ -369,7 +369,7 @@ strings! {
     CompareRun => "Compare formats ({steps} steps each, CPU)", "对比各格式（每种 {steps} 步，CPU）";
     CompareStop => "Stop the comparison", "停止对比";
     CompareTip => "Trains the applied settings in FP32, FP16, BF16 and mixed precision, one after the other on the CPU (off the training threads), with the same data and seed, and overlays their losses.", "在 CPU 上（不占用训练线程）依次用 FP32、FP16、BF16 和混合精度训练已应用的设置，数据和种子相同，并叠加显示它们的损失。";
-    CompareCaption => "Measured in this run on the CPU: {steps} steps each, seed {seed}, batch {batch}, {optimizer}, loss weight {weight}.", "本次在 CPU 上实测：每种 {steps} 步，种子 {seed}，批大小 {batch}，{optimizer}，损失权重 {weight}。";
+    CompareCaption => "Measured in this run on the CPU: {steps} steps each, seed {seed}, batch {batch}, {optimizer}, loss weight {weight}. Step times share the CPU with the columns while they train.", "本次在 CPU 上实测：每种 {steps} 步，种子 {seed}，批大小 {batch}，{optimizer}，损失权重 {weight}。各列训练时，每步时间与它们共用 CPU。";
     Format => "Format", "格式";
     FinalLoss => "Final loss", "最终损失";
     GradientsLost => "Gradient values lost to 0", "梯度值舍入为 0";

@@ -405,6 +405,30 @@ mod tests {
     }
 
     #[test]
+    fn the_rounding_count_leaves_zeros_out_and_serialises_by_role() {
+        use super::{RoundCount, RoundingCensus};
+        use crate::memory::Role;
+        let mut c = RoundCount::default();
+        // A ReLU's zero loses nothing; 1e-8 becomes 0 in FP16; 1e5 becomes infinite; NaN is not
+        // a finite value and counts only as rounded.
+        for x in [0.0f32, 1e-8, 1e5, 1.0, f32::NAN] {
+            c.count(x, Half::Fp16.round(x));
+        }
+        assert_eq!((c.values, c.nonzero, c.underflow, c.overflow), (5, 3, 1, 1));
+        assert!((c.underflow_share() - 1.0 / 3.0).abs() < 1e-12);
+        let mut census = RoundingCensus::default();
+        census.role_mut(Role::Workspace).add(c);
+        census.role_mut(Role::Gradients).add(c);
+        assert_eq!(census.gradients().values, 10);
+        let json = serde_json::to_value(census).expect("json");
+        assert_eq!(json["workspace"]["underflow"], 1);
+        assert!(
+            json.get("parameters").is_none(),
+            "roles with nothing rounded are left out"
+        );
+    }
+
+    #[test]
     fn the_histogram_bins_by_power_of_two_subnormals_included() {
         assert_eq!(exponent_of(1.0), 0);
         assert_eq!(exponent_of(-3.0), 1);
