@@ -269,6 +269,17 @@ impl DType {
 /// most (a dense layer's input, weights, bias and output; Adam's four tensors).
 pub const WORKING_COPIES: usize = 4;
 
+/// Values of the largest 16-bit tensor among `operands` (0 when all are f32): how large an op's
+/// working copies must be.
+pub(crate) fn largest_half(operands: &[&Tensor]) -> usize {
+    operands
+        .iter()
+        .filter(|t| t.dtype() != DType::F32)
+        .map(|t| t.len())
+        .max()
+        .unwrap_or(0)
+}
+
 /// The working copies' names in the memory view.
 pub(crate) const WORKING_LABELS: [&str; WORKING_COPIES] = [
     "f32 working copy 1",

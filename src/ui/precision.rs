@@ -543,15 +543,7 @@ fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset)
                 ui.label(RichText::new(p.as_str()).strong().color(format_color(p)));
             }
             ui.end_row();
-            let roles = [
-                Role::Parameters,
-                Role::Gradients,
-                Role::OptimizerState,
-                Role::Activations,
-                Role::Inputs,
-                Role::Workspace,
-            ];
-            for role in roles {
+            for role in Role::TENSORS {
                 ui.label(lang.tr(role_key(role)));
                 let fp32 = estimates[0].bytes(role);
                 for e in &estimates {

@@ -190,13 +190,7 @@ impl CpuBackend {
     /// The working copies, large enough for the 16-bit ones among `operands`, taken out of the
     /// backend for one op (the op puts them back).
     fn take_working(&mut self, operands: &[&Tensor]) -> Result<Vec<Tensor>, BackendError> {
-        let need = operands
-            .iter()
-            .filter(|t| t.dtype() != DType::F32)
-            .map(|t| t.len())
-            .max()
-            .unwrap_or(0);
-        self.ensure_working(need)?;
+        self.ensure_working(super::largest_half(operands))?;
         Ok(std::mem::take(&mut self.working))
     }
 }

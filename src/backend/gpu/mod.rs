@@ -435,13 +435,7 @@ impl GpuBackend {
     /// Makes the working copies large enough for the 16-bit tensors among `operands`, before an
     /// op binds any of them.
     fn prepare(&mut self, operands: &[&Tensor]) -> Result<(), BackendError> {
-        let need = operands
-            .iter()
-            .filter(|t| t.dtype() != DType::F32)
-            .map(|t| t.len())
-            .max()
-            .unwrap_or(0);
-        self.ensure_working(need)
+        self.ensure_working(super::largest_half(operands))
     }
 
     /// Working copy `slot` bound as the f32 values of `t`.
