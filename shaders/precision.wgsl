@@ -3,7 +3,8 @@
 
 struct Params {
     len: u32,
-    // 1: round to FP16, 2: round to BF16, 3: multiply by `factor`.
+    // 1: round to FP16, 2: round to BF16, 3: multiply by `factor`, 4: count the values that are
+    // not finite into census[slot] (GradScaler's check, read back as one number).
     format: u32,
     // Workgroups along x, to fold a 2-D dispatch back into one index.
     groups_x: u32,
@@ -25,7 +26,7 @@ override WORKGROUP: u32 = 256u;
 @group(0) @binding(2) var<storage, read_write> census: array<atomic<u32>>;
 
 // Rounds in place (modes 1, 2; what the rounding loses to zero or infinity is counted into the
-// census) or scales (mode 3).
+// census), scales (mode 3), or counts the values that are not finite (mode 4).
 @compute @workgroup_size(WORKGROUP, 1, 1)
 fn round_to(
     @builtin(local_invocation_id) lid: vec3<u32>,
@@ -36,6 +37,12 @@ fn round_to(
         return;
     }
     let x = values[i];
+    if (p.format == 4u) {
+        if ((x & 0x7f800000u) == 0x7f800000u) {
+            atomicAdd(&census[p.slot], 1u);
+        }
+        return;
+    }
     if (p.format == 3u) {
         values[i] = bitcast<u32>(bitcast<f32>(x) * p.factor);
         return;

@@ -191,7 +191,34 @@ fn scales_exactly(backend: &mut dyn Backend) {
     }
 }
 
+/// GradScaler's check, made on the device: the count of NaN and infinite values over several
+/// tensors, f32 and 16-bit (where 1e5 is already infinite in FP16), and zero when all are finite.
+fn counts_values_that_are_not_finite(backend: &mut dyn Backend) {
+    use batchscope::backend::DType;
+    use batchscope::memory::Role;
+    let mut a = backend.zeros("a", 1, 5).expect("alloc");
+    backend
+        .write(
+            &mut a,
+            &[1.0, f32::NAN, f32::INFINITY, -2.0, f32::NEG_INFINITY],
+        )
+        .expect("write");
+    let mut b = backend
+        .alloc_as(Role::Gradients, "b", (1, 3), DType::F16)
+        .expect("alloc");
+    backend.write(&mut b, &[1e5, 0.5, f32::NAN]).expect("write");
+    let mut c = backend
+        .alloc_as(Role::Gradients, "c", (1, 3), DType::Bf16)
+        .expect("alloc");
+    backend.write(&mut c, &[1e5, 0.5, -3.0]).expect("write");
+    assert_eq!(backend.count_non_finite(&[&a, &b, &c]).expect("count"), 5);
+    // Counted afresh each time.
+    assert_eq!(backend.count_non_finite(&[&c]).expect("count"), 0);
+    assert_eq!(backend.count_non_finite(&[&b]).expect("count"), 2);
+}
+
 on_both_devices! {
+    non_finite_count => super::counts_values_that_are_not_finite;
     fp16_and_bf16_round_to_nearest_even => super::rounds_to_nearest_even;
     loss_scaling_multiplies_exactly => super::scales_exactly;
 }

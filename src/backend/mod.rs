@@ -527,6 +527,16 @@ pub trait Backend: Send {
         Ok(RoundingCensus::default())
     }
 
+    /// How many values of `tensors` are NaN or infinite: GradScaler's check before an update,
+    /// made on the device; only the count comes back (a sync on the GPU).
+    fn count_non_finite(&mut self, tensors: &[&Tensor]) -> Result<u64, BackendError> {
+        let mut count = 0;
+        for t in tensors {
+            count += self.read(t)?.iter().filter(|v| !v.is_finite()).count() as u64;
+        }
+        Ok(count)
+    }
+
     /// `t *= factor`, element-wise (loss scaling: a power of two multiplies exactly).
     fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError>;
 

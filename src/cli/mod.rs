@@ -878,8 +878,8 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
                 s.step_time_median_ms,
                 b.step_time_median_ms,
                 if precision == Precision::Mixed {
-                    "; mixed precision also reads the gradients back every step to check them \
-                     for overflow, a sync"
+                    "; mixed precision also waits every step for its overflow check (one count \
+                     read back, a sync, as GradScaler's found_inf.item() in PyTorch)"
                 } else {
                     ""
                 }

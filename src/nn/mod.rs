@@ -562,14 +562,20 @@ impl Mlp {
     pub fn update(&mut self, backend: &mut dyn Backend, lr: f32) -> Result<(), BackendError> {
         self.steps += 1;
         if let Some(scaler) = &self.scaler {
-            // Unscale in f32, then check: one gradient that overflowed skips the whole step
-            // (reading them back is a sync, as GradScaler's check is in PyTorch).
+            // Unscale in f32, then check: one gradient that overflowed skips the whole step.
+            // The check runs on the device and only its count comes back: one sync a step, as
+            // GradScaler's `found_inf.item()` is in PyTorch.
             let inverse = 1.0 / scaler.scale;
-            let mut finite = true;
             for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
                 backend.scale(&mut p.grad, inverse)?;
-                finite &= backend.read(&p.grad)?.iter().all(|g| g.is_finite());
             }
+            let grads: Vec<&Tensor> = self
+                .weights
+                .iter()
+                .chain(&self.biases)
+                .map(|p| &p.grad)
+                .collect();
+            let finite = backend.count_non_finite(&grads)? == 0;
             let step = u64::from(self.steps);
             if let Some(scaler) = self.scaler.as_mut()
                 && !scaler.update(step, finite)

@@ -901,6 +901,26 @@ impl Backend for CpuBackend {
         self.working.clear();
     }
 
+    fn count_non_finite(&mut self, tensors: &[&Tensor]) -> Result<u64, BackendError> {
+        check_device(Device::Cpu, "count_non_finite", tensors)?;
+        let mut count = 0u64;
+        for t in tensors {
+            count += match t.storage() {
+                Storage::CpuHalf(bits) => {
+                    // Exponent bits all set: infinity or NaN, in either format.
+                    let exponent: u16 = if t.dtype() == DType::Bf16 {
+                        0x7f80
+                    } else {
+                        0x7c00
+                    };
+                    bits.iter().filter(|&&b| b & exponent == exponent).count()
+                }
+                _ => host(t).iter().filter(|v| !v.is_finite()).count(),
+            } as u64;
+        }
+        Ok(count)
+    }
+
     fn take_rounding_census(&mut self) -> Result<RoundingCensus, BackendError> {
         Ok(std::mem::take(&mut self.census))
     }

@@ -288,8 +288,14 @@ pub struct GpuBackend {
 }
 
 /// Bytes of the census buffer: three `u32` per role (non-zero values, lost to zero, lost to
-/// infinity).
-const CENSUS_BYTES: u64 = (3 * Role::ALL.len() * 4) as u64;
+/// infinity), then the count of [`Backend::count_non_finite`].
+const CENSUS_BYTES: u64 = ROLE_COUNTS_BYTES + 4;
+
+/// Bytes of the census buffer's per-role counters.
+const ROLE_COUNTS_BYTES: u64 = (3 * Role::ALL.len() * 4) as u64;
+
+/// The census word that counts the values that are not finite.
+const NON_FINITE_SLOT: u32 = (ROLE_COUNTS_BYTES / 4) as u32;
 
 /// The census buffer's id in cache keys.
 const CENSUS_ID: u64 = u64::MAX - 2;
@@ -760,13 +766,17 @@ impl GpuBackend {
         self.prepare(&[t])?;
         let len = t.len() as u32;
         let (groups_x, groups_y) = self.groups(len);
-        let role = t.role().index() as u32;
+        let slot = if mode == 4 {
+            NON_FINITE_SLOT
+        } else {
+            t.role().index() as u32
+        };
         let params: Params = [
             len,
             mode,
             groups_x,
             factor.to_bits(),
-            role,
+            slot,
             0,
             0,
             0,
@@ -775,7 +785,7 @@ impl GpuBackend {
             0,
             0,
         ];
-        if mode != 3 {
+        if mode == 1 || mode == 2 {
             self.census.role_mut(t.role()).values += u64::from(len);
         }
         let values = self.output(t, 0, true)?;
@@ -787,6 +797,10 @@ impl GpuBackend {
             &[values, census],
             (groups_x, groups_y),
         )?;
+        if mode == 4 {
+            // Counting only reads the values: nothing to round back.
+            return Ok(());
+        }
         self.store(t, 0)
     }
 
@@ -1643,6 +1657,25 @@ impl Backend for GpuBackend {
         Some(self.summary.clone())
     }
 
+    fn count_non_finite(&mut self, tensors: &[&Tensor]) -> Result<u64, BackendError> {
+        for t in tensors {
+            self.elementwise(t, "count_non_finite", 4, 1.0)?;
+        }
+        let staging = self.staging_buffer(4);
+        let offset = u64::from(NON_FINITE_SLOT) * 4;
+        let encoder = self.encoder.get_or_insert_with(|| {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("readback"),
+                })
+        });
+        encoder.copy_buffer_to_buffer(&self.census_buffer, offset, &staging, 0, 4);
+        encoder.clear_buffer(&self.census_buffer, offset, Some(4));
+        self.flush()?;
+        let count: Vec<u32> = bytemuck::pod_collect_to_vec(&self.map_and_copy(&staging)?);
+        Ok(count.first().copied().map_or(0, u64::from))
+    }
+
     fn take_rounding_census(&mut self) -> Result<RoundingCensus, BackendError> {
         let mut census = std::mem::take(&mut self.census);
         if census.is_empty() {
@@ -1656,8 +1689,8 @@ impl Backend for GpuBackend {
                     label: Some("readback"),
                 })
         });
-        encoder.copy_buffer_to_buffer(&self.census_buffer, 0, &staging, 0, CENSUS_BYTES);
-        encoder.clear_buffer(&self.census_buffer, 0, None);
+        encoder.copy_buffer_to_buffer(&self.census_buffer, 0, &staging, 0, ROLE_COUNTS_BYTES);
+        encoder.clear_buffer(&self.census_buffer, 0, Some(ROLE_COUNTS_BYTES));
         self.flush()?;
         let counts: Vec<u32> = bytemuck::pod_collect_to_vec(&self.map_and_copy(&staging)?);
         for (c, n) in census.by_role.iter_mut().zip(counts.chunks_exact(3)) {
