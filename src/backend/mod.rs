@@ -527,7 +527,7 @@ pub trait Backend: Send {
         Ok(RoundingCensus::default())
     }
 
-    /// How many values of `tensors` are NaN or infinite: GradScaler's check before an update,
+    /// How many values of `tensors` are NaN or infinite: `GradScaler`'s check before an update,
     /// made on the device; only the count comes back (a sync on the GPU).
     fn count_non_finite(&mut self, tensors: &[&Tensor]) -> Result<u64, BackendError> {
         let mut count = 0;
