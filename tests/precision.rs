@@ -191,7 +191,7 @@ fn scales_exactly(backend: &mut dyn Backend) {
     }
 }
 
-/// GradScaler's check, made on the device: the count of NaN and infinite values over several
+/// `GradScaler`'s check, made on the device: the count of NaN and infinite values over several
 /// tensors, f32 and 16-bit (where 1e5 is already infinite in FP16), and zero when all are finite.
 fn counts_values_that_are_not_finite(backend: &mut dyn Backend) {
     use batchscope::backend::DType;
