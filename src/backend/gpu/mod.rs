@@ -227,6 +227,7 @@ struct CachedDispatch {
 
 /// A buffer as an op binds it: an id for the cache key and a handle to the buffer
 /// (wgpu handles are reference-counted, so the clone is cheap).
+#[derive(Clone)]
 struct Binding {
     id: u64,
     buffer: wgpu::Buffer,
@@ -474,12 +475,8 @@ impl GpuBackend {
         };
         let copy = self.working_binding(t, slot)?;
         if load {
-            let view = Binding {
-                id: copy.id,
-                buffer: copy.buffer.clone(),
-            };
             let widen = (KernelId::Widen, t.role());
-            self.convert(widen, format, t.len(), binding(t)?, view)?;
+            self.convert(widen, format, t.len(), binding(t)?, copy.clone())?;
         }
         Ok(copy)
     }
@@ -555,6 +552,33 @@ impl GpuBackend {
         } else {
             (max, groups.div_ceil(max))
         }
+    }
+
+    /// The pending command encoder, made (labelled `label`) if there is none.
+    fn encoder(&mut self, label: &'static str) -> &mut wgpu::CommandEncoder {
+        let device = &self.device;
+        self.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+        })
+    }
+
+    /// Copies `size` bytes of `buffer` from `offset` to the host, submitting the recorded work
+    /// and waiting for the GPU (a sync); `clear` zeroes them on the GPU after the copy
+    /// (counters that start over).
+    fn read_back(
+        &mut self,
+        buffer: &wgpu::Buffer,
+        (offset, size): (u64, u64),
+        clear: bool,
+    ) -> Result<Vec<u8>, BackendError> {
+        let staging = self.staging_buffer(size);
+        let encoder = self.encoder("readback");
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+        if clear {
+            encoder.clear_buffer(buffer, offset, Some(size));
+        }
+        self.flush()?;
+        self.map_and_copy(&staging)
     }
 
     fn check_error(&self) -> Result<(), BackendError> {
@@ -1039,13 +1063,9 @@ impl GpuBackend {
         }
         slot.buffer.unmap();
         slot.ready.store(false, Ordering::Release);
-        let encoder = self.encoder.get_or_insert_with(|| {
-            self.device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("training-step"),
-                })
-        });
-        encoder.copy_buffer_to_buffer(&slot.buffer, 0, target, 0, size);
+        let source = slot.buffer.clone();
+        self.encoder("training-step")
+            .copy_buffer_to_buffer(&source, 0, target, 0, size);
         self.ring_used.push(i);
         self.pending_tensors.insert(t.id());
         self.recorder.span(
@@ -1166,12 +1186,7 @@ impl Backend for GpuBackend {
         if reused {
             // A reused buffer holds the last tensor's values: a new tensor starts at zero. The
             // clear is recorded work on the tensor, so a `write_buffer` to it submits it first.
-            let encoder = self.encoder.get_or_insert_with(|| {
-                self.device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                        label: Some("training-step"),
-                    })
-            });
+            let encoder = self.encoder("training-step");
             encoder.clear_buffer(&buffer, 0, None);
             self.pending_tensors.insert(tensor.id());
         }
@@ -1198,17 +1213,8 @@ impl Backend for GpuBackend {
             (Some(from), Some(to)) => {
                 self.prepare(&[src])?;
                 let copy = self.working_binding(src, 0)?;
-                let view = Binding {
-                    id: copy.id,
-                    buffer: copy.buffer.clone(),
-                };
-                self.convert(
-                    (KernelId::Widen, src.role()),
-                    from,
-                    len,
-                    binding(src)?,
-                    view,
-                )?;
+                let widen = (KernelId::Widen, src.role());
+                self.convert(widen, from, len, binding(src)?, copy.clone())?;
                 let narrow = (KernelId::Narrow, dst.role());
                 return self.convert(narrow, to, len, copy, binding(dst)?);
             }
@@ -1217,12 +1223,7 @@ impl Backend for GpuBackend {
             return Ok(());
         };
         let size = src.word_bytes() as u64;
-        let encoder = self.encoder.get_or_insert_with(|| {
-            self.device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("training-step"),
-                })
-        });
+        let encoder = self.encoder("training-step");
         encoder.copy_buffer_to_buffer(from, 0, to, 0, size);
         self.pending_tensors.extend([src.id(), dst.id()]);
         Ok(())
@@ -1316,17 +1317,7 @@ impl Backend for GpuBackend {
         let Storage::Gpu(buffer) = t.storage() else {
             return Ok(Vec::new());
         };
-        let size_in_bytes = buffer.size();
-        let staging = self.staging_buffer(size_in_bytes);
-        let encoder = self.encoder.get_or_insert_with(|| {
-            self.device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("readback"),
-                })
-        });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size_in_bytes);
-        self.flush()?;
-        let bytes = self.map_and_copy(&staging)?;
+        let bytes = self.read_back(buffer, (0, buffer.size()), false)?;
         let mut values: Vec<f32> = match t.dtype().half() {
             None => bytemuck::pod_collect_to_vec(&bytes),
             Some(format) => bytemuck::pod_collect_to_vec::<u8, u16>(&bytes)
@@ -1405,10 +1396,7 @@ impl Backend for GpuBackend {
         let (batch, fan_in, fan_out) = checks::linear_backward_params(Device::Gpu, x, dz, dw, db)?;
         self.prepare(&[x, dz, dw, db])?;
         let (xb, dzb) = (self.operand(x, 0)?, self.operand(dz, 1)?);
-        let dz_again = Binding {
-            id: dzb.id,
-            buffer: dzb.buffer.clone(),
-        };
+        let dz_again = dzb.clone();
         let (dwb, dbb) = (self.output(dw, 2, false)?, self.output(db, 3, false)?);
         // op(a) = xᵀ: element (i, kk) of xᵀ is x[kk, i] = x[kk * fan_in + i].
         self.matmul(
@@ -1661,18 +1649,10 @@ impl Backend for GpuBackend {
         for t in tensors {
             self.elementwise(t, "count_non_finite", 4, 1.0)?;
         }
-        let staging = self.staging_buffer(4);
+        let census = self.census_buffer.clone();
         let offset = u64::from(NON_FINITE_SLOT) * 4;
-        let encoder = self.encoder.get_or_insert_with(|| {
-            self.device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("readback"),
-                })
-        });
-        encoder.copy_buffer_to_buffer(&self.census_buffer, offset, &staging, 0, 4);
-        encoder.clear_buffer(&self.census_buffer, offset, Some(4));
-        self.flush()?;
-        let count: Vec<u32> = bytemuck::pod_collect_to_vec(&self.map_and_copy(&staging)?);
+        let count: Vec<u32> =
+            bytemuck::pod_collect_to_vec(&self.read_back(&census, (offset, 4), true)?);
         Ok(count.first().copied().map_or(0, u64::from))
     }
 
@@ -1682,17 +1662,9 @@ impl Backend for GpuBackend {
             // Nothing was rounded, so the kernels counted nothing either.
             return Ok(census);
         }
-        let staging = self.staging_buffer(CENSUS_BYTES);
-        let encoder = self.encoder.get_or_insert_with(|| {
-            self.device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("readback"),
-                })
-        });
-        encoder.copy_buffer_to_buffer(&self.census_buffer, 0, &staging, 0, ROLE_COUNTS_BYTES);
-        encoder.clear_buffer(&self.census_buffer, 0, Some(ROLE_COUNTS_BYTES));
-        self.flush()?;
-        let counts: Vec<u32> = bytemuck::pod_collect_to_vec(&self.map_and_copy(&staging)?);
+        let buffer = self.census_buffer.clone();
+        let bytes = self.read_back(&buffer, (0, ROLE_COUNTS_BYTES), true)?;
+        let counts: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
         for (c, n) in census.by_role.iter_mut().zip(counts.chunks_exact(3)) {
             c.nonzero += u64::from(n[0]);
             c.underflow += u64::from(n[1]);
