@@ -48,16 +48,6 @@ impl Role {
         Role::Internal,
     ];
 
-    /// The roles of a model's tensors: all but BatchScope's own buffers.
-    pub const TENSORS: [Role; 6] = [
-        Role::Parameters,
-        Role::Gradients,
-        Role::OptimizerState,
-        Role::Activations,
-        Role::Inputs,
-        Role::Workspace,
-    ];
-
     /// Lower-case name used in JSON and the CLI.
     pub fn as_str(self) -> &'static str {
         match self {

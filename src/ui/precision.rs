@@ -543,7 +543,8 @@ fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset)
                 ui.label(RichText::new(p.as_str()).strong().color(format_color(p)));
             }
             ui.end_row();
-            for role in Role::TENSORS {
+            // The model's tensors: the estimator has nothing for BatchScope's own buffers.
+            for role in Role::ALL.into_iter().filter(|&r| r != Role::Internal) {
                 ui.label(lang.tr(role_key(role)));
                 let fp32 = estimates[0].bytes(role);
                 for e in &estimates {

@@ -268,18 +268,10 @@ fn no_working_copy(t: &Tensor) -> BackendError {
 
 /// `t`'s values as f32: its own, or widened into `slot` when it is stored in 16 bits.
 fn view<'a>(t: &'a Tensor, slot: &'a mut [f32]) -> Result<&'a [f32], BackendError> {
-    match (t.storage(), t.dtype().half()) {
-        (Storage::CpuHalf(bits), Some(format)) => {
-            let s = slot
-                .get_mut(..bits.len())
-                .ok_or_else(|| no_working_copy(t))?;
-            for (d, &b) in s.iter_mut().zip(bits) {
-                *d = DType::widen(format, b);
-            }
-            Ok(s)
-        }
-        _ => Ok(host(t)),
+    if t.dtype() == DType::F32 {
+        return Ok(host(t));
     }
+    working_view(t, slot, true).map(|s| &*s)
 }
 
 /// Where an op writes `t`'s values in f32: `t` itself, or `slot` when it is stored in 16 bits
@@ -293,6 +285,15 @@ fn view_mut<'a>(
     if t.dtype() == DType::F32 {
         return Ok(host_mut(t));
     }
+    working_view(t, slot, load)
+}
+
+/// The first `t.len()` values of `slot`, holding the 16-bit `t`'s values widened when `load`.
+fn working_view<'a>(
+    t: &Tensor,
+    slot: &'a mut [f32],
+    load: bool,
+) -> Result<&'a mut [f32], BackendError> {
     let Some(s) = slot.get_mut(..t.len()) else {
         return Err(no_working_copy(t));
     };
