@@ -1689,6 +1689,14 @@ mod tests {
         harness
             .state_mut()
             .apply(UiCommand::ShowTab(Tab::Precision));
+        // The CPU worker reports the new model's values once it is built; they push the button
+        // down when they come, and a click aimed at its old place would miss. Wait for them.
+        assert!(
+            step_until(&mut harness, Duration::from_secs(30), |app| {
+                app.columns[0].values.is_some()
+            }),
+            "no values reported"
+        );
         harness.run_steps(2);
         harness
             .get_by_label("Compare formats (600 steps each, CPU)")
