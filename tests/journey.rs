@@ -6,9 +6,10 @@ mod common;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
-use batchscope::backend::{Backend, Device, UploadMode};
+use batchscope::backend::{Backend, UploadMode};
 use batchscope::data::batches::LoaderConfig;
 use batchscope::data::loader::DataSource;
+use batchscope::device::Device;
 use batchscope::trace::advice::{Advice, Context, Finding};
 use batchscope::trace::{Breakdown, Category, Lane, TraceChunk};
 use batchscope::train::{Pipeline, Runner, Session, SyncPolicy, TrainConfig};

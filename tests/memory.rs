@@ -5,12 +5,13 @@ mod common;
 
 use std::process::Command;
 
-use batchscope::backend::{Backend, BackendError, Device};
+use batchscope::backend::{Backend, BackendError};
 use batchscope::data::loader::DataSource;
+use batchscope::device::Device;
 use batchscope::memory::Role;
-use batchscope::memory::estimate;
 use batchscope::nn::OptimizerKind;
 use batchscope::precision::Precision;
+use batchscope::sim::estimate;
 use batchscope::train::{Pipeline, Runner, Session, TrainConfig};
 
 fn mnist(batch: usize, optimizer: OptimizerKind) -> TrainConfig {
@@ -162,7 +163,7 @@ fn sixteen_bit_storage_halves_the_bytes(backend: &mut dyn Backend) {
 /// converted from f32 on the device (the GPU's narrowing kernel), and read back, for the sweep
 /// of values (odd lengths leave half a word unused on the GPU).
 fn sixteen_bit_tensors_hold_the_half_crates_bits(backend: &mut dyn Backend) {
-    use batchscope::backend::DType;
+    use batchscope::precision::DType;
     let mut values = vec![
         0.0, -0.0, 1.0, 65504.0, 65520.0, -1e6, 6.1e-5, 5.96e-8, 2.98e-8, 1e-9, 3.4e38, 1e-40,
     ];

@@ -113,8 +113,8 @@ fn gpu_rounding_gives_the_bits_of_the_half_crate() {
 /// back by it), the sweep keeps the `half` crate's bits.
 #[test]
 fn gpu_16_bit_storage_gives_the_bits_of_the_half_crate() {
-    use batchscope::backend::DType;
     use batchscope::memory::Role;
+    use batchscope::precision::DType;
     let Some(mut gpu) = common::gpu() else { return };
     let inputs = sweep();
     for dtype in [DType::F16, DType::Bf16] {
@@ -194,8 +194,8 @@ fn scales_exactly(backend: &mut dyn Backend) {
 /// `GradScaler`'s check, made on the device: the count of NaN and infinite values over several
 /// tensors, f32 and 16-bit (where 1e5 is already infinite in FP16), and zero when all are finite.
 fn counts_values_that_are_not_finite(backend: &mut dyn Backend) {
-    use batchscope::backend::DType;
     use batchscope::memory::Role;
+    use batchscope::precision::DType;
     let mut a = backend.zeros("a", 1, 5).expect("alloc");
     backend
         .write(

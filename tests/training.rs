@@ -2,9 +2,10 @@
 
 mod common;
 
-use batchscope::backend::{Activation, Backend, BackendError, Device};
+use batchscope::backend::{Activation, Backend, BackendError};
 use batchscope::data::batches::Augment;
 use batchscope::data::{DatasetSpec, Synthetic};
+use batchscope::device::Device;
 use batchscope::nn::OptimizerKind;
 use batchscope::train::{Pipeline, Runner, Session, StepLog, TrainConfig};
 

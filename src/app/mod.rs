@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use egui::RichText;
 
+use crate::backend::Backend;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::gpu::GpuBackend;
-use crate::backend::{Backend, Device};
 use crate::data::file::{DataError, LoadOptions};
 use crate::data::loader::{DataSource, LoadJob};
+use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::train::worker::{BackendFactory, Command, Event, Worker};
 use crate::train::{Session, TrainConfig};
@@ -1405,7 +1406,7 @@ mod tests {
             .expect("a kernel span was recorded");
         let margin = span.duration_ns;
         harness.state_mut().journey.show_range(
-            crate::backend::Device::Cpu,
+            crate::device::Device::Cpu,
             span.start_ns.saturating_sub(margin),
             span.end_ns() + margin,
         );
@@ -1419,7 +1420,7 @@ mod tests {
             .cloned()
             .expect("the kernel span is drawn");
         assert!(hit.rect.width() > 100.0, "{:?}", hit.rect);
-        let duration = crate::ui::journey::format_ns(hit.span.duration_ns as f64);
+        let duration = crate::units::format_ns(hit.span.duration_ns as f64);
         let tooltip = format!("{duration} · Kernel");
         assert!(harness.query_by_label(&tooltip).is_none());
         harness
@@ -1509,8 +1510,8 @@ mod tests {
                 "role {role}"
             );
         }
-        let allocated = format!("allocated {}", crate::memory::format_bytes(m.allocated));
-        let reserved = format!("reserved {}", crate::memory::format_bytes(m.reserved));
+        let allocated = format!("allocated {}", crate::units::format_bytes(m.allocated));
+        let reserved = format!("reserved {}", crate::units::format_bytes(m.reserved));
         assert!(harness.query_by_label(&allocated).is_some(), "{allocated}");
         assert!(harness.query_by_label(&reserved).is_some(), "{reserved}");
         // The 2-D spiral model, 2,16,16,3 with Adam: 371 parameters, 3 × 371 × 4 B.
@@ -1595,7 +1596,7 @@ mod tests {
 
     #[test]
     fn switching_precision_changes_the_histograms_and_both_columns_labels() {
-        use crate::backend::DType;
+        use crate::precision::DType;
         let with_gpu = gpu_expected();
         let mut harness = harness(AppOptions::default());
         assert!(

@@ -12,38 +12,11 @@ pub mod gpu;
 use std::fmt;
 use std::time::Instant;
 
+use crate::device::Device;
+
 use crate::memory::{MemorySnapshot, OutOfMemory, Role};
-use crate::precision::{Half, RoundingCensus};
+use crate::precision::{DType, Half, RoundingCensus};
 use crate::trace::Recorder;
-
-/// Which device a tensor lives on and an op runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Device {
-    /// Host memory, rayon kernels.
-    Cpu,
-    /// A wgpu buffer, WGSL compute shaders.
-    Gpu,
-}
-
-impl Device {
-    /// Both devices, in the order the UI shows them.
-    pub const ALL: [Device; 2] = [Device::Cpu, Device::Gpu];
-
-    /// Lower-case name used in messages and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Device::Cpu => "cpu",
-            Device::Gpu => "gpu",
-        }
-    }
-}
-
-impl fmt::Display for Device {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The element-wise non-linearity after a dense layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -188,81 +161,6 @@ pub enum BackendError {
         /// A tenth of it.
         lower: f32,
     },
-}
-
-/// How a tensor's values are stored.
-///
-/// Every kernel computes in f32 (what PyTorch calls the "opmath" type of FP16 and BF16 tensors):
-/// an op widens its 16-bit operands into f32 working copies, runs, and rounds its result back
-/// into 16 bits (nearest, ties to even). The product of two 16-bit values is exact in f32, so a
-/// matrix product computed this way is a 16-bit product with f32 accumulation, as on tensor
-/// cores; what the 16-bit storage saves is real memory.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum DType {
-    /// 4 bytes a value.
-    #[default]
-    F32,
-    /// IEEE binary16, 2 bytes a value.
-    F16,
-    /// bfloat16, 2 bytes a value.
-    Bf16,
-}
-
-impl DType {
-    /// Bytes one value takes.
-    pub fn bytes(self) -> usize {
-        match self {
-            DType::F32 => 4,
-            DType::F16 | DType::Bf16 => 2,
-        }
-    }
-
-    /// The 16-bit format, if it is one.
-    pub fn half(self) -> Option<Half> {
-        match self {
-            DType::F32 => None,
-            DType::F16 => Some(Half::Fp16),
-            DType::Bf16 => Some(Half::Bf16),
-        }
-    }
-
-    /// The storage type of a 16-bit format, or F32.
-    pub fn of(format: Option<Half>) -> Self {
-        match format {
-            None => DType::F32,
-            Some(Half::Fp16) => DType::F16,
-            Some(Half::Bf16) => DType::Bf16,
-        }
-    }
-
-    /// Lower-case name, as in PyTorch's `torch.float16`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DType::F32 => "float32",
-            DType::F16 => "float16",
-            DType::Bf16 => "bfloat16",
-        }
-    }
-
-    /// The bits `format` stores for `x`, rounded to nearest, ties to even (the `half` crate's
-    /// conversion, which the GPU's integer code matches bit for bit).
-    pub fn narrow(format: Half, x: f32) -> u16 {
-        match format {
-            Half::Fp16 => half::f16::from_f32(x).to_bits(),
-            Half::Bf16 => half::bf16::from_f32(x).to_bits(),
-        }
-    }
-
-    /// The f32 value of 16 stored bits (exact).
-    pub fn widen(format: Half, bits: u16) -> f32 {
-        match format {
-            Half::Fp16 => half::f16::from_bits(bits).to_f32(),
-            Half::Bf16 => half::bf16::from_bits(bits).to_f32(),
-        }
-    }
 }
 
 /// f32 working copies a backend keeps for 16-bit operands: one per operand of the op with the

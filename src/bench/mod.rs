@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::backend::{Backend, BackendError, Device};
+use crate::backend::{Backend, BackendError};
+use crate::device::Device;
 use crate::nn::ModelSpec;
 use crate::train::{Runner, Session};
 

@@ -7,10 +7,12 @@ use clap::Args;
 use serde_json::json;
 
 use super::{Failure, RunArgs, RunError, on_each_device, open_backend, parse_run};
-use crate::backend::{Backend, Device};
-use crate::memory::estimate::{self, Estimate, PRESETS, Scheme};
-use crate::memory::{MemorySnapshot, Role, format_bytes};
+use crate::backend::Backend;
+use crate::device::Device;
+use crate::memory::{MemorySnapshot, Role};
+use crate::sim::estimate::{self, Estimate, PRESETS, Scheme};
 use crate::train::{Runner, Session};
+use crate::units::{format_bytes, grouped};
 
 #[derive(Args, Debug)]
 pub(super) struct MemoryArgs {
@@ -148,7 +150,7 @@ fn print_presets(out: &mut impl Write, as_json: bool) {
                     out,
                     "estimated: {} ({} parameters), {name}: {} before activations",
                     p.name,
-                    estimate::grouped(p.parameters),
+                    grouped(p.parameters),
                     format_bytes(e.total())
                 );
             }

@@ -13,13 +13,14 @@ use crate::app::{AppOptions, GpuChoice};
 use crate::backend::UploadMode;
 use crate::backend::cpu::{CpuBackend, Split};
 use crate::backend::gpu::{GpuBackend, context};
-use crate::backend::{Activation, Backend, BackendError, Device};
+use crate::backend::{Activation, Backend, BackendError};
 use crate::bench::{BenchPlan, Summary};
 use crate::data::batches::{Augment, LoaderConfig};
 use crate::data::file::{ImageOptions, LoadOptions, load as load_file, no_progress};
 use crate::data::loader::DataSource;
 use crate::data::shipped::{SHIPPED, load_shipped, shipped};
 use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic, Table, Task};
+use crate::device::Device;
 use crate::i18n::Lang;
 use crate::memory::Role;
 use crate::nn::{ModelSpec, OptimizerKind};
@@ -264,7 +265,7 @@ struct PipelineArgs {
 /// A budget option: a size such as `64MiB`, or absent.
 fn budget(option: &str, text: Option<&str>) -> Result<Option<u64>, Failure> {
     text.map(|t| {
-        crate::memory::parse_bytes(t).ok_or_else(|| {
+        crate::units::parse_bytes(t).ok_or_else(|| {
             BadInput(format!(
                 "{option} `{t}`: give a size such as 64MiB, 1.5GiB or 500000 (bytes)"
             ))

@@ -8,7 +8,8 @@ use clap::Args;
 use serde_json::json;
 
 use super::{BadInput, Failure, RunArgs, RunError, on_each_device, open_backend, parse_run};
-use crate::backend::{Backend, Device};
+use crate::backend::Backend;
+use crate::device::Device;
 use crate::i18n::Lang;
 use crate::trace::advice::{Advice, Context};
 use crate::trace::chrome::{DeviceTrace, to_chrome};

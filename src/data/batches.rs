@@ -111,9 +111,9 @@ impl LoaderConfig {
                  waiting, more than {}: lower the prefetch depth, the workers or the batch size",
                 self.workers,
                 self.prefetch,
-                crate::data::file::format_bytes(batch_bytes),
-                crate::data::file::format_bytes(queued),
-                crate::data::file::format_bytes(MAX_QUEUED_BYTES),
+                crate::units::format_bytes(batch_bytes),
+                crate::units::format_bytes(queued),
+                crate::units::format_bytes(MAX_QUEUED_BYTES),
             ));
         }
         Ok(())

@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{Table, Task};
+use crate::units::format_bytes;
 
 /// Most classes a file may have: a network with more outputs than this is not a lesson.
 pub const MAX_FILE_CLASSES: usize = 100;
@@ -187,16 +188,6 @@ pub(crate) fn io_error(path: &str, e: &std::io::Error) -> DataError {
     DataError::Io {
         path: path.to_owned(),
         message,
-    }
-}
-
-/// `bytes` in the largest binary unit that keeps a number of at least 1.
-pub fn format_bytes(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30)),
-        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / f64::from(1u32 << 20)),
-        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
-        b => format!("{b} bytes"),
     }
 }
 

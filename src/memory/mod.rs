@@ -1,19 +1,18 @@
-//! Where the memory goes: every tensor's bytes by role, allocated against reserved, peaks, a
-//! budget with a real out-of-memory error, and an estimator that predicts the same figures from a
-//! model's description.
+//! Where the memory goes: every tensor's bytes by role, allocated against reserved, peaks, and a
+//! budget with a real out-of-memory error. (The estimator that predicts the same figures from a
+//! model's description is in `sim::estimate`.)
 //!
 //! Each backend keeps a [`Ledger`] shared with its tensors, which give their memory back when
 //! they are dropped. On the GPU a freed buffer stays in a caching pool for reuse, as in PyTorch's
 //! CUDA caching allocator, so *reserved* (everything held from the device) can be more than
 //! *allocated* (what live tensors hold); on the CPU the two are the same.
 
-pub mod estimate;
-
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use crate::backend::Device;
+use crate::device::Device;
+use crate::units::format_bytes;
 
 /// What a tensor is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -157,11 +156,6 @@ fn device_name(device: Device) -> &'static str {
     }
 }
 
-/// Bytes in readable binary units.
-pub fn format_bytes(bytes: u64) -> String {
-    crate::data::file::format_bytes(bytes)
-}
-
 /// The accounting of one device, shared by its backend and its tensors.
 #[derive(Debug, Default)]
 pub struct Ledger {
@@ -265,25 +259,6 @@ impl Ledger {
     }
 }
 
-/// Parses a size such as `64MiB`, `1.5 GiB`, `512 KB` or `1000000` (bytes).
-pub fn parse_bytes(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number.parse().ok()?;
-    let scale = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" | "kib" => 1024.0,
-        "m" | "mb" | "mib" => 1024.0 * 1024.0,
-        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    };
-    let bytes = value * scale;
-    (bytes.is_finite() && bytes >= 1.0).then_some(bytes as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,15 +301,5 @@ mod tests {
         ] {
             assert!(text.contains(part), "{part}: {text}");
         }
-    }
-
-    #[test]
-    fn sizes_parse_with_binary_units() {
-        assert_eq!(parse_bytes("64MiB"), Some(64 << 20));
-        assert_eq!(parse_bytes("1.5 GiB"), Some(3 << 29));
-        assert_eq!(parse_bytes("512kb"), Some(512 << 10));
-        assert_eq!(parse_bytes("1000"), Some(1000));
-        assert_eq!(parse_bytes("12 parsecs"), None);
-        assert_eq!(parse_bytes("0"), None);
     }
 }

@@ -6,9 +6,10 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{Activation, AdamHyper, Backend, BackendError, DType, Tensor};
+use crate::backend::{Activation, AdamHyper, Backend, BackendError, Tensor};
 use crate::data::Task;
 use crate::memory::Role;
+use crate::precision::DType;
 use crate::precision::{GradScaler, Half, Precision};
 
 /// What the output layer's values are compared with.

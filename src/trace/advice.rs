@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use super::{Breakdown, Category, StepTrace};
-use crate::backend::Device;
+use super::span::Category;
+use super::step::{Breakdown, StepTrace};
+use crate::device::Device;
 use crate::i18n::{Key, Lang};
 
 /// Data loading above this share of the step fires [`Finding::DataLoading`].

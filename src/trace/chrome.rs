@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{Category, Clock, Lane, Span, StepTrace};
+use super::span::{Category, Clock, Lane, Span};
+use super::step::StepTrace;
 
 /// One device's recorded run.
 #[derive(Clone, Copy, Debug)]

@@ -10,14 +10,15 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::DType;
-use crate::backend::{Activation, Backend, BackendError, Device, KernelTimes, Tensor, UploadMode};
+use crate::backend::{Activation, Backend, BackendError, KernelTimes, Tensor, UploadMode};
 use crate::data::batches::{Augment, BatchLoader, LoaderConfig};
 use crate::data::file::no_progress;
 use crate::data::loader::DataSource;
 use crate::data::{Dataset, DatasetSpec, Table, Task};
+use crate::device::Device;
 use crate::memory::Role;
 use crate::nn::{Loss, Mlp, ModelSpec, OptimizerKind, Stats};
+use crate::precision::DType;
 use crate::precision::{Half, Log2Histogram, Precision, RangeReport, RoundingCensus};
 use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
 

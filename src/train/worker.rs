@@ -8,8 +8,9 @@ use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::{BoundaryGrid, EvalReport, Pipeline, Runner, Session, StepLog, ValueHistograms};
+use crate::backend::Backend;
 use crate::backend::gpu::AdapterSummary;
-use crate::backend::{Backend, Device};
+use crate::device::Device;
 use crate::memory::MemorySnapshot;
 use crate::trace::{TraceChunk, TraceHistory};
 

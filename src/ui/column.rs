@@ -4,9 +4,9 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
 
 use super::class_color;
-use crate::backend::Device;
 use crate::backend::gpu::AdapterSummary;
 use crate::data::{Dataset, Task};
+use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::memory::MemorySnapshot;
 use crate::precision::{Precision, RoundingCensus};
@@ -31,6 +31,7 @@ const MEMORY_POINTS: usize = 2000;
 use crate::trace::advice::Context;
 use crate::train::worker::Event;
 use crate::train::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
+use crate::units::{format_ms, format_rate};
 
 /// Curve colours: the loss of the training batches, the whole training set, the test set.
 const BATCH_COLOR: Color32 = Color32::from_rgb(150, 150, 150);
@@ -721,23 +722,5 @@ fn format_loss(loss: f32) -> String {
         format!("{loss:.2e}")
     } else {
         format!("{loss:.4}")
-    }
-}
-
-fn format_rate(per_s: f64) -> String {
-    if per_s >= 1e6 {
-        format!("{:.2} M", per_s / 1e6)
-    } else if per_s >= 1e3 {
-        format!("{:.1} k", per_s / 1e3)
-    } else {
-        format!("{per_s:.0}")
-    }
-}
-
-fn format_ms(ms: f64) -> String {
-    if ms >= 1.0 {
-        format!("{ms:.2} ms")
-    } else {
-        format!("{:.1} µs", ms * 1e3)
     }
 }

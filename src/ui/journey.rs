@@ -8,10 +8,11 @@ use egui::{Align2, Color32, FontId, Pos2, Rect, RichText, Sense, Stroke, StrokeK
 
 use super::UiCommand;
 use super::column::DeviceColumn;
-use crate::backend::Device;
+use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::trace::advice::Advice;
 use crate::trace::{Breakdown, Category, Clock, Lane, Span, StepTrace, TraceHistory};
+use crate::units::format_ns;
 
 /// Steps the timeline shows when it follows the run.
 const FOLLOW_STEPS: usize = 6;
@@ -62,19 +63,6 @@ pub fn lane_name(lang: Lang, lane: Lane, device: Device) -> String {
             .to_owned(),
         Lane::Readback => lang.tr(Key::LaneReadback).to_owned(),
         Lane::Sync => lang.tr(Key::LaneSync).to_owned(),
-    }
-}
-
-/// A duration in readable units: ns, µs, ms or s.
-pub fn format_ns(ns: f64) -> String {
-    if ns < 1e3 {
-        format!("{ns:.0} ns")
-    } else if ns < 1e6 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.3} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
     }
 }
 
@@ -658,7 +646,7 @@ fn span_tooltip_ui(ui: &mut egui::Ui, lang: Lang, span: &Span) {
     if span.bytes > 0 {
         ui.label(lang.fmt(
             Key::SpanBytes,
-            &[("bytes", &crate::data::file::format_bytes(span.bytes))],
+            &[("bytes", &crate::units::format_bytes(span.bytes))],
         ));
     }
     ui.label(lang.fmt(Key::SpanStep, &[("n", &span.step)]));

@@ -7,12 +7,13 @@ use egui_plot::{HLine, Legend, Line, Plot, PlotPoints};
 
 use super::UiCommand;
 use super::column::DeviceColumn;
-use crate::backend::Device;
 use crate::data::Dataset;
+use crate::device::Device;
 use crate::i18n::{Key, Lang};
-use crate::memory::estimate::{self, PRESETS, Scheme};
-use crate::memory::{MemorySnapshot, Role, format_bytes};
+use crate::memory::{MemorySnapshot, Role};
+use crate::sim::estimate::{self, PRESETS, Scheme};
 use crate::train::TrainConfig;
+use crate::units::{format_bytes, grouped};
 
 /// The colour of a role, the same in every memory view.
 pub fn role_color(role: Role) -> Color32 {
@@ -247,7 +248,7 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
             ui.label(lang.fmt(
                 Key::PresetLine,
                 &[
-                    ("params", &estimate::grouped(p.parameters)),
+                    ("params", &grouped(p.parameters)),
                     ("fp32", &format_bytes(fp32)),
                     ("mixed", &format_bytes(mixed)),
                 ],

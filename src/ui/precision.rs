@@ -13,14 +13,16 @@ use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points, Polygon, 
 use super::UiCommand;
 use super::column::{DeviceColumn, precision_label};
 use super::memory::role_key;
-use crate::backend::{DType, Device};
 use crate::data::Dataset;
+use crate::device::Device;
 use crate::i18n::{Key, Lang};
-use crate::memory::estimate;
-use crate::memory::{Role, format_bytes};
+use crate::memory::Role;
+use crate::precision::DType;
 use crate::precision::{Half, Log2Histogram, Precision};
+use crate::sim::estimate;
 use crate::train::compare::{self, FormatRun, Progress};
 use crate::train::{Session, TrainConfig, ValueSample};
+use crate::units::format_bytes;
 
 /// Steps each format trains in a comparison.
 pub const COMPARE_STEPS: u64 = 600;

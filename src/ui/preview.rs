@@ -367,7 +367,7 @@ fn summary_ui(ui: &mut egui::Ui, lang: Lang, table: &Table, config: &TrainConfig
             ui.label(lang.tr(Key::InMemory));
             ui.label(format!(
                 "{} (f32)",
-                crate::data::file::format_bytes(table.size_in_bytes() as u64)
+                crate::units::format_bytes(table.size_in_bytes() as u64)
             ));
             ui.end_row();
         });

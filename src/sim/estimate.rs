@@ -5,10 +5,11 @@
 
 use serde::Serialize;
 
-use super::Role;
-use crate::backend::DType;
+use crate::memory::Role;
 use crate::nn::{EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
+use crate::precision::DType;
 use crate::precision::Precision;
+use crate::units::grouped;
 
 /// Bytes of one FP32 value.
 const FP32: u64 = 4;
@@ -45,19 +46,6 @@ impl Estimate {
     pub fn total(&self) -> u64 {
         self.lines.iter().map(|l| l.bytes).sum()
     }
-}
-
-/// `1234567` as `1,234,567`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// What an MLP of `spec` trained with `optimizer` on batches of `batch` rows in `precision`
@@ -262,7 +250,6 @@ mod tests {
         assert_eq!(e.bytes(Role::OptimizerState), 8 * 101_770);
         // 64 rows × (128 + 10) outputs × 4 B.
         assert_eq!(e.bytes(Role::Activations), 64 * 138 * 4);
-        assert_eq!(grouped(101_770), "101,770");
     }
 
     #[test]
