@@ -6,9 +6,10 @@ use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use batchscope::data::file::{ImageOptions, LoadOptions, gunzip_if_needed, load};
+use batchscope::data::formats::{ImageOptions, LoadOptions, gunzip_if_needed, load};
+use batchscope::data::formats::{csv, idx, images};
 use batchscope::data::shipped::{datasets_dir, shipped};
-use batchscope::data::{Split, Table, csv, idx, images};
+use batchscope::data::{Split, Table};
 use batchscope::train::{Session, TrainConfig};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -7,7 +7,7 @@
 mod common;
 
 use batchscope::backend::Backend;
-use batchscope::data::loader::DataSource;
+use batchscope::data::source::DataSource;
 use batchscope::train::{Runner, Score, Session, TrainConfig};
 
 /// A shipped set with the model and training it gets, and the score it must beat.

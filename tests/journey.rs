@@ -7,8 +7,8 @@ use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
 use batchscope::backend::{Backend, UploadMode};
-use batchscope::data::batches::LoaderConfig;
-use batchscope::data::loader::DataSource;
+use batchscope::data::dataloader::LoaderConfig;
+use batchscope::data::source::DataSource;
 use batchscope::device::Device;
 use batchscope::trace::advice::{Advice, Context, Finding};
 use batchscope::trace::{Breakdown, Category, Lane, TraceChunk};

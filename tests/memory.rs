@@ -6,7 +6,7 @@ mod common;
 use std::process::Command;
 
 use batchscope::backend::{Backend, BackendError};
-use batchscope::data::loader::DataSource;
+use batchscope::data::source::DataSource;
 use batchscope::device::Device;
 use batchscope::memory::Role;
 use batchscope::nn::OptimizerKind;

@@ -3,7 +3,7 @@
 mod common;
 
 use batchscope::backend::{Activation, Backend, BackendError};
-use batchscope::data::batches::Augment;
+use batchscope::data::dataloader::Augment;
 use batchscope::data::{DatasetSpec, Synthetic};
 use batchscope::device::Device;
 use batchscope::nn::OptimizerKind;
@@ -16,7 +16,7 @@ fn spiral_config() -> TrainConfig {
             classes: 3,
             ..DatasetSpec::default()
         },
-        source: batchscope::data::loader::DataSource::Generated,
+        source: batchscope::data::source::DataSource::Generated,
         hidden: vec![16, 16],
         activation: Activation::Relu,
         optimizer: OptimizerKind::Adam,
@@ -234,7 +234,7 @@ fn the_small_workgroups_of_weaker_adapters_compute_the_same() {
 /// names the learning rate, and nothing panics.
 fn too_high_a_learning_rate_diverges_with_an_explanation(backend: &mut dyn Backend) {
     let config = TrainConfig {
-        source: batchscope::data::loader::DataSource::Shipped("autompg".into()),
+        source: batchscope::data::source::DataSource::Shipped("autompg".into()),
         optimizer: OptimizerKind::Sgd,
         lr: 10.0,
         batch: 16,

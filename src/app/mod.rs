@@ -10,8 +10,8 @@ use egui::RichText;
 use crate::backend::Backend;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::gpu::GpuBackend;
-use crate::data::file::{DataError, LoadOptions};
-use crate::data::loader::{DataSource, LoadJob};
+use crate::data::formats::{DataError, LoadOptions};
+use crate::data::source::{DataSource, LoadJob};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::train::worker::{BackendFactory, Command, Event, Worker};
@@ -646,7 +646,7 @@ impl BatchScopeApp {
         });
         let loading_name = self.loading.as_ref().map(|(job, _)| {
             let name = match &job.source {
-                DataSource::File { path, .. } => crate::data::file::display_name(path),
+                DataSource::File { path, .. } => crate::data::formats::display_name(path),
                 DataSource::Shipped(name) => name.clone(),
                 DataSource::Generated => String::new(),
             };
@@ -900,7 +900,7 @@ mod tests {
 
     use super::{AppOptions, BatchScopeApp, GpuChoice};
     use crate::backend::gpu::GpuBackend;
-    use crate::data::loader::DataSource;
+    use crate::data::source::DataSource;
     use crate::ui::column::ColumnStatus;
     use crate::ui::{Tab, UiCommand};
 
@@ -1291,7 +1291,7 @@ mod tests {
         // A file that has gone since: the banner says so and the generator takes over.
         config.source = DataSource::File {
             path: std::env::temp_dir().join("batchscope-gone/never.csv"),
-            options: crate::data::file::LoadOptions::default(),
+            options: crate::data::formats::LoadOptions::default(),
         };
         let mut harness = harness_for(BatchScopeApp::with_saved(options(), Some(saved(&config))));
         assert!(step_until(&mut harness, Duration::from_secs(20), |app| {

@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::file::{DataError, LoadOptions, Progress, load_with_progress};
-use super::{ImageShape, Table, Task};
+use super::dataset::{ImageShape, Table, Task};
+use super::formats::common::{DataError, LoadOptions, Progress};
+use super::formats::load_with_progress;
 
 /// A real data set that ships with the app.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,8 +189,8 @@ pub fn load_shipped(set: &Shipped, progress: Progress) -> Result<Table, DataErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::Split;
-    use crate::data::file::no_progress;
+    use crate::data::dataset::Split;
+    use crate::data::formats::common::no_progress;
 
     #[test]
     fn every_shipped_set_loads_with_its_names_and_shape() {

@@ -11,9 +11,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{Activation, Backend, BackendError, KernelTimes, Tensor, UploadMode};
-use crate::data::batches::{Augment, BatchLoader, LoaderConfig};
-use crate::data::file::no_progress;
-use crate::data::loader::DataSource;
+use crate::data::dataloader::{Augment, BatchLoader, LoaderConfig};
+use crate::data::formats::no_progress;
+use crate::data::source::DataSource;
 use crate::data::{Dataset, DatasetSpec, Table, Task};
 use crate::device::Device;
 use crate::memory::Role;

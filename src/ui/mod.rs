@@ -11,7 +11,7 @@ pub mod setup;
 
 use std::path::PathBuf;
 
-use crate::data::loader::DataSource;
+use crate::data::source::DataSource;
 use crate::i18n::Lang;
 
 /// The views of the central area.

@@ -8,8 +8,8 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Plot, Points};
 
 use super::{UiCommand, class_color};
-use crate::data::file::{IMAGE_SIDES, LoadOptions};
-use crate::data::loader::DataSource;
+use crate::data::formats::{IMAGE_SIDES, LoadOptions};
+use crate::data::source::DataSource;
 use crate::data::{Table, Task};
 use crate::i18n::{Key, Lang};
 use crate::train::TrainConfig;

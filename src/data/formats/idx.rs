@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::file::{DataError, check_rows, classes_of, read_file};
-use super::{ImageShape, Table, Task};
+use super::common::{DataError, check_rows, classes_of, read_file};
+use crate::data::dataset::{ImageShape, Table, Task};
 
 /// Whether `bytes` start like an IDX file of unsigned bytes with 1 to 3 dimensions.
 pub fn has_magic(bytes: &[u8]) -> bool {

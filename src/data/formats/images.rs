@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use super::file::{
+use super::common::{
     DataError, IMAGE_SIDES, ImageOptions, LoadOptions, MAX_FILE_CLASSES, Progress, check_rows,
     display_name, io_error, too_large,
 };
-use super::{ImageShape, Table, Task};
+use crate::data::dataset::{ImageShape, Table, Task};
 
 /// Largest width or height of an image file the decoder accepts, so that a tiny file that claims
 /// to be enormous cannot exhaust memory.

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use super::file::{
+use super::common::{
     DataError, LoadOptions, MAX_AUTO_CLASSES, Progress, check_rows, classes_of, too_large,
 };
-use super::{Table, Task};
+use crate::data::dataset::{Table, Task};
 
 /// Cells that mean "no value here": the row is left out and counted.
 fn is_missing(field: &str) -> bool {
@@ -453,7 +453,7 @@ fn target_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::file::no_progress;
+    use crate::data::formats::common::no_progress;
 
     fn csv(text: &str, label: Option<&str>) -> Result<Table, DataError> {
         csv_with(

@@ -1,16 +1,12 @@
-//! Loading the user's own data: one entry point, [`load`], for a CSV file, an IDX file (plain or
-//! gzip) or a folder of images with one sub-folder per class.
-//!
-//! Every refusal names the file, the line or byte offset, and what was expected, because the
-//! user's own file is where most lessons go wrong first. Nothing here panics on any input: the
-//! fuzz tests in `tests/data_input.rs` feed random bytes and mutated files to every parser.
+//! What every format's parser shares: the error type, the read options and limits, reading a
+//! file (gzip or not) within the memory budget, and the checks every table must pass.
 
 use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Table, Task};
+use crate::data::dataset::Task;
 use crate::units::format_bytes;
 
 /// Most classes a file may have: a network with more outputs than this is not a lesson.
@@ -135,39 +131,8 @@ pub fn no_progress(_: f32) -> bool {
     true
 }
 
-/// Loads a CSV file, an IDX file or an image folder.
-pub fn load(path: &Path, options: &LoadOptions) -> Result<Table, DataError> {
-    load_with_progress(path, options, &no_progress)
-}
-
-/// As [`load`], reporting progress (and stopping when `progress` returns `false`).
-pub fn load_with_progress(
-    path: &Path,
-    options: &LoadOptions,
-    progress: Progress,
-) -> Result<Table, DataError> {
-    let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| io_error(&shown, &e))?;
-    if meta.is_dir() {
-        return super::images::load_folder(path, options, progress);
-    }
-    let name = display_name(path);
-    let bytes = read_file(path, options.budget_bytes)?;
-    if !progress(0.2) {
-        return Err(DataError::Cancelled { path: shown });
-    }
-    let lower = name.to_lowercase();
-    // `lower` is already lower-case, so the name tests are case-insensitive.
-    let named_idx =
-        lower.contains("idx3") || lower.contains("idx1") || lower.rsplit('.').next() == Some("idx");
-    if named_idx || super::idx::has_magic(&bytes) {
-        return super::idx::load_pair(path, &name, &bytes, options.budget_bytes);
-    }
-    super::csv::parse(&bytes, &shown, &name, options, progress)
-}
-
 /// The file or folder name, for display.
-pub(crate) fn display_name(path: &Path) -> String {
+pub fn display_name(path: &Path) -> String {
     path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
-use super::{Dataset, ImageShape};
+use super::dataset::{Dataset, ImageShape};
 use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
 
 /// Most loader worker threads.

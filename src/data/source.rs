@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::Table;
-use super::file::{DataError, LoadOptions, load_with_progress};
+use super::dataset::Table;
+use super::formats::common::{DataError, LoadOptions};
+use super::formats::load_with_progress;
 use super::shipped::{load_shipped, shipped};
 
 /// The data a run trains on.

@@ -1,0 +1,56 @@
+//! Loading the user's own data: one entry point, [`load`], for a CSV file, an IDX file (plain or
+//! gzip) or a folder of images with one sub-folder per class.
+//!
+//! A format is a parser in a file of its own that imports what the parsers share from
+//! [`common`] (errors, options, limits, checks); this dispatcher picks the parser. A new format
+//! touches its own file and this one.
+//!
+//! Every refusal names the file, the line or byte offset, and what was expected, because the
+//! user's own file is where most lessons go wrong first. Nothing here panics on any input: the
+//! fuzz tests in `tests/data_input.rs` feed random bytes and mutated files to every parser.
+
+pub mod common;
+pub mod csv;
+pub mod idx;
+pub mod images;
+
+use std::path::Path;
+
+pub use common::{
+    DataError, IMAGE_SIDES, ImageOptions, LoadOptions, MAX_AUTO_CLASSES, MAX_FILE_CLASSES,
+    MAX_VALUES_BYTES, MIN_ROWS, Progress, display_name, gunzip_if_needed, no_progress,
+};
+use common::{io_error, read_file};
+
+use crate::data::dataset::Table;
+
+/// Loads a CSV file, an IDX file or an image folder.
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Table, DataError> {
+    load_with_progress(path, options, &no_progress)
+}
+
+/// As [`load`], reporting progress (and stopping when `progress` returns `false`).
+pub fn load_with_progress(
+    path: &Path,
+    options: &LoadOptions,
+    progress: Progress,
+) -> Result<Table, DataError> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| io_error(&shown, &e))?;
+    if meta.is_dir() {
+        return images::load_folder(path, options, progress);
+    }
+    let name = display_name(path);
+    let bytes = read_file(path, options.budget_bytes)?;
+    if !progress(0.2) {
+        return Err(DataError::Cancelled { path: shown });
+    }
+    let lower = name.to_lowercase();
+    // `lower` is already lower-case, so the name tests are case-insensitive.
+    let named_idx =
+        lower.contains("idx3") || lower.contains("idx1") || lower.rsplit('.').next() == Some("idx");
+    if named_idx || idx::has_magic(&bytes) {
+        return idx::load_pair(path, &name, &bytes, options.budget_bytes);
+    }
+    csv::parse(&bytes, &shown, &name, options, progress)
+}
