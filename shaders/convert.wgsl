@@ -4,7 +4,7 @@
 
 struct Params {
     len: u32,
-    // 1: FP16, 2: BF16.
+    // FORMAT_FP16 or FORMAT_BF16 (generated from the Rust enum and put in front of this file).
     format: u32,
     // Workgroups along x, to fold a 2-D dispatch back into one index.
     groups_x: u32,
@@ -12,8 +12,6 @@ struct Params {
     // census[3 * slot + 1] those that became zero, census[3 * slot + 2] those that became
     // infinite.
     slot: u32,
-    _pad1: vec4<u32>,
-    _pad2: vec4<u32>,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -32,7 +30,7 @@ fn flat_index(lid: vec3<u32>, wid: vec3<u32>) -> u32 {
 
 // f32 bits to the 16 bits of the format, rounded to nearest, ties to even.
 fn narrow_bits(x: u32) -> u32 {
-    if (p.format == 1u) {
+    if (p.format == FORMAT_FP16) {
         return f16_from_f32_bits(x);
     }
     return bf16_round_f32_bits(x) >> 16u;
@@ -49,7 +47,7 @@ fn widen(
         return;
     }
     let h = (src[i / 2u] >> ((i & 1u) * 16u)) & 0xffffu;
-    if (p.format == 1u) {
+    if (p.format == FORMAT_FP16) {
         dst[i] = f32_bits_from_f16(h);
     } else {
         dst[i] = h << 16u;
@@ -67,7 +65,7 @@ fn lost_to_zero(x: u32, h: u32) -> u32 {
 }
 
 fn lost_to_infinity(x: u32, h: u32) -> u32 {
-    let inf = select(0x7f80u, 0x7c00u, p.format == 1u);
+    let inf = select(0x7f80u, 0x7c00u, p.format == FORMAT_FP16);
     return select(0u, 1u, (x & 0x7f800000u) != 0x7f800000u && (h & 0x7fffu) == inf);
 }
 

@@ -4,7 +4,7 @@
 // rounding of `pack2x16float`, so neither a float load nor the built-in would give the same bits
 // on every adapter; integer arithmetic does.
 //
-// The Rust side puts this file in front of `precision.wgsl` and `convert.wgsl` (WGSL has no
+// The Rust side puts this file in front of `elementwise.wgsl` and `convert.wgsl` (WGSL has no
 // include).
 
 // f32 bits to FP16 bits, round to nearest even (the `half` crate's software conversion).

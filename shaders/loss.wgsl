@@ -11,7 +11,7 @@ struct Params {
     // What the loss is multiplied by before backward (a loss weight, a loss scale): the
     // gradient is written already multiplied, so a 16-bit gradient is rounded once.
     grad_scale: f32,
-    _pad1: u32,
+    _pad0: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;

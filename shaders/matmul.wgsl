@@ -14,13 +14,14 @@ struct Params {
     m: u32,
     n: u32,
     k: u32,
-    // 0: c = sum; 1: c = act(sum + aux[j]) (bias); 2: c = sum * act'(aux[i, j]).
+    // EPILOGUE_SUM: c = sum; EPILOGUE_BIAS_ACT: c = act(sum + aux[j]) (bias);
+    // EPILOGUE_ACT_GRAD: c = sum * act'(aux[i, j]).
     epilogue: u32,
     a_row_stride: u32,
     a_col_stride: u32,
     b_row_stride: u32,
     b_col_stride: u32,
-    // 0 identity, 1 relu, 2 tanh, 3 sigmoid (Activation::code on the Rust side).
+    // ACT_IDENTITY, ACT_RELU, ACT_TANH or ACT_SIGMOID.
     act: u32,
     _pad0: u32,
     _pad1: u32,
@@ -41,9 +42,9 @@ var<workgroup> b_tile: array<array<f32, 16>, 16>;
 
 fn activate(z: f32, act: u32) -> f32 {
     switch act {
-        case 1u: { return max(z, 0.0); }
-        case 2u: { return tanh(z); }
-        case 3u: { return 1.0 / (1.0 + exp(-z)); }
+        case ACT_RELU: { return max(z, 0.0); }
+        case ACT_TANH: { return tanh(z); }
+        case ACT_SIGMOID: { return 1.0 / (1.0 + exp(-z)); }
         default: { return z; }
     }
 }
@@ -51,9 +52,9 @@ fn activate(z: f32, act: u32) -> f32 {
 // f'(z) written in terms of the output a = f(z), which the forward pass kept.
 fn activation_grad(out: f32, act: u32) -> f32 {
     switch act {
-        case 1u: { return select(0.0, 1.0, out > 0.0); }
-        case 2u: { return 1.0 - out * out; }
-        case 3u: { return out * (1.0 - out); }
+        case ACT_RELU: { return select(0.0, 1.0, out > 0.0); }
+        case ACT_TANH: { return 1.0 - out * out; }
+        case ACT_SIGMOID: { return out * (1.0 - out); }
         default: { return 1.0; }
     }
 }
@@ -93,8 +94,8 @@ fn main(
     }
     let index = row * p.n + col;
     switch p.epilogue {
-        case 1u: { c[index] = activate(acc + aux[col], p.act); }
-        case 2u: { c[index] = acc * activation_grad(aux[index], p.act); }
+        case EPILOGUE_BIAS_ACT: { c[index] = activate(acc + aux[col], p.act); }
+        case EPILOGUE_ACT_GRAD: { c[index] = acc * activation_grad(aux[index], p.act); }
         default: { c[index] = acc; }
     }
 }

@@ -6,7 +6,8 @@
 
 mod common;
 
-use batchscope::backend::Backend;
+use batchscope::backend::prelude::*;
+
 use batchscope::data::source::DataSource;
 use batchscope::train::{Runner, Score, Session, TrainConfig};
 

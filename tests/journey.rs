@@ -308,7 +308,7 @@ fn sampled_kernel_timing_times_one_step_in_n_and_the_breakdown_uses_only_those()
 fn without_timestamps_the_gpu_queue_is_seen_from_the_host_and_labelled_so() {
     use batchscope::trace::Clock;
     let Some(mut gpu) = common::gpu() else { return };
-    gpu.disable_timestamps();
+    gpu.disable_timestamps().expect("flush");
     let mut c = config(16, Pipeline::default());
     c.pipeline.sync = SyncPolicy::EveryStep;
     let chunk = record(&mut gpu, c, 3, 10);
@@ -353,7 +353,7 @@ fn the_staging_ring_uploads_the_same_batches() {
         (0..30)
             .map(|_| {
                 runner.step(gpu, true).expect("step");
-                runner.log(gpu, None).expect("log").loss
+                runner.log(gpu).expect("log").loss
             })
             .collect::<Vec<f32>>()
     };

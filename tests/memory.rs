@@ -5,6 +5,7 @@ mod common;
 
 use std::process::Command;
 
+use batchscope::backend::prelude::*;
 use batchscope::backend::{Backend, BackendError};
 use batchscope::data::source::DataSource;
 use batchscope::device::Device;
@@ -358,7 +359,7 @@ fn the_gpu_pool_caches_freed_buffers_until_released() {
     assert_eq!(gpu.memory().reserved, live.reserved);
     assert_eq!(gpu.device(), Device::Gpu);
     drop(runner);
-    gpu.release_cached();
+    gpu.release_cached().expect("release");
     let released = gpu.memory();
     assert_eq!(released.reserved, released.allocated);
     assert!(released.peak_reserved >= live.reserved);

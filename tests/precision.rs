@@ -3,7 +3,8 @@
 
 mod common;
 
-use batchscope::backend::Backend;
+use batchscope::backend::prelude::*;
+
 use batchscope::precision::{Half, Precision, RoundingCensus};
 
 /// Values that probe every branch of a conversion, then random bit patterns and magnitudes.
@@ -252,11 +253,11 @@ fn spiral(backend: &mut dyn Backend, precision: Precision, loss_weight: f32) -> 
     for _ in 0..550 {
         runner.step(backend, false).expect("step");
     }
-    let _ = runner.log(backend, None).expect("log");
+    let _ = runner.log(backend).expect("log");
     for _ in 0..50 {
         runner.step(backend, false).expect("step");
     }
-    let log = runner.log(backend, None).expect("log");
+    let log = runner.log(backend).expect("log");
     SpiralRun {
         loss: log.loss,
         scale: log.loss_scale,

@@ -2,6 +2,7 @@
 
 mod common;
 
+use batchscope::backend::prelude::*;
 use batchscope::backend::{Activation, Backend, BackendError};
 use batchscope::data::dataloader::Augment;
 use batchscope::data::{DatasetSpec, Synthetic};
@@ -44,7 +45,7 @@ fn logged_run(
     let logs = (0..steps)
         .map(|_| {
             runner.step(backend, false).expect("step");
-            runner.log(backend, None).expect("log")
+            runner.log(backend).expect("log")
         })
         .collect();
     (logs, runner)
@@ -203,7 +204,8 @@ fn settings_out_of_range_are_refused_with_the_limit() {
 
 #[test]
 fn the_small_workgroups_of_weaker_adapters_compute_the_same() {
-    use batchscope::backend::gpu::{GpuBackend, KernelSizes};
+    use batchscope::backend::KernelSizes;
+    use batchscope::backend::gpu::GpuBackend;
     if common::gpu().is_none() {
         return;
     }

@@ -1,7 +1,9 @@
 //! The checks every backend runs before an op, in one place: same device, fitting shapes.
 //! Each returns the dimensions the op needs, so a backend cannot check one shape and use another.
 
-use super::{BackendError, Device, Tensor, check_device, check_shape};
+use super::error::BackendError;
+use super::tensor::{Tensor, check_device, check_shape};
+use crate::device::Device;
 
 /// `write`: the tensor is on `device` and has as many elements as the values.
 pub(crate) fn write(device: Device, t: &Tensor, values: usize) -> Result<(), BackendError> {

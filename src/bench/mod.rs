@@ -83,7 +83,7 @@ pub fn measure(
     for _ in 0..plan.warmup_steps.max(1) {
         runner.step(backend, false)?;
     }
-    runner.log(backend, None)?;
+    runner.log(backend)?;
     let per_step_s = start.elapsed().as_secs_f64() / plan.warmup_steps.max(1) as f64;
     let steps_per_run = if plan.steps_per_run > 0 {
         plan.steps_per_run
@@ -97,7 +97,7 @@ pub fn measure(
             runner.step(backend, false)?;
         }
         // Reading the loss waits for the device: the run ends when its work has.
-        runner.log(backend, None)?;
+        runner.log(backend)?;
         run_times_s.push(start.elapsed().as_secs_f64());
     }
     Ok(Measurement {
@@ -124,7 +124,7 @@ pub fn measure_recording(
         for _ in 0..plan.warmup_steps.max(1) {
             runner.step(backend, false)?;
         }
-        runner.log(backend, None)?;
+        runner.log(backend)?;
         let _ = runner.take_trace(backend);
     }
     let per_step_s = start.elapsed().as_secs_f64() / (2 * plan.warmup_steps.max(1)) as f64;
@@ -142,7 +142,7 @@ pub fn measure_recording(
             for _ in 0..steps_per_run {
                 runner.step(backend, false)?;
             }
-            runner.log(backend, None)?;
+            runner.log(backend)?;
             if record {
                 let _ = runner.take_trace(backend);
             }

@@ -1033,10 +1033,8 @@ fn train_one(
     let mut last_loss = f32::NAN;
     for step in 1..=steps {
         if step % args.log_every == 0 || step == steps {
-            let (_, kernels) = runner.timed_step(backend, true).map_err(RunError::from)?;
-            let log = runner
-                .log(backend, kernels.as_ref())
-                .map_err(RunError::from)?;
+            runner.step(backend, true).map_err(RunError::from)?;
+            let log = runner.log(backend).map_err(RunError::from)?;
             last_loss = log.loss;
             if args.run.json {
                 let _ = writeln!(out, "{}", serde_json::to_string(&log).unwrap_or_default());

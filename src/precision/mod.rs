@@ -1,6 +1,6 @@
 //! Reduced precision: the number formats, and rounding to them exactly as the hardware formats
 //! store values. The CPU path rounds with the `half` crate; the GPU path with the integer
-//! arithmetic of `shaders/precision.wgsl`, which gives the same bits (tests check a sweep of
+//! arithmetic of `shaders/half.wgsl`, which gives the same bits (tests check a sweep of
 //! values: subnormals, ties, the largest finite values, overflow, NaN).
 
 mod census;

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::{Pipeline, Runner, Session, TrainConfig};
-use crate::backend::Backend;
 use crate::backend::cpu::CpuBackend;
+use crate::backend::{Backend, DeviceInfo};
 use crate::precision::{Precision, RoundingCensus};
 
 /// The formats compared, in the order they run and are drawn.
@@ -127,7 +127,7 @@ fn one_format(
         let logged = step % every == 0 || step == steps;
         let result = runner.step(backend, logged).and_then(|_| {
             if logged {
-                runner.log(backend, None).map(Some)
+                runner.log(backend).map(Some)
             } else {
                 Ok(None)
             }

@@ -490,8 +490,6 @@ pub struct Runner {
     marks: Vec<StepTrace>,
     /// Spans of steps not yet complete (batches the loader made ahead).
     carried: Vec<Span>,
-    /// GPU time of the kernels of the last complete recorded step, in ns.
-    last_kernel_ns: Option<u64>,
     /// What storing values in 16 bits lost since the run began.
     rounding_total: RoundingCensus,
     /// Kernel timing of one sync window in this many, while recording (from the setting).
@@ -543,7 +541,7 @@ impl Runner {
         let data = Arc::clone(&session.data);
         let spec = config.model_spec(&data);
         // A new model starts clean: no bind groups or f32 working copies of an earlier one.
-        backend.clear_caches();
+        backend.clear_caches()?;
         // The budget applies to the model's own allocations too.
         backend.set_memory_budget(config.pipeline.budget(backend.device()));
         let mut model = Mlp::with_precision(
@@ -580,7 +578,6 @@ impl Runner {
             stats: StatsSum::default(),
             marks: Vec::new(),
             carried: Vec::new(),
-            last_kernel_ns: None,
             rounding_total: RoundingCensus::default(),
             kernel_sampling: 1,
             syncs: 0,
@@ -589,7 +586,7 @@ impl Runner {
             extent,
         };
         // Whatever the backend recorded before (another model's run) is not this run's.
-        backend.stop_recording();
+        backend.stop_recording()?;
         runner.apply_pipeline(backend)?;
         Ok(runner)
     }
@@ -639,7 +636,7 @@ impl Runner {
     }
 
     fn apply_pipeline(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
-        backend.set_upload_mode(self.pipeline.upload);
+        backend.set_upload_mode(self.pipeline.upload)?;
         backend.set_memory_budget(self.pipeline.budget(self.device));
         if !self.pipeline.keep_graphs {
             // Dropping them gives their memory back (to the GPU's cache).
@@ -655,7 +652,7 @@ impl Runner {
         if self.pipeline.record && !recording {
             backend.start_recording(self.epoch_clock)?;
         } else if !self.pipeline.record && recording {
-            backend.stop_recording();
+            backend.stop_recording()?;
             self.marks.clear();
             self.carried.clear();
         }
@@ -686,8 +683,15 @@ impl Runner {
         } else {
             (Lane::Kernels, Category::Kernel)
         };
-        // The CPU's kernels are timed by the host clock, always; the GPU's in sampled windows.
-        let kernels_timed = !gpu || self.window_timed;
+        // The CPU's kernels are timed by the host clock, always. The GPU's are timed in sampled
+        // windows while spans are recorded, and otherwise in the steps whose loss is shown.
+        let kernels_timed = if !gpu {
+            true
+        } else if backend.recorder().enabled() {
+            self.window_timed
+        } else {
+            display_due && synced
+        };
         backend.time_kernels(kernels_timed);
         let recorder = backend.recorder();
         recorder.set_step(step);
@@ -763,25 +767,15 @@ impl Runner {
         self.kept.len()
     }
 
-    /// A step whose kernels the GPU times when it will be logged (where the adapter can, and
-    /// when spans are not being recorded, which time every kernel anyway). Returns whether the
-    /// step synced, and the kernel times.
+    /// [`Runner::step`], returning with whether it synced the kernel times of the latest step
+    /// whose kernels the GPU timed (this one, when it synced and was timed).
     pub fn timed_step(
         &mut self,
         backend: &mut dyn Backend,
         display_due: bool,
     ) -> Result<(bool, Option<KernelTimes>), BackendError> {
-        let time = display_due && !backend.recorder().enabled() && self.next_step_syncs(true);
-        if time {
-            backend.begin_kernel_timing();
-        }
         let synced = self.step(backend, display_due)?;
-        let kernels = if time {
-            backend.take_kernel_times()?
-        } else {
-            None
-        };
-        Ok((synced, kernels))
+        Ok((synced, backend.kernel_times().cloned()))
     }
 
     /// Waits for the device and reads the loss statistics, outside any step (before a log
@@ -845,23 +839,12 @@ impl Runner {
             let to = spans.partition_point(|s| s.start_ns < mark.end_ns);
             mark.breakdown = Breakdown::of(mark.start_ns, mark.end_ns, &spans[from..to]);
         }
-        self.last_kernel_ns = steps.iter().rev().find(|s| s.kernels_timed).map(|t| {
-            spans
-                .iter()
-                .filter(|s| s.step == t.step && s.category == Category::Kernel)
-                .map(|s| s.duration_ns)
-                .sum()
-        });
         TraceChunk { steps, spans }
     }
 
     /// The loss statistics read since the last log (reading them now if no step has since)
     /// and the speed over the interval since the last log.
-    pub fn log(
-        &mut self,
-        backend: &mut dyn Backend,
-        kernels: Option<&KernelTimes>,
-    ) -> Result<StepLog, BackendError> {
+    pub fn log(&mut self, backend: &mut dyn Backend) -> Result<StepLog, BackendError> {
         if self.stats.rows == 0 {
             let stats = self.model.take_stats(backend)?;
             self.add_stats(stats)?;
@@ -889,14 +872,7 @@ impl Runner {
             step_time_ms: elapsed_s * 1e3 / steps as f64,
             loss_scale: self.model.scaler().map(|s| s.scale),
             skipped_steps: self.model.scaler().map(|s| s.skipped),
-            kernel_time_ms: kernels
-                .map(|k| k.total_ns)
-                .or(if self.device == Device::Gpu {
-                    self.last_kernel_ns
-                } else {
-                    None
-                })
-                .map(|ns| ns as f64 / 1e6),
+            kernel_time_ms: backend.kernel_times().map(|k| k.total_ns as f64 / 1e6),
             rounding,
         };
         self.restart_clock();

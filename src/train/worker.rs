@@ -8,8 +8,8 @@ use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::{BoundaryGrid, EvalReport, Pipeline, Runner, Session, StepLog, ValueHistograms};
+use crate::backend::AdapterSummary;
 use crate::backend::Backend;
-use crate::backend::gpu::AdapterSummary;
 use crate::device::Device;
 use crate::memory::MemorySnapshot;
 use crate::trace::{TraceChunk, TraceHistory};
@@ -206,7 +206,11 @@ impl State<'_> {
 
     fn configure(&mut self, session: &Session) {
         self.runner = None;
-        self.backend.clear_caches();
+        // The old model's working copies go before the peaks start over.
+        if let Err(e) = self.backend.clear_caches() {
+            self.fail(e.to_string());
+            return;
+        }
         self.backend.reset_peak_memory();
         match Runner::new(&mut *self.backend, session) {
             Ok(runner) => {
@@ -236,24 +240,22 @@ impl State<'_> {
         // policy leaves that to the display, and otherwise the report waits for the policy's
         // next sync (unless forced, by a single step or a pause).
         let backend = &mut *self.backend;
-        let result = runner
-            .timed_step(backend, due)
-            .and_then(|(synced, kernels)| {
-                if !due || !(synced || force) {
-                    return Ok(None);
-                }
-                if !synced {
-                    runner.sync(backend)?;
-                }
-                let log = runner.log(backend, kernels.as_ref())?;
-                let trace = backend.recorder().enabled().then(|| Event::Trace {
-                    device: self.device,
-                    batch: runner.batch(),
-                    workers: runner.pipeline().loader.workers,
-                    chunk: trimmed(runner.take_trace(backend)),
-                });
-                Ok(Some((log, trace)))
+        let result = runner.step(backend, due).and_then(|synced| {
+            if !due || !(synced || force) {
+                return Ok(None);
+            }
+            if !synced {
+                runner.sync(backend)?;
+            }
+            let log = runner.log(backend)?;
+            let trace = backend.recorder().enabled().then(|| Event::Trace {
+                device: self.device,
+                batch: runner.batch(),
+                workers: runner.pipeline().loader.workers,
+                chunk: trimmed(runner.take_trace(backend)),
             });
+            Ok(Some((log, trace)))
+        });
         match result {
             Ok(Some((log, trace))) => {
                 self.last_log = Instant::now();
@@ -390,7 +392,9 @@ fn command_loop(
                 state.send_memory();
             }
             Some(Command::ReleaseCached) => {
-                state.backend.release_cached();
+                if let Err(e) = state.backend.release_cached() {
+                    state.fail(e.to_string());
+                }
                 state.send_memory();
             }
             Some(Command::Run) => {

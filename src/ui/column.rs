@@ -4,7 +4,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
 
 use super::class_color;
-use crate::backend::gpu::AdapterSummary;
+use crate::backend::AdapterSummary;
 use crate::data::{Dataset, Task};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};

@@ -18,45 +18,7 @@
 //! the GPU column explains that no compute-capable adapter was found. `WGPU_BACKEND` overrides the
 //! choice for the headless commands, as in wgpu's own tools.
 
-use serde::Serialize;
-
-/// What `batchscope devices` prints about one adapter.
-// A flat record of yes/no capabilities, as the driver reports them: bools are the honest type.
-#[allow(clippy::struct_excessive_bools)]
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct AdapterSummary {
-    /// Adapter name as the driver reports it.
-    pub name: String,
-    /// Graphics API wgpu drives it through (Vulkan, Metal, Dx12, Gl).
-    pub backend: String,
-    /// Discrete, integrated, virtual, CPU or other.
-    pub device_type: String,
-    /// True for software rasterisers (lavapipe, llvmpipe, SwiftShader, WARP): their speed says
-    /// nothing about a real GPU.
-    pub software: bool,
-    /// Driver name.
-    pub driver: String,
-    /// Driver version and details.
-    pub driver_info: String,
-    /// Timestamp queries inside compute passes (kernel times measured on the GPU).
-    pub timestamps: bool,
-    /// Native `f16` in shaders.
-    pub shader_f16: bool,
-    /// Largest buffer the adapter can create.
-    pub max_buffer_size_bytes: u64,
-    /// Largest storage buffer one binding can see.
-    pub max_storage_buffer_binding_size_bytes: u64,
-    /// Most invocations in one workgroup.
-    pub max_compute_invocations_per_workgroup: u32,
-    /// Most workgroups along one dispatch dimension.
-    pub max_compute_workgroups_per_dimension: u32,
-    /// Bytes of workgroup (shared) memory per workgroup.
-    pub max_compute_workgroup_storage_size_bytes: u32,
-    /// Whether training can use this adapter (compute shaders on a primary backend).
-    pub usable_for_training: bool,
-    /// The workgroup sizes the kernels get on this adapter.
-    pub kernel_sizes: super::KernelSizes,
-}
+use crate::backend::identity::{AdapterSummary, KernelSizes};
 
 /// Why training on the GPU is not available, and what to do about it.
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
@@ -115,7 +77,7 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
         max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
         max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
         max_compute_workgroup_storage_size_bytes: limits.max_compute_workgroup_storage_size,
-        kernel_sizes: super::KernelSizes::for_limits(&limits),
+        kernel_sizes: KernelSizes::for_limits(&limits),
         usable_for_training: primary
             && downlevel
                 .flags

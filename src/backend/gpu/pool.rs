@@ -54,6 +54,13 @@ impl Pool {
     }
 }
 
+/// Counts `bytes` more (or, negative, fewer) of the backend's own buffers in the accounting.
+pub(super) fn count_internal(pool: &SharedPool, bytes: i64) {
+    if let Ok(mut p) = pool.lock() {
+        p.ledger.internal(bytes);
+    }
+}
+
 /// A GPU tensor's buffer, returned to the pool's cache when the tensor is dropped.
 pub(super) struct GpuLease {
     pub pool: SharedPool,

@@ -12,11 +12,20 @@
 //! GPU's tick happened between the two, so the midpoint maps it onto the host axis to within half
 //! that interval (the best of a few tries is kept, and the calibration is repeated now and then
 //! as the two clocks drift apart).
+//!
+//! Timing is one mechanism whether or not spans are recorded: the training loop says which steps'
+//! kernels are timed ([`Timestamps::on`]); whatever was timed is taken in at the next wait, becomes
+//! spans while recording, and is summed per step so the latest fully timed step's kernel time is
+//! always known. Where the adapter has no timestamps, [`HostObserved`] stands in for the spans:
+//! each submission from when it was submitted until the host saw it done (an upper bound).
 
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::backend::BackendError;
-use crate::trace::ns_since;
+use super::readback::{map_read, wait_idle};
+use crate::backend::error::BackendError;
+use crate::backend::params::KernelTimes;
+use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
 
 /// Queries in the set: wgpu's maximum.
 const QUERY_CAPACITY: u32 = 4096;
@@ -26,17 +35,6 @@ const RESOLVE_BLOCK: u32 = 32;
 const CALIBRATION_QUERY: u32 = QUERY_CAPACITY - RESOLVE_BLOCK;
 /// Seconds after which a recording recalibrates at its next sync.
 const RECALIBRATE_AFTER_S: f64 = 1.0;
-
-/// What the timestamps are for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Mode {
-    /// No pass is timed.
-    Off,
-    /// The passes until the next [`Timestamps::collect`] are timed (one step's kernel total).
-    OneStep,
-    /// Every pass is timed, for the trace.
-    Record,
-}
 
 /// One timed pass, on the GPU's clock.
 #[derive(Clone, Copy, Debug)]
@@ -65,10 +63,13 @@ pub(super) struct Timestamps {
     passes: Vec<(&'static str, u64)>,
     /// Queries resolved and copied so far.
     resolved: u32,
-    pub mode: Mode,
-    /// While recording: whether the passes of the current step are timed.
-    pub sampled: bool,
+    /// Whether the passes recorded from now on are timed.
+    pub on: bool,
     pub calibration: Option<Calibration>,
+    /// The step whose timed passes are being summed, and their times so far.
+    current: Option<(u64, KernelTimes)>,
+    /// The latest step before it whose passes were timed.
+    last: Option<KernelTimes>,
 }
 
 impl Timestamps {
@@ -95,15 +96,19 @@ impl Timestamps {
             period_ns: f64::from(queue.get_timestamp_period()),
             passes: Vec::new(),
             resolved: 0,
-            mode: Mode::Off,
-            sampled: true,
+            on: false,
             calibration: None,
+            current: None,
+            last: None,
         }
     }
 
+    /// Bytes of the query set's resolve and readback buffers.
+    pub const BUFFER_BYTES: u64 = 2 * QUERY_CAPACITY as u64 * 8;
+
     /// True when no further pass fits before the next collect.
     pub fn is_full(&self) -> bool {
-        self.mode != Mode::Off && (self.passes.len() as u32 + 1) * 2 > CALIBRATION_QUERY
+        self.on && (self.passes.len() as u32 + 1) * 2 > CALIBRATION_QUERY
     }
 
     /// Passes timed and not yet collected.
@@ -117,8 +122,7 @@ impl Timestamps {
         label: &'static str,
         step: u64,
     ) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        if self.mode == Mode::Off || (self.mode == Mode::Record && !self.sampled) || self.is_full()
-        {
+        if !self.on || self.is_full() {
             return None;
         }
         let index = self.passes.len() as u32 * 2;
@@ -146,8 +150,8 @@ impl Timestamps {
         self.resolved = written;
     }
 
-    /// Reads the timed passes back and starts over. Call after a flush and a wait, when every
-    /// timed pass has been resolved and has run.
+    /// Reads the timed passes back, adds them to their steps' kernel times, and starts over.
+    /// Call after a flush and a wait, when every timed pass has been resolved and has run.
     pub fn collect(&mut self, device: &wgpu::Device) -> Result<Vec<TimedPass>, BackendError> {
         let done = (self.resolved / 2) as usize;
         if done == 0 {
@@ -155,7 +159,7 @@ impl Timestamps {
         }
         let bytes = map_read(device, &self.readback, 0..u64::from(self.resolved) * 8)?;
         let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
-        let timed = self.passes[..done]
+        let timed: Vec<TimedPass> = self.passes[..done]
             .iter()
             .zip(ticks.chunks_exact(2))
             .map(|(&(label, step), t)| TimedPass {
@@ -169,7 +173,93 @@ impl Timestamps {
             .collect();
         self.passes.clear();
         self.resolved = 0;
+        self.tally(&timed);
         Ok(timed)
+    }
+
+    /// Sums the passes by step. A step's sum is complete once the training thread has moved on
+    /// to another step (a query set that fills up in the middle of a step is collected twice).
+    fn tally(&mut self, passes: &[TimedPass]) {
+        for pass in passes {
+            let ns = (pass.gpu_ns[1] - pass.gpu_ns[0]) as u64;
+            match &mut self.current {
+                Some((step, times)) if *step == pass.step => {
+                    times.kernels.push((pass.label.to_owned(), ns));
+                    times.total_ns += ns;
+                }
+                current => {
+                    let times = KernelTimes {
+                        kernels: vec![(pass.label.to_owned(), ns)],
+                        total_ns: ns,
+                    };
+                    if let Some((_, done)) = current.replace((pass.step, times)) {
+                        self.last = Some(done);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The kernels of the latest step whose passes were all timed and taken in, while the
+    /// training thread is in step `step_now` (0 between steps).
+    pub fn latest_step(&self, step_now: u64) -> Option<&KernelTimes> {
+        match &self.current {
+            Some((step, times)) if *step != step_now => Some(times),
+            _ => self.last.as_ref(),
+        }
+    }
+
+    /// Takes in the passes the GPU has finished (after a wait): summed per step, and while
+    /// `recorder` records, put on the host's axis as spans (recalibrating the clocks when it is
+    /// time to).
+    pub fn take_in(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        recorder: &mut Recorder,
+    ) -> Result<(), BackendError> {
+        if self.pending() == 0 {
+            return Ok(());
+        }
+        let start = recorder.now_ns();
+        let passes = self.collect(device)?;
+        if !recorder.enabled() {
+            return Ok(());
+        }
+        if self.needs_calibration() {
+            let t = recorder.now_ns();
+            self.calibrate(device, queue, recorder.epoch())?;
+            recorder.span(
+                Lane::Main,
+                Category::CpuExec,
+                "clock calibration (tracing)",
+                t,
+                0,
+            );
+        }
+        let offset = self.calibration.map_or(0.0, |c| c.offset_ns);
+        for pass in passes {
+            let start_ns = (pass.gpu_ns[0] + offset).max(0.0) as u64;
+            let end_ns = (pass.gpu_ns[1] + offset).max(0.0) as u64;
+            recorder.push(Span {
+                lane: Lane::Kernels,
+                category: Category::Kernel,
+                name: pass.label,
+                start_ns,
+                duration_ns: end_ns.saturating_sub(start_ns),
+                bytes: 0,
+                step: pass.step,
+                clock: Clock::GpuTimestamp,
+            });
+        }
+        recorder.span(
+            Lane::Main,
+            Category::CpuExec,
+            "read kernel timestamps (tracing)",
+            start,
+            0,
+        );
+        Ok(())
     }
 
     /// Whether the calibration is missing or old enough to repeat.
@@ -231,55 +321,58 @@ impl Timestamps {
     }
 }
 
-/// Maps `range` of `buffer` for reading, waits for the GPU, and returns the bytes.
-pub(super) fn map_read(
-    device: &wgpu::Device,
-    buffer: &wgpu::Buffer,
-    range: std::ops::Range<u64>,
-) -> Result<Vec<u8>, BackendError> {
-    let slice = buffer.slice(range);
-    map_for_reading(device, &slice)?;
-    copy_mapped(buffer, &slice)
+/// A submission seen from the host, where the adapter has no timestamps: when it was submitted
+/// and when the host first saw it done (ns since the recording's epoch), and its step.
+type Observed = (u64, u64, u64);
+
+/// Submissions seen from the host, where the adapter has no timestamp queries: each one's span
+/// runs from its submission until the host saw it done, an upper bound of the GPU's work.
+#[derive(Default)]
+pub(super) struct HostObserved {
+    /// Submissions completed since the last look (the queue's callbacks add to it).
+    done: Arc<Mutex<Vec<Observed>>>,
+    /// End of the last span, so that the next starts after it.
+    end_ns: u64,
 }
 
-/// Copies the mapped `slice` of `buffer` to the host and unmaps the buffer.
-pub(super) fn copy_mapped(
-    buffer: &wgpu::Buffer,
-    slice: &wgpu::BufferSlice<'_>,
-) -> Result<Vec<u8>, BackendError> {
-    let bytes = {
-        let view = slice
-            .get_mapped_range()
-            .map_err(|e| BackendError::Gpu(format!("reading a mapped buffer failed: {e}")))?;
-        view.to_vec()
-    };
-    buffer.unmap();
-    Ok(bytes)
-}
+impl HostObserved {
+    /// Asks the queue to note when the work submitted at `start_ns` is done.
+    pub fn watch(&self, queue: &wgpu::Queue, recorder: &Recorder, start_ns: u64) {
+        let (done, epoch, step) = (Arc::clone(&self.done), recorder.epoch(), recorder.step());
+        queue.on_submitted_work_done(move || {
+            if let Ok(mut list) = done.lock() {
+                list.push((start_ns, ns_since(epoch), step));
+            }
+        });
+    }
 
-/// Waits until the GPU has finished everything submitted to it.
-pub(super) fn wait_idle(device: &wgpu::Device) -> Result<(), BackendError> {
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map(|_| ())
-        .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))
-}
+    /// Forgets what was seen (a new recording starts).
+    pub fn clear(&mut self) {
+        if let Ok(mut list) = self.done.lock() {
+            list.clear();
+        }
+        self.end_ns = 0;
+    }
 
-/// Asks for `slice` to be mapped for reading and waits until it is (which waits for the GPU).
-pub(super) fn map_for_reading(
-    device: &wgpu::Device,
-    slice: &wgpu::BufferSlice<'_>,
-) -> Result<(), BackendError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        let _ = tx.send(result);
-    });
-    wait_idle(device)?;
-    match rx.recv() {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
-        Err(_) => Err(BackendError::Gpu(
-            "the GPU never finished mapping a buffer".into(),
-        )),
+    /// Turns the submissions seen done into spans, drawn hollow as upper bounds.
+    pub fn take_in(&mut self, recorder: &mut Recorder) {
+        let done: Vec<Observed> = match self.done.lock() {
+            Ok(mut list) => std::mem::take(&mut *list),
+            Err(_) => return,
+        };
+        for (submitted, seen_done, step) in done {
+            let start_ns = submitted.max(self.end_ns);
+            self.end_ns = seen_done.max(start_ns);
+            recorder.push(Span {
+                lane: Lane::Kernels,
+                category: Category::Kernel,
+                name: "GPU work (host-observed)",
+                start_ns,
+                duration_ns: self.end_ns - start_ns,
+                bytes: 0,
+                step,
+                clock: Clock::HostObserved,
+            });
+        }
     }
 }

@@ -1,12 +1,13 @@
 // Optimizer updates, one invocation per parameter, PyTorch semantics.
 //
 // The dispatch may be two-dimensional when a tensor has more than 65,535 workgroups' worth of
-// values (the per-dimension dispatch limit), so the flat index folds in workgroup_id.y.
+// values (the per-dimension dispatch limit), so the flat index folds in workgroup_id.y. The rule
+// codes (UPDATE_*) are generated from the Rust enum and put in front of this file.
 
 struct Params {
     len: u32,
-    // 0: SGD, 1: SGD with momentum, 2: Adam.
-    kind: u32,
+    // UPDATE_SGD, UPDATE_MOMENTUM or UPDATE_ADAM.
+    rule: u32,
     // Workgroups along x, to fold a 2-D dispatch back into one index.
     groups_x: u32,
     _pad0: u32,
@@ -43,13 +44,13 @@ fn step(
         return;
     }
     let g = grad[i];
-    switch p.kind {
-        case 1u: {
+    switch p.rule {
+        case UPDATE_MOMENTUM: {
             let v = p.beta1 * state1[i] + g;
             state1[i] = v;
             param[i] -= p.lr * v;
         }
-        case 2u: {
+        case UPDATE_ADAM: {
             let m = p.beta1 * state1[i] + (1.0 - p.beta1) * g;
             let v = p.beta2 * state2[i] + (1.0 - p.beta2) * g * g;
             state1[i] = m;

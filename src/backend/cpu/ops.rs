@@ -1,0 +1,369 @@
+//! The ops of a training step on the CPU: products through `product.rs`, everything element-wise
+//! as plain loops, split over the pool when the work is large enough.
+
+use rayon::prelude::*;
+
+use super::matmul::Layout;
+use super::product::Epilogue;
+use super::values::{host, host_mut, map_values, put, slots, store, view, view_mut, widened};
+use super::{CHUNK, CpuBackend};
+use crate::backend::checks;
+use crate::backend::error::BackendError;
+use crate::backend::params::{Activation, AdamHyper};
+use crate::backend::tensor::{Storage, Tensor, check_device};
+use crate::backend::traits::ComputeOps;
+use crate::device::Device;
+use crate::precision::{DType, Half};
+
+/// Matching chunks of parameter, gradient and Adam's two moments, as rayon's `zip` of four
+/// chunk iterators yields them.
+type AdamChunks<'a> = (((&'a mut [f32], &'a [f32]), &'a mut [f32]), &'a mut [f32]);
+
+impl ComputeOps for CpuBackend {
+    fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
+        checks::copy(Device::Cpu, src, dst)?;
+        if src.dtype() == dst.dtype() {
+            match (src.storage(), dst.storage_mut()) {
+                (Storage::CpuHalf(from), Storage::CpuHalf(to)) => to.copy_from_slice(from),
+                (Storage::Cpu(from), Storage::Cpu(to)) => to.copy_from_slice(from),
+                _ => {}
+            }
+        } else {
+            let values = match src.storage() {
+                Storage::Cpu(v) => std::borrow::Cow::Borrowed(v.as_slice()),
+                _ => std::borrow::Cow::Owned(widened(src)),
+            };
+            put(dst, &values, &mut self.census);
+        }
+        Ok(())
+    }
+
+    fn linear_forward(
+        &mut self,
+        x: &Tensor,
+        w: &Tensor,
+        b: &Tensor,
+        act: Activation,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let (batch, fan_in, fan_out) = checks::linear_forward(Device::Cpu, x, w, b, out)?;
+        let mut work = self.take_working(&[x, w, b, out])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (x_f, w_f, b_f) = (view(x, s0)?, view(w, s1)?, view(b, s2)?);
+        self.product(
+            (x_f, Layout::Normal),
+            (w_f, Layout::Normal),
+            (batch, fan_out, fan_in),
+            view_mut(out, &mut *s3, false)?,
+            Epilogue::BiasAct(b_f, act),
+        );
+        store(out, s3, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    fn linear_backward_input(
+        &mut self,
+        dz: &Tensor,
+        w: &Tensor,
+        a_prev: &Tensor,
+        act_prev: Activation,
+        dz_prev: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let (batch, fan_in, fan_out) =
+            checks::linear_backward_input(Device::Cpu, dz, w, a_prev, dz_prev)?;
+        let mut work = self.take_working(&[dz, w, a_prev, dz_prev])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (dz_f, w_f, a_f) = (view(dz, s0)?, view(w, s1)?, view(a_prev, s2)?);
+        self.product(
+            (dz_f, Layout::Normal),
+            (w_f, Layout::Transposed),
+            (batch, fan_in, fan_out),
+            view_mut(dz_prev, &mut *s3, false)?,
+            Epilogue::ActGrad(a_f, act_prev),
+        );
+        store(dz_prev, s3, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    fn linear_backward_params(
+        &mut self,
+        x: &Tensor,
+        dz: &Tensor,
+        dw: &mut Tensor,
+        db: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let (batch, fan_in, fan_out) = checks::linear_backward_params(Device::Cpu, x, dz, dw, db)?;
+        let mut work = self.take_working(&[x, dz, dw, db])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (x_f, dz_f) = (view(x, s0)?, view(dz, s1)?);
+        self.product(
+            (x_f, Layout::Transposed),
+            (dz_f, Layout::Normal),
+            (fan_in, fan_out, batch),
+            view_mut(dw, &mut *s2, false)?,
+            Epilogue::None,
+        );
+        store(dw, s2, &mut self.census);
+        // Row by row, so the inner loop runs along contiguous memory; each column still sums
+        // its rows in ascending order, as the shader does.
+        let db_f = view_mut(db, &mut *s3, false)?;
+        db_f.fill(0.0);
+        for row in dz_f.chunks_exact(fan_out) {
+            for (dbj, v) in db_f.iter_mut().zip(row) {
+                *dbj += v;
+            }
+        }
+        store(db, s3, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    fn softmax_cross_entropy(
+        &mut self,
+        logits: &Tensor,
+        targets: &Tensor,
+        dlogits: &mut Tensor,
+        stats: &mut Tensor,
+        grad_scale: f32,
+    ) -> Result<(), BackendError> {
+        let (batch, classes) =
+            checks::softmax_cross_entropy(Device::Cpu, logits, targets, dlogits, stats)?;
+        let mut work = self.take_working(&[logits, targets, dlogits, stats])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let z = view(logits, s0)?;
+        let y = view(targets, s1)?;
+        let dz = view_mut(dlogits, &mut *s2, false)?;
+        let scale = grad_scale / batch as f32;
+        let mut loss_sum = 0.0f32;
+        let mut correct = 0.0f32;
+        for r in 0..batch {
+            let row = &z[r * classes..(r + 1) * classes];
+            let target = y[r] as usize;
+            // The first maximum wins ties, as in the shader and in torch.argmax.
+            let (mut best, mut max) = (0usize, row[0]);
+            for (j, &v) in row.iter().enumerate().skip(1) {
+                if v > max {
+                    best = j;
+                    max = v;
+                }
+            }
+            let mut sum = 0.0f32;
+            for &v in row {
+                sum += (v - max).exp();
+            }
+            let target_logit = row.get(target).copied().unwrap_or(max);
+            loss_sum += sum.ln() - (target_logit - max);
+            if best == target {
+                correct += 1.0;
+            }
+            let d = &mut dz[r * classes..(r + 1) * classes];
+            for (j, (dj, &v)) in d.iter_mut().zip(row).enumerate() {
+                let p = (v - max).exp() / sum;
+                let onehot = if j == target { 1.0 } else { 0.0 };
+                *dj = (p - onehot) * scale;
+            }
+        }
+        store(dlogits, s2, &mut self.census);
+        let s = view_mut(stats, &mut *s3, true)?;
+        s[0] += loss_sum;
+        s[1] += correct;
+        s[2] += batch as f32;
+        store(stats, s3, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    fn mse_loss(
+        &mut self,
+        pred: &Tensor,
+        targets: &Tensor,
+        dpred: &mut Tensor,
+        stats: &mut Tensor,
+        grad_scale: f32,
+    ) -> Result<(), BackendError> {
+        let (batch, outputs) = checks::mse_loss(Device::Cpu, pred, targets, dpred, stats)?;
+        let mut work = self.take_working(&[pred, targets, dpred, stats])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (p, y) = (view(pred, s0)?, view(targets, s1)?);
+        let d = view_mut(dpred, &mut *s2, false)?;
+        let scale = 2.0 * grad_scale / (batch * outputs) as f32;
+        let per_row = 1.0 / outputs as f32;
+        let (mut squared_sum, mut abs_sum) = (0.0f32, 0.0f32);
+        // Row by row, in the order the shader's invocation adds them within its row.
+        for r in 0..batch {
+            let (mut squared, mut abs) = (0.0f32, 0.0f32);
+            for j in r * outputs..(r + 1) * outputs {
+                let e = p[j] - y[j];
+                squared += e * e;
+                abs += e.abs();
+                d[j] = e * scale;
+            }
+            squared_sum += squared * per_row;
+            abs_sum += abs * per_row;
+        }
+        store(dpred, s2, &mut self.census);
+        let s = view_mut(stats, &mut *s3, true)?;
+        s[0] += squared_sum;
+        s[1] += abs_sum;
+        s[2] += batch as f32;
+        store(stats, s3, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
+        checks::elementwise(Device::Cpu, "sgd_step", param, &[grad])?;
+        let mut work = self.take_working(&[param, grad])?;
+        let [s0, s1, ..] = slots(&mut work);
+        let (p, g) = (view_mut(param, &mut *s0, true)?, view(grad, s1)?);
+        let kernel = |(p, g): (&mut [f32], &[f32])| {
+            for (p, g) in p.iter_mut().zip(g) {
+                *p -= lr * g;
+            }
+        };
+        if self.parallel(p.len()) {
+            self.pool.install(|| {
+                p.par_chunks_mut(CHUNK)
+                    .zip(g.par_chunks(CHUNK))
+                    .for_each(kernel);
+            });
+        } else {
+            kernel((p, g));
+        }
+        store(param, s0, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    fn momentum_step(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        velocity: &mut Tensor,
+        lr: f32,
+        momentum: f32,
+    ) -> Result<(), BackendError> {
+        checks::elementwise(Device::Cpu, "momentum_step", param, &[grad, velocity])?;
+        let mut work = self.take_working(&[param, grad, velocity])?;
+        let [s0, s1, s2, _] = slots(&mut work);
+        let p = view_mut(param, &mut *s0, true)?;
+        let g = view(grad, s1)?;
+        let v = view_mut(velocity, &mut *s2, true)?;
+        let kernel = |((p, g), v): ((&mut [f32], &[f32]), &mut [f32])| {
+            for ((p, g), v) in p.iter_mut().zip(g).zip(v) {
+                *v = momentum * *v + g;
+                *p -= lr * *v;
+            }
+        };
+        if self.parallel(p.len()) {
+            self.pool.install(|| {
+                p.par_chunks_mut(CHUNK)
+                    .zip(g.par_chunks(CHUNK))
+                    .zip(v.par_chunks_mut(CHUNK))
+                    .for_each(kernel);
+            });
+        } else {
+            kernel(((p, g), v));
+        }
+        store(param, s0, &mut self.census);
+        store(velocity, s2, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    fn adam_step(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        m: &mut Tensor,
+        v: &mut Tensor,
+        hyper: AdamHyper,
+    ) -> Result<(), BackendError> {
+        checks::elementwise(Device::Cpu, "adam_step", param, &[grad, m, v])?;
+        let (bias1, bias2) = hyper.bias_corrections();
+        let AdamHyper {
+            lr,
+            beta1,
+            beta2,
+            eps,
+            ..
+        } = hyper;
+        let mut work = self.take_working(&[param, grad, m, v])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let p = view_mut(param, &mut *s0, true)?;
+        let g = view(grad, s1)?;
+        let (m_f, v_f) = (view_mut(m, &mut *s2, true)?, view_mut(v, &mut *s3, true)?);
+        let kernel = |(((p, g), m), v): AdamChunks<'_>| {
+            for (((p, g), mi), vi) in p.iter_mut().zip(g).zip(m).zip(v) {
+                *mi = beta1 * *mi + (1.0 - beta1) * g;
+                *vi = beta2 * *vi + (1.0 - beta2) * g * g;
+                let m_hat = *mi / bias1;
+                let v_hat = *vi / bias2;
+                *p -= lr * m_hat / (v_hat.sqrt() + eps);
+            }
+        };
+        if self.parallel(p.len()) {
+            self.pool.install(|| {
+                p.par_chunks_mut(CHUNK)
+                    .zip(g.par_chunks(CHUNK))
+                    .zip(m_f.par_chunks_mut(CHUNK))
+                    .zip(v_f.par_chunks_mut(CHUNK))
+                    .for_each(kernel);
+            });
+        } else {
+            kernel((((p, g), m_f), v_f));
+        }
+        store(param, s0, &mut self.census);
+        store(m, s2, &mut self.census);
+        store(v, s3, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
+        check_device(Device::Cpu, "round_to", &[t])?;
+        if t.dtype() == DType::F32 {
+            let count = self.census.role_mut(t.role());
+            for v in host_mut(t) {
+                let x = *v;
+                *v = format.round(x);
+                count.count(x, *v);
+            }
+        } else {
+            map_values(t, |v| format.round(v), &mut self.census);
+        }
+        Ok(())
+    }
+
+    fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError> {
+        check_device(Device::Cpu, "scale", &[t])?;
+        map_values(t, |v| v * factor, &mut self.census);
+        Ok(())
+    }
+
+    fn count_non_finite(&mut self, tensors: &[&Tensor]) -> Result<u64, BackendError> {
+        check_device(Device::Cpu, "count_non_finite", tensors)?;
+        let mut count = 0u64;
+        for t in tensors {
+            count += match t.storage() {
+                Storage::CpuHalf(bits) => {
+                    // Exponent bits all set: infinity or NaN, in either format.
+                    let exponent: u16 = if t.dtype() == DType::Bf16 {
+                        0x7f80
+                    } else {
+                        0x7c00
+                    };
+                    bits.iter().filter(|&&b| b & exponent == exponent).count()
+                }
+                _ => host(t).iter().filter(|v| !v.is_finite()).count(),
+            } as u64;
+        }
+        Ok(count)
+    }
+
+    fn flush(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
+}

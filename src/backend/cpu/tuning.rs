@@ -1,0 +1,91 @@
+//! Whether a matrix product runs on one thread or on all: chosen per product shape by timing
+//! both in the first steps.
+
+use super::matmul::Layout;
+
+/// A product's shape and layouts: the same key recurs at the same place in every step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct ShapeKey {
+    pub(super) m: usize,
+    pub(super) n: usize,
+    pub(super) k: usize,
+    pub(super) a_layout: Layout,
+    pub(super) b_layout: Layout,
+}
+
+/// Timing trials of one shape on one thread and on all threads.
+///
+/// Whether splitting a product pays depends on its shape as much as its size (measured here:
+/// 256·784·128 ran no faster on two threads, 784·256·128 ran 1.7 times faster), so rather than a
+/// size threshold each shape is timed both ways in its first steps and keeps the faster.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Tuning {
+    /// Fastest time seen on one thread and on all threads, in ns.
+    best_ns: [u64; 2],
+    /// Trials run on one thread and on all threads.
+    trials: [u32; 2],
+}
+
+/// Trials per option before the faster one is kept.
+pub(super) const TUNING_TRIALS: u32 = 3;
+
+pub(super) enum Choice {
+    /// Time this call, on all threads or not.
+    Try(bool),
+    /// The faster option is known.
+    Decided(bool),
+}
+
+impl Tuning {
+    pub(super) fn next(&self) -> Choice {
+        match self.trials {
+            [one, all] if one < TUNING_TRIALS || all < TUNING_TRIALS => Choice::Try(all < one),
+            _ => Choice::Decided(self.best_ns[1] < self.best_ns[0]),
+        }
+    }
+
+    pub(super) fn record(&mut self, split: bool, ns: u64) {
+        let i = usize::from(split);
+        self.best_ns[i] = if self.trials[i] == 0 {
+            ns
+        } else {
+            self.best_ns[i].min(ns)
+        };
+        self.trials[i] += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Choice, TUNING_TRIALS, Tuning};
+
+    #[test]
+    fn tuning_tries_both_options_then_keeps_the_faster() {
+        let mut t = Tuning::default();
+        let mut tried = [0, 0];
+        for _ in 0..2 * TUNING_TRIALS {
+            let Choice::Try(split) = t.next() else {
+                panic!("decided before trying both options {TUNING_TRIALS} times");
+            };
+            tried[usize::from(split)] += 1;
+            // All threads take 60 µs, one thread 100 µs (with one slow outlier).
+            let ns = if split {
+                60_000
+            } else if tried[0] == 1 {
+                300_000
+            } else {
+                100_000
+            };
+            t.record(split, ns);
+        }
+        assert_eq!(tried, [TUNING_TRIALS, TUNING_TRIALS]);
+        assert!(matches!(t.next(), Choice::Decided(true)));
+        let mut slow_split = Tuning::default();
+        for _ in 0..2 * TUNING_TRIALS {
+            if let Choice::Try(split) = slow_split.next() {
+                slow_split.record(split, if split { 90_000 } else { 50_000 });
+            }
+        }
+        assert!(matches!(slow_split.next(), Choice::Decided(false)));
+    }
+}

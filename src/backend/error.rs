@@ -1,0 +1,52 @@
+//! The errors every backend op can return.
+
+use crate::device::Device;
+use crate::memory::OutOfMemory;
+
+/// Errors every backend op can return.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum BackendError {
+    /// Tensors of two devices met in one op: the "model still on the CPU" mistake.
+    #[error("expected all tensors on the same device, found {expected} and {found} (in {op})")]
+    DeviceMismatch {
+        /// The device the op runs on.
+        expected: Device,
+        /// The device of the offending tensor.
+        found: Device,
+        /// Which op.
+        op: &'static str,
+    },
+    /// Shapes do not fit together.
+    #[error("shape mismatch in {op}: {detail}")]
+    Shape {
+        /// Which op.
+        op: &'static str,
+        /// What was expected and what was found.
+        detail: String,
+    },
+    /// The device could not be set up (no thread pool, no adapter).
+    #[error("{0}")]
+    Setup(String),
+    /// The GPU reported an error (validation, device lost, out of memory).
+    #[error("GPU error: {0}")]
+    Gpu(String),
+    /// An allocation would go past the device's memory budget.
+    #[error(transparent)]
+    OutOfMemory(Box<OutOfMemory>),
+    /// The loss stopped being a finite number: training cannot go on from here.
+    #[error(
+        "the loss became {loss} by step {step}: the updates grew without bound. The usual cause \
+         is a learning rate too high for this model ({lr}): lower it (to {lower}, say) and press \
+         Reset"
+    )]
+    Diverged {
+        /// The step at which it was seen.
+        step: u64,
+        /// The loss read back (NaN or infinite).
+        loss: f32,
+        /// The learning rate of the run.
+        lr: f32,
+        /// A tenth of it.
+        lower: f32,
+    },
+}

@@ -1,0 +1,530 @@
+//! The kernels: one WGSL file per kernel family in `shaders/`, each compiled into a compute
+//! pipeline with the workgroup sizes the adapter's limits allow.
+//!
+//! Two things tie the Rust side to the shaders, and both are written once, here:
+//! - the **uniform block** each kernel reads is a `#[repr(C)]` [`bytemuck::Pod`] struct whose
+//!   fields, offsets and size a test compares with the shader's `Params` struct (parsed by naga,
+//!   the shader compiler wgpu uses);
+//! - the **codes** a shader switches on (activation, epilogue, update rule, element-wise mode,
+//!   16-bit format) are Rust enums with a `code()`; [`codes_wgsl`] turns them into WGSL
+//!   constants put in front of every shader, which refers to them by name only.
+//!
+//! So a field added on one side or a code renumbered cannot make the two disagree silently.
+
+use crate::backend::identity::KernelSizes;
+use crate::backend::params::Activation;
+use crate::precision::Half;
+
+/// The integer FP16/BF16 conversions, put in front of the shaders that use them.
+const HALF_WGSL: &str = include_str!("../../../shaders/half.wgsl");
+/// Tiled matrix product with a fused epilogue.
+const MATMUL_WGSL: &str = include_str!("../../../shaders/matmul.wgsl");
+/// Column sums (bias gradients).
+const COLUMN_SUM_WGSL: &str = include_str!("../../../shaders/column_sum.wgsl");
+/// Softmax cross-entropy and mean squared error, with their gradients and statistics.
+const LOSS_WGSL: &str = include_str!("../../../shaders/loss.wgsl");
+/// SGD, momentum and Adam updates.
+const OPTIMIZER_WGSL: &str = include_str!("../../../shaders/optimizer.wgsl");
+/// Round, scale, count non-finite values, in place.
+const ELEMENTWISE_WGSL: &str = include_str!("../../../shaders/elementwise.wgsl");
+/// Widening 16-bit storage into f32 working copies and narrowing back.
+const CONVERT_WGSL: &str = include_str!("../../../shaders/convert.wgsl");
+
+impl KernelSizes {
+    /// The largest sizes the limits allow, up to what the shaders' workgroup arrays hold.
+    ///
+    /// 16×16 tiles and 256-wide workgroups fit every WebGPU-conformant adapter and keep a GPU's
+    /// cores busy with a few hundred workgroups; smaller sizes keep the kernels running on the
+    /// adapters below those limits. Tuning them per GPU by measurement needs the GPUs.
+    pub fn for_limits(limits: &wgpu::Limits) -> Self {
+        let invocations = limits.max_compute_invocations_per_workgroup;
+        let tile = if invocations >= 256
+            && limits.max_compute_workgroup_size_x >= 16
+            && limits.max_compute_workgroup_size_y >= 16
+            && limits.max_compute_workgroup_storage_size >= 2 * 16 * 16 * 4
+        {
+            16
+        } else {
+            8
+        };
+        let width = invocations.min(limits.max_compute_workgroup_size_x);
+        let elementwise = [256, 128, 64]
+            .into_iter()
+            .find(|&w| w <= width)
+            .unwrap_or(64);
+        Self {
+            matmul_tile: tile,
+            elementwise,
+            column_sum: elementwise.min(64),
+        }
+    }
+}
+
+/// What `matmul.wgsl` does with each sum before storing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Epilogue {
+    /// `c = sum` (the weight gradient).
+    Sum,
+    /// `c = act(sum + bias[j])` (a dense layer's forward pass).
+    BiasActivation,
+    /// `c = sum · act'(aux[i, j])` (the gradient into the previous layer).
+    ActivationGrad,
+}
+
+impl Epilogue {
+    /// The shader's code.
+    pub(super) fn code(self) -> u32 {
+        match self {
+            Epilogue::Sum => 0,
+            Epilogue::BiasActivation => 1,
+            Epilogue::ActivationGrad => 2,
+        }
+    }
+}
+
+/// The update `optimizer.wgsl` applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum UpdateRule {
+    /// `p -= lr · g`.
+    Sgd,
+    /// `v = μ·v + g; p -= lr · v`.
+    Momentum,
+    /// Adam with bias corrections computed on the host.
+    Adam,
+}
+
+impl UpdateRule {
+    /// The shader's code.
+    pub(super) fn code(self) -> u32 {
+        match self {
+            UpdateRule::Sgd => 0,
+            UpdateRule::Momentum => 1,
+            UpdateRule::Adam => 2,
+        }
+    }
+}
+
+/// What `elementwise.wgsl` does to each value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ElementwiseMode {
+    /// Round to a 16-bit format and widen back, counting what is lost.
+    Round(Half),
+    /// Multiply by a factor.
+    Scale,
+    /// Count the values that are NaN or infinite.
+    CountNonFinite,
+}
+
+impl ElementwiseMode {
+    /// The shader's code.
+    pub(super) fn code(self) -> u32 {
+        match self {
+            ElementwiseMode::Round(Half::Fp16) => 1,
+            ElementwiseMode::Round(Half::Bf16) => 2,
+            ElementwiseMode::Scale => 3,
+            ElementwiseMode::CountNonFinite => 4,
+        }
+    }
+}
+
+/// The WGSL constants of every code a shader switches on, from the Rust enums: the only place
+/// the numbers are written. Put in front of every shader.
+pub(super) fn codes_wgsl() -> String {
+    let activation = |a: Activation| match a {
+        Activation::Identity => "ACT_IDENTITY",
+        Activation::Relu => "ACT_RELU",
+        Activation::Tanh => "ACT_TANH",
+        Activation::Sigmoid => "ACT_SIGMOID",
+    };
+    let mut codes: Vec<(&str, u32)> = [
+        Activation::Identity,
+        Activation::Relu,
+        Activation::Tanh,
+        Activation::Sigmoid,
+    ]
+    .into_iter()
+    .map(|a| (activation(a), a.code()))
+    .collect();
+    codes.extend([
+        ("EPILOGUE_SUM", Epilogue::Sum.code()),
+        ("EPILOGUE_BIAS_ACT", Epilogue::BiasActivation.code()),
+        ("EPILOGUE_ACT_GRAD", Epilogue::ActivationGrad.code()),
+        ("UPDATE_SGD", UpdateRule::Sgd.code()),
+        ("UPDATE_MOMENTUM", UpdateRule::Momentum.code()),
+        ("UPDATE_ADAM", UpdateRule::Adam.code()),
+        ("MODE_ROUND_FP16", ElementwiseMode::Round(Half::Fp16).code()),
+        ("MODE_ROUND_BF16", ElementwiseMode::Round(Half::Bf16).code()),
+        ("MODE_SCALE", ElementwiseMode::Scale.code()),
+        (
+            "MODE_COUNT_NON_FINITE",
+            ElementwiseMode::CountNonFinite.code(),
+        ),
+        ("FORMAT_FP16", Half::Fp16.code()),
+        ("FORMAT_BF16", Half::Bf16.code()),
+    ]);
+    let mut wgsl = String::from(
+        "// Generated from the Rust enums in backend/gpu/kernels.rs: the codes shaders switch on.\n",
+    );
+    for (name, code) in codes {
+        for part in ["const ", name, ": u32 = ", &code.to_string(), "u;\n"] {
+            wgsl.push_str(part);
+        }
+    }
+    wgsl
+}
+
+/// A uniform block: the bytes a kernel reads, and (for the layout test) the names and byte
+/// offsets of its fields in declaration order.
+pub(super) trait Uniform: bytemuck::Pod {
+    /// `(field, byte offset)`, in declaration order.
+    #[cfg(test)]
+    const FIELDS: &'static [(&'static str, usize)];
+}
+
+/// Declares a uniform block as a `#[repr(C)]` `Pod` struct and lists its fields for the test.
+macro_rules! uniform {
+    ($(#[$meta:meta])* $name:ident { $($(#[$field_meta:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+        // The GPU reads the fields: Rust only writes them.
+        #[allow(dead_code)]
+        pub(super) struct $name {
+            $($(#[$field_meta])* pub $field: $ty,)*
+        }
+
+        impl Uniform for $name {
+            #[cfg(test)]
+            const FIELDS: &'static [(&'static str, usize)] =
+                &[$((stringify!($field), std::mem::offset_of!($name, $field))),*];
+        }
+    };
+}
+
+uniform! {
+    /// `matmul.wgsl`: `c[m, n] = epilogue(op(a)[m, k] · op(b)[k, n])`, transposes as strides.
+    MatmulParams {
+        m: u32,
+        n: u32,
+        k: u32,
+        /// An [`Epilogue`] code.
+        epilogue: u32,
+        a_row_stride: u32,
+        a_col_stride: u32,
+        b_row_stride: u32,
+        b_col_stride: u32,
+        /// An [`Activation`] code.
+        act: u32,
+        _pad0: u32,
+        _pad1: u32,
+        _pad2: u32,
+    }
+}
+
+uniform! {
+    /// `column_sum.wgsl`: `out[j] = Σ_r x[r, j]`.
+    ColumnSumParams {
+        rows: u32,
+        cols: u32,
+        _pad0: u32,
+        _pad1: u32,
+    }
+}
+
+uniform! {
+    /// `loss.wgsl`, both losses.
+    LossParams {
+        batch: u32,
+        /// Classes (cross-entropy) or outputs per row (mean squared error).
+        classes: u32,
+        /// What the loss is multiplied by before backward.
+        grad_scale: f32,
+        _pad0: u32,
+    }
+}
+
+uniform! {
+    /// `optimizer.wgsl`: one update of a parameter tensor.
+    OptimizerParams {
+        len: u32,
+        /// An [`UpdateRule`] code.
+        rule: u32,
+        groups_x: u32,
+        _pad0: u32,
+        lr: f32,
+        /// Momentum μ, or Adam's β1.
+        beta1: f32,
+        beta2: f32,
+        eps: f32,
+        /// Adam's bias corrections, computed on the host in f32.
+        bias1: f32,
+        bias2: f32,
+        _pad1: f32,
+        _pad2: f32,
+    }
+}
+
+uniform! {
+    /// `elementwise.wgsl`: one pass over a tensor's values.
+    ElementwiseParams {
+        len: u32,
+        /// An [`ElementwiseMode`] code.
+        mode: u32,
+        groups_x: u32,
+        factor: f32,
+        /// The census slot: the tensor's role, or the non-finite counter.
+        slot: u32,
+        _pad0: u32,
+        _pad1: u32,
+        _pad2: u32,
+    }
+}
+
+uniform! {
+    /// `convert.wgsl`: widening or narrowing one tensor.
+    ConvertParams {
+        len: u32,
+        /// A [`Half::code`].
+        format: u32,
+        groups_x: u32,
+        /// The census slot the narrowing counts into (the tensor's role).
+        slot: u32,
+    }
+}
+
+/// Which compiled kernel a dispatch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum KernelId {
+    Matmul,
+    ColumnSum,
+    SoftmaxCrossEntropy,
+    Mse,
+    Optimizer,
+    Elementwise,
+    Widen,
+    Narrow,
+}
+
+/// A compiled kernel: its pipeline and the layout its bind groups must follow.
+pub(super) struct Kernel {
+    pub pipeline: wgpu::ComputePipeline,
+    pub layout: wgpu::BindGroupLayout,
+}
+
+impl Kernel {
+    fn new(
+        device: &wgpu::Device,
+        label: &str,
+        source: &str,
+        entry_point: &str,
+        constants: &[(&str, f64)],
+    ) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        // `layout: None` lets wgpu derive the bind group layout from the shader's bindings.
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: None,
+            module: &module,
+            entry_point: Some(entry_point),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                // The workgroup sizes this adapter gets (the shaders' `override` constants).
+                constants,
+                // Every kernel writes its workgroup memory before reading it, so wgpu's
+                // zero-fill on each dispatch would be wasted work.
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: None,
+        });
+        let layout = pipeline.get_bind_group_layout(0);
+        Self { pipeline, layout }
+    }
+}
+
+/// Every kernel, compiled for one device.
+pub(super) struct Kernels {
+    matmul: Kernel,
+    column_sum: Kernel,
+    softmax_cross_entropy: Kernel,
+    mse: Kernel,
+    optimizer: Kernel,
+    elementwise: Kernel,
+    widen: Kernel,
+    narrow: Kernel,
+}
+
+/// The source a shader file is compiled from: the generated codes, the 16-bit conversions where
+/// it uses them, then the file.
+fn source(file: &str) -> String {
+    let half = if file == ELEMENTWISE_WGSL || file == CONVERT_WGSL {
+        HALF_WGSL
+    } else {
+        ""
+    };
+    [codes_wgsl().as_str(), half, file].concat()
+}
+
+impl Kernels {
+    /// Compiles every kernel with the workgroup sizes `sizes`.
+    pub fn new(device: &wgpu::Device, sizes: KernelSizes) -> Self {
+        let tile = [("TILE", f64::from(sizes.matmul_tile))];
+        let wide = [("WORKGROUP", f64::from(sizes.elementwise))];
+        let reduce = [("WORKGROUP", f64::from(sizes.column_sum))];
+        let convert = source(CONVERT_WGSL);
+        let loss = source(LOSS_WGSL);
+        Self {
+            matmul: Kernel::new(device, "matmul", &source(MATMUL_WGSL), "main", &tile),
+            column_sum: Kernel::new(
+                device,
+                "column_sum",
+                &source(COLUMN_SUM_WGSL),
+                "column_sum",
+                &reduce,
+            ),
+            softmax_cross_entropy: Kernel::new(
+                device,
+                "softmax_cross_entropy",
+                &loss,
+                "softmax_cross_entropy",
+                &wide,
+            ),
+            mse: Kernel::new(device, "mse", &loss, "mse", &wide),
+            optimizer: Kernel::new(device, "optimizer", &source(OPTIMIZER_WGSL), "step", &wide),
+            elementwise: Kernel::new(
+                device,
+                "elementwise",
+                &source(ELEMENTWISE_WGSL),
+                "elementwise",
+                &wide,
+            ),
+            widen: Kernel::new(device, "widen", &convert, "widen", &wide),
+            narrow: Kernel::new(device, "narrow", &convert, "narrow", &wide),
+        }
+    }
+
+    /// The kernel `id`.
+    pub fn get(&self, id: KernelId) -> &Kernel {
+        match id {
+            KernelId::Matmul => &self.matmul,
+            KernelId::ColumnSum => &self.column_sum,
+            KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
+            KernelId::Mse => &self.mse,
+            KernelId::Optimizer => &self.optimizer,
+            KernelId::Elementwise => &self.elementwise,
+            KernelId::Widen => &self.widen,
+            KernelId::Narrow => &self.narrow,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wgpu::naga;
+
+    /// The fields, byte offsets and size of the `Params` struct a shader declares.
+    fn shader_params(file: &str) -> (Vec<(String, usize)>, usize) {
+        let module = naga::front::wgsl::parse_str(&source(file))
+            .unwrap_or_else(|e| panic!("the shader does not parse: {e}"));
+        let (_, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("Params"))
+            .expect("a `Params` struct");
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("`Params` is not a struct");
+        };
+        let fields = members
+            .iter()
+            .map(|m| (m.name.clone().unwrap_or_default(), m.offset as usize))
+            .collect();
+        (fields, *span as usize)
+    }
+
+    fn rust_params<U: Uniform>() -> (Vec<(String, usize)>, usize) {
+        let fields = U::FIELDS.iter().map(|&(n, o)| (n.to_owned(), o)).collect();
+        (fields, std::mem::size_of::<U>())
+    }
+
+    #[test]
+    fn every_uniform_struct_has_the_shaders_layout() {
+        let pairs = [
+            (
+                "matmul.wgsl",
+                shader_params(MATMUL_WGSL),
+                rust_params::<MatmulParams>(),
+            ),
+            (
+                "column_sum.wgsl",
+                shader_params(COLUMN_SUM_WGSL),
+                rust_params::<ColumnSumParams>(),
+            ),
+            (
+                "loss.wgsl",
+                shader_params(LOSS_WGSL),
+                rust_params::<LossParams>(),
+            ),
+            (
+                "optimizer.wgsl",
+                shader_params(OPTIMIZER_WGSL),
+                rust_params::<OptimizerParams>(),
+            ),
+            (
+                "elementwise.wgsl",
+                shader_params(ELEMENTWISE_WGSL),
+                rust_params::<ElementwiseParams>(),
+            ),
+            (
+                "convert.wgsl",
+                shader_params(CONVERT_WGSL),
+                rust_params::<ConvertParams>(),
+            ),
+        ];
+        for (file, shader, rust) in pairs {
+            assert_eq!(shader, rust, "{file}: (fields and offsets, size) differ");
+            // A uniform buffer's size is a multiple of 16 bytes.
+            assert_eq!(rust.1 % 16, 0, "{file}");
+        }
+    }
+
+    #[test]
+    fn shaders_name_their_codes_and_the_codes_are_distinct() {
+        for (file, text) in [
+            ("matmul.wgsl", MATMUL_WGSL),
+            ("column_sum.wgsl", COLUMN_SUM_WGSL),
+            ("loss.wgsl", LOSS_WGSL),
+            ("optimizer.wgsl", OPTIMIZER_WGSL),
+            ("elementwise.wgsl", ELEMENTWISE_WGSL),
+            ("convert.wgsl", CONVERT_WGSL),
+        ] {
+            // A case label or a comparison with a bare number is a code written twice.
+            for line in text.lines().map(str::trim).filter(|l| !l.starts_with("//")) {
+                let literal_case = line.starts_with("case ")
+                    && line[5..].starts_with(|c: char| c.is_ascii_digit());
+                let literal_code = [".mode == ", ".format == ", ".rule == ", ".act == "]
+                    .iter()
+                    .any(|f| {
+                        line.split(f)
+                            .nth(1)
+                            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+                    });
+                assert!(!literal_case && !literal_code, "{file}: `{line}`");
+            }
+        }
+        // Within each family, no two codes are equal.
+        let generated = codes_wgsl();
+        for family in ["ACT_", "EPILOGUE_", "UPDATE_", "MODE_", "FORMAT_"] {
+            let mut values: Vec<&str> = generated
+                .lines()
+                .filter(|l| l.starts_with(&format!("const {family}")))
+                .filter_map(|l| l.split(" = ").nth(1))
+                .collect();
+            let n = values.len();
+            values.sort_unstable();
+            values.dedup();
+            assert_eq!(values.len(), n, "{family} codes repeat: {generated}");
+        }
+    }
+}

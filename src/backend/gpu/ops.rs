@@ -1,0 +1,441 @@
+//! The ops of a training step on the GPU: each checks its tensors, binds them (through working
+//! copies for 16-bit ones, see `operands.rs`) and records one pass of its kernel.
+
+use super::GpuBackend;
+use super::census::NON_FINITE_SLOT;
+use super::dispatch::Binding;
+use super::kernels::{
+    ColumnSumParams, ElementwiseMode, ElementwiseParams, Epilogue, KernelId, LossParams,
+    MatmulParams, OptimizerParams, UpdateRule,
+};
+use crate::backend::checks;
+use crate::backend::error::BackendError;
+use crate::backend::params::{Activation, AdamHyper};
+use crate::backend::tensor::{Storage, Tensor, check_device};
+use crate::backend::traits::ComputeOps;
+use crate::device::Device;
+use crate::precision::Half;
+
+impl GpuBackend {
+    /// `c = epilogue(op(a) · op(b))` with strides describing the transposes.
+    fn matmul(
+        &mut self,
+        label: &'static str,
+        (a, a_strides): (Binding, (usize, usize)),
+        (b, b_strides): (Binding, (usize, usize)),
+        aux: Option<Binding>,
+        (epilogue, act): (Epilogue, Activation),
+        (m, n, k): (usize, usize, usize),
+        c: Binding,
+    ) -> Result<(), BackendError> {
+        let params = MatmulParams {
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+            epilogue: epilogue.code(),
+            a_row_stride: a_strides.0 as u32,
+            a_col_stride: a_strides.1 as u32,
+            b_row_stride: b_strides.0 as u32,
+            b_col_stride: b_strides.1 as u32,
+            act: act.code(),
+            ..MatmulParams::default()
+        };
+        let aux = aux.unwrap_or_else(|| self.stream.dummy_read());
+        let tile = self.stream.sizes.matmul_tile;
+        let groups = ((n as u32).div_ceil(tile), (m as u32).div_ceil(tile));
+        self.stream.dispatch(
+            &mut self.recorder,
+            (KernelId::Matmul, label),
+            &params,
+            &[a, b, aux, c],
+            groups,
+        )
+    }
+
+    /// An optimizer update of `tensors` (parameter, gradient, and up to two state tensors),
+    /// through working copies for 16-bit ones. `scalars`: learning rate, β1 (or μ), β2, ε and
+    /// Adam's two bias corrections.
+    fn optimizer(
+        &mut self,
+        label: &'static str,
+        rule: UpdateRule,
+        tensors: (&Tensor, &Tensor, Option<&Tensor>, Option<&Tensor>),
+        [lr, beta1, beta2, eps, bias1, bias2]: [f32; 6],
+    ) -> Result<(), BackendError> {
+        let (param, grad, state1, state2) = tensors;
+        let all: Vec<&Tensor> = [Some(param), Some(grad), state1, state2]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.prepare(&all)?;
+        let len = param.len() as u32;
+        let (groups_x, groups_y) = self.stream.groups(len);
+        let params = OptimizerParams {
+            len,
+            rule: rule.code(),
+            groups_x,
+            lr,
+            beta1,
+            beta2,
+            eps,
+            bias1,
+            bias2,
+            ..OptimizerParams::default()
+        };
+        let p = self.output(param, 0, true)?;
+        let g = self.operand(grad, 1)?;
+        let s1 = match state1 {
+            Some(t) => self.output(t, 2, true)?,
+            None => self.stream.dummy_write(0),
+        };
+        let s2 = match state2 {
+            Some(t) => self.output(t, 3, true)?,
+            None => self.stream.dummy_write(1),
+        };
+        self.stream.dispatch(
+            &mut self.recorder,
+            (KernelId::Optimizer, label),
+            &params,
+            &[p, g, s1, s2],
+            (groups_x, groups_y),
+        )?;
+        self.store(param, 0)?;
+        for (t, slot) in [(state1, 2), (state2, 3)] {
+            if let Some(t) = t {
+                self.store(t, slot)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One pass of `shaders/elementwise.wgsl` over `t`: round, scale, or count what is not
+    /// finite.
+    fn elementwise(
+        &mut self,
+        t: &Tensor,
+        label: &'static str,
+        mode: ElementwiseMode,
+        factor: f32,
+    ) -> Result<(), BackendError> {
+        check_device(Device::Gpu, label, &[t])?;
+        self.prepare(&[t])?;
+        let len = t.len() as u32;
+        let (groups_x, groups_y) = self.stream.groups(len);
+        let slot = if mode == ElementwiseMode::CountNonFinite {
+            NON_FINITE_SLOT
+        } else {
+            t.role().index() as u32
+        };
+        let params = ElementwiseParams {
+            len,
+            mode: mode.code(),
+            groups_x,
+            factor,
+            slot,
+            ..ElementwiseParams::default()
+        };
+        if matches!(mode, ElementwiseMode::Round(_)) {
+            self.census.counts.role_mut(t.role()).values += u64::from(len);
+        }
+        let values = self.output(t, 0, true)?;
+        let census = self.census.binding();
+        self.stream.dispatch(
+            &mut self.recorder,
+            (KernelId::Elementwise, label),
+            &params,
+            &[values, census],
+            (groups_x, groups_y),
+        )?;
+        if mode == ElementwiseMode::CountNonFinite {
+            // Counting only reads the values: nothing to round back.
+            return Ok(());
+        }
+        self.store(t, 0)
+    }
+
+    /// A loss kernel over `[outputs, targets, gradient, stats]` (the gradient written, the
+    /// stats added to), through working copies for 16-bit ones.
+    fn loss(
+        &mut self,
+        kernel: (KernelId, &'static str),
+        params: LossParams,
+        [outputs, targets, gradient, stats]: [&Tensor; 4],
+    ) -> Result<(), BackendError> {
+        self.prepare(&[outputs, targets, gradient, stats])?;
+        let bindings = [
+            self.operand(outputs, 0)?,
+            self.operand(targets, 1)?,
+            self.output(gradient, 2, false)?,
+            self.output(stats, 3, true)?,
+        ];
+        self.stream
+            .dispatch(&mut self.recorder, kernel, &params, &bindings, (1, 1))?;
+        self.store(gradient, 2)?;
+        self.store(stats, 3)
+    }
+}
+
+impl ComputeOps for GpuBackend {
+    fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
+        checks::copy(Device::Gpu, src, dst)?;
+        let len = src.len();
+        match (src.dtype().half(), dst.dtype().half()) {
+            (None, None) => {}
+            (Some(a), Some(b)) if a == b => {}
+            (Some(format), None) => {
+                let widen = (KernelId::Widen, dst.role());
+                return self.convert(widen, format, len, Binding::of(src)?, Binding::of(dst)?);
+            }
+            (None, Some(format)) => {
+                let narrow = (KernelId::Narrow, dst.role());
+                return self.convert(narrow, format, len, Binding::of(src)?, Binding::of(dst)?);
+            }
+            (Some(from), Some(to)) => {
+                self.prepare(&[src])?;
+                let copy = self.working.binding(src, 0)?;
+                let widen = (KernelId::Widen, src.role());
+                self.convert(widen, from, len, Binding::of(src)?, copy.clone())?;
+                let narrow = (KernelId::Narrow, dst.role());
+                return self.convert(narrow, to, len, copy, Binding::of(dst)?);
+            }
+        }
+        let (Storage::Gpu(from), Storage::Gpu(to)) = (src.storage(), dst.storage()) else {
+            return Ok(());
+        };
+        let size = src.word_bytes() as u64;
+        let encoder = self.stream.encoder("training-step");
+        encoder.copy_buffer_to_buffer(from, 0, to, 0, size);
+        self.stream.uses([src.id(), dst.id()]);
+        Ok(())
+    }
+
+    fn linear_forward(
+        &mut self,
+        x: &Tensor,
+        w: &Tensor,
+        b: &Tensor,
+        act: Activation,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let (batch, fan_in, fan_out) = checks::linear_forward(Device::Gpu, x, w, b, out)?;
+        self.prepare(&[x, w, b, out])?;
+        let (xb, wb, bb) = (
+            self.operand(x, 0)?,
+            self.operand(w, 1)?,
+            self.operand(b, 2)?,
+        );
+        let ob = self.output(out, 3, false)?;
+        self.matmul(
+            "linear_forward",
+            (xb, (fan_in, 1)),
+            (wb, (fan_out, 1)),
+            Some(bb),
+            (Epilogue::BiasActivation, act),
+            (batch, fan_out, fan_in),
+            ob,
+        )?;
+        self.store(out, 3)
+    }
+
+    fn linear_backward_input(
+        &mut self,
+        dz: &Tensor,
+        w: &Tensor,
+        a_prev: &Tensor,
+        act_prev: Activation,
+        dz_prev: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "linear_backward_input";
+        let (batch, fan_in, fan_out) =
+            checks::linear_backward_input(Device::Gpu, dz, w, a_prev, dz_prev)?;
+        self.prepare(&[dz, w, a_prev, dz_prev])?;
+        let (dzb, wb) = (self.operand(dz, 0)?, self.operand(w, 1)?);
+        let ab = self.operand(a_prev, 2)?;
+        let outb = self.output(dz_prev, 3, false)?;
+        // op(b) = wᵀ: element (kk, j) of wᵀ is w[j, kk] = w[j * fan_out + kk].
+        self.matmul(
+            OP,
+            (dzb, (fan_out, 1)),
+            (wb, (1, fan_out)),
+            Some(ab),
+            (Epilogue::ActivationGrad, act_prev),
+            (batch, fan_in, fan_out),
+            outb,
+        )?;
+        self.store(dz_prev, 3)
+    }
+
+    fn linear_backward_params(
+        &mut self,
+        x: &Tensor,
+        dz: &Tensor,
+        dw: &mut Tensor,
+        db: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let (batch, fan_in, fan_out) = checks::linear_backward_params(Device::Gpu, x, dz, dw, db)?;
+        self.prepare(&[x, dz, dw, db])?;
+        let (xb, dzb) = (self.operand(x, 0)?, self.operand(dz, 1)?);
+        let dz_again = dzb.clone();
+        let (dwb, dbb) = (self.output(dw, 2, false)?, self.output(db, 3, false)?);
+        // op(a) = xᵀ: element (i, kk) of xᵀ is x[kk, i] = x[kk * fan_in + i].
+        self.matmul(
+            "weight_grad",
+            (xb, (1, fan_in)),
+            (dzb, (fan_out, 1)),
+            None,
+            (Epilogue::Sum, Activation::Identity),
+            (fan_in, fan_out, batch),
+            dwb,
+        )?;
+        self.store(dw, 2)?;
+        let params = ColumnSumParams {
+            rows: batch as u32,
+            cols: fan_out as u32,
+            ..ColumnSumParams::default()
+        };
+        let groups = ((fan_out as u32).div_ceil(self.stream.sizes.column_sum), 1);
+        self.stream.dispatch(
+            &mut self.recorder,
+            (KernelId::ColumnSum, "bias_grad"),
+            &params,
+            &[dz_again, dbb],
+            groups,
+        )?;
+        self.store(db, 3)
+    }
+
+    fn softmax_cross_entropy(
+        &mut self,
+        logits: &Tensor,
+        targets: &Tensor,
+        dlogits: &mut Tensor,
+        stats: &mut Tensor,
+        grad_scale: f32,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "softmax_cross_entropy";
+        let (batch, classes) =
+            checks::softmax_cross_entropy(Device::Gpu, logits, targets, dlogits, stats)?;
+        let params = LossParams {
+            batch: batch as u32,
+            classes: classes as u32,
+            grad_scale,
+            ..LossParams::default()
+        };
+        self.loss(
+            (KernelId::SoftmaxCrossEntropy, OP),
+            params,
+            [logits, targets, dlogits, stats],
+        )
+    }
+
+    fn mse_loss(
+        &mut self,
+        pred: &Tensor,
+        targets: &Tensor,
+        dpred: &mut Tensor,
+        stats: &mut Tensor,
+        grad_scale: f32,
+    ) -> Result<(), BackendError> {
+        let (batch, outputs) = checks::mse_loss(Device::Gpu, pred, targets, dpred, stats)?;
+        let params = LossParams {
+            batch: batch as u32,
+            classes: outputs as u32,
+            grad_scale,
+            ..LossParams::default()
+        };
+        self.loss(
+            (KernelId::Mse, "mse_loss"),
+            params,
+            [pred, targets, dpred, stats],
+        )
+    }
+
+    fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
+        checks::elementwise(Device::Gpu, "sgd_step", param, &[grad])?;
+        self.optimizer(
+            "sgd_step",
+            UpdateRule::Sgd,
+            (param, grad, None, None),
+            [lr, 0.0, 0.0, 0.0, 1.0, 1.0],
+        )
+    }
+
+    fn momentum_step(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        velocity: &mut Tensor,
+        lr: f32,
+        momentum: f32,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "momentum_step";
+        checks::elementwise(Device::Gpu, OP, param, &[grad, velocity])?;
+        self.optimizer(
+            OP,
+            UpdateRule::Momentum,
+            (param, grad, Some(velocity), None),
+            [lr, momentum, 0.0, 0.0, 1.0, 1.0],
+        )
+    }
+
+    fn adam_step(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        m: &mut Tensor,
+        v: &mut Tensor,
+        hyper: AdamHyper,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "adam_step";
+        checks::elementwise(Device::Gpu, OP, param, &[grad, m, v])?;
+        let (bias1, bias2) = hyper.bias_corrections();
+        let AdamHyper {
+            lr,
+            beta1,
+            beta2,
+            eps,
+            ..
+        } = hyper;
+        // The bias corrections are computed once on the host, in the same f32 arithmetic as the
+        // CPU path, instead of in every invocation.
+        self.optimizer(
+            OP,
+            UpdateRule::Adam,
+            (param, grad, Some(m), Some(v)),
+            [lr, beta1, beta2, eps, bias1, bias2],
+        )
+    }
+
+    fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
+        let label = match format {
+            Half::Fp16 => "round_fp16",
+            Half::Bf16 => "round_bf16",
+        };
+        self.elementwise(t, label, ElementwiseMode::Round(format), 1.0)
+    }
+
+    fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError> {
+        self.elementwise(t, "scale", ElementwiseMode::Scale, factor)
+    }
+
+    fn count_non_finite(&mut self, tensors: &[&Tensor]) -> Result<u64, BackendError> {
+        for t in tensors {
+            self.elementwise(t, "count_non_finite", ElementwiseMode::CountNonFinite, 1.0)?;
+        }
+        let census = self.census.binding().buffer;
+        let offset = u64::from(NON_FINITE_SLOT) * 4;
+        let bytes = self.stream.read_back(
+            &mut self.recorder,
+            &mut self.staging,
+            &census,
+            (offset, 4),
+            true,
+        )?;
+        let count: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        Ok(count.first().copied().map_or(0, u64::from))
+    }
+
+    fn flush(&mut self) -> Result<(), BackendError> {
+        self.stream.submit(&mut self.recorder)
+    }
+}

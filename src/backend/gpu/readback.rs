@@ -1,0 +1,92 @@
+//! Bringing values back to the host. A storage buffer cannot be mapped, so results are copied
+//! into a staging buffer the host can map for reading; mapping it waits for the GPU to finish
+//! everything submitted before — the sync point of a training step.
+
+use std::collections::HashMap;
+
+use super::pool::{SharedPool, count_internal};
+use crate::backend::error::BackendError;
+
+/// Staging buffers for reads, one per size in bytes, made once and reused.
+#[derive(Default)]
+pub(super) struct Staging {
+    buffers: HashMap<u64, wgpu::Buffer>,
+}
+
+impl Staging {
+    /// The staging buffer of `size_in_bytes`, made (and counted) the first time.
+    pub fn get(
+        &mut self,
+        device: &wgpu::Device,
+        pool: &SharedPool,
+        size_in_bytes: u64,
+    ) -> wgpu::Buffer {
+        self.buffers
+            .entry(size_in_bytes)
+            .or_insert_with(|| {
+                count_internal(pool, size_in_bytes as i64);
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("readback-staging"),
+                    size: size_in_bytes,
+                    // A storage buffer cannot be mapped; results travel through this buffer,
+                    // which the CPU can map for reading.
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            })
+            .clone()
+    }
+}
+
+/// Maps `range` of `buffer` for reading, waits for the GPU, and returns the bytes.
+pub(super) fn map_read(
+    device: &wgpu::Device,
+    buffer: &wgpu::Buffer,
+    range: std::ops::Range<u64>,
+) -> Result<Vec<u8>, BackendError> {
+    let slice = buffer.slice(range);
+    map_for_reading(device, &slice)?;
+    copy_mapped(buffer, &slice)
+}
+
+/// Copies the mapped `slice` of `buffer` to the host and unmaps the buffer.
+pub(super) fn copy_mapped(
+    buffer: &wgpu::Buffer,
+    slice: &wgpu::BufferSlice<'_>,
+) -> Result<Vec<u8>, BackendError> {
+    let bytes = {
+        let view = slice
+            .get_mapped_range()
+            .map_err(|e| BackendError::Gpu(format!("reading a mapped buffer failed: {e}")))?;
+        view.to_vec()
+    };
+    buffer.unmap();
+    Ok(bytes)
+}
+
+/// Waits until the GPU has finished everything submitted to it.
+pub(super) fn wait_idle(device: &wgpu::Device) -> Result<(), BackendError> {
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map(|_| ())
+        .map_err(|e| BackendError::Gpu(format!("waiting for the GPU failed: {e}")))
+}
+
+/// Asks for `slice` to be mapped for reading and waits until it is (which waits for the GPU).
+pub(super) fn map_for_reading(
+    device: &wgpu::Device,
+    slice: &wgpu::BufferSlice<'_>,
+) -> Result<(), BackendError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        let _ = tx.send(result);
+    });
+    wait_idle(device)?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
+        Err(_) => Err(BackendError::Gpu(
+            "the GPU never finished mapping a buffer".into(),
+        )),
+    }
+}

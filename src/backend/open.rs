@@ -1,0 +1,42 @@
+//! Opening the backend of a device: the one place the app's workers, the command line and the
+//! benchmarks get a `Box<dyn Backend>` from.
+
+use super::cpu::{CpuBackend, Split};
+use super::gpu::GpuBackend;
+use super::traits::Backend;
+use crate::device::Device;
+
+/// Where the GPU comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum GpuChoice {
+    /// Open the adapter wgpu prefers.
+    #[default]
+    Auto,
+    /// Act as if no adapter existed, for this reason (tests, `--no-gpu`).
+    Unavailable(String),
+}
+
+/// How to open a backend.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// CPU kernel threads (0: one per core).
+    pub cpu_threads: usize,
+    /// When CPU kernels use several threads.
+    pub split: Split,
+    /// Where the GPU comes from.
+    pub gpu: GpuChoice,
+}
+
+/// Opens `device`'s backend on the calling thread (a GPU device belongs to the thread that made
+/// it). The error says in plain words why the device cannot train and what to do.
+pub fn open(device: Device, options: &OpenOptions) -> Result<Box<dyn Backend>, String> {
+    match (device, &options.gpu) {
+        (Device::Cpu, _) => CpuBackend::with_split(options.cpu_threads, options.split)
+            .map(|b| Box::new(b) as Box<dyn Backend>)
+            .map_err(|e| e.to_string()),
+        (Device::Gpu, GpuChoice::Auto) => GpuBackend::new()
+            .map(|b| Box::new(b) as Box<dyn Backend>)
+            .map_err(|e| e.reason),
+        (Device::Gpu, GpuChoice::Unavailable(reason)) => Err(reason.clone()),
+    }
+}

@@ -1,0 +1,121 @@
+//! What ops take besides tensors: the activation a layer applies, Adam's hyper-parameters, how
+//! values travel to a GPU, and the kernel times a step took.
+
+/// The element-wise non-linearity after a dense layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activation {
+    /// `f(z) = z`, used for the output layer (the loss applies softmax).
+    Identity,
+    /// `f(z) = max(z, 0)`.
+    Relu,
+    /// `f(z) = tanh(z)`.
+    Tanh,
+    /// `f(z) = 1 / (1 + e^-z)`.
+    Sigmoid,
+}
+
+impl Activation {
+    /// The hidden-layer activations a user can choose.
+    pub const CHOICES: [Activation; 3] = [Activation::Relu, Activation::Tanh, Activation::Sigmoid];
+
+    /// Code shared with the shaders (`act` field of their parameter blocks).
+    pub fn code(self) -> u32 {
+        match self {
+            Activation::Identity => 0,
+            Activation::Relu => 1,
+            Activation::Tanh => 2,
+            Activation::Sigmoid => 3,
+        }
+    }
+
+    /// Lower-case name used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Activation::Identity => "identity",
+            Activation::Relu => "relu",
+            Activation::Tanh => "tanh",
+            Activation::Sigmoid => "sigmoid",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Identity, Self::Relu, Self::Tanh, Self::Sigmoid]
+            .into_iter()
+            .find(|a| a.as_str() == name)
+    }
+
+    /// `f(z)`.
+    #[inline]
+    pub fn apply(self, z: f32) -> f32 {
+        match self {
+            Activation::Identity => z,
+            Activation::Relu => z.max(0.0),
+            Activation::Tanh => z.tanh(),
+            Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
+        }
+    }
+
+    /// `f'(z)` written in terms of the output `a = f(z)`, which is what the forward pass keeps.
+    #[inline]
+    pub fn derivative_from_output(self, a: f32) -> f32 {
+        match self {
+            Activation::Identity => 1.0,
+            Activation::Relu => {
+                if a > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Activation::Tanh => 1.0 - a * a,
+            Activation::Sigmoid => a * (1.0 - a),
+        }
+    }
+}
+
+/// Hyper-parameters of one Adam update, PyTorch semantics (`torch.optim.Adam`, no weight decay).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamHyper {
+    /// Learning rate.
+    pub lr: f32,
+    /// Decay of the first moment.
+    pub beta1: f32,
+    /// Decay of the second moment.
+    pub beta2: f32,
+    /// Added to the denominator.
+    pub eps: f32,
+    /// 1-based step count, for bias correction.
+    pub step: u32,
+}
+
+impl AdamHyper {
+    /// `(1 − β1^t, 1 − β2^t)`, in f32 as both devices use them.
+    pub fn bias_corrections(&self) -> (f32, f32) {
+        let t = self.step as i32;
+        (1.0 - self.beta1.powi(t), 1.0 - self.beta2.powi(t))
+    }
+}
+
+/// Kernel times of the last timed step, from GPU timestamp queries.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelTimes {
+    /// `(kernel label, duration_ns)` in submission order.
+    pub kernels: Vec<(String, u64)>,
+    /// Sum of the kernel durations.
+    pub total_ns: u64,
+}
+
+/// How [`DeviceMemory::write`](super::DeviceMemory::write) moves values to a GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UploadMode {
+    /// `queue.write_buffer`: wgpu copies the values into a staging buffer of its own, then into
+    /// the tensor when the work is submitted.
+    #[default]
+    WriteBuffer,
+    /// A ring of buffers the host keeps mapped (the analogue of CUDA's pinned memory): values are
+    /// copied straight into one, and a copy command moves them into the tensor.
+    StagingRing,
+}
