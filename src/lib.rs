@@ -14,6 +14,7 @@ pub mod i18n;
 pub mod memory;
 pub mod nn;
 pub mod precision;
+pub mod setting;
 pub mod sim;
 pub mod trace;
 pub mod train;

@@ -400,7 +400,9 @@ fn limits_say_the_number_and_the_limit() {
         batch: 500,
         ..TrainConfig::default()
     };
-    let message = Session::from_table(config, &table).expect_err("batch too large");
+    let message = Session::from_table(config, &table)
+        .expect_err("batch too large")
+        .to_string();
     assert_eq!(
         message,
         "batch size 500 is larger than the 160 training rows of small.csv: choose at most 160"

@@ -188,7 +188,9 @@ fn kernel_times_come_from_gpu_timestamps() {
 fn settings_out_of_range_are_refused_with_the_limit() {
     let mut config = spiral_config();
     config.batch = 5000;
-    let err = Session::new(config).expect_err("batch larger than the data");
+    let err = Session::new(config)
+        .expect_err("batch larger than the data")
+        .to_string();
     assert!(
         err.contains("batch size 5000") && err.contains("720"),
         "{err}"
@@ -198,6 +200,7 @@ fn settings_out_of_range_are_refused_with_the_limit() {
     assert!(
         Session::new(config)
             .expect_err("NaN")
+            .to_string()
             .contains("learning rate")
     );
 }

@@ -346,7 +346,7 @@ impl BatchScopeApp {
                     self.setup.applied.pipeline = pipeline;
                     self.send_all(|| Command::Pipeline(pipeline));
                 }
-                Err(e) => self.setup.error = Some(e),
+                Err(e) => self.setup.error = Some(e.into()),
             },
             UiCommand::ReleaseCached => self.send_all(|| Command::ReleaseCached),
             UiCommand::ComparePrecisions => {
@@ -1785,7 +1785,12 @@ mod tests {
         harness.step();
         harness.step();
         let app = harness.state();
-        let error = app.setup.error.as_deref().unwrap_or_default();
+        let error = app
+            .setup
+            .error
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         assert!(error.contains("batch size 4000"), "{error}");
         assert_eq!(
             app.setup.applied.batch, 32,

@@ -307,8 +307,8 @@ impl PipelineArgs {
             flip: self.flip,
             shift_px: self.shift,
         };
-        pipeline.validate().map_err(BadInput)?;
-        augment.validate().map_err(BadInput)?;
+        pipeline.validate().map_err(|e| BadInput(e.to_string()))?;
+        augment.validate().map_err(|e| BadInput(e.to_string()))?;
         Ok((pipeline, augment))
     }
 }
@@ -709,7 +709,7 @@ fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
         }
         Source::File(table) => Session::from_table(config, &table),
     };
-    Ok((session.map_err(BadInput)?, devices))
+    Ok((session.map_err(|e| BadInput(e.to_string()))?, devices))
 }
 
 /// Opens the backend for `device`; a missing GPU is reported, not fatal to the other device.

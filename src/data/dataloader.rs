@@ -22,6 +22,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::dataset::{Dataset, ImageShape};
+use crate::setting::SettingError;
 use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
 
 /// Most loader worker threads.
@@ -35,6 +36,8 @@ pub const MAX_QUEUED_BYTES: u64 = 1 << 30;
 
 /// Largest shift of image augmentation, in pixels.
 pub const MAX_SHIFT_PX: u8 = 4;
+/// Largest augmentation noise (standard deviation).
+pub const MAX_AUGMENT_NOISE: f32 = 1.0;
 
 /// Random changes to each training sample (PyTorch's `transforms`). They change what the model
 /// sees, so both devices must use the same ones: they are part of the training settings.
@@ -56,18 +59,18 @@ impl Augment {
     }
 
     /// Checks the ranges; the message names the setting and its limit.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(self.noise.is_finite() && (0.0..=1.0).contains(&self.noise)) {
-            return Err(format!(
-                "augmentation noise {}: choose between 0 and 1",
-                self.noise
-            ));
+    pub fn validate(&self) -> Result<(), SettingError> {
+        if !(self.noise.is_finite() && (0.0..=MAX_AUGMENT_NOISE).contains(&self.noise)) {
+            return Err(SettingError::AugmentNoise {
+                value: self.noise,
+                max: MAX_AUGMENT_NOISE,
+            });
         }
         if self.shift_px > MAX_SHIFT_PX {
-            return Err(format!(
-                "augmentation shift {} px: choose at most {MAX_SHIFT_PX}",
-                self.shift_px
-            ));
+            return Err(SettingError::AugmentShift {
+                value: self.shift_px,
+                max: MAX_SHIFT_PX,
+            });
         }
         Ok(())
     }
@@ -103,43 +106,41 @@ impl Default for LoaderConfig {
 impl LoaderConfig {
     /// Checks that the queues cannot hold more than [`MAX_QUEUED_BYTES`] of batches of
     /// `batch_bytes` each.
-    pub fn check_queues(&self, batch_bytes: u64) -> Result<(), String> {
+    pub fn check_queues(&self, batch_bytes: u64) -> Result<(), SettingError> {
         let queued = (self.workers * self.prefetch) as u64 * batch_bytes;
         if queued > MAX_QUEUED_BYTES {
-            return Err(format!(
-                "{} loader workers × prefetch depth {} × {} per batch could hold {} of batches \
-                 waiting, more than {}: lower the prefetch depth, the workers or the batch size",
-                self.workers,
-                self.prefetch,
-                crate::units::format_bytes(batch_bytes),
-                crate::units::format_bytes(queued),
-                crate::units::format_bytes(MAX_QUEUED_BYTES),
-            ));
+            return Err(SettingError::QueuedBatches {
+                workers: self.workers,
+                prefetch: self.prefetch,
+                batch_bytes,
+                queued_bytes: queued,
+                max_bytes: MAX_QUEUED_BYTES,
+            });
         }
         Ok(())
     }
 
     /// Checks the ranges; the message names the setting and its limit.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if self.workers > MAX_WORKERS {
-            return Err(format!(
-                "{} loader workers: choose at most {MAX_WORKERS}",
-                self.workers
-            ));
+            return Err(SettingError::LoaderWorkers {
+                value: self.workers,
+                max: MAX_WORKERS,
+            });
         }
         if self.prefetch == 0 || self.prefetch > MAX_PREFETCH {
-            return Err(format!(
-                "prefetch depth {}: choose between 1 and {MAX_PREFETCH}",
-                self.prefetch
-            ));
+            return Err(SettingError::PrefetchDepth {
+                value: self.prefetch,
+                max: MAX_PREFETCH,
+            });
         }
         if !(self.storage_latency_ms.is_finite()
             && (0.0..=MAX_STORAGE_LATENCY_MS).contains(&self.storage_latency_ms))
         {
-            return Err(format!(
-                "storage latency {} ms: choose between 0 and {MAX_STORAGE_LATENCY_MS}",
-                self.storage_latency_ms
-            ));
+            return Err(SettingError::StorageLatency {
+                ms: self.storage_latency_ms,
+                max_ms: MAX_STORAGE_LATENCY_MS,
+            });
         }
         Ok(())
     }
@@ -734,7 +735,12 @@ mod tests {
             workers: 99,
             ..LoaderConfig::default()
         };
-        assert!(bad.validate().expect_err("too many").contains("at most 16"));
+        assert!(
+            bad.validate()
+                .expect_err("too many")
+                .to_string()
+                .contains("at most 16")
+        );
         let bad = LoaderConfig {
             prefetch: 0,
             ..LoaderConfig::default()
@@ -742,6 +748,7 @@ mod tests {
         assert!(
             bad.validate()
                 .expect_err("none")
+                .to_string()
                 .contains("between 1 and 16")
         );
         let bad = Augment {
@@ -755,7 +762,10 @@ mod tests {
             prefetch: 16,
             ..LoaderConfig::default()
         };
-        let message = many.check_queues(8 << 20).expect_err("too much queued");
+        let message = many
+            .check_queues(8 << 20)
+            .expect_err("too much queued")
+            .to_string();
         assert!(
             message.contains("2.0 GiB") && message.contains("1.0 GiB"),
             "{message}"

@@ -6,6 +6,7 @@ use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
 
 use super::dataset::{Dataset, Split, Table, Task};
+use crate::setting::SettingError;
 
 /// The built-in 2-D generators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -104,12 +105,14 @@ impl DatasetSpec {
     }
 
     /// Checks the settings that apply to every source (test share).
-    pub fn validate_split(&self) -> Result<(), String> {
-        if !(0.05..=0.5).contains(&self.test_fraction) {
-            return Err(format!(
-                "test share {}: choose between 0.05 and 0.5",
-                self.test_fraction
-            ));
+    pub fn validate_split(&self) -> Result<(), SettingError> {
+        let (min, max) = TEST_SHARES;
+        if !(min..=max).contains(&self.test_fraction) {
+            return Err(SettingError::TestShare {
+                value: self.test_fraction,
+                min,
+                max,
+            });
         }
         Ok(())
     }
@@ -119,6 +122,12 @@ impl DatasetSpec {
 pub const MAX_SAMPLES: usize = 200_000;
 /// Most classes a generator makes.
 pub const MAX_CLASSES: usize = 10;
+/// Fewest samples a generator makes.
+pub const MIN_SAMPLES: usize = 20;
+/// Most noise a generator adds.
+pub const MAX_NOISE: f32 = 2.0;
+/// Smallest and largest share of the rows held out for testing.
+pub const TEST_SHARES: (f32, f32) = (0.05, 0.5);
 
 /// A table of `rows` Gaussian inputs with random labels (see `Dataset::random`).
 pub(super) fn random_table(features: usize, classes: usize, rows: usize, seed: u64) -> Table {
@@ -131,25 +140,33 @@ pub(super) fn random_table(features: usize, classes: usize, rows: usize, seed: u
 }
 
 /// The points a spec describes, drawn from `rng`, or which setting is out of range.
-pub(super) fn generate_table(spec: &DatasetSpec, rng: &mut ChaCha8Rng) -> Result<Table, String> {
+pub(super) fn generate_table(
+    spec: &DatasetSpec,
+    rng: &mut ChaCha8Rng,
+) -> Result<Table, SettingError> {
     let classes = if spec.kind.has_class_choice() {
         spec.classes
     } else {
         2
     };
     if !(2..=MAX_CLASSES).contains(&classes) {
-        return Err(format!(
-            "{classes} classes: choose between 2 and {MAX_CLASSES}"
-        ));
+        return Err(SettingError::Classes {
+            value: classes,
+            max: MAX_CLASSES,
+        });
     }
-    if spec.samples < 20 || spec.samples > MAX_SAMPLES {
-        return Err(format!(
-            "{} samples: choose between 20 and {MAX_SAMPLES}",
-            spec.samples
-        ));
+    if !(MIN_SAMPLES..=MAX_SAMPLES).contains(&spec.samples) {
+        return Err(SettingError::Samples {
+            value: spec.samples,
+            min: MIN_SAMPLES,
+            max: MAX_SAMPLES,
+        });
     }
-    if !(0.0..=2.0).contains(&spec.noise) {
-        return Err(format!("noise {}: choose between 0 and 2", spec.noise));
+    if !(0.0..=MAX_NOISE).contains(&spec.noise) {
+        return Err(SettingError::Noise {
+            value: spec.noise,
+            max: MAX_NOISE,
+        });
     }
     spec.validate_split()?;
     let (x, y) = generate_points(spec.kind, spec.samples, classes, spec.noise, rng);
@@ -254,7 +271,7 @@ impl Dataset {
     }
 
     /// Builds the data set a spec describes, or says which setting is out of range.
-    pub fn generate(spec: &DatasetSpec) -> Result<Self, String> {
+    pub fn generate(spec: &DatasetSpec) -> Result<Self, SettingError> {
         let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
         let table = generate_table(spec, &mut rng)?;
         Ok(table.split_with(spec.split(), &mut rng))
@@ -299,7 +316,9 @@ mod tests {
             classes: 40,
             ..DatasetSpec::default()
         };
-        let err = Dataset::generate(&spec).expect_err("too many classes");
+        let err = Dataset::generate(&spec)
+            .expect_err("too many classes")
+            .to_string();
         assert!(err.contains("40 classes"), "{err}");
     }
 }

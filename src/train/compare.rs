@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::{Pipeline, Runner, Session, TrainConfig};
+use super::config::{Pipeline, TrainConfig};
+use super::runner::Runner;
+use super::session::Session;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::{Backend, DeviceInfo};
 use crate::precision::{Precision, RoundingCensus};

@@ -7,7 +7,10 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::{BoundaryGrid, EvalReport, Pipeline, Runner, Session, StepLog, ValueHistograms};
+use super::config::Pipeline;
+use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
+use super::runner::Runner;
+use super::session::Session;
 use crate::backend::AdapterSummary;
 use crate::backend::Backend;
 use crate::device::Device;

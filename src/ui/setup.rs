@@ -17,7 +17,7 @@ use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::nn::{Loss, ModelSpec, OptimizerKind};
 use crate::precision::Precision;
-use crate::train::{SyncPolicy, TrainConfig};
+use crate::train::{SessionError, SyncPolicy, TrainConfig};
 
 /// The loss weights the setup offers.
 const LOSS_WEIGHTS: [f32; 4] = [1.0, 1e-3, 1e-6, 1e-8];
@@ -43,7 +43,7 @@ pub struct SetupPanel {
     /// The devices of the run in progress.
     pub applied_enabled: [bool; 2],
     /// Why the last Reset was refused, if it was.
-    pub error: Option<String>,
+    pub error: Option<SessionError>,
 }
 
 impl Default for SetupPanel {
@@ -286,7 +286,7 @@ impl SetupPanel {
                     .strong()
                     .color(ui.visuals().error_fg_color),
             );
-            ui.label(RichText::new(error.as_str()).color(ui.visuals().error_fg_color));
+            ui.label(RichText::new(error.text(lang)).color(ui.visuals().error_fg_color));
         }
         if self.config != self.applied || self.enabled != self.applied_enabled {
             ui.separator();

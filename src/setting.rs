@@ -1,0 +1,265 @@
+//! A setting the run cannot use, as a typed finding: which setting, the value given and the
+//! limit it broke, rendered in the user's language by [`SettingError::text`] (the command line
+//! prints the English text). The limits travel in the error, so this module, below everything
+//! that validates settings, needs none of their constants.
+
+use crate::i18n::{Key, Lang};
+use crate::units::format_bytes;
+
+/// A setting outside what the run can use.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}", self.text(Lang::En))]
+pub enum SettingError {
+    /// The learning rate is not a number above 0 and at most `max`.
+    LearningRate {
+        /// The value given.
+        value: f32,
+        /// The largest accepted.
+        max: f32,
+    },
+    /// The loss weight is outside `min..=1`.
+    LossWeight {
+        /// The value given.
+        value: f32,
+        /// The smallest accepted.
+        min: f32,
+    },
+    /// The batch size is 0 or above `max`.
+    BatchSize {
+        /// The value given.
+        value: usize,
+        /// The largest accepted.
+        max: usize,
+    },
+    /// The batch holds more rows than the training part of the data set.
+    BatchLargerThanData {
+        /// The batch size given.
+        batch: usize,
+        /// Training rows of the data set.
+        rows: usize,
+        /// The data set's name.
+        data: String,
+    },
+    /// A hidden layer is 0 or wider than `max`.
+    LayerWidth {
+        /// The width given.
+        value: usize,
+        /// The widest accepted.
+        max: usize,
+    },
+    /// The augmentation noise is outside `0..=max`.
+    AugmentNoise {
+        /// The value given.
+        value: f32,
+        /// The largest accepted.
+        max: f32,
+    },
+    /// The augmentation shift is more than `max` pixels.
+    AugmentShift {
+        /// The value given.
+        value: u8,
+        /// The largest accepted.
+        max: u8,
+    },
+    /// A memory budget below `min_bytes`.
+    MemoryBudget {
+        /// The budget given.
+        bytes: u64,
+        /// The smallest accepted.
+        min_bytes: u64,
+    },
+    /// Kernel timing every more than `max` steps.
+    KernelTiming {
+        /// The value given.
+        every: u32,
+        /// The largest accepted.
+        max: u32,
+    },
+    /// Reading the loss every 0 or more than `max` steps.
+    SyncEvery {
+        /// The value given.
+        every: u32,
+        /// The largest accepted.
+        max: u32,
+    },
+    /// More loader workers than `max`.
+    LoaderWorkers {
+        /// The value given.
+        value: usize,
+        /// The most accepted.
+        max: usize,
+    },
+    /// A prefetch depth of 0 or above `max`.
+    PrefetchDepth {
+        /// The value given.
+        value: usize,
+        /// The largest accepted.
+        max: usize,
+    },
+    /// A storage latency outside `0..=max_ms`.
+    StorageLatency {
+        /// The value given, in ms.
+        ms: f32,
+        /// The largest accepted, in ms.
+        max_ms: f32,
+    },
+    /// The loader's queues could hold more than `max_bytes` of batches.
+    QueuedBatches {
+        /// Loader workers.
+        workers: usize,
+        /// Prefetch depth per worker.
+        prefetch: usize,
+        /// Bytes of one batch.
+        batch_bytes: u64,
+        /// Bytes the queues could hold.
+        queued_bytes: u64,
+        /// The most accepted.
+        max_bytes: u64,
+    },
+    /// The test share is outside `min..=max`.
+    TestShare {
+        /// The value given.
+        value: f32,
+        /// The smallest accepted.
+        min: f32,
+        /// The largest accepted.
+        max: f32,
+    },
+    /// A generator asked for fewer than 2 or more than `max` classes.
+    Classes {
+        /// The value given.
+        value: usize,
+        /// The most accepted.
+        max: usize,
+    },
+    /// A generator asked for a number of samples outside `min..=max`.
+    Samples {
+        /// The value given.
+        value: usize,
+        /// The fewest accepted.
+        min: usize,
+        /// The most accepted.
+        max: usize,
+    },
+    /// A generator's noise outside `0..=max`.
+    Noise {
+        /// The value given.
+        value: f32,
+        /// The largest accepted.
+        max: f32,
+    },
+}
+
+impl SettingError {
+    /// The setting, the value and what to choose instead, in `lang`.
+    pub fn text(&self, lang: Lang) -> String {
+        use SettingError as E;
+        match self {
+            E::LearningRate { value, max } => {
+                lang.fmt(Key::BadLearningRate, &[("value", value), ("max", max)])
+            }
+            E::LossWeight { value, min } => lang.fmt(
+                Key::BadLossWeight,
+                &[("value", value), ("min", &format!("{min:e}"))],
+            ),
+            E::BatchSize { value, max } => {
+                lang.fmt(Key::BadBatchSize, &[("value", value), ("max", max)])
+            }
+            E::BatchLargerThanData { batch, rows, data } => lang.fmt(
+                Key::BadBatchForData,
+                &[("batch", batch), ("rows", rows), ("data", data)],
+            ),
+            E::LayerWidth { value, max } => {
+                lang.fmt(Key::BadLayerWidth, &[("value", value), ("max", max)])
+            }
+            E::AugmentNoise { value, max } => {
+                lang.fmt(Key::BadAugmentNoise, &[("value", value), ("max", max)])
+            }
+            E::AugmentShift { value, max } => {
+                lang.fmt(Key::BadAugmentShift, &[("value", value), ("max", max)])
+            }
+            E::MemoryBudget { bytes, min_bytes } => lang.fmt(
+                Key::BadMemoryBudget,
+                &[
+                    ("bytes", bytes),
+                    ("min", min_bytes),
+                    ("shown", &format_bytes(*min_bytes)),
+                ],
+            ),
+            E::KernelTiming { every, max } => {
+                lang.fmt(Key::BadKernelTiming, &[("value", every), ("max", max)])
+            }
+            E::SyncEvery { every, max } => {
+                lang.fmt(Key::BadSyncEvery, &[("value", every), ("max", max)])
+            }
+            E::LoaderWorkers { value, max } => {
+                lang.fmt(Key::BadLoaderWorkers, &[("value", value), ("max", max)])
+            }
+            E::PrefetchDepth { value, max } => {
+                lang.fmt(Key::BadPrefetch, &[("value", value), ("max", max)])
+            }
+            E::StorageLatency { ms, max_ms } => {
+                lang.fmt(Key::BadStorageLatency, &[("value", ms), ("max", max_ms)])
+            }
+            E::QueuedBatches {
+                workers,
+                prefetch,
+                batch_bytes,
+                queued_bytes,
+                max_bytes,
+            } => lang.fmt(
+                Key::BadQueuedBatches,
+                &[
+                    ("workers", workers),
+                    ("prefetch", prefetch),
+                    ("batch", &format_bytes(*batch_bytes)),
+                    ("queued", &format_bytes(*queued_bytes)),
+                    ("max", &format_bytes(*max_bytes)),
+                ],
+            ),
+            E::TestShare { value, min, max } => lang.fmt(
+                Key::BadTestShare,
+                &[("value", value), ("min", min), ("max", max)],
+            ),
+            E::Classes { value, max } => {
+                lang.fmt(Key::BadClasses, &[("value", value), ("max", max)])
+            }
+            E::Samples { value, min, max } => lang.fmt(
+                Key::BadSamples,
+                &[("value", value), ("min", min), ("max", max)],
+            ),
+            E::Noise { value, max } => lang.fmt(Key::BadNoise, &[("value", value), ("max", max)]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setting_error_names_the_setting_its_value_and_its_limit_in_both_languages() {
+        let e = SettingError::BatchLargerThanData {
+            batch: 500,
+            rows: 160,
+            data: "small.csv".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "batch size 500 is larger than the 160 training rows of small.csv: choose at most 160"
+        );
+        let zh = e.text(Lang::Zh);
+        assert!(
+            zh.contains("500") && zh.contains("160") && zh.contains("small.csv"),
+            "{zh}"
+        );
+        let e = SettingError::LossWeight {
+            value: 2.0,
+            min: 1e-12,
+        };
+        assert_eq!(
+            e.to_string(),
+            "loss weight 2: choose a value from 1e-12 to 1"
+        );
+    }
+}

@@ -1,0 +1,283 @@
+//! The settings of a run: what it trains (data, model, optimizer, precision), how fast and with
+//! what recorded (the pipeline, changeable while it runs), and the checks they must pass.
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::{Activation, UploadMode};
+use crate::data::dataloader::{Augment, LoaderConfig};
+use crate::data::source::DataSource;
+use crate::data::{Dataset, DatasetSpec};
+use crate::device::Device;
+use crate::nn::{Loss, ModelSpec, OptimizerKind};
+use crate::precision::Precision;
+use crate::setting::SettingError;
+
+/// When the training thread reads the loss back to the host: on the GPU a sync point, where
+/// the host waits for every kernel submitted so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncPolicy {
+    /// When the display needs a new point (about ten times a second).
+    #[default]
+    WhenShown,
+    /// After every step, as `loss.item()` in every iteration of a PyTorch loop does.
+    EveryStep,
+    /// After every N steps.
+    EverySteps(u32),
+}
+
+impl SyncPolicy {
+    /// Whether step number `step` (1-based) ends in a sync; `display_due` says whether the
+    /// display wants a new point.
+    pub fn syncs(self, step: u64, display_due: bool) -> bool {
+        match self {
+            SyncPolicy::WhenShown => display_due,
+            SyncPolicy::EveryStep => true,
+            SyncPolicy::EverySteps(n) => step.is_multiple_of(u64::from(n.max(1))),
+        }
+    }
+
+    /// Parses `auto`, `1` or a step count.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" | "shown" => Some(SyncPolicy::WhenShown),
+            _ => match text.parse::<u32>().ok()? {
+                0 => None,
+                1 => Some(SyncPolicy::EveryStep),
+                n => Some(SyncPolicy::EverySteps(n)),
+            },
+        }
+    }
+}
+
+/// Settings that change how fast training runs and what is recorded, never what it computes:
+/// they apply while a model trains, without starting over.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Pipeline {
+    /// The data loader's threads, queue and storage.
+    pub loader: LoaderConfig,
+    /// When the loss is read back.
+    pub sync: SyncPolicy,
+    /// How batches travel to the GPU.
+    pub upload: UploadMode,
+    /// Record spans for the timeline and the step breakdown.
+    pub record: bool,
+    /// Keep every step's layer outputs, as keeping each step's loss with its graph does in
+    /// PyTorch: memory grows step after step until it runs out. Turning it off frees them.
+    pub keep_graphs: bool,
+    /// Memory budget of the GPU in bytes (`None`: only the adapter's own limits).
+    pub vram_budget: Option<u64>,
+    /// Memory budget of the CPU's tensors in bytes (`None`: only the system's).
+    pub host_budget: Option<u64>,
+    /// While recording, time the GPU's kernels in one stretch between two syncs of this many
+    /// (1: always; 0: always on a hardware GPU, one in [`SOFTWARE_KERNEL_SAMPLING`] on a
+    /// software adapter).
+    pub kernel_timing_every: u32,
+}
+
+/// The budget that applies while `keep_graphs` is on and none is set: the leak then stops with
+/// an out-of-memory error before it takes the machine's memory.
+pub const LEAK_SAFETY_BUDGET: u64 = 1 << 30;
+
+/// Smallest memory budget accepted: below it even a tiny model cannot start.
+pub const MIN_BUDGET: u64 = 64 << 10;
+
+/// Sync windows per kernel-timed window on a software adapter when the choice is automatic.
+/// On lavapipe each timestamp costs about 12 µs (measured: timing the 20 passes of an Iris step
+/// added 0.5 ms to a 1.5 ms step), a third of a small model's step if every pass of every step
+/// were timed; one window in 16 keeps recording within a few percent (measured −0.3% to +1.5%).
+pub const SOFTWARE_KERNEL_SAMPLING: u32 = 16;
+
+/// Most steps between two kernel-timed ones.
+pub const MAX_KERNEL_TIMING_EVERY: u32 = 1000;
+/// Most steps between two reads of the loss.
+pub const MAX_SYNC_EVERY: u32 = 10_000;
+/// Largest learning rate accepted.
+pub const MAX_LR: f32 = 10.0;
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Self {
+            loader: LoaderConfig::default(),
+            sync: SyncPolicy::default(),
+            upload: UploadMode::default(),
+            record: true,
+            keep_graphs: false,
+            vram_budget: None,
+            host_budget: None,
+            kernel_timing_every: 0,
+        }
+    }
+}
+
+impl Pipeline {
+    /// The memory budget of `device`: the one set, or [`LEAK_SAFETY_BUDGET`] while the leak
+    /// setting is on.
+    pub fn budget(&self, device: Device) -> Option<u64> {
+        let set = match device {
+            Device::Gpu => self.vram_budget,
+            Device::Cpu => self.host_budget,
+        };
+        set.or(self.keep_graphs.then_some(LEAK_SAFETY_BUDGET))
+    }
+
+    /// Checks the ranges; the error names the setting and its limit.
+    pub fn validate(&self) -> Result<(), SettingError> {
+        self.loader.validate()?;
+        if let Some(bytes) = [self.vram_budget, self.host_budget]
+            .into_iter()
+            .flatten()
+            .find(|&b| b < MIN_BUDGET)
+        {
+            return Err(SettingError::MemoryBudget {
+                bytes,
+                min_bytes: MIN_BUDGET,
+            });
+        }
+        if self.kernel_timing_every > MAX_KERNEL_TIMING_EVERY {
+            return Err(SettingError::KernelTiming {
+                every: self.kernel_timing_every,
+                max: MAX_KERNEL_TIMING_EVERY,
+            });
+        }
+        if let SyncPolicy::EverySteps(n) = self.sync
+            && !(1..=MAX_SYNC_EVERY).contains(&n)
+        {
+            return Err(SettingError::SyncEvery {
+                every: n,
+                max: MAX_SYNC_EVERY,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Everything a training run is made of; the same config on both devices gives the same run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainConfig {
+    /// The generator's settings (used when `source` is `Generated`); its test share, seed and
+    /// standardisation apply to every source.
+    pub data: DatasetSpec,
+    /// Where the data comes from: a generator, a shipped real set, or the user's own file.
+    #[serde(default)]
+    pub source: DataSource,
+    /// Hidden-layer widths; the input and output widths come from the data set.
+    pub hidden: Vec<usize>,
+    /// Hidden activation.
+    pub activation: Activation,
+    /// Update rule.
+    pub optimizer: OptimizerKind,
+    /// Learning rate.
+    pub lr: f32,
+    /// Rows per batch.
+    pub batch: usize,
+    /// Seed of the initial weights and of the batch order.
+    pub seed: u64,
+    /// Random changes to the training samples.
+    #[serde(default)]
+    pub augment: Augment,
+    /// The number format of training (16-bit formats stored in 2 bytes, computed in f32).
+    #[serde(default)]
+    pub precision: Precision,
+    /// The loss is multiplied by this before backward, and so is every gradient: 1 normally;
+    /// 1e-6 makes the designed case of tiny gradients that FP16 loses to zero. Adam's steps do
+    /// not depend on the gradients' size, so in FP32 it trains as before. The loss shown is the
+    /// loss before the weight.
+    #[serde(default = "one")]
+    pub loss_weight: f32,
+    /// How the data loader, the transfers and the syncs run (changeable while training).
+    #[serde(default)]
+    pub pipeline: Pipeline,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        Self {
+            data: DatasetSpec::default(),
+            source: DataSource::Generated,
+            hidden: vec![16, 16],
+            activation: Activation::Relu,
+            optimizer: OptimizerKind::Adam,
+            lr: 0.01,
+            batch: 32,
+            seed: 1,
+            augment: Augment::default(),
+            precision: Precision::Fp32,
+            loss_weight: 1.0,
+            pipeline: Pipeline::default(),
+        }
+    }
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+/// The smallest loss weight: below it even FP32 loses the gradients (f32's smallest normal is
+/// 1.2e-38).
+pub const MIN_LOSS_WEIGHT: f32 = 1e-12;
+
+/// Largest batch and widths the app accepts, so one typo cannot ask for gigabytes.
+pub const MAX_BATCH: usize = 65_536;
+/// Widest layer the app accepts.
+pub const MAX_WIDTH: usize = 8192;
+
+impl TrainConfig {
+    /// The model these settings describe for `data`.
+    pub fn model_spec(&self, data: &Dataset) -> ModelSpec {
+        let mut layers = vec![data.features];
+        layers.extend(&self.hidden);
+        layers.push(data.outputs());
+        ModelSpec {
+            layers,
+            activation: self.activation,
+            loss: Loss::for_task(data.task),
+        }
+    }
+
+    /// Checks the settings against the data set; the error names the setting and its limit.
+    pub fn validate(&self, data: &Dataset) -> Result<(), SettingError> {
+        if !(self.lr.is_finite() && self.lr > 0.0 && self.lr <= MAX_LR) {
+            return Err(SettingError::LearningRate {
+                value: self.lr,
+                max: MAX_LR,
+            });
+        }
+        if !(self.loss_weight.is_finite() && (MIN_LOSS_WEIGHT..=1.0).contains(&self.loss_weight)) {
+            return Err(SettingError::LossWeight {
+                value: self.loss_weight,
+                min: MIN_LOSS_WEIGHT,
+            });
+        }
+        if self.batch == 0 || self.batch > MAX_BATCH {
+            return Err(SettingError::BatchSize {
+                value: self.batch,
+                max: MAX_BATCH,
+            });
+        }
+        if self.batch > data.train_rows() {
+            return Err(SettingError::BatchLargerThanData {
+                batch: self.batch,
+                rows: data.train_rows(),
+                data: data.name.clone(),
+            });
+        }
+        if let Some(&w) = self.hidden.iter().find(|&&w| w == 0 || w > MAX_WIDTH) {
+            return Err(SettingError::LayerWidth {
+                value: w,
+                max: MAX_WIDTH,
+            });
+        }
+        self.augment.validate()?;
+        self.pipeline.validate()?;
+        self.pipeline
+            .loader
+            .check_queues(batch_bytes(data.features, self.batch))
+    }
+}
+
+/// Bytes of one batch as the loader queues it: the features and the target of each row, as f32.
+pub fn batch_bytes(features: usize, batch: usize) -> u64 {
+    ((features + 1) * batch * 4) as u64
+}

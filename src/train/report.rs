@@ -1,0 +1,156 @@
+//! What a run reports: each logging interval's measurements, whole-set evaluations, the decision
+//! boundary, and the model's values binned for the precision view. Every time is from this run's
+//! clocks.
+
+use serde::Serialize;
+
+use crate::device::Device;
+use crate::precision::{DType, Half, Log2Histogram, RangeReport, RoundingCensus};
+
+/// What one logging interval measured. Every time is from this run's clocks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepLog {
+    /// Which device.
+    pub device: Device,
+    /// Optimizer steps so far.
+    pub step: u64,
+    /// Full passes over the training set so far.
+    pub epoch: u64,
+    /// Mean training loss over the batches since the previous log.
+    pub loss: f32,
+    /// Share of those batches' rows classified correctly (classification).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f32>,
+    /// Mean absolute error of those batches, in the target's own units (regression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mae: Option<f32>,
+    /// Training rows per second since the previous log (wall clock, ending in a sync).
+    pub samples_per_s: f64,
+    /// Mean wall-clock time of one step since the previous log, in milliseconds.
+    pub step_time_ms: f64,
+    /// The loss scale (mixed precision).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<f32>,
+    /// Updates skipped so far because a gradient overflowed (mixed precision).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_steps: Option<u64>,
+    /// GPU time of the kernels of the last step, from timestamp queries, in milliseconds.
+    /// `None` on the CPU and on adapters without timestamps.
+    pub kernel_time_ms: Option<f64>,
+    /// What storing values in 16 bits lost since the previous log, by role, counted where the
+    /// rounding happened (16-bit precisions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounding: Option<RoundingCensus>,
+}
+
+/// The values of one kind at one step: how they are stored, binned by power of two, and what
+/// storing them in each 16-bit format would lose.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ValueSample {
+    /// How they are stored.
+    pub dtype: DType,
+    /// |value| by power of two.
+    pub histogram: Log2Histogram,
+    /// What FP16 would do to them as they are now.
+    pub in_fp16: RangeReport,
+    /// What BF16 would do to them as they are now.
+    pub in_bf16: RangeReport,
+}
+
+impl ValueSample {
+    pub(super) fn of(values: &[f32], dtype: DType) -> Self {
+        Self {
+            dtype,
+            histogram: Log2Histogram::of(values),
+            in_fp16: RangeReport::of(values, Half::Fp16),
+            in_bf16: RangeReport::of(values, Half::Bf16),
+        }
+    }
+}
+
+/// The values of a model at one step: what the precision panel draws against the 16-bit
+/// formats' ranges.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ValueHistograms {
+    /// At which step.
+    pub step: u64,
+    /// Weights and biases as stored (mixed precision: the FP32 masters).
+    pub weights: ValueSample,
+    /// Every layer's outputs of the last forward pass, as stored.
+    pub activations: ValueSample,
+    /// The parameters' gradients of the last backward pass, as stored (mixed precision: FP32,
+    /// unscaled).
+    pub gradients: ValueSample,
+}
+
+/// How well the model does on one part of the data.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Score {
+    /// Mean loss (cross-entropy; or squared error of the standardised target).
+    pub loss: f32,
+    /// Share of rows classified correctly (classification).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f32>,
+    /// Coefficient of determination `1 − Σ(y − ŷ)² / Σ(y − ȳ)²` (regression): 1 is perfect,
+    /// 0 is no better than always predicting the mean.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r2: Option<f32>,
+    /// Mean absolute error in the target's own units (regression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mae: Option<f32>,
+}
+
+/// Test rows by true class (row) and predicted class (column).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Confusion {
+    /// Classes per side.
+    pub classes: usize,
+    /// `classes × classes` counts, row-major.
+    pub counts: Vec<u32>,
+}
+
+impl Confusion {
+    /// Rows of class `truth` predicted as `predicted`.
+    pub fn count(&self, truth: usize, predicted: usize) -> u32 {
+        self.counts[truth * self.classes + predicted]
+    }
+}
+
+/// Most test rows whose prediction an evaluation sends back for the regression plot.
+pub const MAX_PREDICTION_POINTS: usize = 1000;
+
+/// Loss and accuracy (or R² and error) of the whole training and test sets with the current
+/// parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EvalReport {
+    /// Which device.
+    pub device: Device,
+    /// Step at which it was measured.
+    pub step: u64,
+    /// On the training set.
+    pub train: Score,
+    /// On the test set.
+    pub test: Score,
+    /// The test set's confusion matrix (classification).
+    #[serde(skip)]
+    pub confusion: Option<Confusion>,
+    /// `(true, predicted)` target values of up to [`MAX_PREDICTION_POINTS`] test rows, in the
+    /// target's own units (regression).
+    #[serde(skip)]
+    pub predictions: Vec<[f32; 2]>,
+}
+
+/// The class the model predicts over a grid covering the 2-D data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundaryGrid {
+    /// Cells per side.
+    pub resolution: usize,
+    /// `[x_min, x_max]` in standardised units.
+    pub x_range: [f32; 2],
+    /// `[y_min, y_max]` in standardised units.
+    pub y_range: [f32; 2],
+    /// Predicted class per cell, row-major from `y_min` upwards.
+    pub class: Vec<u8>,
+    /// Softmax probability of that class per cell.
+    pub confidence: Vec<f32>,
+}

@@ -1,0 +1,542 @@
+//! A [`Runner`] drives one model through the data on one backend: it takes batches from the
+//! `DataLoader`, trains, reads the loss back when the sync policy says, records the step's spans
+//! and reports what each interval measured.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use super::config::{Pipeline, SOFTWARE_KERNEL_SAMPLING, batch_bytes};
+use super::metrics::{confusion, extent_of, score, softmax_max};
+use super::report::{
+    BoundaryGrid, EvalReport, MAX_PREDICTION_POINTS, StepLog, ValueHistograms, ValueSample,
+};
+use super::session::Session;
+use crate::backend::{Backend, BackendError, KernelTimes, Tensor};
+use crate::data::dataloader::BatchLoader;
+use crate::data::{Dataset, Task};
+use crate::device::Device;
+use crate::memory::Role;
+use crate::nn::{Mlp, Stats};
+use crate::precision::{Precision, RoundingCensus};
+use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
+
+/// Drives one model through the data on one backend.
+pub struct Runner {
+    device: Device,
+    model: Mlp,
+    data: Arc<Dataset>,
+    lr: f32,
+    loader: BatchLoader,
+    pipeline: Pipeline,
+    /// Raised while spans are recorded (the loader's workers read it).
+    recording: Arc<AtomicBool>,
+    /// The origin of every span of this run.
+    epoch_clock: Instant,
+    window_start: Instant,
+    window_steps: u64,
+    /// Loss statistics read at the syncs since the last log, summed.
+    stats: StatsSum,
+    /// Steps recorded since the trace was last taken.
+    marks: Vec<StepTrace>,
+    /// Spans of steps not yet complete (batches the loader made ahead).
+    carried: Vec<Span>,
+    /// What storing values in 16 bits lost since the run began.
+    rounding_total: RoundingCensus,
+    /// Kernel timing of one sync window in this many, while recording (from the setting).
+    kernel_sampling: u64,
+    /// Syncs so far: they divide the run into windows, each starting with an empty queue.
+    syncs: u64,
+    /// Whether the kernels of the current window are timed.
+    window_timed: bool,
+    /// Layer outputs kept from every step while `keep_graphs` is on.
+    kept: Vec<Tensor>,
+    extent: ([f32; 2], [f32; 2]),
+}
+
+/// Loss statistics summed over several reads.
+#[derive(Clone, Copy, Debug, Default)]
+struct StatsSum {
+    loss: f64,
+    second: f64,
+    rows: usize,
+    classification: bool,
+}
+
+impl StatsSum {
+    fn add(&mut self, s: Stats) {
+        let rows = s.rows as f64;
+        self.loss += f64::from(s.loss) * rows;
+        self.classification = s.accuracy.is_some();
+        self.second += f64::from(s.accuracy.or(s.mean_abs_error).unwrap_or(0.0)) * rows;
+        self.rows += s.rows;
+    }
+
+    fn take(&mut self) -> Stats {
+        let sum = std::mem::take(self);
+        let rows = sum.rows.max(1) as f64;
+        let second = (sum.second / rows) as f32;
+        Stats {
+            loss: (sum.loss / rows) as f32,
+            accuracy: sum.classification.then_some(second),
+            mean_abs_error: (!sum.classification).then_some(second),
+            rows: sum.rows,
+        }
+    }
+}
+
+impl Runner {
+    /// Allocates the model on `backend` and starts the data loader.
+    pub fn new(backend: &mut dyn Backend, session: &Session) -> Result<Self, BackendError> {
+        let config = &session.config;
+        let data = Arc::clone(&session.data);
+        let spec = config.model_spec(&data);
+        // A new model starts clean: no bind groups or f32 working copies of an earlier one.
+        backend.clear_caches()?;
+        // The budget applies to the model's own allocations too.
+        backend.set_memory_budget(config.pipeline.budget(backend.device()));
+        let mut model = Mlp::with_precision(
+            backend,
+            &spec,
+            (config.optimizer, config.batch, config.seed),
+            config.precision,
+        )?;
+        model.set_loss_weight(config.loss_weight);
+        let extent = extent_of(&data);
+        let epoch_clock = session.epoch;
+        let recording = Arc::new(AtomicBool::new(false));
+        let loader = BatchLoader::new(
+            Arc::clone(&data),
+            config.batch,
+            config.seed,
+            config.augment,
+            config.pipeline.loader,
+            epoch_clock,
+            Arc::clone(&recording),
+        )
+        .map_err(|e| BackendError::Setup(format!("cannot start the data loader: {e}")))?;
+        let mut runner = Self {
+            device: backend.device(),
+            model,
+            data,
+            lr: config.lr,
+            loader,
+            pipeline: config.pipeline,
+            recording,
+            epoch_clock,
+            window_start: Instant::now(),
+            window_steps: 0,
+            stats: StatsSum::default(),
+            marks: Vec::new(),
+            carried: Vec::new(),
+            rounding_total: RoundingCensus::default(),
+            kernel_sampling: 1,
+            syncs: 0,
+            window_timed: true,
+            kept: Vec::new(),
+            extent,
+        };
+        // Whatever the backend recorded before (another model's run) is not this run's.
+        backend.stop_recording()?;
+        runner.apply_pipeline(backend)?;
+        Ok(runner)
+    }
+
+    /// Optimizer steps taken.
+    pub fn steps(&self) -> u64 {
+        u64::from(self.model.steps())
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Mlp {
+        &self.model
+    }
+
+    /// The pipeline settings in use.
+    pub fn pipeline(&self) -> Pipeline {
+        self.pipeline
+    }
+
+    /// Rows per batch.
+    pub fn batch(&self) -> usize {
+        self.model.batch()
+    }
+
+    /// The origin of this run's span times.
+    pub fn epoch_clock(&self) -> Instant {
+        self.epoch_clock
+    }
+
+    /// Runs the following steps with new pipeline settings; the model and the batches stay.
+    pub fn set_pipeline(
+        &mut self,
+        backend: &mut dyn Backend,
+        pipeline: Pipeline,
+    ) -> Result<(), BackendError> {
+        pipeline
+            .validate()
+            .map_err(|e| BackendError::Setup(e.to_string()))?;
+        pipeline
+            .loader
+            .check_queues(batch_bytes(self.data.features, self.model.batch()))
+            .map_err(|e| BackendError::Setup(e.to_string()))?;
+        self.loader
+            .reconfigure(pipeline.loader)
+            .map_err(|e| BackendError::Setup(format!("cannot start the data loader: {e}")))?;
+        self.pipeline = pipeline;
+        self.apply_pipeline(backend)
+    }
+
+    fn apply_pipeline(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
+        backend.set_upload_mode(self.pipeline.upload)?;
+        backend.set_memory_budget(self.pipeline.budget(self.device));
+        if !self.pipeline.keep_graphs {
+            // Dropping them gives their memory back (to the GPU's cache).
+            self.kept.clear();
+        }
+        let software = backend.adapter_summary().is_some_and(|a| a.software);
+        self.kernel_sampling = match self.pipeline.kernel_timing_every {
+            0 if software => u64::from(SOFTWARE_KERNEL_SAMPLING),
+            0 => 1,
+            n => u64::from(n),
+        };
+        let recording = backend.recorder().enabled();
+        if self.pipeline.record && !recording {
+            backend.start_recording(self.epoch_clock)?;
+        } else if !self.pipeline.record && recording {
+            backend.stop_recording()?;
+            self.marks.clear();
+            self.carried.clear();
+        }
+        self.recording
+            .store(self.pipeline.record, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether the next step will end in a sync, when the display does or does not want a point.
+    pub fn next_step_syncs(&self, display_due: bool) -> bool {
+        self.pipeline.sync.syncs(self.steps() + 1, display_due)
+    }
+
+    /// Trains on the next batch: takes it from the loader, uploads it, runs (CPU) or records and
+    /// submits (GPU) forward, backward and update, and reads the loss back if the sync policy
+    /// says so — with [`SyncPolicy::WhenShown`], if `display_due`. Returns whether it synced.
+    pub fn step(
+        &mut self,
+        backend: &mut dyn Backend,
+        display_due: bool,
+    ) -> Result<bool, BackendError> {
+        let step = self.steps() + 1;
+        let synced = self.next_step_syncs(display_due);
+        let gpu = self.device == Device::Gpu;
+        // On the CPU the phases are the kernels; on the GPU they only record commands.
+        let (lane, category) = if gpu {
+            (Lane::Main, Category::CpuExec)
+        } else {
+            (Lane::Kernels, Category::Kernel)
+        };
+        // The CPU's kernels are timed by the host clock, always. The GPU's are timed in sampled
+        // windows while spans are recorded, and otherwise in the steps whose loss is shown.
+        let kernels_timed = if !gpu {
+            true
+        } else if backend.recorder().enabled() {
+            self.window_timed
+        } else {
+            display_due && synced
+        };
+        backend.time_kernels(kernels_timed);
+        let recorder = backend.recorder();
+        recorder.set_step(step);
+        let start_ns = recorder.now_ns();
+        let batch = self.loader.next_batch(recorder);
+        let batch_bytes =
+            (std::mem::size_of_val(&batch.x[..]) + std::mem::size_of_val(&batch.y[..])) as u64;
+        self.model.load_batch(backend, &batch.x, &batch.y)?;
+        let phases: [(&'static str, &'static str); 3] = [
+            ("record forward", "forward"),
+            ("record backward", "backward"),
+            ("record optimizer update", "optimizer update"),
+        ];
+        for (phase, (gpu_name, cpu_name)) in phases.into_iter().enumerate() {
+            let t = backend.recorder().now_ns();
+            match phase {
+                0 => {
+                    self.model.forward(backend)?;
+                    if self.pipeline.keep_graphs {
+                        self.keep_activations(backend, step)?;
+                    }
+                }
+                1 => self.model.backward(backend)?,
+                _ => self.model.update(backend, self.lr)?,
+            }
+            let name = if gpu { gpu_name } else { cpu_name };
+            backend.recorder().span(lane, category, name, t, 0);
+        }
+        backend.flush()?;
+        if synced {
+            let stats = self.model.take_stats(backend)?;
+            self.add_stats(stats)?;
+            self.end_window();
+        }
+        let recorder = backend.recorder();
+        if recorder.enabled() {
+            self.marks.push(StepTrace {
+                step,
+                start_ns,
+                end_ns: recorder.now_ns(),
+                breakdown: Breakdown::default(),
+                synced,
+                kernels_timed,
+                batch_bytes,
+            });
+        }
+        // Work between steps (logging, evaluation) belongs to no step, and is not timed.
+        recorder.set_step(0);
+        backend.time_kernels(false);
+        self.window_steps += 1;
+        Ok(synced)
+    }
+
+    /// Copies this step's layer outputs into tensors of their own that stay alive: what keeping
+    /// a loss with its graph does. Each copy is a real allocation, under the budget.
+    fn keep_activations(
+        &mut self,
+        backend: &mut dyn Backend,
+        step: u64,
+    ) -> Result<(), BackendError> {
+        for (l, a) in self.model.activations().iter().enumerate().skip(1) {
+            let label = format!("step {step} layer{}.output (kept)", l - 1);
+            let shape = (a.rows(), a.cols());
+            let mut copy = backend.alloc_as(Role::Activations, &label, shape, a.dtype())?;
+            backend.copy(a, &mut copy)?;
+            self.kept.push(copy);
+        }
+        Ok(())
+    }
+
+    /// Tensors kept by `keep_graphs` so far.
+    pub fn kept_tensors(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// [`Runner::step`], returning with whether it synced the kernel times of the latest step
+    /// whose kernels the GPU timed (this one, when it synced and was timed).
+    pub fn timed_step(
+        &mut self,
+        backend: &mut dyn Backend,
+        display_due: bool,
+    ) -> Result<(bool, Option<KernelTimes>), BackendError> {
+        let synced = self.step(backend, display_due)?;
+        Ok((synced, backend.kernel_times().cloned()))
+    }
+
+    /// Waits for the device and reads the loss statistics, outside any step (before a log
+    /// that the sync policy would not have synced for).
+    pub fn sync(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
+        let stats = self.model.take_stats(backend)?;
+        self.add_stats(stats)?;
+        self.end_window();
+        Ok(())
+    }
+
+    /// Counts statistics read back; a loss that is no longer finite stops the run.
+    fn add_stats(&mut self, stats: Stats) -> Result<(), BackendError> {
+        if stats.rows > 0 && !stats.loss.is_finite() {
+            return Err(BackendError::Diverged {
+                step: self.steps(),
+                loss: stats.loss,
+                lr: self.lr,
+                lower: self.lr / 10.0,
+            });
+        }
+        self.stats.add(stats);
+        Ok(())
+    }
+
+    /// A sync has emptied the device's queue: a new window begins. Kernel timing is sampled by
+    /// whole windows, never by single steps: a step's interval also holds kernels that earlier
+    /// steps submitted, and only a window that starts on an empty queue has every kernel that
+    /// runs in each of its steps timed.
+    fn end_window(&mut self) {
+        self.syncs += 1;
+        self.window_timed = self.syncs.is_multiple_of(self.kernel_sampling.max(1));
+    }
+
+    /// The steps recorded since the last call, with their breakdowns, and their spans. Call it
+    /// after a sync, when every kernel of those steps has finished and been timed.
+    pub fn take_trace(&mut self, backend: &mut dyn Backend) -> TraceChunk {
+        let mut spans = std::mem::take(&mut self.carried);
+        spans.extend(backend.recorder().drain());
+        let Some(last) = self.marks.last().map(|m| m.step) else {
+            self.carried = spans.into_iter().filter(|s| s.step != 0).collect();
+            return TraceChunk::default();
+        };
+        // Spans of no step (evaluation) are dropped; those of later steps wait for them.
+        let (mut spans, later): (Vec<Span>, Vec<Span>) = spans
+            .into_iter()
+            .filter(|s| s.step != 0)
+            .partition(|s| s.step <= last);
+        self.carried = later;
+        spans.sort_unstable_by_key(|s| s.start_ns);
+        let longest = spans
+            .iter()
+            .filter(|s| s.in_breakdown())
+            .map(|s| s.duration_ns)
+            .max()
+            .unwrap_or(0);
+        let mut steps = std::mem::take(&mut self.marks);
+        for mark in &mut steps {
+            // Only spans that start at most `longest` before the step can reach into it.
+            let from = spans.partition_point(|s| s.start_ns + longest < mark.start_ns);
+            let to = spans.partition_point(|s| s.start_ns < mark.end_ns);
+            mark.breakdown = Breakdown::of(mark.start_ns, mark.end_ns, &spans[from..to]);
+        }
+        TraceChunk { steps, spans }
+    }
+
+    /// The loss statistics read since the last log (reading them now if no step has since)
+    /// and the speed over the interval since the last log.
+    pub fn log(&mut self, backend: &mut dyn Backend) -> Result<StepLog, BackendError> {
+        if self.stats.rows == 0 {
+            let stats = self.model.take_stats(backend)?;
+            self.add_stats(stats)?;
+        }
+        let stats = self.stats.take();
+        let rounding = if self.model.precision() == Precision::Fp32 {
+            None
+        } else {
+            let census = backend.take_rounding_census()?;
+            self.rounding_total.add(&census);
+            Some(census)
+        };
+        let elapsed_s = self.window_start.elapsed().as_secs_f64();
+        let steps = self.window_steps.max(1);
+        let log = StepLog {
+            device: self.device,
+            step: self.steps(),
+            epoch: self.loader.epoch(),
+            loss: stats.loss,
+            accuracy: stats.accuracy,
+            mae: stats
+                .mean_abs_error
+                .map(|e| (f64::from(e) * self.data.target_scale.std) as f32),
+            samples_per_s: (steps * self.model.batch() as u64) as f64 / elapsed_s.max(1e-9),
+            step_time_ms: elapsed_s * 1e3 / steps as f64,
+            loss_scale: self.model.scaler().map(|s| s.scale),
+            skipped_steps: self.model.scaler().map(|s| s.skipped),
+            kernel_time_ms: backend.kernel_times().map(|k| k.total_ns as f64 / 1e6),
+            rounding,
+        };
+        self.restart_clock();
+        Ok(log)
+    }
+
+    /// The model's weights, last activations and last gradients, binned by power of two (reads
+    /// them back: a sync on the GPU).
+    pub fn value_histograms(
+        &mut self,
+        backend: &mut dyn Backend,
+    ) -> Result<ValueHistograms, BackendError> {
+        let flat = |layers: crate::nn::LayerValues| -> Vec<f32> {
+            layers
+                .into_iter()
+                .flat_map(|(w, b)| w.into_iter().chain(b))
+                .collect()
+        };
+        let weights = flat(self.model.read_parameters(backend)?);
+        let gradients = flat(self.model.read_gradients(backend)?);
+        let mut activations = Vec::new();
+        for a in &self.model.activations()[1..] {
+            activations.extend(backend.read(a)?);
+        }
+        let (weights_dtype, gradients_dtype, activations_dtype) = self.model.dtypes();
+        Ok(ValueHistograms {
+            step: self.steps(),
+            weights: ValueSample::of(&weights, weights_dtype),
+            activations: ValueSample::of(&activations, activations_dtype),
+            gradients: ValueSample::of(&gradients, gradients_dtype),
+        })
+    }
+
+    /// What storing values in 16 bits lost since the run began (empty in FP32).
+    pub fn rounding_total(&self) -> &RoundingCensus {
+        &self.rounding_total
+    }
+
+    /// The loss scaler (mixed precision).
+    pub fn scaler(&self) -> Option<&crate::precision::GradScaler> {
+        self.model.scaler()
+    }
+
+    /// Starts a new measuring interval (after work that is not training, such as evaluation).
+    pub fn restart_clock(&mut self) {
+        self.window_start = Instant::now();
+        self.window_steps = 0;
+    }
+
+    /// Loss and accuracy (or R² and error) on the whole training and test sets.
+    pub fn evaluate(&mut self, backend: &mut dyn Backend) -> Result<EvalReport, BackendError> {
+        let data = Arc::clone(&self.data);
+        let train = self.model.predict(backend, &data.train_x)?;
+        let test = self.model.predict(backend, &data.test_x)?;
+        let confusion = (data.task == Task::Classification)
+            .then(|| confusion(&test, &data.test_y, data.classes()));
+        let predictions = match data.task {
+            Task::Regression => test
+                .iter()
+                .zip(&data.test_y)
+                .take(MAX_PREDICTION_POINTS)
+                .map(|(&p, &y)| {
+                    let scale = data.target_scale;
+                    [scale.invert(y) as f32, scale.invert(p) as f32]
+                })
+                .collect(),
+            Task::Classification => Vec::new(),
+        };
+        Ok(EvalReport {
+            device: self.device,
+            step: self.steps(),
+            train: score(&train, &data.train_y, &data),
+            test: score(&test, &data.test_y, &data),
+            confusion,
+            predictions,
+        })
+    }
+
+    /// The predicted class over a `resolution²` grid (2-D data sets only).
+    pub fn boundary(
+        &mut self,
+        backend: &mut dyn Backend,
+        resolution: usize,
+    ) -> Result<Option<BoundaryGrid>, BackendError> {
+        if self.data.features != 2 || self.data.task != Task::Classification {
+            return Ok(None);
+        }
+        let (xr, yr) = self.extent;
+        let mut points = Vec::with_capacity(resolution * resolution * 2);
+        for iy in 0..resolution {
+            for ix in 0..resolution {
+                let fx = (ix as f32 + 0.5) / resolution as f32;
+                let fy = (iy as f32 + 0.5) / resolution as f32;
+                points.push(xr[0] + fx * (xr[1] - xr[0]));
+                points.push(yr[0] + fy * (yr[1] - yr[0]));
+            }
+        }
+        let logits = self.model.predict(backend, &points)?;
+        let classes = self.data.classes();
+        let mut class = Vec::with_capacity(resolution * resolution);
+        let mut confidence = Vec::with_capacity(resolution * resolution);
+        for row in logits.chunks_exact(classes) {
+            let (best, p) = softmax_max(row);
+            class.push(best as u8);
+            confidence.push(p);
+        }
+        Ok(Some(BoundaryGrid {
+            resolution,
+            x_range: xr,
+            y_range: yr,
+            class,
+            confidence,
+        }))
+    }
+}
