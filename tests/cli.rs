@@ -372,3 +372,107 @@ fn the_summary_reports_rounding_losses_and_the_final_loss_scale() {
         "{stdout}"
     );
 }
+
+/// `batchscope devices | head -n 1` in a shell with `pipefail`, as `scripts/test.sh` runs it:
+/// `head` closes the pipe after the first line, and the command must end quietly with exit
+/// code 0 every time (it used to panic about one time in three on a machine with two adapters).
+#[test]
+fn devices_piped_into_head_exits_0_a_hundred_times_in_a_row() {
+    let bin = env!("CARGO_BIN_EXE_batchscope");
+    // Four shells at a time: the runs are independent, and 100 in a row take a while.
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut failures = Vec::new();
+                    for _ in 0..25 {
+                        let out = Command::new("bash")
+                            .args(["-c", "set -o pipefail; \"$0\" devices | head -n 1", bin])
+                            .output()
+                            .expect("bash runs");
+                        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+                        if !out.status.success() || stderr.contains("panicked") {
+                            failures.push(format!("{:?}: {stderr}", out.status));
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("no panic"))
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of 100 failed: {failures:?}",
+        failures.len()
+    );
+}
+
+/// Every subcommand, with its reader gone before it prints anything: it ends quietly, with exit
+/// code 0 and no panic, as Unix tools do.
+#[test]
+fn every_subcommand_ends_quietly_when_its_reader_has_gone() {
+    let trace = std::env::temp_dir().join(format!("bs-closed-pipe-{}.json", std::process::id()));
+    let trace = trace.to_string_lossy().into_owned();
+    let cases: [&[&str]; 12] = [
+        &["devices"],
+        &["devices", "--json"],
+        &["data", "inspect", "iris"],
+        &["data", "inspect", "iris", "--json"],
+        &[
+            "train",
+            "--device",
+            "cpu",
+            "--steps",
+            "20",
+            "--log-every",
+            "5",
+        ],
+        &[
+            "train",
+            "--device",
+            "both",
+            "--steps",
+            "20",
+            "--log-every",
+            "5",
+            "--json",
+        ],
+        &[
+            "bench",
+            "--device",
+            "cpu",
+            "--repeats",
+            "1",
+            "--warmup",
+            "1",
+            "--steps-per-run",
+            "5",
+        ],
+        &["memory", "--device", "cpu", "--steps", "1"],
+        &["memory", "--device", "cpu", "--steps", "1", "--json"],
+        &[
+            "trace", "--device", "cpu", "--steps", "5", "--warmup", "1", "--out", &trace,
+        ],
+        &["--help"],
+        &["train", "--help"],
+    ];
+    for args in cases {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        // The reader goes away before the command has printed anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("it ends");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_file(&trace);
+}

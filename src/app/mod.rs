@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 
 use egui::RichText;
 
-use crate::backend::Backend;
-use crate::backend::cpu::CpuBackend;
-use crate::backend::gpu::GpuBackend;
+pub use crate::backend::GpuChoice;
+use crate::backend::OpenOptions;
 use crate::data::formats::{DataError, LoadOptions};
 use crate::data::source::{DataSource, LoadJob};
 use crate::device::Device;
@@ -24,15 +23,6 @@ use crate::ui::precision::{Comparison, PrecisionPanel};
 use crate::ui::preview::{Loaded, PreviewPanel};
 use crate::ui::setup::{DataView, SetupPanel};
 use crate::ui::{Tab, UiCommand};
-
-/// How the app finds its GPU.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GpuChoice {
-    /// Open the adapter wgpu prefers, on the training thread.
-    Auto,
-    /// Act as if no adapter exists, with this reason (tests, `--no-gpu`).
-    None(String),
-}
 
 /// Start-up options.
 #[derive(Clone, Debug)]
@@ -239,25 +229,12 @@ impl BatchScopeApp {
 
     fn start_workers(&mut self, ctx: &egui::Context) {
         for device in Device::ALL {
-            let factory: BackendFactory = match (device, &self.options.gpu) {
-                (Device::Cpu, _) => {
-                    let threads = self.options.cpu_threads;
-                    Box::new(move || {
-                        CpuBackend::new(threads)
-                            .map(|b| Box::new(b) as Box<dyn Backend>)
-                            .map_err(|e| e.to_string())
-                    })
-                }
-                (Device::Gpu, GpuChoice::Auto) => Box::new(|| {
-                    GpuBackend::new()
-                        .map(|b| Box::new(b) as Box<dyn Backend>)
-                        .map_err(|e| e.reason)
-                }),
-                (Device::Gpu, GpuChoice::None(reason)) => {
-                    let reason = reason.clone();
-                    Box::new(move || Err(reason))
-                }
+            let options = OpenOptions {
+                cpu_threads: self.options.cpu_threads,
+                gpu: self.options.gpu.clone(),
+                ..OpenOptions::default()
             };
+            let factory: BackendFactory = Box::new(move || crate::backend::open(device, &options));
             let ctx = ctx.clone();
             let notify = Arc::new(move || ctx.request_repaint());
             match Worker::spawn(device, factory, self.events_tx.clone(), notify) {
@@ -943,7 +920,7 @@ mod tests {
     /// An app told there is no adapter (for `reason`), once both columns know their device.
     fn settled_without_gpu(reason: &str) -> Harness<'static, BatchScopeApp> {
         let mut harness = harness(AppOptions {
-            gpu: GpuChoice::None(reason.into()),
+            gpu: GpuChoice::Unavailable(reason.into()),
             ..AppOptions::default()
         });
         assert!(
@@ -1002,7 +979,7 @@ mod tests {
     #[test]
     fn switching_language_changes_the_labels() {
         let mut harness = harness(AppOptions {
-            gpu: GpuChoice::None("test".into()),
+            gpu: GpuChoice::Unavailable("test".into()),
             ..AppOptions::default()
         });
         assert!(harness.query_by_label("Run").is_some());
@@ -1280,7 +1257,7 @@ mod tests {
             enabled: [true, false],
         };
         let options = || AppOptions {
-            gpu: GpuChoice::None("test".into()),
+            gpu: GpuChoice::Unavailable("test".into()),
             ..AppOptions::default()
         };
         let mut harness = harness_for(BatchScopeApp::with_saved(options(), Some(saved(&config))));
@@ -1312,7 +1289,7 @@ mod tests {
     fn a_path_on_the_command_line_is_opened_trained_on_and_previewed() {
         let path = crate::data::shipped::shipped_path("wine").expect("wine");
         let mut harness = harness(AppOptions {
-            gpu: GpuChoice::None("test".into()),
+            gpu: GpuChoice::Unavailable("test".into()),
             open: Some(path),
             ..AppOptions::default()
         });
@@ -1356,7 +1333,7 @@ mod tests {
     #[test]
     fn every_string_in_both_languages_has_its_glyphs_in_the_fonts() {
         let harness = harness(AppOptions {
-            gpu: GpuChoice::None("test".into()),
+            gpu: GpuChoice::Unavailable("test".into()),
             ..AppOptions::default()
         });
         let font = egui::FontId::proportional(14.0);
@@ -1739,7 +1716,7 @@ mod tests {
         saved.config.precision = crate::precision::Precision::Bf16;
         let app = BatchScopeApp::with_saved(
             AppOptions {
-                gpu: GpuChoice::None("test".into()),
+                gpu: GpuChoice::Unavailable("test".into()),
                 ..AppOptions::default()
             },
             Some(saved),
@@ -1767,7 +1744,7 @@ mod tests {
         old.config.pipeline.keep_graphs = true;
         let app = BatchScopeApp::with_saved(
             AppOptions {
-                gpu: GpuChoice::None("test".into()),
+                gpu: GpuChoice::Unavailable("test".into()),
                 ..AppOptions::default()
             },
             Some(old),

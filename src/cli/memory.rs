@@ -1,12 +1,15 @@
 //! `batchscope memory`: a few training steps per device, then the measured memory by role beside
 //! the estimator's prediction and its formulas, and the static memory of a few large models.
 
-use std::io::Write;
+use std::collections::BTreeMap;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
-use super::{Failure, RunArgs, RunError, on_each_device, open_backend, parse_run};
+use super::args::RunArgs;
+use super::failure::{Failure, RunError, on_each_device};
+use super::output::{Out, OutputError};
+use super::run::{open_backend, parse_run};
 use crate::backend::Backend;
 use crate::device::Device;
 use crate::memory::{MemorySnapshot, Role};
@@ -17,13 +20,13 @@ use crate::units::{format_bytes, grouped};
 #[derive(Args, Debug)]
 pub(super) struct MemoryArgs {
     #[command(flatten)]
-    run: RunArgs,
+    pub run: RunArgs,
     /// Training steps before the memory is read.
     #[arg(long, default_value_t = 3)]
     steps: u64,
 }
 
-pub(super) fn run(args: &MemoryArgs) -> Result<(), Failure> {
+pub(super) fn run(out: &mut Out, args: &MemoryArgs) -> Result<(), Failure> {
     let (session, devices) = parse_run(&args.run)?;
     let spec = session.config.model_spec(&session.data);
     let estimate = estimate::mlp(
@@ -32,23 +35,25 @@ pub(super) fn run(args: &MemoryArgs) -> Result<(), Failure> {
         session.config.batch,
         session.config.precision,
     );
-    let mut out = std::io::stdout();
-    let result = on_each_device(&devices, args.run.json, |device| {
+    let result = on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
         let mut result = Err(RunError::from("the steps did not run"));
         backend.enter(&mut |b| result = measure(b, &session, args.steps).map_err(RunError::from));
         let snapshot = result?;
         print_device(
-            &mut out,
+            out,
             device,
             &backend.name(),
             &snapshot,
             &estimate,
             args.run.json,
-        );
+        )?;
         Ok(())
     });
-    print_presets(&mut out, args.run.json);
+    if matches!(result, Err(Failure::Closed | Failure::Output(_))) {
+        return result;
+    }
+    print_presets(out, args.run.json)?;
     result
 }
 
@@ -66,45 +71,74 @@ fn measure(
     Ok(backend.memory())
 }
 
+/// One role of `memory --json`: measured, and what the estimator predicts.
+#[derive(Serialize)]
+struct RoleLine<'a> {
+    measured_bytes: u64,
+    estimated_bytes: Option<u64>,
+    formula: Option<&'a str>,
+}
+
+/// A device's line of `memory --json`.
+#[derive(Serialize)]
+struct DeviceMemory<'a> {
+    device: Device,
+    backend: &'a str,
+    roles: BTreeMap<&'static str, RoleLine<'a>>,
+    allocated_bytes: u64,
+    reserved_bytes: u64,
+    peak_allocated_bytes: u64,
+    peak_reserved_bytes: u64,
+    budget_bytes: Option<u64>,
+    tensors: usize,
+}
+
+/// A large model's line of `memory --json`: estimated, never measured.
+#[derive(Serialize)]
+struct PresetMemory<'a> {
+    estimated: bool,
+    model: &'a str,
+    parameters: u64,
+    scheme: &'a str,
+    lines: &'a [estimate::Line],
+    total_bytes: u64,
+    note: &'a str,
+}
+
 fn print_device(
-    out: &mut impl Write,
+    out: &mut Out,
     device: Device,
     name: &str,
     m: &MemorySnapshot,
     estimate: &Estimate,
     as_json: bool,
-) {
+) -> Result<(), OutputError> {
     if as_json {
-        let roles: serde_json::Map<String, serde_json::Value> = Role::ALL
+        let roles = Role::ALL
             .iter()
             .map(|&r| {
                 let line = estimate.lines.iter().find(|l| l.role == r);
-                (
-                    r.as_str().to_owned(),
-                    json!({
-                        "measured_bytes": m.role(r),
-                        "estimated_bytes": line.map(|l| l.bytes),
-                        "formula": line.map(|l| l.formula.clone()),
-                    }),
-                )
+                let role = RoleLine {
+                    measured_bytes: m.role(r),
+                    estimated_bytes: line.map(|l| l.bytes),
+                    formula: line.map(|l| l.formula.as_str()),
+                };
+                (r.as_str(), role)
             })
             .collect();
-        let value = json!({
-            "device": device,
-            "backend": name,
-            "roles": roles,
-            "allocated_bytes": m.allocated,
-            "reserved_bytes": m.reserved,
-            "peak_allocated_bytes": m.peak_allocated,
-            "peak_reserved_bytes": m.peak_reserved,
-            "budget_bytes": m.budget,
-            "tensors": m.tensors,
+        return out.json(&DeviceMemory {
+            device,
+            backend: name,
+            roles,
+            allocated_bytes: m.allocated,
+            reserved_bytes: m.reserved,
+            peak_allocated_bytes: m.peak_allocated,
+            peak_reserved_bytes: m.peak_reserved,
+            budget_bytes: m.budget,
+            tensors: m.tensors,
         });
-        let _ = writeln!(out, "{value}");
-        return;
     }
-    let _ = writeln!(
-        out,
+    out.line(format!(
         "{device} ({name}): allocated {}, reserved {}, peak allocated {}, {} tensors{}",
         format_bytes(m.allocated),
         format_bytes(m.reserved),
@@ -113,21 +147,21 @@ fn print_device(
         m.budget
             .map(|b| format!(", budget {}", format_bytes(b)))
             .unwrap_or_default()
-    );
+    ))?;
     for r in Role::ALL {
         let line = estimate.lines.iter().find(|l| l.role == r);
-        let _ = writeln!(
-            out,
+        out.line(format!(
             "  {:<16} {:>12} measured  {:>12} estimated  {}",
             r.as_str(),
             m.role(r),
             line.map_or_else(|| "-".to_owned(), |l| l.bytes.to_string()),
             line.map_or("", |l| l.formula.as_str())
-        );
+        ))?;
     }
+    Ok(())
 }
 
-fn print_presets(out: &mut impl Write, as_json: bool) {
+fn print_presets(out: &mut Out, as_json: bool) -> Result<(), OutputError> {
     for p in PRESETS {
         for (scheme, name) in [
             (Scheme::Fp32Adam, "FP32 + Adam"),
@@ -135,25 +169,25 @@ fn print_presets(out: &mut impl Write, as_json: bool) {
         ] {
             let e = estimate::preset(p, scheme);
             if as_json {
-                let value = json!({
-                    "estimated": true,
-                    "model": p.name,
-                    "parameters": p.parameters,
-                    "scheme": name,
-                    "lines": e.lines,
-                    "total_bytes": e.total(),
-                    "note": "parameters, gradients and optimizer state only; activations depend on batch, sequence length and checkpointing",
-                });
-                let _ = writeln!(out, "{value}");
+                out.json(&PresetMemory {
+                    estimated: true,
+                    model: p.name,
+                    parameters: p.parameters,
+                    scheme: name,
+                    lines: &e.lines,
+                    total_bytes: e.total(),
+                    note: "parameters, gradients and optimizer state only; activations depend on \
+                           batch, sequence length and checkpointing",
+                })?;
             } else {
-                let _ = writeln!(
-                    out,
+                out.line(format!(
                     "estimated: {} ({} parameters), {name}: {} before activations",
                     p.name,
                     grouped(p.parameters),
                     format_bytes(e.total())
-                );
+                ))?;
             }
         }
     }
+    Ok(())
 }

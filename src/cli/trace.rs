@@ -1,16 +1,21 @@
 //! `batchscope trace`: a short recorded run per device, written as Chrome trace JSON, with each
 //! device's step breakdown and advice printed.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
-use super::{BadInput, Failure, RunArgs, RunError, on_each_device, open_backend, parse_run};
+use super::args::RunArgs;
+use super::failure::{Failure, RunError, on_each_device};
+use super::output::{Out, OutputError};
+use super::run::{open_backend, parse_run};
 use crate::backend::Backend;
 use crate::device::Device;
 use crate::i18n::Lang;
+use crate::trace::Finding;
 use crate::trace::advice::{Advice, Context};
 use crate::trace::chrome::{DeviceTrace, to_chrome};
 use crate::trace::{Breakdown, Category, StepTrace, TraceChunk};
@@ -22,7 +27,7 @@ const MAX_TRACE_STEPS: u64 = 5_000;
 #[derive(Args, Debug)]
 pub(super) struct TraceArgs {
     #[command(flatten)]
-    run: RunArgs,
+    pub run: RunArgs,
     /// Where to write the Chrome trace JSON.
     #[arg(long)]
     out: PathBuf,
@@ -42,10 +47,10 @@ struct Recorded {
     advice: Advice,
 }
 
-pub(super) fn run(args: &TraceArgs) -> Result<(), Failure> {
+pub(super) fn run(out: &mut Out, args: &TraceArgs) -> Result<(), Failure> {
     let (mut session, devices) = parse_run(&args.run)?;
     if args.steps == 0 || args.steps > MAX_TRACE_STEPS {
-        return Err(BadInput(format!(
+        return Err(Failure::BadInput(format!(
             "--steps {}: choose between 1 and {MAX_TRACE_STEPS}",
             args.steps
         )));
@@ -58,10 +63,9 @@ pub(super) fn run(args: &TraceArgs) -> Result<(), Failure> {
     }
     // Check the destination before training, so a typo does not cost a run.
     let file = std::fs::File::create(&args.out)
-        .map_err(|e| BadInput(format!("cannot write {}: {e}", args.out.display())))?;
+        .map_err(|e| Failure::BadInput(format!("cannot write {}: {e}", args.out.display())))?;
     let mut recorded = Vec::new();
-    let mut out = std::io::stdout();
-    let result = on_each_device(&devices, args.run.json, |device| {
+    let result = on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
         let mut result = Err(RunError::from("the trace did not run"));
         backend.enter(&mut |b| {
@@ -80,7 +84,7 @@ pub(super) fn run(args: &TraceArgs) -> Result<(), Failure> {
             chunk,
             advice,
         };
-        print_device(&mut out, &r, args.run.json);
+        print_device(out, &r, args.run.json)?;
         recorded.push(r);
         Ok(())
     });
@@ -100,17 +104,19 @@ pub(super) fn run(args: &TraceArgs) -> Result<(), Failure> {
     let notes = notes(&session);
     let value = to_chrome(&traces, &notes);
     let mut writer = std::io::BufWriter::new(file);
-    serde_json::to_writer(&mut writer, &value)
-        .map_err(|e| BadInput(format!("cannot write {}: {e}", args.out.display())))?;
-    writer
-        .flush()
-        .map_err(|e| BadInput(format!("cannot write {}: {e}", args.out.display())))?;
+    let cannot_write = |e: &dyn std::fmt::Display| {
+        Failure::BadInput(format!("cannot write {}: {e}", args.out.display()))
+    };
+    serde_json::to_writer(&mut writer, &value).map_err(|e| cannot_write(&e))?;
+    writer.flush().map_err(|e| cannot_write(&e))?;
+    if matches!(result, Err(Failure::Closed | Failure::Output(_))) {
+        return result;
+    }
     if !args.run.json {
-        let _ = writeln!(
-            out,
+        out.line(format!(
             "wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)",
             args.out.display()
-        );
+        ))?;
     }
     result
 }
@@ -152,7 +158,7 @@ fn record(
     }
     runner.sync(backend)?;
     // What the warm-up recorded is dropped.
-    let _ = runner.take_trace(backend);
+    drop(runner.take_trace(backend));
     for step in 1..=steps {
         // The last step reads the loss whatever the policy, so every kernel has been timed.
         runner.step(backend, step == steps)?;
@@ -161,69 +167,99 @@ fn record(
     Ok(runner.take_trace(backend))
 }
 
-fn print_device(out: &mut impl Write, r: &Recorded, as_json: bool) {
+/// The mean breakdown of a step, in ms per category (`Kernel_ms`, `CPU Exec_ms`, …).
+fn parts(breakdown: &Breakdown, unit: &str, scale: f64) -> BTreeMap<String, f64> {
+    Category::ALL
+        .into_iter()
+        .map(|c| {
+            (
+                format!("{}_{unit}", c.as_str()),
+                breakdown.get(c) as f64 * scale,
+            )
+        })
+        .collect()
+}
+
+/// A device's line of `trace --json`.
+#[derive(Serialize)]
+struct TraceSummary<'a> {
+    device: Device,
+    backend: &'a str,
+    steps: usize,
+    steps_with_kernels_timed: usize,
+    spans: usize,
+    mean_per_step: MeanStep,
+    per_step: Vec<StepLine>,
+    advice: &'a [Finding],
+}
+
+/// The mean of the steps whose kernels were timed.
+#[derive(Serialize)]
+struct MeanStep {
+    #[serde(flatten)]
+    parts_ms: BTreeMap<String, f64>,
+    wall_ms: f64,
+    device_busy_share: f64,
+}
+
+/// One step's breakdown, in µs.
+#[derive(Serialize)]
+struct StepLine {
+    step: u64,
+    wall_us: f64,
+    synced: bool,
+    parts: BTreeMap<String, f64>,
+    device_busy_share: f64,
+}
+
+fn print_device(out: &mut Out, r: &Recorded, as_json: bool) -> Result<(), OutputError> {
     // Steps whose kernels were not timed have no honest breakdown.
     let steps: Vec<&StepTrace> = r.chunk.steps.iter().filter(|s| s.kernels_timed).collect();
     let total = Breakdown::total(steps.iter().map(|s| &s.breakdown));
     let n = steps.len().max(1) as f64;
     let ms = |ns: u64| ns as f64 / 1e6 / n;
     if as_json {
-        let mut mean = serde_json::Map::new();
-        for c in Category::ALL {
-            mean.insert(format!("{}_ms", c.as_str()), json!(ms(total.get(c))));
-        }
-        mean.insert("wall_ms".into(), json!(ms(total.wall_ns)));
-        mean.insert("device_busy_share".into(), json!(total.busy_share()));
-        let per_step: Vec<_> = steps
-            .iter()
-            .map(|s| {
-                let mut parts = serde_json::Map::new();
-                for c in Category::ALL {
-                    parts.insert(
-                        format!("{}_us", c.as_str()),
-                        json!(s.breakdown.get(c) as f64 / 1e3),
-                    );
-                }
-                json!({
-                    "step": s.step,
-                    "wall_us": s.breakdown.wall_ns as f64 / 1e3,
-                    "synced": s.synced,
-                    "parts": parts,
-                    "device_busy_share": s.breakdown.busy_share(),
+        return out.json(&TraceSummary {
+            device: r.device,
+            backend: &r.name,
+            steps: r.chunk.steps.len(),
+            steps_with_kernels_timed: steps.len(),
+            spans: r.chunk.spans.len(),
+            mean_per_step: MeanStep {
+                parts_ms: parts(&total, "ms", 1e-6 / n),
+                wall_ms: ms(total.wall_ns),
+                device_busy_share: total.busy_share(),
+            },
+            per_step: steps
+                .iter()
+                .map(|s| StepLine {
+                    step: s.step,
+                    wall_us: s.breakdown.wall_ns as f64 / 1e3,
+                    synced: s.synced,
+                    parts: parts(&s.breakdown, "us", 1e-3),
+                    device_busy_share: s.breakdown.busy_share(),
                 })
-            })
-            .collect();
-        let value = json!({
-            "device": r.device,
-            "backend": r.name,
-            "steps": r.chunk.steps.len(),
-            "steps_with_kernels_timed": steps.len(),
-            "spans": r.chunk.spans.len(),
-            "mean_per_step": mean,
-            "per_step": per_step,
-            "advice": r.advice.findings,
+                .collect(),
+            advice: &r.advice.findings,
         });
-        let _ = writeln!(out, "{value}");
-        return;
     }
-    let _ = writeln!(
-        out,
+    out.line(format!(
         "{} — {} steps, {:.3} ms per step, device busy {:.0}%",
         r.name,
         steps.len(),
         ms(total.wall_ns),
         total.busy_share() * 100.0
-    );
+    ))?;
     for c in Category::ALL {
-        let _ = writeln!(
-            out,
+        out.line(format!(
             "  {:<11} {:>9.3} ms  {:>5.1}%",
             c.as_str(),
             ms(total.get(c)),
             total.share(c) * 100.0
-        );
+        ))?;
     }
     for finding in &r.advice.findings {
-        let _ = writeln!(out, "  advice: {}", finding.text(Lang::En, r.device));
+        out.line(format!("  advice: {}", finding.text(Lang::En, r.device)))?;
     }
+    Ok(())
 }

@@ -1,0 +1,227 @@
+//! The arguments the run-like subcommands share: how to read a data set, what to train, and
+//! how the pipeline runs.
+
+use clap::Args;
+
+use super::failure::Failure;
+use crate::backend::UploadMode;
+use crate::data::Task;
+use crate::data::dataloader::{Augment, LoaderConfig};
+use crate::data::formats::{ImageOptions, LoadOptions};
+use crate::train::{Pipeline, SyncPolicy};
+
+/// How to read a data set file, shared by `data inspect`, `train` and `bench`.
+#[derive(Args, Debug, Clone)]
+pub(super) struct ReadArgs {
+    /// The label column of a CSV file, by name or 0-based index (default: `label`, `target`,
+    /// `class`, `species` or `y`, else the last column).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// classification, regression, or auto (text labels or at most 20 whole numbers are
+    /// classes; other numbers are a regression target).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "classification", "regression"])]
+    pub task: String,
+    /// Image folders: every image is resized to SIDE × SIDE pixels.
+    #[arg(long, default_value_t = 28)]
+    pub image_side: usize,
+    /// Image folders: keep red, green and blue instead of grey.
+    #[arg(long)]
+    pub rgb: bool,
+}
+
+impl ReadArgs {
+    pub fn options(&self) -> LoadOptions {
+        LoadOptions {
+            label: self.label.clone(),
+            task: match self.task.as_str() {
+                "classification" => Some(Task::Classification),
+                "regression" => Some(Task::Regression),
+                _ => None,
+            },
+            image: ImageOptions {
+                side: self.image_side,
+                rgb: self.rgb,
+            },
+            ..LoadOptions::default()
+        }
+    }
+}
+
+/// What to train, shared by `train` and `bench`.
+#[derive(Args, Debug)]
+pub(super) struct RunArgs {
+    /// Data set: spiral, moons, circles, xor, blobs; a shipped set (iris, wine, `breast_cancer`,
+    /// digits, penguins, mnist, fashion-mnist, diabetes, autompg); the path of a CSV file, an IDX
+    /// file or an image folder; or random (Gaussian inputs as wide as the first layer, random
+    /// labels: for benchmarks).
+    #[arg(long, default_value = "spiral")]
+    pub dataset: String,
+    /// Points in the data set.
+    #[arg(long, default_value_t = 900)]
+    pub samples: usize,
+    /// Classes (spiral and blobs); taken from --layers when not given.
+    #[arg(long)]
+    pub classes: Option<usize>,
+    /// Noise of the generator.
+    #[arg(long, default_value_t = 0.2)]
+    pub noise: f32,
+    /// Layer widths, input first and outputs last (default: the data set's features, 16, 16,
+    /// its classes, or 1 for regression).
+    #[arg(long)]
+    pub layers: Option<String>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Share of the rows held out as the test set.
+    #[arg(long, default_value_t = 0.2)]
+    pub test_share: f32,
+    /// Train on the features as they are, without standardising them.
+    #[arg(long)]
+    pub no_standardise: bool,
+    /// Hidden activation: relu, tanh or sigmoid.
+    #[arg(long, default_value = "relu")]
+    pub activation: String,
+    /// Optimizer: sgd, momentum or adam.
+    #[arg(long, default_value = "adam")]
+    pub optimizer: String,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.01)]
+    pub lr: f32,
+    /// Rows per batch.
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Seed of the weights and the batch order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Seed of the data set.
+    #[arg(long, default_value_t = 7)]
+    pub data_seed: u64,
+    /// cpu, gpu or both.
+    #[arg(long, default_value = "both")]
+    pub device: String,
+    /// CPU kernel threads (0 = one per core; small products then run on one thread).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// When CPU kernels use several threads: `auto` (by work size) or `always` (to measure what
+    /// the automatic choice avoids).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always"])]
+    pub split: String,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+    /// Number format: fp32, fp16, bf16 or mixed (FP32 master weights, FP16 activations and
+    /// weight copies, loss scaling). 16-bit values are stored in 2 bytes and computed in f32.
+    #[arg(long, default_value = "fp32")]
+    pub precision: String,
+    /// Multiply the loss, and so every gradient, by this (1e-12 to 1): 1e-6 is the designed case
+    /// of tiny gradients that FP16 loses to zero and loss scaling saves.
+    #[arg(long, default_value_t = 1.0)]
+    pub loss_weight: f32,
+    /// Print JSON lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The data loader, the transfers and the syncs.
+// Command-line switches, one per flag: bools are what clap gives them.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Args, Debug)]
+pub(super) struct PipelineArgs {
+    /// Data-loader worker threads (0: the training thread makes each batch itself).
+    #[arg(long, default_value_t = 0)]
+    pub workers: usize,
+    /// Finished batches each loader worker may keep waiting.
+    #[arg(long, default_value_t = 2)]
+    pub prefetch: usize,
+    /// A simulated delay before each batch is read, standing in for slow storage, in ms.
+    #[arg(long, default_value_t = 0.0)]
+    pub storage_latency_ms: f32,
+    /// Keep samples deflate-compressed and inflate each one as it is loaded.
+    #[arg(long)]
+    pub compressed: bool,
+    /// Read the loss back every N steps (1: every step, like `.item()`); auto: only when a line
+    /// is printed.
+    #[arg(long, default_value = "auto")]
+    pub sync_every: String,
+    /// Upload batches through a ring of mapped staging buffers (like pinned memory) instead of
+    /// `queue.write_buffer`.
+    #[arg(long)]
+    pub staging_ring: bool,
+    /// While recording, time the GPU's kernels in one step of this many (default: every step
+    /// for `trace`; elsewhere every step on a hardware GPU, one in 16 on a software adapter).
+    #[arg(long)]
+    pub time_kernels_every: Option<u32>,
+    /// GPU memory budget, e.g. `64MiB` (default: only the adapter's own limits). An allocation
+    /// past it fails with an out-of-memory error and exit code 2.
+    #[arg(long)]
+    pub vram_budget: Option<String>,
+    /// CPU memory budget for tensors, e.g. `256MiB` (default: only the system's).
+    #[arg(long)]
+    pub host_budget: Option<String>,
+    /// Keep every step's layer outputs, as keeping each loss with its graph does: memory grows
+    /// until it runs out.
+    #[arg(long)]
+    pub keep_graphs: bool,
+    /// Augmentation: standard deviation of Gaussian noise added to each feature.
+    #[arg(long, default_value_t = 0.0)]
+    pub augment_noise: f32,
+    /// Augmentation: mirror images left to right with probability ½.
+    #[arg(long)]
+    pub flip: bool,
+    /// Augmentation: shift images by up to this many pixels.
+    #[arg(long, default_value_t = 0)]
+    pub shift: u8,
+}
+
+/// A budget option: a size such as `64MiB`, or absent.
+fn budget(option: &str, text: Option<&str>) -> Result<Option<u64>, Failure> {
+    text.map(|t| {
+        crate::units::parse_bytes(t).ok_or_else(|| {
+            Failure::BadInput(format!(
+                "{option} `{t}`: give a size such as 64MiB, 1.5GiB or 500000 (bytes)"
+            ))
+        })
+    })
+    .transpose()
+}
+
+impl PipelineArgs {
+    pub fn pipeline(&self) -> Result<(Pipeline, Augment), Failure> {
+        let sync = SyncPolicy::parse(&self.sync_every).ok_or_else(|| {
+            Failure::BadInput(format!(
+                "--sync-every `{}`: give auto or a number of steps from 1",
+                self.sync_every
+            ))
+        })?;
+        let pipeline = Pipeline {
+            loader: LoaderConfig {
+                workers: self.workers,
+                prefetch: self.prefetch,
+                storage_latency_ms: self.storage_latency_ms,
+                compressed: self.compressed,
+            },
+            sync,
+            upload: if self.staging_ring {
+                UploadMode::StagingRing
+            } else {
+                UploadMode::WriteBuffer
+            },
+            // Only `trace` records; the others measure without its cost.
+            record: false,
+            kernel_timing_every: self.time_kernels_every.unwrap_or(0),
+            keep_graphs: self.keep_graphs,
+            vram_budget: budget("--vram-budget", self.vram_budget.as_deref())?,
+            host_budget: budget("--host-budget", self.host_budget.as_deref())?,
+        };
+        let augment = Augment {
+            noise: self.augment_noise,
+            flip: self.flip,
+            shift_px: self.shift,
+        };
+        pipeline
+            .validate()
+            .map_err(|e| Failure::BadInput(e.to_string()))?;
+        augment
+            .validate()
+            .map_err(|e| Failure::BadInput(e.to_string()))?;
+        Ok((pipeline, augment))
+    }
+}

@@ -1,0 +1,65 @@
+//! `batchscope devices`: the CPU's threads and every GPU adapter wgpu finds, with its API,
+//! whether it is a software adapter, its features and limits, and whether it can train.
+
+use serde::Serialize;
+
+use super::failure::Failure;
+use super::output::Out;
+use crate::backend::AdapterSummary;
+use crate::backend::gpu::context;
+
+/// What `devices --json` prints.
+#[derive(Serialize)]
+struct DevicesSummary {
+    cpu: CpuSummary,
+    /// The backends the training instance may use.
+    training_backends: String,
+    adapters: Vec<AdapterSummary>,
+}
+
+#[derive(Serialize)]
+struct CpuSummary {
+    threads: usize,
+}
+
+pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
+    let adapters = context::enumerate(wgpu::Backends::all());
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if as_json {
+        out.json(&DevicesSummary {
+            cpu: CpuSummary { threads },
+            training_backends: format!("{:?}", context::training_backends()),
+            adapters,
+        })?;
+        return Ok(());
+    }
+    out.line(format!("CPU: {threads} threads"))?;
+    if adapters.is_empty() {
+        out.line(context::no_adapter_reason("none enumerated"))?;
+    }
+    for a in &adapters {
+        out.line(format!(
+            "{} [{}] {}{} — {} {}\n  timestamps: {}, shader f16: {}, max buffer {} MiB, \
+             max storage binding {} MiB, training: {}, workgroups: matmul {}x{}, element-wise {}",
+            a.name,
+            a.backend,
+            a.device_type,
+            if a.software {
+                " (software adapter: its speed says nothing about a GPU)"
+            } else {
+                ""
+            },
+            a.driver,
+            a.driver_info,
+            a.timestamps,
+            a.shader_f16,
+            a.max_buffer_size_bytes >> 20,
+            a.max_storage_buffer_binding_size_bytes >> 20,
+            if a.usable_for_training { "yes" } else { "no" },
+            a.kernel_sizes.matmul_tile,
+            a.kernel_sizes.matmul_tile,
+            a.kernel_sizes.elementwise,
+        ))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,212 @@
+//! What a run is made of, from the arguments: the data set (a generator, a shipped set, a file,
+//! or random benchmark data), the model, the settings and the devices; checked before anything
+//! trains. And opening each device's backend.
+
+use super::args::{ReadArgs, RunArgs};
+use super::failure::Failure;
+use crate::backend::cpu::Split;
+use crate::backend::{self, Activation, Backend, GpuChoice, OpenOptions};
+use crate::data::formats::{load as load_file, no_progress};
+use crate::data::shipped::{SHIPPED, load_shipped, shipped};
+use crate::data::source::DataSource;
+use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic, Table, Task};
+use crate::device::Device;
+use crate::nn::{ModelSpec, OptimizerKind};
+use crate::precision::Precision;
+use crate::train::{MAX_WIDTH, Session, TrainConfig};
+
+/// Where the data comes from.
+enum Source {
+    /// A generator, with its class count.
+    Generator(Synthetic, usize),
+    /// Random inputs as wide as the first layer.
+    Random,
+    /// A loaded file (or shipped set).
+    File(Box<Table>),
+}
+
+/// A shipped set's name, or a path: the table it holds.
+pub(super) fn load_named(name: &str, read: &ReadArgs) -> Result<Table, Failure> {
+    let loaded = match shipped(name) {
+        Some(set) => load_shipped(set, &no_progress),
+        None => load_file(std::path::Path::new(name), &read.options()),
+    };
+    loaded.map_err(|e| Failure::BadInput(e.to_string()))
+}
+
+/// The data source `args` name: a shipped set, a file path, `random`, or a generator.
+fn parse_source(args: &RunArgs) -> Result<Source, Failure> {
+    if args.dataset == "random" {
+        return Ok(Source::Random);
+    }
+    if let Some(kind) = Synthetic::parse(&args.dataset) {
+        let default_classes = if kind.has_class_choice() { 3 } else { 2 };
+        let from_layers = args
+            .layers
+            .as_deref()
+            .and_then(|l| ModelSpec::parse_layers(l).ok())
+            .and_then(|l| l.last().copied());
+        let classes = if kind.has_class_choice() {
+            args.classes.or(from_layers).unwrap_or(default_classes)
+        } else {
+            2
+        };
+        return Ok(Source::Generator(kind, classes));
+    }
+    if shipped(&args.dataset).is_none() && !std::path::Path::new(&args.dataset).exists() {
+        let generators: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
+        let shipped: Vec<&str> = SHIPPED.iter().map(|s| s.name).collect();
+        return Err(Failure::BadInput(format!(
+            "--dataset `{}`: no such file or folder, and not a data set name: choose one of {}, {}, random, or give the path of a CSV file, an IDX file or an image folder",
+            args.dataset,
+            generators.join(", "),
+            shipped.join(", ")
+        )));
+    }
+    Ok(Source::File(Box::new(load_named(
+        &args.dataset,
+        &args.read,
+    )?)))
+}
+
+/// The session and devices that `args` describe.
+pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failure> {
+    let source = parse_source(args)?;
+    // The widths the data set fixes: (features, outputs), or none for random data.
+    let fixed = match &source {
+        Source::Generator(_, classes) => Some((2, *classes)),
+        Source::File(t) => Some((
+            t.features(),
+            match t.task {
+                Task::Classification => t.class_names.len(),
+                Task::Regression => 1,
+            },
+        )),
+        Source::Random => None,
+    };
+    let layers = match (&args.layers, fixed) {
+        (Some(text), _) => {
+            ModelSpec::parse_layers(text).map_err(|e| Failure::BadInput(format!("--layers {e}")))?
+        }
+        (None, Some((features, classes))) => vec![features, 16, 16, classes],
+        (None, None) => vec![2, 16, 16, args.classes.unwrap_or(2)],
+    };
+    let (inputs, outputs) = (layers[0], layers[layers.len() - 1]);
+    if let Some((features, classes)) = fixed
+        && (inputs != features || outputs != classes)
+    {
+        {
+            return Err(Failure::BadInput(format!(
+                "--layers {}: the {} data set has {features} features and {classes} outputs \
+                 (its classes, or 1 for a regression target), so the layers must start with \
+                 {features} and end with {classes}",
+                layers
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                args.dataset
+            )));
+        }
+    }
+    let regression = matches!(&source, Source::File(t) if t.task == Task::Regression);
+    if outputs < 2 && !regression {
+        return Err(Failure::BadInput(
+            "--layers: the last width is the number of classes, at least 2".into(),
+        ));
+    }
+    let activation = Activation::parse(&args.activation)
+        .filter(|a| Activation::CHOICES.contains(a))
+        .ok_or_else(|| {
+            Failure::BadInput(format!(
+                "--activation `{}`: choose relu, tanh or sigmoid",
+                args.activation
+            ))
+        })?;
+    let optimizer = OptimizerKind::parse(&args.optimizer).ok_or_else(|| {
+        Failure::BadInput(format!(
+            "--optimizer `{}`: choose sgd, momentum or adam",
+            args.optimizer
+        ))
+    })?;
+    let devices = match args.device.as_str() {
+        "cpu" => vec![Device::Cpu],
+        "gpu" => vec![Device::Gpu],
+        "both" => vec![Device::Cpu, Device::Gpu],
+        other => {
+            return Err(Failure::BadInput(format!(
+                "--device `{other}`: choose cpu, gpu or both"
+            )));
+        }
+    };
+    let kind = match &source {
+        Source::Generator(kind, _) => *kind,
+        _ => Synthetic::Spiral,
+    };
+    let (pipeline, augment) = args.pipeline.pipeline()?;
+    let precision = Precision::parse(&args.precision).ok_or_else(|| {
+        Failure::BadInput(format!(
+            "--precision `{}`: choose fp32, fp16, bf16 or mixed",
+            args.precision
+        ))
+    })?;
+    let config = TrainConfig {
+        data: DatasetSpec {
+            kind,
+            samples: args.samples,
+            classes: outputs,
+            noise: args.noise,
+            test_fraction: args.test_share,
+            seed: args.data_seed,
+            standardise: !args.no_standardise,
+        },
+        // Files, shipped sets included, are loaded here and passed in with `from_table`.
+        source: DataSource::Generated,
+        hidden: layers[1..layers.len() - 1].to_vec(),
+        activation,
+        optimizer,
+        lr: args.lr,
+        batch: args.batch,
+        seed: args.seed,
+        augment,
+        precision,
+        loss_weight: args.loss_weight,
+        pipeline,
+    };
+    let session = match source {
+        Source::Generator(..) => Session::new(config),
+        Source::Random => {
+            if args.samples > MAX_SAMPLES || inputs > MAX_WIDTH {
+                return Err(Failure::BadInput(format!(
+                    "--dataset random: at most {MAX_SAMPLES} samples and {MAX_WIDTH} features"
+                )));
+            }
+            // At least a few batches' worth of rows, so an epoch is more than one batch.
+            let rows = args.samples.max(args.batch.saturating_mul(4));
+            Session::with_data(
+                config,
+                Dataset::random(inputs, outputs, rows, args.data_seed),
+            )
+        }
+        Source::File(table) => Session::from_table(config, &table),
+    };
+    Ok((
+        session.map_err(|e| Failure::BadInput(e.to_string()))?,
+        devices,
+    ))
+}
+
+/// Opens the backend for `device` with the options of `args`; a missing GPU is reported, not
+/// fatal to the other device.
+pub(super) fn open_backend(device: Device, args: &RunArgs) -> Result<Box<dyn Backend>, String> {
+    let options = OpenOptions {
+        cpu_threads: args.threads,
+        split: if args.split == "always" {
+            Split::Always
+        } else {
+            Split::BySize
+        },
+        gpu: GpuChoice::Auto,
+    };
+    backend::open(device, &options)
+}

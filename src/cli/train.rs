@@ -1,0 +1,233 @@
+//! `batchscope train`: trains without a window, one line per logged step and a summary per
+//! device, as text or JSON lines.
+
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::args::RunArgs;
+use super::failure::{Failure, RunError, on_each_device};
+use super::output::Out;
+use super::run::{open_backend, parse_run};
+use crate::backend::Backend;
+use crate::data::Task;
+use crate::device::Device;
+use crate::memory::Role;
+use crate::precision::{GradScaler, Precision, RoundingCensus};
+use crate::train::{Runner, Session};
+
+#[derive(Args, Debug)]
+pub(super) struct TrainArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Optimizer steps.
+    #[arg(long, default_value_t = 500, conflicts_with = "epochs")]
+    steps: u64,
+    /// Full passes over the training set, instead of --steps (the last partial batch of each
+    /// epoch is dropped).
+    #[arg(long)]
+    epochs: Option<u64>,
+    /// Log every this many steps (each log reads the loss back: a sync).
+    #[arg(long, default_value_t = 10)]
+    log_every: u64,
+}
+
+/// The last line `train` prints for a device.
+#[derive(Serialize)]
+struct TrainSummary<'a> {
+    /// Always true: tells the summary from the step lines.
+    summary: bool,
+    device: Device,
+    backend: String,
+    /// Whether the GPU is a software adapter (`null` on the CPU).
+    software_adapter: Option<bool>,
+    task: Task,
+    steps: u64,
+    /// The loss of the last logged interval.
+    loss: f32,
+    train_loss: f32,
+    test_loss: f32,
+    elapsed_s: f64,
+    samples_per_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    train_accuracy: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    test_accuracy: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    train_r2: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    test_r2: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    train_mae: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    test_mae: Option<f32>,
+    /// What 16-bit storage did, in 16-bit precisions.
+    #[serde(flatten)]
+    precision: Option<PrecisionSummary<'a>>,
+}
+
+/// What 16-bit storage lost over a run, and the loss scaler's end state.
+#[derive(Serialize)]
+struct PrecisionSummary<'a> {
+    precision: Precision,
+    rounding: &'a RoundingCensus,
+    gradient_underflow_share: f64,
+    gradient_overflow_share: f64,
+    activation_underflow_share: f64,
+    activation_overflow_share: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    final_loss_scale: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped_steps: Option<u64>,
+}
+
+impl<'a> PrecisionSummary<'a> {
+    fn of(precision: Precision, census: &'a RoundingCensus, scaler: Option<&GradScaler>) -> Self {
+        let (gradients, activations) = (census.gradients(), census.role(Role::Activations));
+        Self {
+            precision,
+            rounding: census,
+            gradient_underflow_share: gradients.underflow_share(),
+            gradient_overflow_share: gradients.overflow_share(),
+            activation_underflow_share: activations.underflow_share(),
+            activation_overflow_share: activations.overflow_share(),
+            final_loss_scale: scaler.map(|s| s.scale),
+            skipped_steps: scaler.map(|s| s.skipped),
+        }
+    }
+
+    /// The same in a line of text.
+    fn text(&self) -> String {
+        let (gradients, activations) = (
+            self.rounding.gradients(),
+            self.rounding.role(Role::Activations),
+        );
+        let percent = |share: f64| format!("{:.2}%", share * 100.0);
+        let scaler = match (self.final_loss_scale, self.skipped_steps) {
+            (Some(scale), Some(skipped)) => {
+                format!("; final loss scale {scale}, {skipped} steps skipped")
+            }
+            _ => String::new(),
+        };
+        format!(
+            "of {} non-zero gradient values stored in 16 bits, {} became 0 and {} became \
+             infinite; of {} non-zero activations, {} became 0 and {} infinite{scaler}",
+            gradients.nonzero,
+            percent(self.gradient_underflow_share),
+            percent(self.gradient_overflow_share),
+            activations.nonzero,
+            percent(self.activation_underflow_share),
+            percent(self.activation_overflow_share),
+        )
+    }
+}
+
+pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
+    let (session, devices) = parse_run(&args.run)?;
+    if args.steps == 0 || args.log_every == 0 {
+        return Err(Failure::BadInput(
+            "--steps and --log-every must be at least 1".to_owned(),
+        ));
+    }
+    let steps = match args.epochs {
+        Some(0) => return Err(Failure::BadInput("--epochs must be at least 1".to_owned())),
+        Some(epochs) => epochs * (session.data.train_rows() / session.config.batch) as u64,
+        None => args.steps,
+    };
+    on_each_device(out, &devices, args.run.json, |out, device| {
+        let mut backend = open_backend(device, &args.run)?;
+        let mut result = Err(RunError::from("training did not run"));
+        // Inside the backend's context (the CPU's pool); each line goes straight to stdout,
+        // which nothing else holds locked meanwhile.
+        backend.enter(&mut |b| {
+            result = train_one(b, &session, steps, args, out);
+        });
+        result
+    })
+}
+
+fn train_one(
+    backend: &mut dyn Backend,
+    session: &Session,
+    steps: u64,
+    args: &TrainArgs,
+    out: &mut Out,
+) -> Result<(), RunError> {
+    let device = backend.device();
+    let adapter = backend.adapter_summary();
+    let mut runner = Runner::new(backend, session)?;
+    let started = Instant::now();
+    let mut last_loss = f32::NAN;
+    for step in 1..=steps {
+        if step % args.log_every == 0 || step == steps {
+            runner.step(backend, true)?;
+            let log = runner.log(backend)?;
+            last_loss = log.loss;
+            if args.run.json {
+                out.json(&log)?;
+            } else {
+                let quality = match (log.accuracy, log.mae) {
+                    (Some(a), _) => format!("acc {:5.1}%", a * 100.0),
+                    (None, Some(e)) => format!("MAE {e:.4}"),
+                    (None, None) => String::new(),
+                };
+                out.line(format!(
+                    "{device} step {:>6}  loss {:.5}  {quality}  {:>10.0} samples/s  {:.3} ms/step",
+                    log.step, log.loss, log.samples_per_s, log.step_time_ms
+                ))?;
+            }
+        } else {
+            runner.step(backend, false)?;
+        }
+    }
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let eval = runner.evaluate(backend)?;
+    let precision = session.config.precision;
+    let summary = TrainSummary {
+        summary: true,
+        device,
+        backend: backend.name(),
+        software_adapter: adapter.as_ref().map(|a| a.software),
+        task: session.data.task,
+        steps,
+        loss: last_loss,
+        train_loss: eval.train.loss,
+        test_loss: eval.test.loss,
+        elapsed_s,
+        samples_per_s: (steps as f64 * args.run.batch as f64) / elapsed_s.max(1e-9),
+        train_accuracy: eval.train.accuracy,
+        test_accuracy: eval.test.accuracy,
+        train_r2: eval.train.r2,
+        test_r2: eval.test.r2,
+        train_mae: eval.train.mae,
+        test_mae: eval.test.mae,
+        precision: (precision != Precision::Fp32)
+            .then(|| PrecisionSummary::of(precision, runner.rounding_total(), runner.scaler())),
+    };
+    if args.run.json {
+        out.json(&summary)?;
+        return Ok(());
+    }
+    let result = match (eval.train.accuracy, eval.test.accuracy) {
+        (Some(train), Some(test)) => format!(
+            "train accuracy {:.1}%, test accuracy {:.1}%",
+            train * 100.0,
+            test * 100.0
+        ),
+        _ => format!(
+            "test R² {:.3}, test MAE {:.4} (in {})",
+            eval.test.r2.unwrap_or(f32::NAN),
+            eval.test.mae.unwrap_or(f32::NAN),
+            session.data.target_name
+        ),
+    };
+    out.line(format!(
+        "{device} done: {steps} steps in {elapsed_s:.2} s, {result} ({})",
+        summary.backend
+    ))?;
+    if let Some(p) = &summary.precision {
+        out.line(format!("{device} {}: {}", precision.as_str(), p.text()))?;
+    }
+    Ok(())
+}
