@@ -10,7 +10,8 @@ MAX_LINES lines; 0 otherwise.
 What counts as an import: a `use` of a path of this crate, and any path written out in code
 (`crate::a::b`, `super::x`, or a child module's name `child::x` in the file that declares it).
 A `mod child;` declaration is not an import. Test code is left out: everything from a file's
-first `#[cfg(test)]` at the start of a line (the tests sit at the bottom of each file).
+first `#[cfg(test)]` at the start of a line (the tests sit at the bottom of each file), or
+the whole of a file that starts its code with `#![cfg(test)]`.
 
 Standard library only, so CI needs nothing but Python 3.
 """
@@ -25,7 +26,7 @@ MAX_LINES = 800
 # above; within a layer, arrows must not form a cycle.
 LAYERS = [
     # Plain types and tables that everything may use.
-    ["units", "device", "i18n", "setting"],
+    ["units", "device", "i18n", "setting", "job"],
     # Accounting and formats the backends report in; spans and their analysis.
     ["memory", "precision", "trace"],
     # The devices.
@@ -57,7 +58,7 @@ def module_path(file: Path) -> tuple:
 def production_code(text: str) -> str:
     """The text before the first `#[cfg(test)]` at the start of a line, without comments and
     string literals (which may hold paths that are not imports)."""
-    cut = re.search(r"^#\[cfg\(test\)\]", text, re.M)
+    cut = re.search(r"^#!?\[cfg\(test\)\]", text, re.M)
     if cut:
         text = text[: cut.start()]
     out, i, n = [], 0, len(text)
@@ -90,7 +91,7 @@ def production_code(text: str) -> str:
 
 
 def production_lines(text: str) -> int:
-    cut = re.search(r"^#\[cfg\(test\)\]", text, re.M)
+    cut = re.search(r"^#!?\[cfg\(test\)\]", text, re.M)
     return text[: cut.start()].count("\n") if cut else text.count("\n")
 
 

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod data;
 pub mod device;
 pub mod i18n;
+pub mod job;
 pub mod memory;
 pub mod nn;
 pub mod precision;

@@ -131,6 +131,7 @@ pub fn main() -> ExitCode {
                 autorun: cli.autorun,
                 open: cli.path,
                 exit_after: cli.exit_after_secs.map(Duration::from_secs_f64),
+                start_workers: true,
             };
             crate::app::run_native(options).map_err(Failure::Output)
         }

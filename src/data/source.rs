@@ -3,8 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -13,6 +12,7 @@ use super::dataset::Table;
 use super::formats::common::{DataError, LoadOptions};
 use super::formats::load_with_progress;
 use super::shipped::{load_shipped, shipped};
+use crate::job::{Job, Notify};
 
 /// The data a run trains on.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,83 +60,95 @@ impl DataSource {
     }
 }
 
-/// Called when a job has news (the UI passes `ctx.request_repaint`).
-pub type Notify = Arc<dyn Fn() + Send + Sync>;
+/// A loaded data set: its source and its rows.
+#[derive(Clone)]
+pub struct Loaded {
+    /// Where it came from (and how it was read).
+    pub source: DataSource,
+    /// What was read.
+    pub table: Arc<Table>,
+}
 
-/// One load in progress on the `data-loader` thread.
+/// What the loading thread reports.
+enum LoadMessage {
+    /// The share of the work done, in `[0, 1]`.
+    Progress(f32),
+    /// The table, or why it could not be read.
+    Done(Box<Result<Table, DataError>>),
+}
+
+/// One load in progress on the `data-loader` thread (a [`Job`]).
 pub struct LoadJob {
     /// What is being loaded.
     pub source: DataSource,
     /// When it started.
     pub started: Instant,
-    progress: Arc<AtomicU32>,
-    cancel: Arc<AtomicBool>,
-    result: Receiver<Result<Table, DataError>>,
+    progress: f32,
+    job: Job<LoadMessage>,
 }
 
 impl LoadJob {
     /// Starts loading `source` on its own thread.
     pub fn spawn(source: DataSource, notify: Notify) -> std::io::Result<Self> {
-        let progress = Arc::new(AtomicU32::new(0));
-        let cancel = Arc::new(AtomicBool::new(false));
-        let (tx, result) = mpsc::channel();
         let job_source = source.clone();
-        let (job_progress, job_cancel) = (Arc::clone(&progress), Arc::clone(&cancel));
-        std::thread::Builder::new()
-            .name("data-loader".into())
-            .spawn(move || {
-                let report = |share: f32| {
-                    let old = f32::from_bits(job_progress.load(Ordering::Relaxed));
-                    // Wake the UI once per percent, not once per row.
-                    if share - old >= 0.01 {
-                        job_progress.store(share.to_bits(), Ordering::Relaxed);
-                        notify();
-                    }
-                    !job_cancel.load(Ordering::Relaxed)
-                };
-                let table = job_source.load(&report);
-                let _ = tx.send(table);
-                notify();
-            })?;
+        let job = Job::spawn("data-loader", notify, move |ctx| {
+            let reported = AtomicU32::new(0);
+            let report = |share: f32| {
+                let old = f32::from_bits(reported.load(Ordering::Relaxed));
+                // Wake the UI once per percent, not once per row.
+                if share - old >= 0.01 {
+                    reported.store(share.to_bits(), Ordering::Relaxed);
+                    ctx.send(LoadMessage::Progress(share));
+                }
+                !ctx.cancelled()
+            };
+            let table = job_source.load(&report);
+            ctx.send(LoadMessage::Done(Box::new(table)));
+        })?;
         Ok(Self {
             source,
             started: Instant::now(),
-            progress,
-            cancel,
-            result,
+            progress: 0.0,
+            job,
         })
     }
 
-    /// Share of the work done, in `[0, 1]`.
+    /// Share of the work done, in `[0, 1]`, as last polled.
     pub fn progress(&self) -> f32 {
-        f32::from_bits(self.progress.load(Ordering::Relaxed))
+        self.progress
     }
 
     /// Asks the thread to stop; it answers with [`DataError::Cancelled`].
     pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        self.job.cancel();
     }
 
-    /// The result, once the thread is done.
-    pub fn poll(&self) -> Option<Result<Table, DataError>> {
-        match self.result.try_recv() {
-            Ok(result) => Some(result),
-            Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(Err(DataError::Io {
-                path: "data loader".into(),
-                message: "the loading thread ended without an answer".into(),
-            })),
+    /// Takes in what the thread reported: the result, once it is done.
+    pub fn poll(&mut self) -> Option<Result<Table, DataError>> {
+        for message in self.job.poll() {
+            match message {
+                LoadMessage::Progress(share) => self.progress = share,
+                LoadMessage::Done(result) => return Some(*result),
+            }
         }
+        self.job.is_finished().then(|| Err(ended_without_answer()))
     }
 
     /// Waits for the result (tests and the command line).
-    pub fn wait(self) -> Result<Table, DataError> {
-        self.result.recv().unwrap_or_else(|_| {
-            Err(DataError::Io {
-                path: "data loader".into(),
-                message: "the loading thread ended without an answer".into(),
-            })
-        })
+    pub fn wait(mut self) -> Result<Table, DataError> {
+        while let Some(message) = self.job.wait() {
+            if let LoadMessage::Done(result) = message {
+                return *result;
+            }
+        }
+        Err(ended_without_answer())
+    }
+}
+
+fn ended_without_answer() -> DataError {
+    DataError::Io {
+        path: "data loader".into(),
+        message: "the loading thread ended without an answer".into(),
     }
 }
 
@@ -146,15 +158,15 @@ mod tests {
 
     #[test]
     fn a_job_loads_on_its_thread_and_reports_errors() {
-        let job =
-            LoadJob::spawn(DataSource::Shipped("iris".into()), Arc::new(|| {})).expect("spawn");
+        let job = LoadJob::spawn(DataSource::Shipped("iris".into()), crate::job::no_notify())
+            .expect("spawn");
         let table = job.wait().expect("iris");
         assert_eq!(table.rows, 150);
         let missing = DataSource::File {
             path: PathBuf::from("/no/such/file.csv"),
             options: LoadOptions::default(),
         };
-        let err = LoadJob::spawn(missing, Arc::new(|| {}))
+        let err = LoadJob::spawn(missing, crate::job::no_notify())
             .expect("spawn")
             .wait()
             .expect_err("missing");

@@ -160,6 +160,10 @@ strings! {
     Layer => "Layer {n}", "第 {n} 层";
     Running => "running", "运行中";
     Paused => "paused", "已暂停";
+    PausingShort => "pausing…", "正在暂停…";
+    PausingWait => "Pausing… (waiting for the {device}'s step)", "正在暂停…（等待{device}完成当前这一步）";
+    PausingTip => "The device finishes the step it is on, then stops: on a slow device that can take a moment.", "设备会先做完手头这一步再停下：在较慢的设备上可能要等一会儿。";
+    SettingsKept => "The run goes on with the settings it had.", "当前训练继续使用原来的设置。";
     Settings => "Invalid settings", "设置无效";
     DropToOpen => "Drop to open this data set", "松开鼠标以打开此数据集";
     Diabetes => "Diabetes (regression)", "糖尿病（回归）";

@@ -10,6 +10,7 @@ use super::runner::Runner;
 use super::session::Session;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::{Backend, DeviceInfo};
+use crate::job::{Job, Notify};
 use crate::precision::{Precision, RoundingCensus};
 
 /// The formats compared, in the order they run and are drawn.
@@ -22,6 +23,9 @@ pub const FORMATS: [Precision; 4] = [
 
 /// Points per curve (a loss is read back this many times over the run).
 const POINTS: u64 = 60;
+
+/// Steps each format trains in the window's comparison.
+pub const COMPARE_STEPS: u64 = 600;
 
 /// One format's run.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -58,6 +62,66 @@ pub enum Progress {
     Done(Box<FormatRun>),
     /// The comparison could not run at all.
     Failed(String),
+}
+
+/// A comparison as the window shows it: the formats done, the one in progress, why it could
+/// not run; folded from the [`Progress`] its job reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// Formats done so far.
+    pub runs: Vec<FormatRun>,
+    /// The format running, and its step of the steps.
+    pub progress: Option<(Precision, u64, u64)>,
+    /// Why it could not run.
+    pub failed: Option<String>,
+    /// The settings compared.
+    pub config: TrainConfig,
+    /// Whether its thread is still at work.
+    pub running: bool,
+}
+
+impl Comparison {
+    /// A comparison of `config` that has just started.
+    pub fn new(config: TrainConfig) -> Self {
+        Self {
+            runs: Vec::new(),
+            progress: None,
+            failed: None,
+            config,
+            running: true,
+        }
+    }
+
+    /// Takes in one report.
+    pub fn apply(&mut self, progress: Progress) {
+        match progress {
+            Progress::Step {
+                format,
+                step,
+                steps,
+            } => self.progress = Some((format, step, steps)),
+            Progress::Done(run) => {
+                self.runs.push(*run);
+                self.progress = None;
+            }
+            Progress::Failed(message) => self.failed = Some(message),
+        }
+    }
+
+    /// Its thread has ended (finished, cancelled or failed).
+    pub fn ended(&mut self) {
+        self.running = false;
+        self.progress = None;
+    }
+}
+
+/// Starts [`run`] of `session` for [`COMPARE_STEPS`] steps on a job named `compare`.
+pub fn spawn(session: Arc<Session>, notify: Notify) -> std::io::Result<Job<Progress>> {
+    Job::spawn("compare", notify, move |ctx| {
+        run(&session, COMPARE_STEPS, ctx.cancel_flag(), &mut |p| {
+            ctx.send(p);
+        });
+    })
 }
 
 /// Trains `session`'s model for `steps` steps in each of [`FORMATS`] on a CPU backend of its

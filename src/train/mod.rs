@@ -6,10 +6,12 @@
 //! - [`session`]: a data set with checked settings, shared by both devices;
 //! - [`runner`]: the training loop of one device;
 //! - [`report`], [`metrics`]: what a run reports, and the scores computed on the host;
-//! - [`worker`], [`compare`]: training on a thread of its own.
+//! - [`worker`], [`compare`]: training on a thread of its own;
+//! - [`device_run`]: what the window knows of a device's run, folded from its worker's events.
 
 pub mod compare;
 pub mod config;
+pub mod device_run;
 pub mod metrics;
 pub mod report;
 pub mod runner;
@@ -20,6 +22,7 @@ pub use config::{
     LEAK_SAFETY_BUDGET, MAX_BATCH, MAX_WIDTH, MIN_BUDGET, MIN_LOSS_WEIGHT, Pipeline,
     SOFTWARE_KERNEL_SAMPLING, SyncPolicy, TrainConfig,
 };
+pub use device_run::{Curve, DeviceRun, DeviceStatus, RunState};
 pub use metrics::{loss_and_accuracy, score};
 pub use report::{
     BoundaryGrid, Confusion, EvalReport, MAX_PREDICTION_POINTS, Score, StepLog, ValueHistograms,

@@ -14,14 +14,16 @@ use super::session::Session;
 use crate::backend::AdapterSummary;
 use crate::backend::Backend;
 use crate::device::Device;
+use crate::job::{Job, JobContext, Notify};
 use crate::memory::MemorySnapshot;
 use crate::trace::{TraceChunk, TraceHistory};
 
 /// What the UI asks a worker to do.
 #[derive(Debug)]
 pub enum Command {
-    /// Build a new model for these settings (and drop the old one).
-    Configure(Arc<Session>),
+    /// Build a new model for these settings (and drop the old one); the worker pauses, and
+    /// tags everything it reports of the new run with the generation.
+    Configure(Arc<Session>, u64),
     /// Train continuously.
     Run,
     /// Stop after the current step.
@@ -36,13 +38,24 @@ pub enum Command {
     Shutdown,
 }
 
-/// What a worker reports.
+/// What a worker reports: about which device, for which run, and what.
 #[derive(Clone, Debug)]
-pub enum Event {
+pub struct Event {
+    /// Which device.
+    pub device: Device,
+    /// The run it belongs to: the generation of the [`Command::Configure`] that started it (0
+    /// for what is about the device, not a run). A window that has moved on to a newer run
+    /// drops the events of older ones still on their way.
+    pub generation: u64,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// What happened on a worker.
+#[derive(Clone, Debug)]
+pub enum EventKind {
     /// The backend is up.
     Ready {
-        /// Which device.
-        device: Device,
         /// The backend's name.
         name: String,
         /// The adapter, for the GPU.
@@ -50,21 +63,14 @@ pub enum Event {
         /// Kernel threads, for the CPU.
         cpu_threads: Option<usize>,
     },
-    /// The device cannot train, and why.
-    Unavailable {
-        /// Which device.
-        device: Device,
-        /// What is missing and how to get it.
-        reason: String,
-    },
+    /// The device cannot train, and why (what is missing and how to get it).
+    Unavailable(String),
     /// A training interval.
     Log(StepLog),
     /// Whole-set accuracy.
     Eval(EvalReport),
     /// The memory accounting, sent with each log and after each change.
     Memory {
-        /// Which device.
-        device: Device,
         /// At which step.
         step: u64,
         /// The figures.
@@ -72,8 +78,6 @@ pub enum Event {
     },
     /// Recorded steps and their spans, sent with each log while recording.
     Trace {
-        /// Which device.
-        device: Device,
         /// Rows per batch of the run.
         batch: usize,
         /// The loader's workers during these steps.
@@ -83,38 +87,18 @@ pub enum Event {
     },
     /// The decision boundary.
     Boundary {
-        /// Which device.
-        device: Device,
         /// At which step.
         step: u64,
         /// The grid.
         grid: BoundaryGrid,
     },
     /// The model's values binned by power of two, sent with each evaluation.
-    Values {
-        /// Which device.
-        device: Device,
-        /// The histograms.
-        values: Box<ValueHistograms>,
-    },
-    /// Training stopped because of an error.
-    Error {
-        /// Which device.
-        device: Device,
-        /// What went wrong.
-        message: String,
-    },
-    /// The worker is running or paused.
-    Running {
-        /// Which device.
-        device: Device,
-        /// Whether it trains now.
-        running: bool,
-    },
+    Values(Box<ValueHistograms>),
+    /// Training stopped because of an error: what went wrong.
+    Error(String),
+    /// The worker is running (`true`) or paused.
+    Running(bool),
 }
-
-/// Called after each event is sent (the UI passes `ctx.request_repaint`).
-pub type Notify = Arc<dyn Fn() + Send + Sync>;
 
 /// Builds the backend on the worker thread: a GPU device belongs to the thread that made it.
 pub type BackendFactory = Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> + Send>;
@@ -127,29 +111,24 @@ const EVAL_INTERVAL: Duration = Duration::from_millis(500);
 /// Cells per side of the decision-boundary grid.
 pub const BOUNDARY_RESOLUTION: usize = 48;
 
-/// The UI's handle on one worker.
+/// The UI's handle on one worker: a [`Job`] that reports events, and the commands it takes.
 pub struct Worker {
     device: Device,
     commands: Sender<Command>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    job: Option<Job<Event>>,
 }
 
 impl Worker {
     /// Starts the thread `train-cpu` or `train-gpu`.
-    pub fn spawn(
-        device: Device,
-        factory: BackendFactory,
-        events: Sender<Event>,
-        notify: Notify,
-    ) -> std::io::Result<Self> {
+    pub fn spawn(device: Device, factory: BackendFactory, notify: Notify) -> std::io::Result<Self> {
         let (commands, inbox) = mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name(format!("train-{device}"))
-            .spawn(move || run(device, factory, inbox, &events, &notify))?;
+        let job = Job::spawn(&format!("train-{device}"), notify, move |ctx| {
+            run(device, factory, inbox, &ctx);
+        })?;
         Ok(Self {
             device,
             commands,
-            thread: Some(thread),
+            job: Some(job),
         })
     }
 
@@ -158,17 +137,26 @@ impl Worker {
         self.device
     }
 
-    /// Sends a command; a worker that has ended ignores it.
+    /// Sends a command. A worker whose thread has ended has said why in its last events, so a
+    /// command it can no longer take is dropped.
     pub fn send(&self, command: Command) {
-        let _ = self.commands.send(command);
+        if self.commands.send(command).is_err() {
+            // The thread has ended: nothing takes commands any more.
+        }
+    }
+
+    /// The events reported since the last poll.
+    pub fn poll(&mut self) -> Vec<Event> {
+        self.job.as_mut().map(Job::poll).unwrap_or_default()
     }
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        let _ = self.commands.send(Command::Shutdown);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        self.send(Command::Shutdown);
+        // The GPU device belongs to the thread: wait until it has let go of it.
+        if let Some(job) = self.job.take() {
+            job.join();
         }
     }
 }
@@ -177,37 +165,38 @@ struct State<'a> {
     device: Device,
     backend: &'a mut dyn Backend,
     runner: Option<Runner>,
+    /// The run the runner trains, from the last `Configure`.
+    generation: u64,
     running: bool,
     last_log: Instant,
     last_eval: Instant,
-    events: &'a Sender<Event>,
-    notify: &'a Notify,
+    ctx: &'a JobContext<Event>,
 }
 
 impl State<'_> {
-    fn send(&self, event: Event) {
-        let _ = self.events.send(event);
-        (self.notify)();
+    fn send(&self, kind: EventKind) {
+        self.ctx.send(Event {
+            device: self.device,
+            generation: self.generation,
+            kind,
+        });
     }
 
     fn set_running(&mut self, running: bool) {
         self.running = running && self.runner.is_some();
-        self.send(Event::Running {
-            device: self.device,
-            running: self.running,
-        });
+        self.send(EventKind::Running(self.running));
     }
 
     fn fail(&mut self, message: String) {
-        self.send(Event::Error {
-            device: self.device,
-            message,
-        });
+        self.send(EventKind::Error(message));
         self.send_memory();
         self.set_running(false);
     }
 
-    fn configure(&mut self, session: &Session) {
+    fn configure(&mut self, session: &Session, generation: u64) {
+        // A new run starts paused; the window knows it, so there is nothing to report.
+        self.generation = generation;
+        self.running = false;
         self.runner = None;
         // The old model's working copies go before the peaks start over.
         if let Err(e) = self.backend.clear_caches() {
@@ -226,8 +215,7 @@ impl State<'_> {
     }
 
     fn send_memory(&self) {
-        self.send(Event::Memory {
-            device: self.device,
+        self.send(EventKind::Memory {
             step: self.runner.as_ref().map_or(0, Runner::steps),
             snapshot: self.backend.memory(),
         });
@@ -251,8 +239,7 @@ impl State<'_> {
                 runner.sync(backend)?;
             }
             let log = runner.log(backend)?;
-            let trace = backend.recorder().enabled().then(|| Event::Trace {
-                device: self.device,
+            let trace = backend.recorder().enabled().then(|| EventKind::Trace {
                 batch: runner.batch(),
                 workers: runner.pipeline().loader.workers,
                 chunk: trimmed(runner.take_trace(backend)),
@@ -262,7 +249,7 @@ impl State<'_> {
         match result {
             Ok(Some((log, trace))) => {
                 self.last_log = Instant::now();
-                self.send(Event::Log(log));
+                self.send(EventKind::Log(log));
                 self.send_memory();
                 if let Some(trace) = trace {
                     self.send(trace);
@@ -293,17 +280,10 @@ impl State<'_> {
         match result {
             Ok((eval, grid, values)) => {
                 let step = eval.step;
-                self.send(Event::Eval(eval));
-                self.send(Event::Values {
-                    device: self.device,
-                    values: Box::new(values),
-                });
+                self.send(EventKind::Eval(eval));
+                self.send(EventKind::Values(Box::new(values)));
                 if let Some(grid) = grid {
-                    self.send(Event::Boundary {
-                        device: self.device,
-                        step,
-                        grid,
-                    });
+                    self.send(EventKind::Boundary { step, grid });
                 }
             }
             Err(e) => self.fail(e.to_string()),
@@ -322,18 +302,15 @@ fn trimmed(chunk: TraceChunk) -> TraceChunk {
     }
 }
 
-fn run(
-    device: Device,
-    factory: BackendFactory,
-    inbox: Receiver<Command>,
-    events: &Sender<Event>,
-    notify: &Notify,
-) {
+fn run(device: Device, factory: BackendFactory, inbox: Receiver<Command>, ctx: &JobContext<Event>) {
     let backend = match factory() {
         Ok(backend) => backend,
         Err(reason) => {
-            let _ = events.send(Event::Unavailable { device, reason });
-            notify();
+            ctx.send(Event {
+                device,
+                generation: 0,
+                kind: EventKind::Unavailable(reason),
+            });
             // Stay alive until told to stop, so the UI's handle behaves the same either way.
             while !matches!(inbox.recv(), Ok(Command::Shutdown) | Err(_)) {}
             return;
@@ -342,7 +319,7 @@ fn run(
     let mut backend = backend;
     let mut inbox = inbox;
     // The whole loop runs inside the backend's context (the CPU's own thread pool).
-    backend.enter(&mut |backend| command_loop(device, backend, &mut inbox, events, notify));
+    backend.enter(&mut |backend| command_loop(device, backend, &mut inbox, ctx));
 }
 
 /// Trains on commands until told to stop.
@@ -350,22 +327,20 @@ fn command_loop(
     device: Device,
     backend: &mut dyn Backend,
     inbox: &mut Receiver<Command>,
-    events: &Sender<Event>,
-    notify: &Notify,
+    ctx: &JobContext<Event>,
 ) {
     let mut state = State {
         device,
         backend,
         runner: None,
+        generation: 0,
         running: false,
         last_log: Instant::now(),
         last_eval: Instant::now(),
-        events,
-        notify,
+        ctx,
     };
     let adapter = state.backend.adapter_summary();
-    state.send(Event::Ready {
-        device,
+    state.send(EventKind::Ready {
         name: state.backend.name(),
         adapter,
         cpu_threads: state.backend.threads(),
@@ -385,7 +360,7 @@ fn command_loop(
         };
         match command {
             Some(Command::Shutdown) => return,
-            Some(Command::Configure(session)) => state.configure(&session),
+            Some(Command::Configure(session, generation)) => state.configure(&session, generation),
             Some(Command::Pipeline(pipeline)) => {
                 if let Some(runner) = state.runner.as_mut()
                     && let Err(e) = runner.set_pipeline(&mut *state.backend, pipeline)

@@ -6,12 +6,13 @@ use std::collections::BTreeSet;
 
 use egui::{Align2, Color32, FontId, Pos2, Rect, RichText, Sense, Stroke, StrokeKind, Vec2};
 
-use super::UiCommand;
-use super::column::DeviceColumn;
+use super::command::UiCommand;
+use super::labels::device_title;
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::trace::advice::Advice;
 use crate::trace::{Breakdown, Category, Clock, Lane, Span, StepTrace, TraceHistory};
+use crate::train::DeviceRun;
 use crate::units::format_ns;
 
 /// Steps the timeline shows when it follows the run.
@@ -117,7 +118,7 @@ impl JourneyPanel {
         &mut self,
         ui: &mut egui::Ui,
         lang: Lang,
-        columns: &[DeviceColumn; 2],
+        runs: &[DeviceRun; 2],
         commands: &mut Vec<UiCommand>,
     ) {
         self.hits.clear();
@@ -134,13 +135,13 @@ impl JourneyPanel {
         });
         legend_ui(ui, lang);
         let mut any = false;
-        for column in columns
+        for run in runs
             .iter()
-            .filter(|c| c.enabled && !c.trace.steps.is_empty())
+            .filter(|r| r.enabled && !r.trace.steps.is_empty())
         {
             any = true;
             ui.separator();
-            self.device_ui(ui, lang, column);
+            self.device_ui(ui, lang, run);
         }
         if !any {
             ui.separator();
@@ -148,18 +149,15 @@ impl JourneyPanel {
         }
     }
 
-    fn device_ui(&mut self, ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
-        let device = column.device;
-        let history = &column.trace;
+    fn device_ui(&mut self, ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
+        let device = run.device;
+        let history = &run.trace;
         // Steps whose kernels were not timed (sampling on a software adapter) have no honest
         // breakdown: the bars, the means and the advice leave them out.
         let recent = history.timed_steps(BREAKDOWN_STEPS);
         let total = Breakdown::total(recent.iter().map(|s| &s.breakdown));
         let n = recent.len().max(1) as f64;
-        let title = match device {
-            Device::Cpu => lang.tr(Key::CpuColumn),
-            Device::Gpu => lang.tr(Key::GpuColumn),
-        };
+        let title = device_title(lang, device);
         ui.horizontal(|ui| {
             ui.label(RichText::new(title).strong().size(18.0));
             if recent.is_empty() {
@@ -202,7 +200,7 @@ impl JourneyPanel {
 
         ui.label(RichText::new(lang.tr(Key::Advice)).strong());
         let steps: Vec<StepTrace> = recent.iter().map(|s| (*s).clone()).collect();
-        let advice = column
+        let advice = run
             .trace_context
             .map(|context| Advice::of(&steps, context))
             .unwrap_or_default();

@@ -2,44 +2,18 @@
 //! with the peak and the budget, "release cached"; the estimator's figures and formulas for the
 //! model being set up, a batch-size sweep, and a few large models (all labelled estimated).
 
-use egui::{Color32, Pos2, Rect, RichText, Sense, Vec2};
+use egui::{Pos2, Rect, RichText, Sense, Vec2};
 use egui_plot::{HLine, Legend, Line, Plot, PlotPoints};
 
-use super::UiCommand;
-use super::column::DeviceColumn;
+use super::command::UiCommand;
+use super::labels::{device_title, role_color, role_key};
 use crate::data::Dataset;
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::memory::{MemorySnapshot, Role};
 use crate::sim::estimate::{self, PRESETS, Scheme};
-use crate::train::TrainConfig;
+use crate::train::{DeviceRun, TrainConfig};
 use crate::units::{format_bytes, grouped};
-
-/// The colour of a role, the same in every memory view.
-pub fn role_color(role: Role) -> Color32 {
-    match role {
-        Role::Parameters => Color32::from_rgb(66, 165, 245),
-        Role::Gradients => Color32::from_rgb(239, 83, 80),
-        Role::OptimizerState => Color32::from_rgb(171, 71, 188),
-        Role::Activations => Color32::from_rgb(102, 187, 106),
-        Role::Inputs => Color32::from_rgb(255, 167, 38),
-        Role::Workspace => Color32::from_rgb(141, 110, 99),
-        Role::Internal => Color32::from_rgb(120, 120, 120),
-    }
-}
-
-/// The translated name of a role.
-pub fn role_key(role: Role) -> Key {
-    match role {
-        Role::Parameters => Key::RoleParameters,
-        Role::Gradients => Key::RoleGradients,
-        Role::OptimizerState => Key::RoleOptimizer,
-        Role::Activations => Key::RoleActivations,
-        Role::Inputs => Key::RoleInputs,
-        Role::Workspace => Key::RoleWorkspace,
-        Role::Internal => Key::RoleInternal,
-    }
-}
 
 /// Batch sizes of the estimated sweep.
 const SWEEP: [usize; 6] = [1, 8, 32, 128, 512, 2048];
@@ -54,7 +28,7 @@ impl MemoryPanel {
         &mut self,
         ui: &mut egui::Ui,
         lang: Lang,
-        columns: &[DeviceColumn; 2],
+        runs: &[DeviceRun; 2],
         config: &TrainConfig,
         data: Option<&Dataset>,
         commands: &mut Vec<UiCommand>,
@@ -66,12 +40,12 @@ impl MemoryPanel {
                 RichText::new(lang.tr(Key::PrecisionStorage)).color(ui.visuals().warn_fg_color),
             );
         }
-        for column in columns.iter().filter(|c| c.enabled) {
-            let Some(m) = column.memory else {
+        for run in runs.iter().filter(|r| r.enabled) {
+            let Some(m) = run.memory else {
                 continue;
             };
             ui.separator();
-            device_ui(ui, lang, column, &m, commands);
+            device_ui(ui, lang, run, &m, commands);
         }
         if let Some(data) = data {
             ui.separator();
@@ -83,14 +57,11 @@ impl MemoryPanel {
 fn device_ui(
     ui: &mut egui::Ui,
     lang: Lang,
-    column: &DeviceColumn,
+    run: &DeviceRun,
     m: &MemorySnapshot,
     commands: &mut Vec<UiCommand>,
 ) {
-    let title = match column.device {
-        Device::Cpu => lang.tr(Key::CpuColumn),
-        Device::Gpu => lang.tr(Key::GpuColumn),
-    };
+    let title = device_title(lang, run.device);
     ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(title).strong().size(18.0));
         ui.label(lang.fmt(Key::Allocated, &[("bytes", &format_bytes(m.allocated))]))
@@ -105,7 +76,7 @@ fn device_ui(
             Some(b) => lang.fmt(Key::BudgetIs, &[("bytes", &format_bytes(b))]),
             None => lang.tr(Key::NoBudget).to_owned(),
         });
-        if column.device == Device::Gpu
+        if run.device == Device::Gpu
             && ui
                 .button(lang.tr(Key::ReleaseCached))
                 .on_hover_text(lang.tr(Key::ReleaseCachedTip))
@@ -148,19 +119,19 @@ fn device_ui(
             ));
         }
     });
-    if column.memory_history.len() >= 2 {
+    if run.memory_history.len() >= 2 {
         let mib = |v: f64| v / f64::from(1u32 << 20);
-        let allocated: PlotPoints = column
+        let allocated: PlotPoints = run
             .memory_history
             .iter()
             .map(|p| [p[0], mib(p[1])])
             .collect();
-        let reserved: PlotPoints = column
+        let reserved: PlotPoints = run
             .memory_history
             .iter()
             .map(|p| [p[0], mib(p[2])])
             .collect();
-        Plot::new(("memory", column.device))
+        Plot::new(("memory", run.device))
             .height(130.0)
             .legend(Legend::default())
             .y_axis_label("MiB")

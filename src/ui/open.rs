@@ -1,19 +1,17 @@
 //! Open…: the system's file dialog (through the XDG desktop portal on Linux), and BatchScope's own
 //! file browser where there is none.
 //!
-//! Where no portal (and no zenity) is installed, `rfd` returns "nothing chosen" at once and
-//! without an error — indistinguishable from a cancel, except that no person cancels a dialog
-//! within a fraction of a second. So an answer that fast means "there is no system dialog": the
-//! in-app browser opens instead, and is used from then on.
+//! Where no portal (and no zenity) is installed, `rfd` returns "nothing chosen" without an error,
+//! which cannot be told from a cancel. So before showing a system dialog the dialog's job asks the
+//! system whether one exists (on Linux: whether the portal's file chooser answers on the session
+//! bus, or zenity is installed) and says so; the in-app browser opens when the answer is no, and
+//! is used from then on. The answer takes what it takes — on a busy machine the portal may need
+//! seconds to start — and the window keeps drawing meanwhile.
 
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver};
-use std::time::{Duration, Instant};
 
 use crate::i18n::{Key, Lang};
-
-/// An empty answer faster than this means the system dialog never showed.
-const NO_DIALOG_WITHIN: Duration = Duration::from_millis(400);
+use crate::job::{Job, Notify};
 
 /// What the user wants to open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -35,27 +33,92 @@ fn title_key(kind: OpenKind) -> Key {
     }
 }
 
-struct Pending {
-    kind: OpenKind,
-    since: Instant,
-    answer: Receiver<Option<PathBuf>>,
+/// What the dialog's job answers.
+#[derive(Debug)]
+enum DialogAnswer {
+    /// The user chose this.
+    Chosen(PathBuf),
+    /// The user closed the dialog without choosing.
+    Cancelled,
+    /// The system has no file dialog to show.
+    NoSystemDialog,
 }
 
-/// The state of Open…: a system dialog waiting on its thread, or the in-app browser.
-#[derive(Default)]
+/// Whether the desktop can show a file dialog (asked on the dialog's own thread).
+pub type DialogProbe = fn() -> bool;
+
+/// Whether the desktop has a file dialog: on Linux, the XDG desktop portal's file chooser answers
+/// on the session bus (given the time the portal takes to start), or zenity, which `rfd` falls
+/// back to, is installed. macOS and Windows always have theirs.
+pub fn system_dialog_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        portal_file_chooser() || zenity_installed()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        true
+    }
+}
+
+/// Whether the portal's `FileChooser` interface answers for its version.
+#[cfg(target_os = "linux")]
+fn portal_file_chooser() -> bool {
+    let Ok(connection) = zbus::blocking::Connection::session() else {
+        return false;
+    };
+    let Ok(proxy) = zbus::blocking::Proxy::new(
+        &connection,
+        "org.freedesktop.portal.Desktop",
+        "/org/freedesktop/portal/desktop",
+        "org.freedesktop.portal.FileChooser",
+    ) else {
+        return false;
+    };
+    proxy.get_property::<u32>("version").is_ok()
+}
+
+#[cfg(target_os = "linux")]
+fn zenity_installed() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("zenity").is_file()))
+}
+
+/// The state of Open…: a system dialog waiting on its job, or the in-app browser.
 pub struct FileOpener {
-    pending: Option<Pending>,
+    pending: Option<(OpenKind, Job<DialogAnswer>)>,
     browser: Option<egui_file::FileDialog>,
     /// What the in-app browser was opened for.
     browser_kind: OpenKind,
-    /// Set once the system dialog turned out not to exist; the in-app browser is used from then.
+    /// Set once the system turned out to have no file dialog; the in-app browser is used from
+    /// then on.
     pub native_missing: bool,
     /// Where the last file came from, so the next dialog starts there.
     last_dir: Option<PathBuf>,
+    /// How the job finds out whether a system dialog exists.
+    probe: DialogProbe,
+}
+
+impl Default for FileOpener {
+    fn default() -> Self {
+        Self::with_probe(system_dialog_available)
+    }
 }
 
 impl FileOpener {
-    /// Whether a dialog (system or in-app) is open.
+    /// An opener that asks `probe` whether a system dialog exists (tests pass their answer).
+    pub fn with_probe(probe: DialogProbe) -> Self {
+        Self {
+            pending: None,
+            browser: None,
+            browser_kind: OpenKind::File,
+            native_missing: false,
+            last_dir: None,
+            probe,
+        }
+    }
+
+    /// Whether a dialog (system or in-app) is open, or being opened.
     pub fn is_open(&self) -> bool {
         self.pending.is_some()
             || self
@@ -64,9 +127,10 @@ impl FileOpener {
                 .is_some_and(egui_file::FileDialog::visible)
     }
 
-    /// Opens the system dialog on a thread of its own (it blocks until the user answers), or the
-    /// in-app browser where there is no system dialog.
-    pub fn start(&mut self, kind: OpenKind, ctx: &egui::Context, lang: Lang) {
+    /// Opens a dialog for `kind`: on a job of its own, which asks whether the system has a
+    /// dialog and shows it (it blocks until the user answers); or the in-app browser, once the
+    /// system has said it has none.
+    pub fn start(&mut self, kind: OpenKind, lang: Lang, notify: Notify) {
         if self.is_open() {
             return;
         }
@@ -74,40 +138,53 @@ impl FileOpener {
             self.open_browser(kind, lang);
             return;
         }
-        let (tx, answer) = mpsc::channel();
         let start_dir = self.last_dir.clone();
-        let ctx = ctx.clone();
         let title = lang.tr(title_key(kind));
-        let spawned = std::thread::Builder::new()
-            .name("file-dialog".into())
-            .spawn(move || {
-                let mut dialog = rfd::FileDialog::new().set_title(title);
-                if let Some(dir) = start_dir {
-                    dialog = dialog.set_directory(dir);
-                }
-                let chosen = match kind {
-                    OpenKind::File => dialog
-                        .add_filter("CSV, IDX", &["csv", "tsv", "txt", "gz", "idx", "ubyte"])
-                        .add_filter("*", &["*"])
-                        .pick_file(),
-                    OpenKind::Folder => dialog.pick_folder(),
-                    OpenKind::SaveTrace => dialog
-                        .add_filter("Chrome trace JSON", &["json"])
-                        .set_file_name("batchscope-trace.json")
-                        .save_file(),
-                };
-                let _ = tx.send(chosen);
-                ctx.request_repaint();
-            });
-        match spawned {
-            Ok(_) => {
-                self.pending = Some(Pending {
-                    kind,
-                    since: Instant::now(),
-                    answer,
-                });
+        let probe = self.probe;
+        let spawned = Job::spawn("file-dialog", notify, move |ctx| {
+            if !probe() {
+                ctx.send(DialogAnswer::NoSystemDialog);
+                return;
             }
+            let chosen = system_dialog(kind, title, start_dir);
+            ctx.send(chosen.map_or(DialogAnswer::Cancelled, DialogAnswer::Chosen));
+        });
+        match spawned {
+            Ok(job) => self.pending = Some((kind, job)),
             Err(_) => self.open_browser(kind, lang),
+        }
+    }
+
+    /// Takes in the dialog job's answer: the chosen path and what it was chosen for, or nothing
+    /// (the in-app browser opens where the system had no dialog).
+    pub fn poll(&mut self, lang: Lang) -> Option<(OpenKind, PathBuf)> {
+        let (kind, job) = self.pending.as_mut()?;
+        let kind = *kind;
+        let answer = job.poll().into_iter().next();
+        let ended = job.is_finished();
+        match answer {
+            Some(DialogAnswer::Chosen(path)) => {
+                self.pending = None;
+                Some((kind, self.remember(path)))
+            }
+            Some(DialogAnswer::Cancelled) => {
+                self.pending = None;
+                None
+            }
+            Some(DialogAnswer::NoSystemDialog) => {
+                self.pending = None;
+                self.native_missing = true;
+                self.open_browser(kind, lang);
+                None
+            }
+            // The thread ended without answering: the system dialog broke.
+            None if ended => {
+                self.pending = None;
+                self.native_missing = true;
+                self.open_browser(kind, lang);
+                None
+            }
+            None => None,
         }
     }
 
@@ -138,33 +215,9 @@ impl FileOpener {
         self.browser_kind = kind;
     }
 
-    /// Takes in the system dialog's answer and draws the in-app browser; returns the chosen path,
-    /// and what it was chosen for, once there is one.
-    pub fn show(&mut self, ctx: &egui::Context, lang: Lang) -> Option<(OpenKind, PathBuf)> {
-        if let Some(pending) = &self.pending {
-            let kind = pending.kind;
-            match pending.answer.try_recv() {
-                Ok(Some(path)) => {
-                    self.pending = None;
-                    return Some((kind, self.remember(path)));
-                }
-                Ok(None) => {
-                    let (kind, quick) = (pending.kind, pending.since.elapsed() < NO_DIALOG_WITHIN);
-                    self.pending = None;
-                    if quick {
-                        self.native_missing = true;
-                        self.open_browser(kind, lang);
-                    }
-                }
-                Err(mpsc::TryRecvError::Empty) => {}
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    let kind = pending.kind;
-                    self.pending = None;
-                    self.native_missing = true;
-                    self.open_browser(kind, lang);
-                }
-            }
-        }
+    /// Draws the in-app browser, if it is open; returns the chosen path, and what it was chosen
+    /// for, once there is one.
+    pub fn show(&mut self, ctx: &egui::Context) -> Option<(OpenKind, PathBuf)> {
         let kind = self.browser_kind;
         let browser = self.browser.as_mut()?;
         browser.show(ctx);
@@ -182,5 +235,89 @@ impl FileOpener {
     fn remember(&mut self, path: PathBuf) -> PathBuf {
         self.last_dir = path.parent().map(std::path::Path::to_path_buf);
         path
+    }
+}
+
+/// Shows the system's dialog for `kind` and waits for the user's answer.
+fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Option<PathBuf> {
+    let mut dialog = rfd::FileDialog::new().set_title(title);
+    if let Some(dir) = start_dir {
+        dialog = dialog.set_directory(dir);
+    }
+    match kind {
+        OpenKind::File => dialog
+            .add_filter("CSV, IDX", &["csv", "tsv", "txt", "gz", "idx", "ubyte"])
+            .add_filter("*", &["*"])
+            .pick_file(),
+        OpenKind::Folder => dialog.pick_folder(),
+        OpenKind::SaveTrace => dialog
+            .add_filter("Chrome trace JSON", &["json"])
+            .set_file_name("batchscope-trace.json")
+            .save_file(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::job::no_notify;
+
+    /// Holds the system's answer back until the test lets it go.
+    static ANSWER: AtomicBool = AtomicBool::new(false);
+
+    /// A system that takes its time to say it has no file dialog (a busy machine): it answers
+    /// when the test says so.
+    fn slow_no() -> bool {
+        while !ANSWER.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    }
+
+    /// The first click on a machine without a system dialog opens the in-app browser however
+    /// long the system takes to say so: the answer decides, not a timer.
+    #[test]
+    fn without_a_system_dialog_the_first_open_shows_the_in_app_browser_however_slow_the_answer() {
+        let mut harness = Harness::new_ui_state(
+            |ui, opener: &mut FileOpener| {
+                // Nothing is chosen in this test: the answers are looked at through the state.
+                assert!(opener.poll(Lang::En).is_none());
+                assert!(opener.show(ui.ctx()).is_none());
+            },
+            FileOpener::with_probe(slow_no),
+        );
+        harness
+            .state_mut()
+            .start(OpenKind::File, Lang::En, no_notify());
+        // Many frames pass before the answer (a timer would have decided by now).
+        harness.run_steps(30);
+        assert!(
+            harness.state().is_open(),
+            "waiting for the answer counts as open"
+        );
+        assert!(!harness.state().native_missing);
+        ANSWER.store(true, Ordering::Release);
+        let start = Instant::now();
+        while !harness.state().native_missing && start.elapsed() < Duration::from_secs(20) {
+            harness.step();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            harness.state().native_missing,
+            "the system's answer was taken in"
+        );
+        harness.run_steps(3);
+        assert!(harness.state().is_open());
+        assert!(
+            harness
+                .query_by_label_contains("Open a data set file")
+                .is_some()
+        );
     }
 }

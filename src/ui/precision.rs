@@ -3,29 +3,20 @@
 //! loss scale with its skipped steps, the same run in every format overlaid, and the bytes each
 //! format takes per role.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
-use std::sync::{Arc, mpsc};
-
 use egui::{Color32, RichText};
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points, Polygon, Text, VLine};
 
-use super::UiCommand;
-use super::column::{DeviceColumn, precision_label};
-use super::memory::role_key;
+use super::command::UiCommand;
+use super::labels::{device_title, precision_label, role_color, role_key, weight_text};
 use crate::data::Dataset;
-use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::memory::Role;
 use crate::precision::DType;
 use crate::precision::{Half, Log2Histogram, Precision};
 use crate::sim::estimate;
-use crate::train::compare::{self, FormatRun, Progress};
-use crate::train::{Session, TrainConfig, ValueSample};
+use crate::train::compare::{self, COMPARE_STEPS, Comparison};
+use crate::train::{DeviceRun, TrainConfig, ValueSample};
 use crate::units::format_bytes;
-
-/// Steps each format trains in a comparison.
-pub const COMPARE_STEPS: u64 = 600;
 
 /// The log2 axis of the histograms spans at least this (FP16's whole range and a margin).
 const AXIS: (i32, i32) = (-30, 18);
@@ -51,90 +42,10 @@ fn format_color(p: Precision) -> Color32 {
     }
 }
 
-/// A comparison running (or run) on a thread of its own.
-pub struct Comparison {
-    /// Formats done so far.
-    pub runs: Vec<FormatRun>,
-    /// The format running and how far it is.
-    pub progress: Option<(Precision, u64, u64)>,
-    /// Why it could not run.
-    pub failed: Option<String>,
-    /// The settings compared.
-    pub config: TrainConfig,
-    events: Receiver<Progress>,
-    cancel: Arc<AtomicBool>,
-    running: bool,
-}
-
-impl Comparison {
-    /// Starts the comparison of `session` on a thread named `compare`.
-    pub fn start(session: Arc<Session>, notify: Arc<dyn Fn() + Send + Sync>) -> Self {
-        let (tx, events) = mpsc::channel();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let stop = Arc::clone(&cancel);
-        let config = session.config.clone();
-        let spawned = std::thread::Builder::new()
-            .name("compare".into())
-            .spawn(move || {
-                compare::run(&session, COMPARE_STEPS, &stop, &mut |p| {
-                    let _ = tx.send(p);
-                    notify();
-                });
-            });
-        let failed = spawned.err().map(|e| e.to_string());
-        Self {
-            runs: Vec::new(),
-            progress: None,
-            running: failed.is_none(),
-            failed,
-            config,
-            events,
-            cancel,
-        }
-    }
-
-    /// Takes in what the thread reported.
-    pub fn poll(&mut self) {
-        loop {
-            match self.events.try_recv() {
-                Ok(Progress::Step {
-                    format,
-                    step,
-                    steps,
-                }) => self.progress = Some((format, step, steps)),
-                Ok(Progress::Done(run)) => {
-                    self.runs.push(*run);
-                    self.progress = None;
-                }
-                Ok(Progress::Failed(message)) => self.failed = Some(message),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    self.running = false;
-                    self.progress = None;
-                    break;
-                }
-            }
-        }
-    }
-
-    /// Whether the thread is still at work.
-    pub fn is_running(&self) -> bool {
-        self.running
-    }
-}
-
-impl Drop for Comparison {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-}
-
-/// The precision view's own state: the comparison.
+/// The precision view (it keeps no state of its own: the app holds the runs and the
+/// comparison).
 #[derive(Default)]
-pub struct PrecisionPanel {
-    /// The last comparison started.
-    pub comparison: Option<Comparison>,
-}
+pub struct PrecisionPanel;
 
 impl PrecisionPanel {
     /// Draws the view.
@@ -142,22 +53,19 @@ impl PrecisionPanel {
         &mut self,
         ui: &mut egui::Ui,
         lang: Lang,
-        columns: &[DeviceColumn; 2],
-        config: &TrainConfig,
-        data: Option<&Dataset>,
+        runs: &[DeviceRun; 2],
+        comparison: Option<&Comparison>,
+        (config, data): (&TrainConfig, Option<&Dataset>),
         commands: &mut Vec<UiCommand>,
     ) {
-        if let Some(c) = self.comparison.as_mut() {
-            c.poll();
-        }
         ui.heading(lang.tr(Key::PrecisionTab));
         ui.label(RichText::new(lang.tr(Key::PrecisionIntro)).weak());
-        for column in columns.iter().filter(|c| c.enabled) {
+        for run in runs.iter().filter(|r| r.enabled) {
             ui.separator();
-            device_ui(ui, lang, column);
+            device_ui(ui, lang, run);
         }
         ui.separator();
-        self.comparison_ui(ui, lang, commands);
+        comparison_ui(ui, lang, comparison, commands);
         if let Some(data) = data {
             ui.separator();
             bytes_ui(ui, lang, config, data);
@@ -165,128 +73,128 @@ impl PrecisionPanel {
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::PrecisionSpeed)).weak());
     }
+}
 
-    fn comparison_ui(&self, ui: &mut egui::Ui, lang: Lang, commands: &mut Vec<UiCommand>) {
-        ui.label(RichText::new(lang.tr(Key::CompareTitle)).strong());
-        let running = self.comparison.as_ref().is_some_and(Comparison::is_running);
-        ui.horizontal_wrapped(|ui| {
-            if running {
-                if ui.button(lang.tr(Key::CompareStop)).clicked() {
-                    commands.push(UiCommand::CancelComparison);
-                }
-            } else if ui
-                .button(lang.fmt(Key::CompareRun, &[("steps", &COMPARE_STEPS)]))
-                .on_hover_text(lang.tr(Key::CompareTip))
-                .clicked()
-            {
-                commands.push(UiCommand::ComparePrecisions);
+/// The same run in every format: the button, the progress, the curves and the table.
+fn comparison_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    comparison: Option<&Comparison>,
+    commands: &mut Vec<UiCommand>,
+) {
+    ui.label(RichText::new(lang.tr(Key::CompareTitle)).strong());
+    let running = comparison.is_some_and(|c| c.running);
+    ui.horizontal_wrapped(|ui| {
+        if running {
+            if ui.button(lang.tr(Key::CompareStop)).clicked() {
+                commands.push(UiCommand::CancelComparison);
             }
-            if let Some((format, step, steps)) = self.comparison.as_ref().and_then(|c| c.progress) {
-                ui.add(
-                    egui::ProgressBar::new(step as f32 / steps.max(1) as f32)
-                        .desired_width(160.0)
-                        .text(format!("{} {step}/{steps}", format.as_str())),
+        } else if ui
+            .button(lang.fmt(Key::CompareRun, &[("steps", &COMPARE_STEPS)]))
+            .on_hover_text(lang.tr(Key::CompareTip))
+            .clicked()
+        {
+            commands.push(UiCommand::ComparePrecisions);
+        }
+        if let Some((format, step, steps)) = comparison.and_then(|c| c.progress) {
+            ui.add(
+                egui::ProgressBar::new(step as f32 / steps.max(1) as f32)
+                    .desired_width(160.0)
+                    .text(format!("{} {step}/{steps}", format.as_str())),
+            );
+        }
+    });
+    let Some(c) = comparison else {
+        return;
+    };
+    if let Some(message) = &c.failed {
+        ui.colored_label(ui.visuals().error_fg_color, message);
+    }
+    if c.runs.is_empty() {
+        return;
+    }
+    ui.label(
+        RichText::new(lang.fmt(
+            Key::CompareCaption,
+            &[
+                ("steps", &COMPARE_STEPS),
+                ("seed", &c.config.seed),
+                ("batch", &c.config.batch),
+                ("optimizer", &c.config.optimizer.as_str()),
+                ("weight", &weight_text(c.config.loss_weight)),
+            ],
+        ))
+        .weak(),
+    );
+    Plot::new("precision-compare")
+        .height(200.0)
+        .legend(Legend::default())
+        .x_axis_label(lang.tr(Key::Step))
+        .y_axis_label(lang.tr(Key::Loss))
+        .include_y(0.0)
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            for run in &c.runs {
+                let points: PlotPoints = run.losses.iter().copied().collect();
+                plot.line(
+                    Line::new(precision_label(lang, run.precision), points)
+                        .color(format_color(run.precision)),
                 );
             }
         });
-        let Some(c) = &self.comparison else {
-            return;
-        };
-        if let Some(message) = &c.failed {
-            ui.colored_label(ui.visuals().error_fg_color, message);
-        }
-        if c.runs.is_empty() {
-            return;
-        }
-        ui.label(
-            RichText::new(lang.fmt(
-                Key::CompareCaption,
-                &[
-                    ("steps", &COMPARE_STEPS),
-                    ("seed", &c.config.seed),
-                    ("batch", &c.config.batch),
-                    ("optimizer", &c.config.optimizer.as_str()),
-                    ("weight", &super::setup::weight_text(c.config.loss_weight)),
-                ],
-            ))
-            .weak(),
-        );
-        Plot::new("precision-compare")
-            .height(200.0)
-            .legend(Legend::default())
-            .x_axis_label(lang.tr(Key::Step))
-            .y_axis_label(lang.tr(Key::Loss))
-            .include_y(0.0)
-            .allow_scroll(false)
-            .show(ui, |plot| {
-                for run in &c.runs {
-                    let points: PlotPoints = run.losses.iter().copied().collect();
-                    plot.line(
-                        Line::new(precision_label(lang, run.precision), points)
-                            .color(format_color(run.precision)),
-                    );
-                }
-            });
-        egui::Grid::new("compare-table")
-            .striped(true)
-            .show(ui, |ui| {
-                for key in [
-                    Key::Format,
-                    Key::FinalLoss,
-                    Key::GradientsLost,
-                    Key::CpuStepTime,
-                    Key::LossScaleShort,
-                ] {
-                    ui.label(RichText::new(lang.tr(key)).strong());
-                }
-                ui.end_row();
-                for run in &c.runs {
-                    ui.colored_label(format_color(run.precision), run.precision.as_str());
-                    match (&run.error, run.losses.last()) {
-                        (Some(e), _) => {
-                            ui.colored_label(ui.visuals().error_fg_color, lang.tr(Key::Diverged))
-                                .on_hover_text(e);
-                        }
-                        (None, Some(p)) => {
-                            ui.label(format!("{:.4}", p[1]));
-                        }
-                        (None, None) => {
-                            ui.label("–");
-                        }
+    egui::Grid::new("compare-table")
+        .striped(true)
+        .show(ui, |ui| {
+            for key in [
+                Key::Format,
+                Key::FinalLoss,
+                Key::GradientsLost,
+                Key::CpuStepTime,
+                Key::LossScaleShort,
+            ] {
+                ui.label(RichText::new(lang.tr(key)).strong());
+            }
+            ui.end_row();
+            for run in &c.runs {
+                ui.colored_label(format_color(run.precision), run.precision.as_str());
+                match (&run.error, run.losses.last()) {
+                    (Some(e), _) => {
+                        ui.colored_label(ui.visuals().error_fg_color, lang.tr(Key::Diverged))
+                            .on_hover_text(e);
                     }
-                    let lost = run.rounding.gradients();
-                    if run.precision == Precision::Fp32 {
+                    (None, Some(p)) => {
+                        ui.label(format!("{:.4}", p[1]));
+                    }
+                    (None, None) => {
                         ui.label("–");
-                    } else {
-                        ui.label(format!("{:.2}%", lost.underflow_share() * 100.0));
                     }
-                    ui.label(format!("{:.3} ms", run.step_ms));
-                    match (run.final_scale, run.skipped) {
-                        (Some(s), Some(k)) => {
-                            ui.label(lang.fmt(Key::ScaleSkipped, &[("scale", &s), ("skipped", &k)]))
-                        }
-                        _ => ui.label("–"),
-                    };
-                    ui.end_row();
                 }
-            });
-    }
+                let lost = run.rounding.gradients();
+                if run.precision == Precision::Fp32 {
+                    ui.label("–");
+                } else {
+                    ui.label(format!("{:.2}%", lost.underflow_share() * 100.0));
+                }
+                ui.label(format!("{:.3} ms", run.step_ms));
+                match (run.final_scale, run.skipped) {
+                    (Some(s), Some(k)) => {
+                        ui.label(lang.fmt(Key::ScaleSkipped, &[("scale", &s), ("skipped", &k)]))
+                    }
+                    _ => ui.label("–"),
+                };
+                ui.end_row();
+            }
+        });
 }
 
 /// One device's histograms, rounding losses and loss scale.
-fn device_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
-    let title = match column.device {
-        Device::Cpu => lang.tr(Key::CpuColumn),
-        Device::Gpu => lang.tr(Key::GpuColumn),
-    };
+fn device_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
+    let title = device_title(lang, run.device);
     ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(title).strong().size(18.0));
-        ui.label(RichText::new(precision_label(lang, column.precision)).strong())
+        ui.label(RichText::new(precision_label(lang, run.precision)).strong())
             .on_hover_text(lang.tr(Key::PrecisionTip));
-        if let super::column::ColumnStatus::Ready {
-            adapter: Some(a), ..
-        } = &column.status
-        {
+        if let Some(a) = run.adapter() {
             let key = if a.shader_f16 {
                 Key::ShaderF16Unused
             } else {
@@ -295,7 +203,7 @@ fn device_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
             ui.label(RichText::new(lang.tr(key)).weak());
         }
     });
-    let Some(values) = &column.values else {
+    let Some(values) = &run.values else {
         ui.label(RichText::new(lang.tr(Key::NoValuesYet)).weak());
         return;
     };
@@ -307,12 +215,12 @@ fn device_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
             (Key::GradientsWord, &values.gradients, Role::Gradients),
         ];
         for ((key, sample, role), ui) in kinds.into_iter().zip(cols.iter_mut()) {
-            histogram_ui(ui, lang, column, (key, sample, role));
+            histogram_ui(ui, lang, run, (key, sample, role));
         }
     });
-    if column.precision != Precision::Fp32 && !column.rounding.is_empty() {
-        let g = column.rounding.gradients();
-        let a = column.rounding.role(Role::Activations);
+    if run.precision != Precision::Fp32 && !run.rounding.is_empty() {
+        let g = run.rounding.gradients();
+        let a = run.rounding.role(Role::Activations);
         ui.label(lang.fmt(
             Key::RoundingLost,
             &[
@@ -325,8 +233,8 @@ fn device_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
         ))
         .on_hover_text(lang.tr(Key::RoundingLostTip));
     }
-    if column.precision == Precision::Mixed {
-        loss_scale_ui(ui, lang, column);
+    if run.precision == Precision::Mixed {
+        loss_scale_ui(ui, lang, run);
     }
 }
 
@@ -338,7 +246,7 @@ fn percent(share: f64) -> String {
 fn histogram_ui(
     ui: &mut egui::Ui,
     lang: Lang,
-    column: &DeviceColumn,
+    run: &DeviceRun,
     (key, sample, role): (Key, &ValueSample, Role),
 ) {
     let h: &Log2Histogram = &sample.histogram;
@@ -384,7 +292,7 @@ fn histogram_ui(
         fp16.min_positive_normal().log2() as f64,
     );
     let max = f64::from(fp16.max()).log2();
-    Plot::new(("precision-hist", column.device, role.index()))
+    Plot::new(("precision-hist", run.device, role.index()))
         .height(150.0)
         .include_x(zero_x - 1.0)
         .include_x(f64::from(hi) + 1.0)
@@ -408,7 +316,7 @@ fn histogram_ui(
             }
             plot.bar_chart(
                 BarChart::new(lang.tr(key), bars)
-                    .color(super::memory::role_color(role))
+                    .color(role_color(role))
                     .element_formatter(Box::new(|bar, _| {
                         format!(
                             "2^{} .. 2^{}: {:.1}%",
@@ -487,8 +395,8 @@ fn dtype_name(lang: Lang, dtype: DType) -> String {
 }
 
 /// The loss scale at each report on a log2 axis, the reports with skipped updates marked.
-fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
-    let Some(log) = &column.last_log else {
+fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
+    let Some(log) = &run.last_log else {
         return;
     };
     ui.label(lang.fmt(
@@ -500,18 +408,14 @@ fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, column: &DeviceColumn) {
     ))
     .on_hover_text(lang.tr(Key::ScaleTip));
     let log2 = |v: f64| v.max(1.0).log2();
-    let line: PlotPoints = column
+    let line: PlotPoints = run
         .loss_scale
         .points()
         .iter()
         .map(|p| [p[0], log2(p[1])])
         .collect();
-    let marks: PlotPoints = column
-        .skip_marks
-        .iter()
-        .map(|p| [p[0], log2(p[1])])
-        .collect();
-    Plot::new(("loss-scale", column.device))
+    let marks: PlotPoints = run.skip_marks.iter().map(|p| [p[0], log2(p[1])]).collect();
+    Plot::new(("loss-scale", run.device))
         .height(120.0)
         .legend(Legend::default())
         .x_axis_label(lang.tr(Key::Step))

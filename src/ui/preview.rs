@@ -7,9 +7,10 @@ use std::sync::Arc;
 use egui::{Color32, RichText};
 use egui_plot::{Legend, Plot, Points};
 
-use super::{UiCommand, class_color};
+use super::command::UiCommand;
+use super::labels::class_color;
 use crate::data::formats::{IMAGE_SIDES, LoadOptions};
-use crate::data::source::DataSource;
+use crate::data::source::{DataSource, Loaded};
 use crate::data::{Table, Task};
 use crate::i18n::{Key, Lang};
 use crate::train::TrainConfig;
@@ -33,15 +34,6 @@ pub struct PreviewPanel {
     textures: Option<(Arc<Table>, Vec<egui::TextureHandle>)>,
     /// The table the axes were chosen for: a new table starts from its first two features.
     axes_for: Option<Arc<Table>>,
-}
-
-/// A loaded data set: its source and its rows.
-#[derive(Clone)]
-pub struct Loaded {
-    /// Where it came from (and how it was read).
-    pub source: DataSource,
-    /// What was read.
-    pub table: Arc<Table>,
 }
 
 impl PreviewPanel {

@@ -3,60 +3,34 @@
 
 use egui::{RichText, Slider};
 
+use super::command::{Tab, UiCommand};
+use super::labels::{dataset_key, optimizer_key, precision_label, shipped_keys, weight_text};
 use super::open::OpenKind;
-use super::preview::Loaded;
-use super::{Tab, UiCommand};
 use crate::backend::Activation;
 use crate::backend::UploadMode;
 use crate::data::Task;
 use crate::data::dataloader::{MAX_PREFETCH, MAX_SHIFT_PX, MAX_WORKERS};
 use crate::data::shipped::{SHIPPED, shipped};
-use crate::data::source::DataSource;
+use crate::data::source::{DataSource, Loaded};
 use crate::data::{MAX_CLASSES, Synthetic};
-use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::nn::{Loss, ModelSpec, OptimizerKind};
 use crate::precision::Precision;
-use crate::train::{SessionError, SyncPolicy, TrainConfig};
+use crate::train::{SyncPolicy, TrainConfig};
 
 /// The loss weights the setup offers.
 const LOSS_WEIGHTS: [f32; 4] = [1.0, 1e-3, 1e-6, 1e-8];
 
-/// `1`, or `1e-6`.
-pub fn weight_text(w: f32) -> String {
-    if w == 1.0 {
-        "1".to_owned()
-    } else {
-        format!("{w:e}")
-    }
-}
+/// The setup panel (it keeps no state of its own: the settings being edited are the app's).
+#[derive(Default)]
+pub struct SetupPanel;
 
-/// The settings being edited, and the ones the current run uses.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SetupPanel {
-    /// What the widgets show.
-    pub config: TrainConfig,
+/// The settings the panel edits: what the next Reset applies.
+pub struct SetupView<'a> {
+    /// The settings being edited.
+    pub config: &'a mut TrainConfig,
     /// Which devices train, CPU then GPU.
-    pub enabled: [bool; 2],
-    /// The settings of the run in progress.
-    pub applied: TrainConfig,
-    /// The devices of the run in progress.
-    pub applied_enabled: [bool; 2],
-    /// Why the last Reset was refused, if it was.
-    pub error: Option<SessionError>,
-}
-
-impl Default for SetupPanel {
-    fn default() -> Self {
-        let config = TrainConfig::default();
-        Self {
-            applied: config.clone(),
-            config,
-            enabled: [true, true],
-            applied_enabled: [true, true],
-            error: None,
-        }
-    }
+    pub enabled: &'a mut [bool; 2],
 }
 
 /// What the panel shows of the data layer: the loaded set, a load in progress, the last error.
@@ -68,31 +42,6 @@ pub struct DataView<'a> {
     pub loading: Option<(&'a str, f32)>,
     /// Why the last load failed.
     pub error: Option<&'a str>,
-}
-
-fn dataset_key(kind: Synthetic) -> Key {
-    match kind {
-        Synthetic::Spiral => Key::Spiral,
-        Synthetic::Moons => Key::Moons,
-        Synthetic::Circles => Key::Circles,
-        Synthetic::Xor => Key::Xor,
-        Synthetic::Blobs => Key::Blobs,
-    }
-}
-
-/// The translated name and description of a shipped set.
-pub fn shipped_keys(name: &str) -> (Key, Key) {
-    match name {
-        "iris" => (Key::Iris, Key::AboutIris),
-        "wine" => (Key::Wine, Key::AboutWine),
-        "breast_cancer" => (Key::BreastCancer, Key::AboutBreastCancer),
-        "digits" => (Key::Digits, Key::AboutDigits),
-        "penguins" => (Key::Penguins, Key::AboutPenguins),
-        "mnist" => (Key::Mnist, Key::AboutMnist),
-        "diabetes" => (Key::Diabetes, Key::AboutDiabetes),
-        "autompg" => (Key::AutoMpg, Key::AboutAutoMpg),
-        _ => (Key::FashionMnist, Key::AboutFashionMnist),
-    }
 }
 
 /// The name a source goes by in the panel.
@@ -107,39 +56,18 @@ fn source_name(lang: Lang, config: &TrainConfig) -> String {
     }
 }
 
-fn optimizer_key(kind: OptimizerKind) -> Key {
-    match kind {
-        OptimizerKind::Sgd => Key::Sgd,
-        OptimizerKind::Momentum => Key::Momentum,
-        OptimizerKind::Adam => Key::Adam,
-    }
-}
-
 impl SetupPanel {
-    /// Whether the widgets differ from the run in progress.
-    pub fn is_changed(&self) -> bool {
-        self.config != self.applied || self.enabled != self.applied_enabled
-    }
-
-    /// Whether `device` is enabled in the run in progress.
-    pub fn applied_enabled(&self, device: Device) -> bool {
-        self.applied_enabled[device as usize]
-    }
-
-    /// Draws the panel.
+    /// Draws the panel: edits go into `view` and apply on Reset; what applies at once (the
+    /// pipeline) and what must happen elsewhere (loading, opening) comes back as commands.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         lang: Lang,
+        view: SetupView<'_>,
         data: DataView,
         commands: &mut Vec<UiCommand>,
     ) {
-        let Self {
-            config,
-            enabled,
-            error,
-            ..
-        } = self;
+        let SetupView { config, enabled } = view;
         ui.heading(lang.tr(Key::Setup));
 
         ui.separator();
@@ -238,14 +166,10 @@ impl SetupPanel {
         )
         .on_hover_text(lang.tr(Key::BatchSizeTip));
         egui::ComboBox::from_label(lang.tr(Key::PrecisionSetting))
-            .selected_text(super::column::precision_label(lang, config.precision))
+            .selected_text(precision_label(lang, config.precision))
             .show_ui(ui, |ui| {
                 for p in Precision::ALL {
-                    ui.selectable_value(
-                        &mut config.precision,
-                        p,
-                        super::column::precision_label(lang, p),
-                    );
+                    ui.selectable_value(&mut config.precision, p, precision_label(lang, p));
                 }
             })
             .response
@@ -278,29 +202,6 @@ impl SetupPanel {
         ui.label(RichText::new(lang.tr(Key::DevicesHeading)).strong());
         ui.checkbox(&mut enabled[0], lang.tr(Key::TrainOnCpu));
         ui.checkbox(&mut enabled[1], lang.tr(Key::TrainOnGpu));
-
-        if let Some(error) = error {
-            ui.separator();
-            ui.label(
-                RichText::new(lang.tr(Key::Settings))
-                    .strong()
-                    .color(ui.visuals().error_fg_color),
-            );
-            ui.label(RichText::new(error.text(lang)).color(ui.visuals().error_fg_color));
-        }
-        if self.config != self.applied || self.enabled != self.applied_enabled {
-            ui.separator();
-            ui.label(
-                RichText::new(lang.tr(Key::SettingsChanged)).color(ui.visuals().warn_fg_color),
-            );
-            if ui
-                .button(lang.tr(Key::Reset))
-                .on_hover_text(lang.tr(Key::ResetTip))
-                .clicked()
-            {
-                commands.push(UiCommand::Reset);
-            }
-        }
     }
 }
 

@@ -1,0 +1,321 @@
+//! Carrying out what the user asked for, in one place: what a panel, the keyboard or a dropped
+//! file asks is a [`UiCommand`], and [`BatchScopeApp::apply`] does it.
+
+use std::sync::Arc;
+
+use super::BatchScopeApp;
+use super::jobs::AfterLoad;
+use super::state::DataState;
+use crate::data::formats::DataError;
+use crate::data::source::{DataSource, LoadJob, Loaded};
+use crate::device::Device;
+use crate::i18n::Key;
+use crate::train::compare::{self, Comparison};
+use crate::train::worker::Command;
+use crate::train::{DeviceStatus, RunState, Session};
+use crate::ui::open::OpenKind;
+use crate::ui::{Tab, UiCommand};
+
+impl BatchScopeApp {
+    /// Carries out `commands`, in order.
+    pub(super) fn run_commands(&mut self, commands: Vec<UiCommand>) {
+        for command in commands {
+            self.apply(command);
+        }
+    }
+
+    /// Carries out one command.
+    pub fn apply(&mut self, command: UiCommand) {
+        let lang = self.state.lang;
+        match command {
+            UiCommand::Run => self.run(),
+            UiCommand::Pause => self.pause(),
+            UiCommand::Step => {
+                // A running device stops after its step; it says when.
+                for run in &mut self.state.runs {
+                    if run.run_state == RunState::Running {
+                        run.run_state = RunState::Pausing;
+                    }
+                }
+                self.send_all(|| Command::Step);
+            }
+            UiCommand::SetLanguage(lang) => self.state.lang = lang,
+            UiCommand::Reset => self.reset(),
+            UiCommand::Open(kind) => self.panels.opener.start(kind, lang, self.notify()),
+            UiCommand::OpenPath(path) => {
+                // Opening the file that is loaded again keeps the way it was read.
+                let options = self
+                    .state
+                    .data
+                    .loaded
+                    .as_ref()
+                    .and_then(|l| match &l.source {
+                        DataSource::File { path: p, options } if *p == path => {
+                            Some(options.clone())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                self.start_load(DataSource::File { path, options }, AfterLoad::Preview);
+            }
+            UiCommand::Load(source) => self.start_load(source, AfterLoad::Preview),
+            UiCommand::CancelLoad => {
+                if let Some((job, _)) = &self.jobs.loading {
+                    job.cancel();
+                }
+            }
+            UiCommand::DismissDataError => self.state.data.error = None,
+            UiCommand::UseLoaded => {
+                if let Some(loaded) = &self.state.data.loaded {
+                    self.state.settings.config.source = loaded.source.clone();
+                    self.reset();
+                    if self.state.settings.error.is_none() {
+                        self.state.tab = Tab::Training;
+                    }
+                }
+            }
+            UiCommand::ShowTab(tab) => self.state.tab = tab,
+            UiCommand::SetPipeline(pipeline) => match pipeline.validate() {
+                Ok(()) => {
+                    self.state.settings.applied.pipeline = pipeline;
+                    self.send_all(|| Command::Pipeline(pipeline));
+                }
+                Err(e) => self.state.settings.error = Some(e.into()),
+            },
+            UiCommand::ReleaseCached => self.send_all(|| Command::ReleaseCached),
+            UiCommand::ComparePrecisions => self.compare_precisions(),
+            UiCommand::CancelComparison => {
+                // Dropping the job tells its thread to stop after its current step.
+                self.jobs.comparison = None;
+                if let Some(c) = self.state.comparison.as_mut() {
+                    c.ended();
+                }
+            }
+            UiCommand::SaveTrace(path) => self.save_trace(&path),
+            UiCommand::ExportTrace => {
+                self.panels
+                    .opener
+                    .start(OpenKind::SaveTrace, lang, self.notify());
+            }
+        }
+    }
+
+    /// Every device of the run trains continuously.
+    fn run(&mut self) {
+        for run in &mut self.state.runs {
+            if run.can_train() {
+                run.run_state = RunState::Running;
+            }
+        }
+        self.send_all(|| Command::Run);
+    }
+
+    /// Every running device stops after its current step; until it says it has, it is
+    /// "pausing".
+    fn pause(&mut self) {
+        for run in &mut self.state.runs {
+            if run.run_state == RunState::Running {
+                run.run_state = RunState::Pausing;
+            }
+        }
+        self.send_all(|| Command::Pause);
+    }
+
+    /// Applies the settings and starts a new run from the initial weights: a new generation,
+    /// so nothing of the old run reaches the new one. A run that was going goes on.
+    pub(super) fn reset(&mut self) {
+        let settings = &self.state.settings;
+        let config = settings.config.clone();
+        let session = if config.source == DataSource::Generated {
+            Session::new(config)
+        } else if let Some(loaded) = self
+            .state
+            .data
+            .loaded
+            .as_ref()
+            .filter(|l| l.source == config.source)
+        {
+            Session::from_table(config, &loaded.table)
+        } else {
+            // The data is not in memory (yet): read it, and apply when it is.
+            self.start_load(config.source, AfterLoad::Apply);
+            return;
+        };
+        let session = match session {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                // The run in progress keeps going with its old settings.
+                self.state.settings.error = Some(e);
+                return;
+            }
+        };
+        let keep_running = self.state.is_running();
+        let settings = &mut self.state.settings;
+        settings.error = None;
+        settings.applied = settings.config.clone();
+        settings.applied_enabled = settings.enabled;
+        self.state.generation += 1;
+        let generation = self.state.generation;
+        let precision = session.config.precision;
+        for run in &mut self.state.runs {
+            let enabled = self.state.settings.applied_enabled(run.device);
+            run.start_run(generation, precision, enabled);
+        }
+        // Every worker stops (a device the new run leaves out keeps its old model, paused);
+        // those of the new run build it.
+        for w in &self.jobs.workers {
+            w.send(Command::Pause);
+        }
+        self.send_all(|| Command::Configure(Arc::clone(&session), generation));
+        self.session = Some(session);
+        if keep_running {
+            self.run();
+        }
+    }
+
+    /// Loads `source` on the loader's job (replacing a load in progress), then does `after`.
+    pub(super) fn start_load(&mut self, source: DataSource, after: AfterLoad) {
+        if let Some((job, _)) = self.jobs.loading.take() {
+            job.cancel();
+        }
+        self.state.data.loading = None;
+        if self.ctx.is_none() {
+            // Before the first frame nothing could wake the window: load once it exists.
+            self.queued_load = Some((source, after));
+            return;
+        }
+        match LoadJob::spawn(source.clone(), self.notify()) {
+            Ok(job) => {
+                self.state.data.loading = Some((DataState::loading_name(&source), 0.0));
+                self.jobs.loading = Some((job, after));
+            }
+            Err(e) => {
+                self.state.data.error = Some(format!("cannot start the loading thread: {e}"));
+            }
+        }
+    }
+
+    /// Takes in the load's progress, and its table once it is in: the preview and the source
+    /// on success, the banner on failure.
+    pub(super) fn poll_load(&mut self) {
+        let Some((job, _)) = self.jobs.loading.as_mut() else {
+            return;
+        };
+        let result = job.poll();
+        if let Some(loading) = self.state.data.loading.as_mut() {
+            loading.1 = job.progress();
+        }
+        let Some(result) = result else {
+            return;
+        };
+        let Some((job, after)) = self.jobs.loading.take() else {
+            return;
+        };
+        self.state.data.loading = None;
+        self.on_loaded(job.source, result, after);
+    }
+
+    fn on_loaded(
+        &mut self,
+        source: DataSource,
+        result: Result<crate::data::Table, DataError>,
+        after: AfterLoad,
+    ) {
+        match result {
+            Ok(table) => {
+                self.state.data.error = None;
+                let loaded = Loaded {
+                    source,
+                    table: Arc::new(table),
+                };
+                self.state.settings.config.source = loaded.source.clone();
+                self.state.data.loaded = Some(loaded);
+                // Nothing trains yet (a load at start was replaced by this one): train on it.
+                if matches!(after, AfterLoad::Apply | AfterLoad::ApplyAndPreview)
+                    || self.session.is_none()
+                {
+                    self.reset();
+                }
+                if matches!(after, AfterLoad::Preview | AfterLoad::ApplyAndPreview) {
+                    self.state.tab = Tab::Data;
+                }
+            }
+            Err(DataError::Cancelled { .. }) => {}
+            Err(e) => {
+                self.state.data.error = Some(e.to_string());
+                let settings = &mut self.state.settings;
+                if self.session.is_none() {
+                    // Nothing was running to keep (a file restored at start has gone): train on
+                    // the generator, so the app is usable at once.
+                    settings.config.source = DataSource::Generated;
+                    settings.applied.source = DataSource::Generated;
+                    self.reset();
+                } else if settings.config.source == source {
+                    settings.config.source = settings.applied.source.clone();
+                }
+            }
+        }
+    }
+
+    /// Trains the applied settings in every number format, one after the other on the CPU.
+    fn compare_precisions(&mut self) {
+        let Some(session) = &self.session else {
+            return;
+        };
+        match compare::spawn(Arc::clone(session), self.notify()) {
+            Ok(job) => {
+                self.state.comparison = Some(Comparison::new(session.config.clone()));
+                self.jobs.comparison = Some(job);
+            }
+            Err(e) => {
+                let mut failed = Comparison::new(session.config.clone());
+                failed.failed = Some(format!("cannot start the comparison's thread: {e}"));
+                failed.ended();
+                self.state.comparison = Some(failed);
+            }
+        }
+    }
+
+    /// Writes the recorded steps of both devices to `path` as Chrome trace JSON.
+    pub fn save_trace(&mut self, path: &std::path::Path) {
+        use crate::trace::chrome::{DeviceTrace, to_chrome};
+        let runs = &self.state.runs;
+        let names: Vec<String> = runs
+            .iter()
+            .map(|r| match &r.status {
+                DeviceStatus::Ready { name, .. } => format!("{}: {name}", r.device),
+                _ => r.device.to_string(),
+            })
+            .collect();
+        let steps: Vec<Vec<crate::trace::StepTrace>> = runs
+            .iter()
+            .map(|r| r.trace.steps.iter().cloned().collect())
+            .collect();
+        let traces: Vec<DeviceTrace<'_>> = runs
+            .iter()
+            .zip(&names)
+            .zip(&steps)
+            .filter(|((r, _), _)| !r.trace.steps.is_empty())
+            .map(|((r, name), steps)| DeviceTrace {
+                pid: r.device as u32 + 1,
+                name,
+                gpu: r.device == Device::Gpu,
+                steps,
+                spans: &r.trace.spans,
+            })
+            .collect();
+        let notes = vec![
+            "Recorded in the BatchScope app: the last steps of each device. Host spans come \
+             from the host clock; GPU kernels from timestamp queries placed on the host axis by \
+             a calibration (or host-observed upper bounds where the adapter has none)."
+                .to_owned(),
+        ];
+        let value = to_chrome(&traces, &notes);
+        let shown = path.display();
+        let lang = self.state.lang;
+        self.state.trace_export = Some(match std::fs::write(path, value.to_string()) {
+            Ok(()) => lang.fmt(Key::TraceSaved, &[("path", &shown)]),
+            Err(e) => lang.fmt(Key::TraceSaveFailed, &[("path", &shown), ("error", &e)]),
+        });
+    }
+}

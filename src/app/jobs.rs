@@ -1,0 +1,30 @@
+//! The app's background work, every piece a [`crate::job::Job`] polled from `logic()`: one
+//! training worker per device, the data set loading, and the comparison of number formats.
+//! Dropping the app drops them: the workers are told to stop and joined, the others cancelled.
+
+use crate::data::source::LoadJob;
+use crate::job::Job;
+use crate::train::compare;
+use crate::train::worker::Worker;
+
+/// The background work in progress.
+#[derive(Default)]
+pub(super) struct Jobs {
+    /// One per device that has a thread.
+    pub workers: Vec<Worker>,
+    /// The data set loading, and what to do once it is in.
+    pub loading: Option<(LoadJob, AfterLoad)>,
+    /// The comparison of number formats running.
+    pub comparison: Option<Job<compare::Progress>>,
+}
+
+/// What to do once a load has finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AfterLoad {
+    /// Show the preview; the user chooses to train on it.
+    Preview,
+    /// Train on it at once (settings restored at start, or a Reset that needed the data).
+    Apply,
+    /// Both (`batchscope PATH`).
+    ApplyAndPreview,
+}

@@ -1,0 +1,161 @@
+//! `logic()`, eframe's per-frame hook, run before drawing: start what starts with the window,
+//! take in what the workers and jobs reported, read the keyboard and the files dropped on the
+//! window, and carry out what they ask for.
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use super::{BatchScopeApp, install_fonts};
+use crate::train::worker::Event;
+use crate::train::{DeviceStatus, RunState};
+use crate::ui::UiCommand;
+use crate::ui::open::OpenKind;
+use crate::ui::toolbar::RunButton;
+
+impl BatchScopeApp {
+    /// Takes in this frame's news and input; draws nothing.
+    pub fn logic(&mut self, ctx: &egui::Context) {
+        if !self.fonts_installed {
+            install_fonts(ctx);
+            self.fonts_installed = true;
+        }
+        if self.ctx.is_none() {
+            self.ctx = Some(ctx.clone());
+        }
+        if self.started.is_none() {
+            self.started = Some(Instant::now());
+            if self.options.start_workers {
+                self.start_workers();
+            }
+        }
+        if let Some((source, after)) = self.queued_load.take() {
+            self.start_load(source, after);
+        }
+        let events: Vec<Event> = self
+            .jobs
+            .workers
+            .iter_mut()
+            .flat_map(crate::train::worker::Worker::poll)
+            .collect();
+        for event in events {
+            self.on_event(event);
+        }
+        self.poll_load();
+        self.poll_comparison();
+        let mut commands = Vec::new();
+        if let Some(chosen) = self.panels.opener.poll(self.state.lang) {
+            commands.push(UiCommand::chosen(chosen));
+        }
+        self.keyboard(ctx, &mut commands);
+        let dropped = ctx.input(|i| i.raw.dropped_files.first().map(|f| f.path().to_path_buf()));
+        if let Some(path) = dropped {
+            commands.push(UiCommand::OpenPath(path));
+        }
+        if self.autorun_pending
+            && self
+                .state
+                .runs
+                .iter()
+                .all(|r| r.status != DeviceStatus::Starting)
+        {
+            self.autorun_pending = false;
+            commands.push(UiCommand::Run);
+        }
+        self.run_commands(commands);
+        self.exit_when_due(ctx);
+    }
+
+    /// Takes in one event of a worker: it goes to its device's run, which drops the events of
+    /// runs that are over.
+    pub fn on_event(&mut self, event: Event) {
+        self.state.runs[event.device as usize].apply(event);
+    }
+
+    /// The keyboard: Space runs or pauses, → steps, R resets, Ctrl+O opens a file.
+    fn keyboard(&self, ctx: &egui::Context, commands: &mut Vec<UiCommand>) {
+        if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::O)) {
+            commands.push(UiCommand::Open(OpenKind::File));
+        }
+        if ctx.egui_wants_keyboard_input() || self.panels.opener.is_open() {
+            return;
+        }
+        ctx.input(|i| {
+            if i.key_pressed(egui::Key::Space) {
+                // The same choice the toolbar's button offers.
+                match RunButton::of(&self.state.runs) {
+                    RunButton::Run => commands.push(UiCommand::Run),
+                    RunButton::Pause => commands.push(UiCommand::Pause),
+                    RunButton::Pausing(_) => {}
+                }
+            }
+            if i.key_pressed(egui::Key::ArrowRight) {
+                commands.push(UiCommand::Step);
+            }
+            if i.key_pressed(egui::Key::R) {
+                commands.push(UiCommand::Reset);
+            }
+        });
+    }
+
+    /// Takes in the comparison's reports.
+    fn poll_comparison(&mut self) {
+        let Some(job) = self.jobs.comparison.as_mut() else {
+            return;
+        };
+        let reports = job.poll();
+        let ended = job.is_finished();
+        if let Some(comparison) = self.state.comparison.as_mut() {
+            for report in reports {
+                comparison.apply(report);
+            }
+            if ended {
+                comparison.ended();
+            }
+        }
+        if ended {
+            self.jobs.comparison = None;
+        }
+    }
+
+    /// The window tests' `--exit-after-secs`: print what each column did, then close.
+    fn exit_when_due(&mut self, ctx: &egui::Context) {
+        let (Some(limit), Some(started)) = (self.options.exit_after, self.started) else {
+            return;
+        };
+        if started.elapsed() >= limit && !self.summary_printed {
+            self.summary_printed = true;
+            // The window test reads this line; with its reader gone there is nothing to tell.
+            let _ = writeln!(std::io::stdout(), "{}", self.summary_json());
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        } else {
+            ctx.request_repaint_after(Duration::from_millis(200));
+        }
+    }
+
+    /// What each column shows, as JSON (printed by `--exit-after-secs`).
+    pub fn summary_json(&self) -> String {
+        let columns: Vec<serde_json::Value> = self
+            .state
+            .runs
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "device": r.device,
+                    "status": match &r.status {
+                        _ if !r.enabled => "disabled".to_owned(),
+                        DeviceStatus::Starting => "starting".to_owned(),
+                        DeviceStatus::Ready { name, .. } => format!("ready: {name}"),
+                        DeviceStatus::Unavailable(reason) => format!("unavailable: {reason}"),
+                    },
+                    "running": r.run_state != RunState::Paused,
+                    "steps": r.steps(),
+                    "samples_per_s": r.last_log.as_ref().map(|l| l.samples_per_s),
+                    "train_accuracy": r.last_eval.as_ref().and_then(|e| e.train.accuracy),
+                    "has_boundary": r.boundary.is_some(),
+                    "error": r.error,
+                })
+            })
+            .collect();
+        serde_json::json!({ "window": true, "columns": columns }).to_string()
+    }
+}

@@ -1,0 +1,130 @@
+//! The app's state: everything the window shows that is not a panel's own view state. The UI
+//! thread owns it; `logic()` folds the workers' and jobs' reports into it, the panels read it, and
+//! commands change it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::formats::display_name;
+use crate::data::source::{DataSource, Loaded};
+use crate::device::Device;
+use crate::i18n::Lang;
+use crate::train::compare::Comparison;
+use crate::train::{DeviceRun, SessionError, TrainConfig};
+use crate::ui::Tab;
+
+/// The settings being edited and those of the run in progress.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// What the setup's widgets show; applied on Reset.
+    pub config: TrainConfig,
+    /// Which devices the setup trains on, CPU then GPU.
+    pub enabled: [bool; 2],
+    /// The settings of the run in progress.
+    pub applied: TrainConfig,
+    /// The devices of the run in progress.
+    pub applied_enabled: [bool; 2],
+    /// Why the last Reset was refused, if it was (the run went on with `applied`).
+    pub error: Option<SessionError>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let config = TrainConfig::default();
+        Self {
+            applied: config.clone(),
+            config,
+            enabled: [true, true],
+            applied_enabled: [true, true],
+            error: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Whether the setup differs from the run in progress.
+    pub fn is_changed(&self) -> bool {
+        self.config != self.applied || self.enabled != self.applied_enabled
+    }
+
+    /// Whether `device` takes part in the run in progress.
+    pub fn applied_enabled(&self, device: Device) -> bool {
+        self.applied_enabled[device as usize]
+    }
+}
+
+/// The data sets the window knows of.
+#[derive(Default)]
+pub struct DataState {
+    /// The last data set loaded from a file or the shipped sets.
+    pub loaded: Option<Loaded>,
+    /// Why the last load failed (the banner; the previous data set stays loaded).
+    pub error: Option<String>,
+    /// What is loading now (its name) and the share done.
+    pub loading: Option<(String, f32)>,
+}
+
+impl DataState {
+    /// The name a load in progress is shown by.
+    pub fn loading_name(source: &DataSource) -> String {
+        match source {
+            DataSource::File { path, .. } => display_name(path),
+            DataSource::Shipped(name) => name.clone(),
+            DataSource::Generated => String::new(),
+        }
+    }
+}
+
+/// Everything the window shows.
+pub struct AppState {
+    /// UI language.
+    pub lang: Lang,
+    /// The view of the central area.
+    pub tab: Tab,
+    /// The settings.
+    pub settings: Settings,
+    /// The data sets.
+    pub data: DataState,
+    /// Each device's run, CPU then GPU.
+    pub runs: [DeviceRun; 2],
+    /// The generation of the run in progress: each Reset starts a new one.
+    pub generation: u64,
+    /// The last comparison of number formats.
+    pub comparison: Option<Comparison>,
+    /// What the last trace export did (saved where, or why not).
+    pub trace_export: Option<String>,
+}
+
+impl AppState {
+    /// The state of a window that has just opened, in `lang`.
+    pub fn new(lang: Lang) -> Self {
+        Self {
+            lang,
+            tab: Tab::Training,
+            settings: Settings::default(),
+            data: DataState::default(),
+            runs: [DeviceRun::new(Device::Cpu), DeviceRun::new(Device::Gpu)],
+            generation: 0,
+            comparison: None,
+            trace_export: None,
+        }
+    }
+
+    /// Whether any device is training (or still stopping).
+    pub fn is_running(&self) -> bool {
+        self.runs.iter().any(DeviceRun::is_running)
+    }
+}
+
+/// What the app remembers between runs: the language and the settings.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Saved {
+    /// UI language.
+    pub lang: Lang,
+    /// The settings of the last run.
+    pub config: TrainConfig,
+    /// Which devices were on.
+    pub enabled: [bool; 2],
+}
+
+/// The storage key of [`Saved`].
+pub const SAVED_KEY: &str = "batchscope-settings";

@@ -1,0 +1,179 @@
+//! `ui()`: draws the window from the state — toolbar, setup, the notices and the central views —
+//! and returns what the user asked for. It changes nothing but the panels' own view state.
+
+use std::time::Duration;
+
+use egui::RichText;
+
+use super::BatchScopeApp;
+use crate::i18n::{Key, Lang};
+use crate::ui::notices::{Notices, notices_ui};
+use crate::ui::setup::{DataView, SetupView};
+use crate::ui::toolbar::toolbar_ui;
+use crate::ui::{Tab, UiCommand};
+
+impl BatchScopeApp {
+    /// Draws one frame and returns the commands of the user's clicks.
+    pub fn ui(&mut self, ui: &mut egui::Ui) -> Vec<UiCommand> {
+        let mut commands = Vec::new();
+        let ctx = ui.ctx().clone();
+        let Self { state, panels, .. } = self;
+        let lang = state.lang;
+        egui::Panel::top("toolbar").show(ui, |ui| {
+            toolbar_ui(ui, lang, &state.runs, &mut commands);
+        });
+        egui::Panel::bottom("status").show(ui, |ui| {
+            ui.label(RichText::new(lang.tr(Key::Measured)).small().weak());
+        });
+        let data_view = DataView {
+            loaded: state.data.loaded.as_ref(),
+            loading: state.data.loading.as_ref().map(|(n, p)| (n.as_str(), *p)),
+            error: state.data.error.as_deref(),
+        };
+        egui::Panel::left("setup")
+            .resizable(true)
+            .default_size(270.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    let view = SetupView {
+                        config: &mut state.settings.config,
+                        enabled: &mut state.settings.enabled,
+                    };
+                    panels.setup.ui(ui, lang, view, data_view, &mut commands);
+                });
+            });
+        let data = self
+            .session
+            .as_ref()
+            .map(|s| std::sync::Arc::clone(&s.data));
+        let running = state.is_running();
+        egui::CentralPanel::default().show(ui, |ui| {
+            let notices = Notices {
+                refused: state.settings.error.as_ref(),
+                changed: state.settings.is_changed(),
+            };
+            notices_ui(ui, lang, notices, &mut commands);
+            tabs_ui(ui, lang, state.tab, &mut commands);
+            ui.separator();
+            match state.tab {
+                Tab::Training => {
+                    ui.columns(2, |cols| {
+                        let columns = panels.columns.iter_mut().zip(&state.runs);
+                        for ((panel, run), ui) in columns.zip(cols.iter_mut()) {
+                            egui::ScrollArea::vertical()
+                                .id_salt(("column", run.device))
+                                .show(ui, |ui| panel.ui(ui, lang, run, data.as_deref()));
+                        }
+                    });
+                }
+                Tab::Journey => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("journey")
+                        .show(ui, |ui| {
+                            if let Some(message) = &state.trace_export {
+                                ui.label(RichText::new(message).weak());
+                            }
+                            panels.journey.ui(ui, lang, &state.runs, &mut commands);
+                        });
+                    // The timeline follows the run: draw again when new steps come.
+                    if running {
+                        ctx.request_repaint_after(Duration::from_millis(100));
+                    }
+                }
+                Tab::Memory => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("memory")
+                        .show(ui, |ui| {
+                            let config = &state.settings.config;
+                            let runs = &state.runs;
+                            panels.memory.ui(
+                                ui,
+                                lang,
+                                runs,
+                                config,
+                                data.as_deref(),
+                                &mut commands,
+                            );
+                        });
+                    if running {
+                        ctx.request_repaint_after(Duration::from_millis(200));
+                    }
+                }
+                Tab::Precision => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("precision")
+                        .show(ui, |ui| {
+                            panels.precision.ui(
+                                ui,
+                                lang,
+                                &state.runs,
+                                state.comparison.as_ref(),
+                                (&state.settings.config, data.as_deref()),
+                                &mut commands,
+                            );
+                        });
+                    let comparing = state.comparison.as_ref().is_some_and(|c| c.running);
+                    if running || comparing {
+                        ctx.request_repaint_after(Duration::from_millis(200));
+                    }
+                }
+                Tab::Data => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("preview")
+                        .show(ui, |ui| {
+                            panels.preview.ui(
+                                ui,
+                                lang,
+                                state.data.loaded.as_ref(),
+                                &state.settings.config,
+                                &state.settings.applied.source,
+                                &mut commands,
+                            );
+                        });
+                }
+            }
+        });
+        if let Some(chosen) = panels.opener.show(&ctx) {
+            commands.push(UiCommand::chosen(chosen));
+        }
+        drop_overlay_ui(&ctx, lang);
+        commands
+    }
+}
+
+/// The central area's views, as tabs.
+fn tabs_ui(ui: &mut egui::Ui, lang: Lang, current: Tab, commands: &mut Vec<UiCommand>) {
+    ui.horizontal(|ui| {
+        for (tab, key) in [
+            (Tab::Training, Key::TabTraining),
+            (Tab::Journey, Key::Journey),
+            (Tab::Memory, Key::MemoryTab),
+            (Tab::Precision, Key::PrecisionTab),
+            (Tab::Data, Key::TabData),
+        ] {
+            if ui.selectable_label(current == tab, lang.tr(key)).clicked() {
+                commands.push(UiCommand::ShowTab(tab));
+            }
+        }
+    });
+}
+
+/// While files hover over the window, it says that dropping them opens them.
+fn drop_overlay_ui(ctx: &egui::Context, lang: Lang) {
+    if ctx.input(|i| i.raw.hovered_files.is_empty()) {
+        return;
+    }
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::unique("drop-overlay"),
+    ));
+    let rect = ctx.content_rect();
+    painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(160));
+    painter.text(
+        rect.center(),
+        egui::Align2::CENTER_CENTER,
+        lang.tr(Key::DropToOpen),
+        egui::FontId::proportional(28.0),
+        egui::Color32::WHITE,
+    );
+}

@@ -1,0 +1,76 @@
+//! What the user can ask for: the views of the central area, and the commands panels return for
+//! the app to carry out after drawing.
+
+use std::path::PathBuf;
+
+use super::open::OpenKind;
+use crate::data::source::DataSource;
+use crate::i18n::Lang;
+use crate::train::Pipeline;
+
+/// The views of the central area.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tab {
+    /// Both devices' columns.
+    #[default]
+    Training,
+    /// The loaded data set's preview.
+    Data,
+    /// The batch journey: timeline, breakdown, advice, hardware diagram.
+    Journey,
+    /// Where the memory goes.
+    Memory,
+    /// What 16-bit formats do to the values.
+    Precision,
+}
+
+/// What the user asked for this frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UiCommand {
+    /// Train continuously.
+    Run,
+    /// Stop training.
+    Pause,
+    /// Train one batch.
+    Step,
+    /// Apply the settings and start from the initial weights.
+    Reset,
+    /// Switch the UI language.
+    SetLanguage(Lang),
+    /// Show the file dialog (system or in-app) for a file or an image folder.
+    Open(OpenKind),
+    /// Load this file or folder and preview it (what Open…, a drop and the command line do).
+    OpenPath(PathBuf),
+    /// Load this source and preview it (a shipped set, or a file read with other options).
+    Load(DataSource),
+    /// Stop the load in progress.
+    CancelLoad,
+    /// Forget the last data error.
+    DismissDataError,
+    /// Train on the previewed data set: apply the settings with it, and show the columns.
+    UseLoaded,
+    /// Show a view of the central area.
+    ShowTab(Tab),
+    /// Run with new loader, sync, upload and recording settings from the next step on.
+    SetPipeline(Pipeline),
+    /// Ask where to save the recorded steps as Chrome trace JSON.
+    ExportTrace,
+    /// Save the recorded steps as Chrome trace JSON here.
+    SaveTrace(PathBuf),
+    /// Give the GPU pool's cached blocks back.
+    ReleaseCached,
+    /// Train the applied settings in every format on the CPU and overlay the losses.
+    ComparePrecisions,
+    /// Stop that comparison.
+    CancelComparison,
+}
+
+impl UiCommand {
+    /// What to do with a path chosen in a dialog opened for `kind`.
+    pub fn chosen((kind, path): (OpenKind, PathBuf)) -> Self {
+        match kind {
+            OpenKind::SaveTrace => UiCommand::SaveTrace(path),
+            OpenKind::File | OpenKind::Folder => UiCommand::OpenPath(path),
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! How things are named and coloured on screen, the same in every panel: classes, devices,
+//! precisions, memory roles, data sets, optimizers.
+
+use egui::Color32;
+
+use crate::data::Synthetic;
+use crate::device::Device;
+use crate::i18n::{Key, Lang};
+use crate::memory::Role;
+use crate::nn::OptimizerKind;
+use crate::precision::Precision;
+
+/// Colours of the classes: distinct on a dark background and at a projector.
+pub const CLASS_COLORS: [Color32; 10] = [
+    Color32::from_rgb(239, 83, 80),
+    Color32::from_rgb(66, 165, 245),
+    Color32::from_rgb(102, 187, 106),
+    Color32::from_rgb(255, 202, 40),
+    Color32::from_rgb(171, 71, 188),
+    Color32::from_rgb(38, 198, 218),
+    Color32::from_rgb(255, 112, 67),
+    Color32::from_rgb(141, 110, 99),
+    Color32::from_rgb(236, 64, 122),
+    Color32::from_rgb(189, 189, 189),
+];
+
+/// The colour of class `c`.
+pub fn class_color(c: usize) -> Color32 {
+    CLASS_COLORS[c % CLASS_COLORS.len()]
+}
+
+/// The title of a device's column.
+pub fn device_title(lang: Lang, device: Device) -> &'static str {
+    match device {
+        Device::Cpu => lang.tr(Key::CpuColumn),
+        Device::Gpu => lang.tr(Key::GpuColumn),
+    }
+}
+
+/// A precision's name as the columns and the setup show it.
+pub fn precision_label(lang: Lang, precision: Precision) -> String {
+    match precision {
+        Precision::Fp32 => "FP32".to_owned(),
+        Precision::Fp16 => format!("FP16 ({})", lang.tr(Key::StoredComputed)),
+        Precision::Bf16 => format!("BF16 ({})", lang.tr(Key::StoredComputed)),
+        Precision::Mixed => format!(
+            "{} ({})",
+            lang.tr(Key::MixedPrecision),
+            lang.tr(Key::StoredComputed)
+        ),
+    }
+}
+/// The colour of a role, the same in every memory view.
+pub fn role_color(role: Role) -> Color32 {
+    match role {
+        Role::Parameters => Color32::from_rgb(66, 165, 245),
+        Role::Gradients => Color32::from_rgb(239, 83, 80),
+        Role::OptimizerState => Color32::from_rgb(171, 71, 188),
+        Role::Activations => Color32::from_rgb(102, 187, 106),
+        Role::Inputs => Color32::from_rgb(255, 167, 38),
+        Role::Workspace => Color32::from_rgb(141, 110, 99),
+        Role::Internal => Color32::from_rgb(120, 120, 120),
+    }
+}
+
+/// The translated name of a role.
+pub fn role_key(role: Role) -> Key {
+    match role {
+        Role::Parameters => Key::RoleParameters,
+        Role::Gradients => Key::RoleGradients,
+        Role::OptimizerState => Key::RoleOptimizer,
+        Role::Activations => Key::RoleActivations,
+        Role::Inputs => Key::RoleInputs,
+        Role::Workspace => Key::RoleWorkspace,
+        Role::Internal => Key::RoleInternal,
+    }
+}
+
+/// `1`, or `1e-6`.
+pub fn weight_text(w: f32) -> String {
+    if w == 1.0 {
+        "1".to_owned()
+    } else {
+        format!("{w:e}")
+    }
+}
+
+/// The translated name of a generator.
+pub fn dataset_key(kind: Synthetic) -> Key {
+    match kind {
+        Synthetic::Spiral => Key::Spiral,
+        Synthetic::Moons => Key::Moons,
+        Synthetic::Circles => Key::Circles,
+        Synthetic::Xor => Key::Xor,
+        Synthetic::Blobs => Key::Blobs,
+    }
+}
+
+/// The translated name and description of a shipped set.
+pub fn shipped_keys(name: &str) -> (Key, Key) {
+    match name {
+        "iris" => (Key::Iris, Key::AboutIris),
+        "wine" => (Key::Wine, Key::AboutWine),
+        "breast_cancer" => (Key::BreastCancer, Key::AboutBreastCancer),
+        "digits" => (Key::Digits, Key::AboutDigits),
+        "penguins" => (Key::Penguins, Key::AboutPenguins),
+        "mnist" => (Key::Mnist, Key::AboutMnist),
+        "diabetes" => (Key::Diabetes, Key::AboutDiabetes),
+        "autompg" => (Key::AutoMpg, Key::AboutAutoMpg),
+        _ => (Key::FashionMnist, Key::AboutFashionMnist),
+    }
+}
+
+/// The translated name of an optimizer.
+pub fn optimizer_key(kind: OptimizerKind) -> Key {
+    match kind {
+        OptimizerKind::Sgd => Key::Sgd,
+        OptimizerKind::Momentum => Key::Momentum,
+        OptimizerKind::Adam => Key::Adam,
+    }
+}

@@ -1,0 +1,178 @@
+//! The toolbar: the title, Run / Pause / Step / Reset, the language. The Run button says what
+//! the devices are doing, so it cannot disagree with the columns: Pause while any device trains,
+//! "Pausing…" until every device has stopped after a pause, Run otherwise.
+
+use egui::RichText;
+
+use super::command::UiCommand;
+use super::labels::device_title;
+use crate::device::Device;
+use crate::i18n::{Key, Lang};
+use crate::train::{DeviceRun, RunState};
+
+/// What the run button offers, from the devices' states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunButton {
+    /// Nothing trains: Run.
+    Run,
+    /// A device trains: Pause.
+    Pause,
+    /// A pause was asked for and this device has not stopped yet.
+    Pausing(Device),
+}
+
+impl RunButton {
+    /// The button for the devices `runs`.
+    pub fn of(runs: &[DeviceRun; 2]) -> Self {
+        // The GPU first: its steps are the ones that can keep a pause waiting.
+        let pausing = [Device::Gpu, Device::Cpu]
+            .into_iter()
+            .find(|&d| runs[d as usize].enabled && runs[d as usize].run_state == RunState::Pausing);
+        if let Some(device) = pausing {
+            RunButton::Pausing(device)
+        } else if runs.iter().any(DeviceRun::is_running) {
+            RunButton::Pause
+        } else {
+            RunButton::Run
+        }
+    }
+}
+
+/// Draws the toolbar.
+pub fn toolbar_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    runs: &[DeviceRun; 2],
+    commands: &mut Vec<UiCommand>,
+) {
+    ui.horizontal(|ui| {
+        ui.heading(RichText::new(lang.tr(Key::AppTitle)).strong());
+        ui.label(RichText::new(lang.tr(Key::Tagline)).weak());
+    });
+    ui.horizontal(|ui| {
+        match RunButton::of(runs) {
+            RunButton::Pausing(device) => {
+                let text = lang.fmt(Key::PausingWait, &[("device", &device_title(lang, device))]);
+                ui.add_enabled(false, egui::Button::new(text))
+                    .on_disabled_hover_text(lang.tr(Key::PausingTip));
+            }
+            RunButton::Pause => {
+                if ui
+                    .button(lang.tr(Key::Pause))
+                    .on_hover_text(lang.tr(Key::RunTip))
+                    .clicked()
+                {
+                    commands.push(UiCommand::Pause);
+                }
+            }
+            RunButton::Run => {
+                if ui
+                    .button(lang.tr(Key::Run))
+                    .on_hover_text(lang.tr(Key::RunTip))
+                    .clicked()
+                {
+                    commands.push(UiCommand::Run);
+                }
+            }
+        }
+        if ui
+            .button(lang.tr(Key::Step))
+            .on_hover_text(lang.tr(Key::StepTip))
+            .clicked()
+        {
+            commands.push(UiCommand::Step);
+        }
+        if ui
+            .button(lang.tr(Key::Reset))
+            .on_hover_text(lang.tr(Key::ResetTip))
+            .clicked()
+        {
+            commands.push(UiCommand::Reset);
+        }
+        ui.separator();
+        ui.label(lang.tr(Key::Language));
+        for l in Lang::ALL {
+            if ui.selectable_label(lang == l, l.native_name()).clicked() {
+                commands.push(UiCommand::SetLanguage(l));
+            }
+        }
+        ui.separator();
+        ui.label(RichText::new(lang.tr(Key::Keys)).weak());
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+
+    fn runs(cpu: RunState, gpu: RunState) -> [DeviceRun; 2] {
+        let mut runs = [DeviceRun::new(Device::Cpu), DeviceRun::new(Device::Gpu)];
+        runs[0].run_state = cpu;
+        runs[1].run_state = gpu;
+        runs
+    }
+
+    /// Draws the toolbar for `runs` in `lang` and returns the commands of a click on `label`.
+    fn click(runs: &[DeviceRun; 2], lang: Lang, label: &str) -> Vec<UiCommand> {
+        let mut commands = Vec::new();
+        let mut harness = crate::ui::testing::harness(
+            |ui, commands: &mut Vec<UiCommand>| toolbar_ui(ui, lang, runs, commands),
+            Vec::new(),
+        );
+        harness.get_by_label(label).click();
+        harness.run();
+        commands.append(harness.state_mut());
+        commands
+    }
+
+    #[test]
+    fn the_run_button_follows_the_devices() {
+        use RunState::{Paused, Pausing, Running};
+        assert_eq!(
+            click(&runs(Paused, Paused), Lang::En, "Run"),
+            [UiCommand::Run]
+        );
+        assert_eq!(
+            click(&runs(Running, Paused), Lang::En, "Pause"),
+            [UiCommand::Pause]
+        );
+        assert_eq!(
+            click(&runs(Paused, Running), Lang::Zh, "暂停"),
+            [UiCommand::Pause]
+        );
+        assert_eq!(
+            click(&runs(Paused, Paused), Lang::En, "Reset"),
+            [UiCommand::Reset]
+        );
+        // A disabled device does not count.
+        let mut off = runs(Paused, Running);
+        off[1].enabled = false;
+        assert_eq!(RunButton::of(&off), RunButton::Run);
+        assert_eq!(
+            RunButton::of(&runs(Pausing, Running)),
+            RunButton::Pausing(Device::Cpu)
+        );
+        assert_eq!(
+            RunButton::of(&runs(Pausing, Pausing)),
+            RunButton::Pausing(Device::Gpu)
+        );
+    }
+
+    #[test]
+    fn while_the_gpu_finishes_its_step_the_button_says_pausing_and_takes_no_click() {
+        let runs = runs(RunState::Paused, RunState::Pausing);
+        let mut harness = crate::ui::testing::harness(
+            |ui, commands: &mut Vec<UiCommand>| toolbar_ui(ui, Lang::En, &runs, commands),
+            Vec::new(),
+        );
+        harness.run();
+        let button = harness.get_by_label("Pausing… (waiting for the GPU's step)");
+        button.click();
+        harness.run();
+        assert!(harness.state().is_empty(), "{:?}", harness.state());
+        assert!(harness.query_by_label("Run").is_none());
+        assert!(harness.query_by_label("Pause").is_none());
+    }
+}
