@@ -33,9 +33,11 @@ LAYERS = [
     ["backend"],
     # Data sets and the model written once against the backend trait.
     ["data", "nn"],
-    # Training runs, the simulator and the benchmarks built on them.
+    # What a model would need, predicted: below training, which names what fits a budget.
+    ["sim"],
+    # Training runs, and the benchmarks built on them.
     ["train"],
-    ["sim", "bench"],
+    ["bench"],
     # The window: panels draw state, the app owns it.
     ["ui"],
     ["app"],

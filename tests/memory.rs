@@ -13,7 +13,7 @@ use batchscope::memory::Role;
 use batchscope::nn::OptimizerKind;
 use batchscope::precision::Precision;
 use batchscope::sim::estimate;
-use batchscope::train::{Pipeline, Runner, Session, TrainConfig};
+use batchscope::train::{Pipeline, Runner, Session, TrainConfig, eval_rows};
 
 fn mnist(batch: usize, optimizer: OptimizerKind) -> TrainConfig {
     TrainConfig {
@@ -95,7 +95,8 @@ fn the_estimator_predicts_what_is_allocated(backend: &mut dyn Backend) {
         let session = Session::new(config).expect("valid");
         let spec = session.config.model_spec(&session.data);
         let c = &session.config;
-        let e = estimate::mlp(&spec, c.optimizer, c.batch, c.precision);
+        let rows = eval_rows(&session.data);
+        let e = estimate::mlp(&spec, c.optimizer, c.batch, c.precision, rows);
         let runner = Runner::new(backend, &session).expect("fits");
         let m = backend.memory();
         for line in &e.lines {

@@ -3,7 +3,7 @@
 mod common;
 
 use batchscope::backend::prelude::*;
-use batchscope::backend::{Activation, Backend, BackendError};
+use batchscope::backend::{Activation, BackendError};
 use batchscope::data::dataloader::Augment;
 use batchscope::data::{DatasetSpec, Synthetic};
 use batchscope::device::Device;
@@ -272,5 +272,44 @@ mod divergence {
         if let Some(mut b) = super::common::gpu() {
             super::too_high_a_learning_rate_diverges_with_an_explanation(&mut b);
         }
+    }
+}
+
+/// Kernel timing is sampled (one sync window in 16 on a software adapter), so most logged
+/// intervals time no step; once one step has been timed, every log still reports the latest timed
+/// step's kernel time ("GPU kernels (last timed step)" never falls back to "no step timed yet").
+#[test]
+fn once_a_step_is_timed_every_log_reports_a_kernel_time() {
+    let Some(mut gpu) = common::gpu() else { return };
+    if !gpu.adapter().timestamps {
+        eprintln!("adapter has no timestamp queries; nothing to check");
+        return;
+    }
+    for record in [true, false] {
+        let mut config = spiral_config();
+        config.pipeline.record = record;
+        config.pipeline.kernel_timing_every = 16;
+        let session = Session::new(config).expect("valid config");
+        let mut runner = Runner::new(&mut gpu, &session).expect("model fits");
+        let mut timed = 0;
+        for interval in 0..40 {
+            for _ in 0..3 {
+                runner.step(&mut gpu, false).expect("step");
+            }
+            assert!(
+                runner.step(&mut gpu, true).expect("step"),
+                "a shown step syncs"
+            );
+            drop(runner.take_trace(&mut gpu));
+            let log = runner.log(&mut gpu).expect("log");
+            if timed > 0 {
+                assert!(
+                    log.kernel_time_ms.is_some(),
+                    "recording {record}: interval {interval}, {timed} timed before"
+                );
+            }
+            timed += usize::from(log.kernel_time_ms.is_some());
+        }
+        assert!(timed > 0, "recording {record}: no step was ever timed");
     }
 }

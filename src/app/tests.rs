@@ -952,3 +952,154 @@ fn invalid_settings_are_refused_and_the_run_keeps_its_state() {
     );
     assert!(harness.query_by_label_contains("batch size 4000").is_some());
 }
+
+// The run state a teacher can trust, from events the test feeds the app itself: no workers, no
+// threads, no waiting.
+
+use crate::device::Device;
+use crate::train::worker::{Event, EventKind};
+use crate::train::{RunState, StepLog};
+
+/// The app with no workers, both devices up.
+fn without_workers() -> Harness<'static, BatchScopeApp> {
+    let mut harness = harness(AppOptions {
+        start_workers: false,
+        ..AppOptions::default()
+    });
+    for device in Device::ALL {
+        harness.state_mut().on_event(Event {
+            device,
+            generation: 0,
+            kind: EventKind::Ready {
+                name: format!("test {device}"),
+                adapter: None,
+                cpu_threads: Some(2),
+            },
+        });
+    }
+    harness.step();
+    harness
+}
+
+fn log_event(device: Device, generation: u64, step: u64, loss: f32) -> Event {
+    Event {
+        device,
+        generation,
+        kind: EventKind::Log(StepLog {
+            device,
+            step,
+            epoch: 0,
+            loss,
+            accuracy: Some(0.5),
+            mae: None,
+            samples_per_s: 1000.0 * step as f64,
+            step_time_ms: 1.0,
+            loss_scale: None,
+            skipped_steps: None,
+            kernel_time_ms: None,
+            rounding: None,
+        }),
+    }
+}
+
+#[test]
+fn reset_while_running_starts_a_clean_run_on_both_columns() {
+    let mut harness = without_workers();
+    harness.state_mut().apply(UiCommand::Run);
+    for device in Device::ALL {
+        harness
+            .state_mut()
+            .on_event(log_event(device, 0, 500, 0.25));
+    }
+    harness.step();
+    assert_eq!(harness.query_all_by_label("Step 500").count(), 2);
+    // New settings, applied while it runs.
+    harness.state_mut().state.settings.config.batch = 64;
+    harness.state_mut().apply(UiCommand::Reset);
+    // What the old run reported after the reset, still on its way, then the new run's first.
+    for device in Device::ALL {
+        harness
+            .state_mut()
+            .on_event(log_event(device, 0, 501, 0.24));
+        harness.state_mut().on_event(log_event(device, 1, 1, 1.1));
+    }
+    harness.step();
+    let app = harness.state();
+    assert_eq!(app.state.settings.applied.batch, 64);
+    for run in &app.state.runs {
+        assert_eq!(run.generation, 1);
+        assert_eq!(run.steps(), 1, "{:?}", run.device);
+        // One point, of the new run: no line from an old point to a new one.
+        assert_eq!(run.batch_loss.points(), [[1.0, f64::from(1.1f32)]]);
+        assert_eq!(run.last_log.as_ref().map(|l| l.samples_per_s), Some(1000.0));
+        assert_eq!(run.run_state, RunState::Running, "the run goes on");
+    }
+    assert!(harness.query_by_label_contains("Step 50").is_none());
+    assert_eq!(harness.query_all_by_label("Step 1").count(), 2);
+    // The button and both columns agree: it runs.
+    assert!(harness.query_by_label("Pause").is_some());
+    assert_eq!(harness.query_all_by_label("running").count(), 2);
+}
+
+#[test]
+fn pause_says_pausing_until_every_worker_has_stopped() {
+    let mut harness = without_workers();
+    harness.state_mut().apply(UiCommand::Run);
+    harness.step();
+    assert!(harness.query_by_label("Pause").is_some());
+    harness.get_by_label("Pause").click();
+    harness.step();
+    harness.step();
+    let pausing = "Pausing… (waiting for the GPU's step)";
+    assert!(harness.query_by_label(pausing).is_some());
+    assert_eq!(harness.query_all_by_label("pausing…").count(), 2);
+    // Space does nothing meanwhile: the button does not lie and takes no click.
+    harness.key_press(egui::Key::Space);
+    harness.step();
+    assert!(harness.query_by_label(pausing).is_some());
+    // The CPU stops first; the GPU's step is still running.
+    harness.state_mut().on_event(Event {
+        device: Device::Cpu,
+        generation: 0,
+        kind: EventKind::Running(false),
+    });
+    harness.step();
+    assert!(harness.query_by_label(pausing).is_some());
+    assert!(harness.query_by_label("paused").is_some());
+    harness.state_mut().on_event(Event {
+        device: Device::Gpu,
+        generation: 0,
+        kind: EventKind::Running(false),
+    });
+    harness.step();
+    assert!(harness.query_by_label("Run").is_some());
+    assert_eq!(harness.query_all_by_label("paused").count(), 2);
+}
+
+#[test]
+fn refused_settings_and_unapplied_changes_show_at_the_top_of_the_central_area() {
+    let mut harness = without_workers();
+    harness.state_mut().state.settings.config.batch = 4000;
+    harness.step();
+    let changed = harness.get_by_label("Settings changed: press Reset (R) to apply them.");
+    let tabs = harness.get_by_label("Batch journey");
+    assert!(changed.rect().top() < tabs.rect().top());
+    // Both beside the setup panel, in the central area.
+    let setup = harness.get_by_label("Setup");
+    assert!(changed.rect().left() > setup.rect().right());
+    harness.key_press(egui::Key::R);
+    harness.step();
+    harness.step();
+    let refused = harness.get_by_label(
+        "batch size 4000 is larger than the 720 training rows of spiral: choose at most 720",
+    );
+    let tabs = harness.get_by_label("Batch journey");
+    assert!(refused.rect().top() < tabs.rect().top());
+    assert!(harness.query_by_label("Invalid settings").is_some());
+    // A Reset that is accepted clears it.
+    harness.state_mut().state.settings.config.batch = 32;
+    harness.key_press(egui::Key::R);
+    harness.step();
+    harness.step();
+    assert!(harness.query_by_label("Invalid settings").is_none());
+}

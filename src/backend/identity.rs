@@ -7,7 +7,7 @@ use serde::Serialize;
 /// What `batchscope devices` prints about one adapter.
 // A flat record of yes/no capabilities, as the driver reports them: bools are the honest type.
 #[allow(clippy::struct_excessive_bools)]
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct AdapterSummary {
     /// Adapter name as the driver reports it.
     pub name: String,
@@ -44,7 +44,7 @@ pub struct AdapterSummary {
 
 /// Workgroup sizes, chosen per adapter from its limits and passed to the shaders as pipeline
 /// constants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct KernelSizes {
     /// Edge of the matrix-product tile (and workgroup): 16, or 8 on adapters that cannot run 256
     /// invocations in one workgroup.

@@ -14,7 +14,7 @@ use crate::backend::Backend;
 use crate::device::Device;
 use crate::memory::{MemorySnapshot, Role};
 use crate::sim::estimate::{self, Estimate, PRESETS, Scheme};
-use crate::train::{Runner, Session};
+use crate::train::{Runner, Session, eval_rows};
 use crate::units::{format_bytes, grouped};
 
 #[derive(Args, Debug)]
@@ -34,6 +34,7 @@ pub(super) fn run(out: &mut Out, args: &MemoryArgs) -> Result<(), Failure> {
         session.config.optimizer,
         session.config.batch,
         session.config.precision,
+        eval_rows(&session.data),
     );
     let result = on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;

@@ -120,6 +120,27 @@ pub struct OutOfMemory {
     pub allocated: u64,
     /// Bytes held in all.
     pub reserved: u64,
+    /// What would fit the budget, where the run knows (from the estimator).
+    pub advice: Option<FitAdvice>,
+}
+
+/// What would fit a memory budget, worked out by the estimator for the run that did not fit: a
+/// prediction, and said to be one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitAdvice {
+    /// A smaller batch fits: the largest of the run's batch size halved, and halved again, whose
+    /// estimate is within the budget.
+    SmallerBatch {
+        /// The batch size.
+        batch: usize,
+        /// What the run needs at that batch, estimated.
+        estimated_bytes: u64,
+    },
+    /// No batch size fits: even one row a batch needs this much.
+    NoBatchFits {
+        /// What the run needs at batch 1, estimated.
+        estimated_bytes: u64,
+    },
 }
 
 impl std::fmt::Display for OutOfMemory {
@@ -142,10 +163,27 @@ impl std::fmt::Display for OutOfMemory {
                 format_bytes(self.reserved)
             )?;
         }
-        f.write_str(
-            ". Try a smaller batch size or fewer or narrower layers; turn off \"keep every step's \
-             graph\" if it is on",
-        )
+        match self.advice {
+            None => f.write_str(". Try a smaller batch size or fewer or narrower layers")?,
+            Some(FitAdvice::SmallerBatch {
+                batch,
+                estimated_bytes,
+            }) => write!(
+                f,
+                ". A batch size of {batch} would fit: the estimator puts the run at {} there \
+                 (estimated). Try it, or fewer or narrower layers",
+                format_bytes(estimated_bytes)
+            )?,
+            Some(FitAdvice::NoBatchFits { estimated_bytes }) => write!(
+                f,
+                ". No batch size fits: even at batch size 1 the estimator puts the run at {} \
+                 (estimated), more than the budget. Use fewer or narrower layers, or a budget \
+                 above {}",
+                format_bytes(estimated_bytes),
+                format_bytes(estimated_bytes)
+            )?,
+        }
+        f.write_str("; turn off \"keep every step's graph\" if it is on")
     }
 }
 
@@ -255,6 +293,7 @@ impl Ledger {
             budget: s.budget.unwrap_or(u64::MAX),
             allocated: s.allocated,
             reserved: s.reserved,
+            advice: None,
         }
     }
 }

@@ -262,8 +262,10 @@ pub struct Mlp {
     targets: Tensor,
     /// `[Σ loss, Σ correct, Σ rows]` since the last [`Mlp::take_stats`].
     stats: Tensor,
-    /// Forward-only activations for evaluation, [`EVAL_ROWS`] rows at a time.
+    /// Forward-only activations for evaluation, `eval_rows` rows at a time.
     eval_activations: Vec<Tensor>,
+    /// Rows per evaluation pass.
+    eval_rows: usize,
     /// Training iterations (skipped updates included).
     steps: u32,
     /// Updates applied (Adam's step count).
@@ -277,7 +279,8 @@ pub struct Mlp {
     loss_weight: f32,
 }
 
-/// Rows per forward-only evaluation pass (test set, decision-boundary grid).
+/// Most rows per forward-only evaluation pass (training and test sets, decision-boundary grid):
+/// larger sets are evaluated in passes of this many rows.
 pub const EVAL_ROWS: usize = 1024;
 
 /// Training statistics accumulated on the device since they were last read.
@@ -294,7 +297,8 @@ pub struct Stats {
 }
 
 impl Mlp {
-    /// Allocates the model for `batch` rows in FP32 and uploads the seeded initial parameters.
+    /// Allocates the model for `batch` rows in FP32 and uploads the seeded initial parameters
+    /// (evaluating [`EVAL_ROWS`] rows at a time).
     pub fn new(
         backend: &mut dyn Backend,
         spec: &ModelSpec,
@@ -302,7 +306,12 @@ impl Mlp {
         batch: usize,
         seed: u64,
     ) -> Result<Self, BackendError> {
-        Self::with_precision(backend, spec, (optimizer, batch, seed), Precision::Fp32)
+        Self::with_precision(
+            backend,
+            spec,
+            (optimizer, batch, seed),
+            (Precision::Fp32, EVAL_ROWS),
+        )
     }
 
     /// Allocates the model for `batch` rows, each tensor stored as `precision` keeps it, and
@@ -312,12 +321,16 @@ impl Mlp {
     /// activations and inputs. Mixed precision keeps FP32 parameters, gradients and optimizer
     /// state (the master copy), adds FP16 copies of the weights for the passes, and stores the
     /// activations and the backward temporaries in FP16, as PyTorch's autocast does.
+    ///
+    /// Evaluation runs `eval_rows` rows at a time (at most [`EVAL_ROWS`]): no more than the
+    /// largest set the run evaluates, so a small data set does not pay for 1024 rows.
     pub fn with_precision(
         backend: &mut dyn Backend,
         spec: &ModelSpec,
         (optimizer, batch, seed): (OptimizerKind, usize, u64),
-        precision: Precision,
+        (precision, eval_rows): (Precision, usize),
     ) -> Result<Self, BackendError> {
+        let eval_rows = eval_rows.clamp(1, EVAL_ROWS);
         let passes = DType::of(precision.format());
         let master = if precision == Precision::Mixed {
             DType::F32
@@ -393,8 +406,9 @@ impl Mlp {
                 .layers
                 .iter()
                 .enumerate()
-                .map(|(l, &width)| backend.zeros(&format!("eval{l}"), EVAL_ROWS, width))
+                .map(|(l, &width)| backend.zeros(&format!("eval{l}"), eval_rows, width))
                 .collect::<Result<_, _>>()?,
+            eval_rows,
             steps: 0,
             applied: 0,
             precision,
@@ -627,7 +641,7 @@ impl Mlp {
     }
 
     /// Logits for `inputs` (`[rows, features]`), computed on the device with the current
-    /// parameters in forward-only passes of [`EVAL_ROWS`] rows, and read back.
+    /// parameters in forward-only passes of the model's evaluation rows, and read back.
     pub fn predict(
         &mut self,
         backend: &mut dyn Backend,
@@ -637,9 +651,9 @@ impl Mlp {
         let classes = self.spec.layers[self.spec.layers.len() - 1];
         let rows = inputs.len() / features.max(1);
         let mut logits = Vec::with_capacity(rows * classes);
-        let mut chunk = vec![0.0f32; EVAL_ROWS * features];
-        for start in (0..rows).step_by(EVAL_ROWS) {
-            let n = (rows - start).min(EVAL_ROWS);
+        let mut chunk = vec![0.0f32; self.eval_rows * features];
+        for start in (0..rows).step_by(self.eval_rows) {
+            let n = (rows - start).min(self.eval_rows);
             chunk.fill(0.0);
             chunk[..n * features]
                 .copy_from_slice(&inputs[start * features..(start + n) * features]);

@@ -48,8 +48,9 @@ impl Estimate {
     }
 }
 
-/// What an MLP of `spec` trained with `optimizer` on batches of `batch` rows in `precision`
-/// holds, role by role, as BatchScope allocates it: every tensor of a step is made up front.
+/// What an MLP of `spec` trained with `optimizer` on batches of `batch` rows in `precision`,
+/// evaluating `eval_rows` rows at a time, holds, role by role, as BatchScope allocates it: every
+/// tensor of a step is made up front.
 ///
 /// FP16 and BF16 store every tensor of the step in 2 bytes a value; mixed precision keeps the
 /// FP32 master parameters, gradients and optimizer state, adds 2-byte copies of the weights and
@@ -60,6 +61,7 @@ pub fn mlp(
     optimizer: OptimizerKind,
     batch: usize,
     precision: Precision,
+    eval_rows: usize,
 ) -> Estimate {
     let p = spec.parameter_count() as u64;
     let b = batch as u64;
@@ -73,7 +75,7 @@ pub fn mlp(
         Loss::SoftmaxCrossEntropy => 1,
         Loss::MeanSquaredError => outputs,
     };
-    let rows = EVAL_ROWS as u64;
+    let rows = eval_rows.clamp(1, EVAL_ROWS) as u64;
     let widths = layers
         .iter()
         .skip(1)
@@ -244,7 +246,7 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        let e = mlp(&spec, OptimizerKind::Adam, 64, Precision::Fp32);
+        let e = mlp(&spec, OptimizerKind::Adam, 64, Precision::Fp32, EVAL_ROWS);
         assert_eq!(e.bytes(Role::Parameters), 4 * 101_770);
         assert_eq!(e.bytes(Role::Gradients), 4 * 101_770);
         assert_eq!(e.bytes(Role::OptimizerState), 8 * 101_770);

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use crate::backend::{Activation, UploadMode};
 use crate::data::dataloader::{Augment, LoaderConfig};
 use crate::data::source::DataSource;
-use crate::data::{Dataset, DatasetSpec};
+use crate::data::{Dataset, DatasetSpec, Task};
 use crate::device::Device;
-use crate::nn::{Loss, ModelSpec, OptimizerKind};
+use crate::nn::{EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
 use crate::precision::Precision;
 use crate::setting::SettingError;
 
@@ -275,6 +275,23 @@ impl TrainConfig {
             .loader
             .check_queues(batch_bytes(data.features, self.batch))
     }
+}
+
+/// Cells per side of the decision-boundary grid.
+pub const BOUNDARY_RESOLUTION: usize = 48;
+
+/// Rows one evaluation pass takes for `data`: the largest set the run evaluates (the training
+/// set, the test set, and on 2-D classification the boundary grid), at most [`EVAL_ROWS`].
+pub fn eval_rows(data: &Dataset) -> usize {
+    let grid = if data.features == 2 && data.task == Task::Classification {
+        BOUNDARY_RESOLUTION * BOUNDARY_RESOLUTION
+    } else {
+        0
+    };
+    data.train_rows()
+        .max(data.test_rows())
+        .max(grid)
+        .clamp(1, EVAL_ROWS)
 }
 
 /// Bytes of one batch as the loader queues it: the features and the target of each row, as f32.

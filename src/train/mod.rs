@@ -12,6 +12,7 @@
 pub mod compare;
 pub mod config;
 pub mod device_run;
+pub mod fit;
 pub mod metrics;
 pub mod report;
 pub mod runner;
@@ -19,8 +20,8 @@ pub mod session;
 pub mod worker;
 
 pub use config::{
-    LEAK_SAFETY_BUDGET, MAX_BATCH, MAX_WIDTH, MIN_BUDGET, MIN_LOSS_WEIGHT, Pipeline,
-    SOFTWARE_KERNEL_SAMPLING, SyncPolicy, TrainConfig,
+    BOUNDARY_RESOLUTION, LEAK_SAFETY_BUDGET, MAX_BATCH, MAX_WIDTH, MIN_BUDGET, MIN_LOSS_WEIGHT,
+    Pipeline, SOFTWARE_KERNEL_SAMPLING, SyncPolicy, TrainConfig, eval_rows,
 };
 pub use device_run::{Curve, DeviceRun, DeviceStatus, RunState};
 pub use metrics::{loss_and_accuracy, score};

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::config::{Pipeline, SOFTWARE_KERNEL_SAMPLING, batch_bytes};
+use super::config::{Pipeline, SOFTWARE_KERNEL_SAMPLING, batch_bytes, eval_rows};
+use super::fit::with_advice;
 use super::metrics::{confusion, extent_of, score, softmax_max};
 use super::report::{
     BoundaryGrid, EvalReport, MAX_PREDICTION_POINTS, StepLog, ValueHistograms, ValueSample,
@@ -99,8 +100,9 @@ impl Runner {
             backend,
             &spec,
             (config.optimizer, config.batch, config.seed),
-            config.precision,
-        )?;
+            (config.precision, eval_rows(&data)),
+        )
+        .map_err(|e| with_advice(e, config, &data))?;
         model.set_loss_weight(config.loss_weight);
         let extent = extent_of(&data);
         let epoch_clock = session.epoch;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::config::Pipeline;
+use super::config::{BOUNDARY_RESOLUTION, Pipeline};
 use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 use super::runner::Runner;
 use super::session::Session;
@@ -108,8 +108,6 @@ pub type BackendFactory = Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> +
 const LOG_INTERVAL: Duration = Duration::from_millis(100);
 /// How often the whole-set accuracy and the boundary are recomputed.
 const EVAL_INTERVAL: Duration = Duration::from_millis(500);
-/// Cells per side of the decision-boundary grid.
-pub const BOUNDARY_RESOLUTION: usize = 48;
 
 /// The UI's handle on one worker: a [`Job`] that reports events, and the commands it takes.
 pub struct Worker {

@@ -466,3 +466,142 @@ fn format_loss(loss: f32) -> String {
         format!("{loss:.4}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::train::StepLog;
+    use crate::train::worker::{Event, EventKind};
+    use crate::ui::testing::harness;
+
+    fn event(device: Device, generation: u64, kind: EventKind) -> Event {
+        Event {
+            device,
+            generation,
+            kind,
+        }
+    }
+
+    fn log(step: u64, kernel_time_ms: Option<f64>) -> StepLog {
+        StepLog {
+            device: Device::Gpu,
+            step,
+            epoch: 0,
+            loss: 0.5,
+            accuracy: Some(0.8),
+            mae: None,
+            samples_per_s: 12_000.0,
+            step_time_ms: 2.0,
+            loss_scale: None,
+            skipped_steps: None,
+            kernel_time_ms,
+            rounding: None,
+        }
+    }
+
+    /// A GPU that is up, with timestamp queries.
+    fn gpu() -> DeviceRun {
+        let mut run = DeviceRun::new(Device::Gpu);
+        run.apply(event(
+            Device::Gpu,
+            0,
+            EventKind::Ready {
+                name: "test adapter".into(),
+                adapter: Some(AdapterSummary {
+                    name: "test adapter".into(),
+                    timestamps: true,
+                    ..AdapterSummary::default()
+                }),
+                cpu_threads: None,
+            },
+        ));
+        run
+    }
+
+    fn draw(run: DeviceRun) -> egui_kittest::Harness<'static, DeviceRun> {
+        let mut panel = ColumnPanel::default();
+        harness(
+            move |ui, run: &mut DeviceRun| panel.ui(ui, Lang::En, run, None),
+            run,
+        )
+    }
+
+    /// The kernel time shown is the latest timed step's, however many untimed steps (kernel
+    /// timing is sampled) have been logged since.
+    #[test]
+    fn the_gpu_kernel_time_stays_once_a_step_has_been_timed() {
+        let mut run = gpu();
+        let mut h = draw(run.clone());
+        assert!(
+            h.query_by_label("no step timed yet").is_none(),
+            "nothing logged yet"
+        );
+        run.apply(event(Device::Gpu, 0, EventKind::Log(log(16, None))));
+        *h.state_mut() = run.clone();
+        h.run();
+        assert!(h.query_by_label("no step timed yet").is_some());
+        run.apply(event(Device::Gpu, 0, EventKind::Log(log(32, Some(1.25)))));
+        for step in (48..200_000).step_by(50_000) {
+            run.apply(event(Device::Gpu, 0, EventKind::Log(log(step, None))));
+        }
+        *h.state_mut() = run;
+        h.run();
+        assert!(
+            h.query_by_label("1.25 ms").is_some(),
+            "the last timed step's"
+        );
+        assert!(h.query_by_label("no step timed yet").is_none());
+    }
+
+    /// An error stops the column with its message; when the column trains again (a log of the
+    /// same run), the banner goes.
+    #[test]
+    fn the_error_banner_goes_when_the_column_trains_again() {
+        let mut run = gpu();
+        run.run_state = RunState::Running;
+        let oom = "GPU out of memory: tried to allocate 8.0 MiB for `input` (inputs); the budget \
+                   is 8.0 MiB. A batch size of 256 would fit";
+        run.apply(event(Device::Gpu, 0, EventKind::Error(oom.into())));
+        assert_eq!(run.run_state, RunState::Paused);
+        let mut h = draw(run.clone());
+        assert!(h.query_by_label("Training stopped").is_some());
+        assert!(h.query_by_label(oom).is_some());
+        run.apply(event(Device::Gpu, 0, EventKind::Running(true)));
+        run.apply(event(Device::Gpu, 0, EventKind::Log(log(1, None))));
+        *h.state_mut() = run;
+        h.run();
+        assert!(h.query_by_label("Training stopped").is_none());
+        assert!(h.query_by_label("running").is_some());
+    }
+
+    /// A pause asked for: the column says so until its worker has stopped.
+    #[test]
+    fn a_pausing_column_says_so_until_its_worker_stops() {
+        let mut run = gpu();
+        run.run_state = RunState::Pausing;
+        // A late "running" from before the pause changes nothing.
+        run.apply(event(Device::Gpu, 0, EventKind::Running(true)));
+        let mut h = draw(run.clone());
+        assert!(h.query_by_label("pausing…").is_some());
+        run.apply(event(Device::Gpu, 0, EventKind::Running(false)));
+        *h.state_mut() = run;
+        h.run();
+        assert!(h.query_by_label("paused").is_some());
+    }
+
+    #[test]
+    fn without_an_adapter_the_column_says_why_and_what_to_install() {
+        let mut run = DeviceRun::new(Device::Gpu);
+        run.apply(event(
+            Device::Gpu,
+            0,
+            EventKind::Unavailable("no Vulkan here".into()),
+        ));
+        let h = draw(run);
+        assert!(h.query_by_label("No GPU adapter").is_some());
+        assert!(h.query_by_label("no Vulkan here").is_some());
+        assert!(h.query_by_label_contains("mesa-vulkan-drivers").is_some());
+    }
+}

@@ -12,7 +12,7 @@ use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::memory::{MemorySnapshot, Role};
 use crate::sim::estimate::{self, PRESETS, Scheme};
-use crate::train::{DeviceRun, TrainConfig};
+use crate::train::{DeviceRun, TrainConfig, eval_rows};
 use crate::units::{format_bytes, grouped};
 
 /// Batch sizes of the estimated sweep.
@@ -151,7 +151,14 @@ fn device_ui(
 
 fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
     let spec = config.model_spec(data);
-    let e = estimate::mlp(&spec, config.optimizer, config.batch, config.precision);
+    let rows = eval_rows(data);
+    let e = estimate::mlp(
+        &spec,
+        config.optimizer,
+        config.batch,
+        config.precision,
+        rows,
+    );
     ui.label(RichText::new(lang.tr(Key::Estimator)).strong())
         .on_hover_text(lang.tr(Key::EstimatorTip));
     egui::Grid::new("estimate").striped(true).show(ui, |ui| {
@@ -169,7 +176,7 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
         .map(|&b| {
             (
                 b,
-                estimate::mlp(&spec, config.optimizer, b, config.precision),
+                estimate::mlp(&spec, config.optimizer, b, config.precision, rows),
             )
         })
         .collect();

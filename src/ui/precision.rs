@@ -15,7 +15,7 @@ use crate::precision::DType;
 use crate::precision::{Half, Log2Histogram, Precision};
 use crate::sim::estimate;
 use crate::train::compare::{self, COMPARE_STEPS, Comparison};
-use crate::train::{DeviceRun, TrainConfig, ValueSample};
+use crate::train::{DeviceRun, TrainConfig, ValueSample, eval_rows};
 use crate::units::format_bytes;
 
 /// The log2 axis of the histograms spans at least this (FP16's whole range and a margin).
@@ -439,7 +439,7 @@ fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset)
     let formats = compare::FORMATS;
     let estimates: Vec<_> = formats
         .iter()
-        .map(|&p| estimate::mlp(&spec, config.optimizer, config.batch, p))
+        .map(|&p| estimate::mlp(&spec, config.optimizer, config.batch, p, eval_rows(data)))
         .collect();
     egui::Grid::new("precision-bytes")
         .striped(true)
