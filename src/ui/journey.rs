@@ -750,3 +750,114 @@ fn breakdown_ui(ui: &mut egui::Ui, lang: Lang, steps: &[&StepTrace], selected: &
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::trace::{TraceChunk, TraceHistory};
+    use crate::ui::testing::harness;
+
+    /// A CPU run that recorded `steps` steps of 100 µs: a wait for the batch, the copy, the
+    /// kernels.
+    fn recorded(steps: u64) -> [DeviceRun; 2] {
+        let mut cpu = DeviceRun::new(Device::Cpu);
+        let mut chunk = TraceChunk::default();
+        for step in 1..=steps {
+            let start = step * 100_000;
+            let span = |lane, category, name, from: u64, to: u64| Span {
+                lane,
+                category,
+                name,
+                start_ns: start + from,
+                duration_ns: to - from,
+                bytes: if category == Category::Memcpy {
+                    4096
+                } else {
+                    0
+                },
+                step,
+                clock: Clock::Host,
+            };
+            let spans = vec![
+                span(
+                    Lane::Main,
+                    Category::DataLoader,
+                    "wait for batch",
+                    0,
+                    10_000,
+                ),
+                span(
+                    Lane::Transfer,
+                    Category::Memcpy,
+                    "copy into tensor (RAM)",
+                    10_000,
+                    20_000,
+                ),
+                span(Lane::Kernels, Category::Kernel, "forward", 20_000, 90_000),
+            ];
+            chunk.steps.push(StepTrace {
+                step,
+                start_ns: start,
+                end_ns: start + 100_000,
+                breakdown: Breakdown::of(start, start + 100_000, &spans),
+                synced: true,
+                kernels_timed: true,
+                batch_bytes: 4096,
+            });
+            chunk.spans.extend(spans);
+        }
+        let mut history = TraceHistory::default();
+        history.extend(chunk);
+        cpu.trace = history;
+        [cpu, DeviceRun::new(Device::Gpu)]
+    }
+
+    #[test]
+    fn the_timeline_draws_each_lane_and_a_hovered_span_says_how_long_it_took() {
+        let runs = recorded(20);
+        let mut h = harness(
+            move |ui, (panel, commands): &mut (JourneyPanel, Vec<UiCommand>)| {
+                panel.ui(ui, Lang::En, &runs, commands);
+            },
+            (JourneyPanel::default(), Vec::new()),
+        );
+        for lane in ["training thread", "host→device copy", "CPU kernels (rayon)"] {
+            assert!(h.query_by_label(lane).is_some(), "lane {lane}");
+        }
+        assert!(h.query_by_label_contains("Step breakdown").is_some());
+        // Zoom onto one step's kernel span and hover it.
+        h.state_mut()
+            .0
+            .show_range(Device::Cpu, 2_000_000, 2_100_000);
+        h.run();
+        let hit = h
+            .state()
+            .0
+            .hits
+            .iter()
+            .find(|hit| hit.span.category == Category::Kernel && hit.span.step == 20)
+            .cloned()
+            .expect("the kernel span is drawn");
+        h.ctx
+            .global_style_mut(|s| s.interaction.tooltip_delay = 0.0);
+        h.hover_at(hit.rect.center());
+        h.run();
+        assert!(h.query_by_label("forward").is_some());
+        assert!(h.query_by_label("70.0 µs · Kernel").is_some());
+        h.get_by_label("Export trace…").click();
+        h.run();
+        assert_eq!(h.state().1, [UiCommand::ExportTrace]);
+    }
+
+    #[test]
+    fn with_nothing_recorded_the_view_says_how_to_record() {
+        let runs = [DeviceRun::new(Device::Cpu), DeviceRun::new(Device::Gpu)];
+        let h = harness(
+            move |ui, panel: &mut JourneyPanel| panel.ui(ui, Lang::Zh, &runs, &mut Vec::new()),
+            JourneyPanel::default(),
+        );
+        assert!(h.query_by_label_contains("尚无记录").is_some());
+    }
+}

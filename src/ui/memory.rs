@@ -235,3 +235,42 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::data::DatasetSpec;
+    use crate::ui::testing::harness;
+
+    #[test]
+    fn each_device_shows_its_roles_allocated_and_reserved_and_the_gpu_can_release_its_cache() {
+        let mut gpu = DeviceRun::new(Device::Gpu);
+        let mut m = MemorySnapshot::default();
+        m.by_role[Role::Parameters.index()] = 371 * 4;
+        m.by_role[Role::Activations.index()] = 32 * 35 * 4;
+        m.allocated = 6 << 10;
+        m.reserved = 3 << 20;
+        m.peak_allocated = 7 << 10;
+        gpu.memory = Some(m);
+        gpu.memory_history = vec![[1.0, 6144.0, 3_145_728.0], [2.0, 6144.0, 3_145_728.0]];
+        let runs = [DeviceRun::new(Device::Cpu), gpu];
+        let data = crate::data::Dataset::generate(&DatasetSpec::default()).expect("spiral");
+        let config = TrainConfig::default();
+        let mut h = harness(
+            move |ui, commands: &mut Vec<UiCommand>| {
+                MemoryPanel.ui(ui, Lang::En, &runs, &config, Some(&data), commands);
+            },
+            Vec::new(),
+        );
+        for label in ["allocated 6.0 KiB", "reserved 3.0 MiB", "peak 7.0 KiB"] {
+            assert!(h.query_by_label(label).is_some(), "{label}");
+        }
+        assert!(h.query_all_by_label_contains("Parameters").next().is_some());
+        assert!(h.query_by_label("Estimated for these settings").is_some());
+        h.get_by_label("Release cached").click();
+        h.run();
+        assert_eq!(h.state(), &[UiCommand::ReleaseCached]);
+    }
+}

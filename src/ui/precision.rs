@@ -474,3 +474,89 @@ fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset)
             ui.end_row();
         });
 }
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::device::Device;
+    use crate::train::compare::FormatRun;
+    use crate::ui::testing::harness;
+
+    fn values(dtype: DType) -> crate::train::ValueHistograms {
+        let sample = |v: &[f32]| ValueSample {
+            dtype,
+            histogram: Log2Histogram::of(v),
+            in_fp16: crate::precision::RangeReport::of(v, Half::Fp16),
+            in_bf16: crate::precision::RangeReport::of(v, Half::Bf16),
+        };
+        crate::train::ValueHistograms {
+            step: 7,
+            weights: sample(&[0.5, -0.25, 0.125]),
+            activations: sample(&[1.0, 0.0, 2.0]),
+            gradients: sample(&[1e-8, 3e-6, 0.0]),
+        }
+    }
+
+    #[test]
+    fn the_view_draws_each_devices_values_and_the_formats_compared() {
+        let mut cpu = DeviceRun::new(Device::Cpu);
+        cpu.precision = Precision::Fp16;
+        cpu.values = Some(values(DType::F16));
+        let runs = [cpu, DeviceRun::new(Device::Gpu)];
+        let mut comparison = Comparison::new(TrainConfig::default());
+        for precision in compare::FORMATS {
+            comparison.apply(compare::Progress::Done(Box::new(FormatRun {
+                precision,
+                losses: vec![[300.0, 0.6], [600.0, 0.2]],
+                step_ms: 0.05,
+                ..FormatRun::default()
+            })));
+        }
+        comparison.ended();
+        let config = TrainConfig::default();
+        let mut h = harness(
+            move |ui, commands: &mut Vec<UiCommand>| {
+                let c = Some(&comparison);
+                PrecisionPanel.ui(ui, Lang::En, &runs, c, (&config, None), commands);
+            },
+            Vec::new(),
+        );
+        assert_eq!(
+            h.query_all_by_label_contains("Gradients (stored as FP16, 2 bytes")
+                .count(),
+            1
+        );
+        for format in ["fp32", "fp16", "bf16", "mixed"] {
+            assert!(h.query_by_label(format).is_some(), "{format} row");
+        }
+        h.get_by_label("Compare formats (600 steps each, CPU)")
+            .click();
+        h.run();
+        assert_eq!(h.state(), &[UiCommand::ComparePrecisions]);
+    }
+
+    #[test]
+    fn a_running_comparison_shows_its_progress_and_can_be_stopped() {
+        let runs = [DeviceRun::new(Device::Cpu), DeviceRun::new(Device::Gpu)];
+        let mut comparison = Comparison::new(TrainConfig::default());
+        comparison.apply(compare::Progress::Step {
+            format: Precision::Bf16,
+            step: 120,
+            steps: 600,
+        });
+        let config = TrainConfig::default();
+        let mut h = harness(
+            move |ui, commands: &mut Vec<UiCommand>| {
+                let c = Some(&comparison);
+                PrecisionPanel.ui(ui, Lang::En, &runs, c, (&config, None), commands);
+            },
+            Vec::new(),
+        );
+        assert!(h.query_by_label_contains("bf16 120/600").is_some());
+        h.get_by_label("Stop the comparison").click();
+        h.run();
+        assert_eq!(h.state(), &[UiCommand::CancelComparison]);
+    }
+}

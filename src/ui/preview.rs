@@ -455,3 +455,84 @@ fn read_options_ui(
         }));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::ui::testing::harness;
+
+    /// Twenty fruit: weight and diameter, ten apples and ten pears.
+    fn fruit() -> Loaded {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for i in 0..20 {
+            x.extend([150.0 + i as f32, 7.0 + (i % 3) as f32]);
+            y.push((i % 2) as f32);
+        }
+        Loaded {
+            source: DataSource::File {
+                path: "/data/fruit.csv".into(),
+                options: LoadOptions::default(),
+            },
+            table: Arc::new(Table {
+                name: "fruit.csv".into(),
+                path: "/data/fruit.csv".into(),
+                format: "csv",
+                feature_names: vec!["weight".into(), "diameter".into()],
+                columns: vec!["weight".into(), "diameter".into(), "kind".into()],
+                task: Task::Classification,
+                task_reason: "the label column holds text".into(),
+                class_names: vec!["apple".into(), "pear".into()],
+                label_column: "kind".into(),
+                notes: Vec::new(),
+                rows_with_missing_values: 0,
+                rows: 20,
+                image: None,
+                x,
+                y,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_preview_summarises_the_table_and_offers_to_train_on_it() {
+        let loaded = fruit();
+        let config = TrainConfig::default();
+        let mut h = harness(
+            move |ui, (panel, commands): &mut (PreviewPanel, Vec<UiCommand>)| {
+                let running_on = DataSource::Generated;
+                panel.ui(ui, Lang::En, Some(&loaded), &config, &running_on, commands);
+            },
+            (PreviewPanel::default(), Vec::new()),
+        );
+        assert!(h.query_by_label("fruit.csv").is_some());
+        assert!(h.query_by_label("apple: 10").is_some());
+        assert!(h.query_by_label("pear: 10").is_some());
+        assert!(h.query_by_label("Scatter of two features:").is_some());
+        h.get_by_label("Train on this data set").click();
+        h.run();
+        assert_eq!(h.state().1, [UiCommand::UseLoaded]);
+    }
+
+    #[test]
+    fn the_data_set_in_training_says_so() {
+        let loaded = fruit();
+        let config = TrainConfig::default();
+        let h = harness(
+            move |ui, panel: &mut PreviewPanel| {
+                let running_on = loaded.source.clone();
+                panel.ui(
+                    ui,
+                    Lang::Zh,
+                    Some(&loaded),
+                    &config,
+                    &running_on,
+                    &mut Vec::new(),
+                );
+            },
+            PreviewPanel::default(),
+        );
+        assert!(h.query_by_label("正在使用此数据集训练").is_some());
+    }
+}

@@ -480,3 +480,95 @@ fn data_source_ui(
             });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::ui::testing::harness;
+
+    /// What the panel edits and what it asks for.
+    #[derive(Default)]
+    struct Edited {
+        config: TrainConfig,
+        enabled: [bool; 2],
+        commands: Vec<UiCommand>,
+    }
+
+    fn setup(data: DataView<'static>) -> egui_kittest::Harness<'static, Edited> {
+        let mut panel = SetupPanel;
+        harness(
+            move |ui, e: &mut Edited| {
+                let view = SetupView {
+                    config: &mut e.config,
+                    enabled: &mut e.enabled,
+                };
+                panel.ui(ui, Lang::En, view, data, &mut e.commands);
+            },
+            Edited {
+                enabled: [true, true],
+                ..Edited::default()
+            },
+        )
+    }
+
+    #[test]
+    fn the_setup_shows_the_model_and_asks_for_files_and_shipped_sets() {
+        let mut h = setup(DataView::default());
+        // 2 inputs, 16, 16, 3 classes: 2·16+16 + 16·16+16 + 16·3+3.
+        assert!(h.query_by_label("Parameters: 371").is_some());
+        h.get_by_label("Open file…").click();
+        h.run();
+        h.get_by_label("Open folder…").click();
+        h.run();
+        assert_eq!(
+            h.state().commands,
+            [
+                UiCommand::Open(OpenKind::File),
+                UiCommand::Open(OpenKind::Folder)
+            ]
+        );
+        h.state_mut().commands.clear();
+        h.get_by_label("Source").click();
+        h.run();
+        h.get_by_label("Iris flowers").click();
+        h.run();
+        assert_eq!(
+            h.state().commands,
+            [UiCommand::Load(DataSource::Shipped("iris".into()))]
+        );
+        // Editing a setting changes the draft only; a pipeline setting applies at once.
+        h.state_mut().commands.clear();
+        h.get_by_label("Record spans").click();
+        h.run();
+        assert!(!h.state().config.pipeline.record);
+        assert!(matches!(
+            h.state().commands.as_slice(),
+            [UiCommand::SetPipeline(p)] if !p.record
+        ));
+    }
+
+    #[test]
+    fn a_load_in_progress_can_be_cancelled_and_a_failed_one_dismissed() {
+        let mut h = setup(DataView {
+            loaded: None,
+            loading: Some(("big.csv", 0.4)),
+            error: Some("big.csv, line 7: 3 fields, expected 4"),
+        });
+        assert!(h.query_by_label_contains("Loading big.csv…").is_some());
+        assert!(h.query_by_label("Could not load the data set").is_some());
+        assert!(
+            h.query_by_label("big.csv, line 7: 3 fields, expected 4")
+                .is_some()
+        );
+        h.get_by_label("Cancel").click();
+        h.run();
+        h.get_by_label("Dismiss").click();
+        h.run();
+        assert_eq!(
+            h.state().commands,
+            [UiCommand::CancelLoad, UiCommand::DismissDataError]
+        );
+    }
+}

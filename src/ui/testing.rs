@@ -9,7 +9,7 @@ use super::fonts::install_fonts;
 /// A harness that draws `draw` with `state`, with the app's fonts (both languages render).
 pub fn harness<'a, S>(draw: impl FnMut(&mut egui::Ui, &mut S) + 'a, state: S) -> Harness<'a, S> {
     Harness::builder()
-        .with_size(egui::vec2(900.0, 700.0))
+        .with_size(egui::vec2(900.0, 1600.0))
         .with_context_setup(install_fonts)
         .build_ui_state(draw, state)
 }
