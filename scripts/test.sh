@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 libx11-xcb1)
+packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 libx11-xcb1 python3)
 if command -v dpkg >/dev/null 2>&1; then
     missing=()
     for p in "${packages[@]}"; do
@@ -40,6 +40,8 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
     export XDG_RUNTIME_DIR
 fi
 
+echo "==> module structure (no import cycle, no upward arrow, no file over 800 lines)"
+python3 scripts/check-structure.py
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 echo "==> cargo clippy -D warnings"
