@@ -1,6 +1,6 @@
 //! The command line: `batchscope` opens the app; subcommands run the same core headless.
 //!
-//! A file per concern: [`args`] (what the run-like subcommands share), `run` (the session and
+//! A file per concern: `args` (what the run-like subcommands share), `run` (the session and
 //! devices the arguments describe), `output` (printing, quiet on a closed pipe), `failure` (exit
 //! codes), and one file per subcommand.
 

@@ -222,7 +222,7 @@ impl Runner {
 
     /// Trains on the next batch: takes it from the loader, uploads it, runs (CPU) or records and
     /// submits (GPU) forward, backward and update, and reads the loss back if the sync policy
-    /// says so — with [`SyncPolicy::WhenShown`], if `display_due`. Returns whether it synced.
+    /// says so — with [`SyncPolicy::WhenShown`](super::SyncPolicy::WhenShown), if `display_due`. Returns whether it synced.
     pub fn step(
         &mut self,
         backend: &mut dyn Backend,

@@ -5,7 +5,7 @@
 //!
 //! - [`command`]: the commands and the central area's views;
 //! - [`labels`], [`fonts`]: names, colours and fonts shared by the panels;
-//! - [`toolbar`], [`notices`], [`setup`], [`column`], [`journey`], [`memory`], [`precision`],
+//! - [`toolbar`], [`notices`], [`setup`], [`column`](mod@column), [`journey`], [`memory`], [`precision`],
 //!   [`preview`], [`open`]: the panels.
 
 pub mod column;
