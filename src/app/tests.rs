@@ -1103,3 +1103,73 @@ fn refused_settings_and_unapplied_changes_show_at_the_top_of_the_central_area() 
     harness.step();
     assert!(harness.query_by_label("Invalid settings").is_none());
 }
+
+/// A system that takes its time to say it has no file dialog (a busy machine): it answers when
+/// the test lets it.
+static DIALOG_ANSWER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn slow_no_dialog() -> bool {
+    while !DIALOG_ANSWER.load(std::sync::atomic::Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+/// The first click on Open… on a busy machine without a system dialog opens the in-app browser:
+/// the dialog's job waits for the system's answer however long it takes, no timer decides.
+#[test]
+fn a_first_open_on_a_busy_machine_without_a_system_dialog_shows_the_in_app_browser() {
+    let mut harness = settled_without_gpu("test");
+    harness.state_mut().panels.opener = crate::ui::open::FileOpener::with_probe(slow_no_dialog);
+    harness.get_by_label("Open file…").click();
+    harness.run_steps(30);
+    assert!(
+        harness.state().panels.opener.is_open(),
+        "waiting for the answer"
+    );
+    assert!(!harness.state().panels.opener.native_missing);
+    DIALOG_ANSWER.store(true, std::sync::atomic::Ordering::Release);
+    assert!(step_until(&mut harness, Duration::from_secs(20), |app| {
+        app.panels.opener.native_missing
+    }));
+    harness.run_steps(3);
+    assert!(
+        harness
+            .query_by_label_contains("Open a data set file")
+            .is_some()
+    );
+}
+
+/// Out of memory, with the message the CPU's runner really gives: the column shows it, naming a
+/// batch size that fits.
+#[test]
+fn out_of_memory_names_a_batch_size_that_fits_in_the_column() {
+    use crate::backend::cpu::CpuBackend;
+    use crate::train::{Runner, Session, TrainConfig};
+    let mut config = TrainConfig {
+        source: DataSource::Shipped("mnist".into()),
+        hidden: vec![128],
+        batch: 1024,
+        ..TrainConfig::default()
+    };
+    config.pipeline.host_budget = Some(8 << 20);
+    let session = Session::new(config).expect("valid");
+    let mut cpu = CpuBackend::new(1).expect("pool");
+    let message = Runner::new(&mut cpu, &session)
+        .err()
+        .map(|e| e.to_string())
+        .expect("out of memory");
+    let mut harness = without_workers();
+    harness.state_mut().on_event(Event {
+        device: Device::Cpu,
+        generation: 0,
+        kind: EventKind::Error(message.clone()),
+    });
+    harness.step();
+    assert!(
+        message.contains("A batch size of 256 would fit"),
+        "{message}"
+    );
+    assert!(harness.query_by_label(&message).is_some());
+    assert!(harness.query_by_label("Training stopped").is_some());
+}

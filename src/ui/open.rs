@@ -160,31 +160,31 @@ impl FileOpener {
     pub fn poll(&mut self, lang: Lang) -> Option<(OpenKind, PathBuf)> {
         let (kind, job) = self.pending.as_mut()?;
         let kind = *kind;
-        let answer = job.poll().into_iter().next();
-        let ended = job.is_finished();
-        match answer {
-            Some(DialogAnswer::Chosen(path)) => {
-                self.pending = None;
-                Some((kind, self.remember(path)))
-            }
-            Some(DialogAnswer::Cancelled) => {
-                self.pending = None;
-                None
-            }
-            Some(DialogAnswer::NoSystemDialog) => {
-                self.pending = None;
-                self.native_missing = true;
-                self.open_browser(kind, lang);
-                None
-            }
+        let answer = match job.poll().into_iter().next() {
+            Some(answer) => answer,
             // The thread ended without answering: the system dialog broke.
-            None if ended => {
-                self.pending = None;
+            None if job.is_finished() => DialogAnswer::NoSystemDialog,
+            None => return None,
+        };
+        self.pending = None;
+        self.take_answer(kind, answer, lang)
+    }
+
+    /// What the system answered to a dialog opened for `kind`.
+    fn take_answer(
+        &mut self,
+        kind: OpenKind,
+        answer: DialogAnswer,
+        lang: Lang,
+    ) -> Option<(OpenKind, PathBuf)> {
+        match answer {
+            DialogAnswer::Chosen(path) => Some((kind, self.remember(path))),
+            DialogAnswer::Cancelled => None,
+            DialogAnswer::NoSystemDialog => {
                 self.native_missing = true;
                 self.open_browser(kind, lang);
                 None
             }
-            None => None,
         }
     }
 
@@ -259,65 +259,54 @@ fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Opt
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::time::{Duration, Instant};
-
-    use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable as _;
 
     use super::*;
-    use crate::job::no_notify;
+    use crate::ui::testing::harness;
 
-    /// Holds the system's answer back until the test lets it go.
-    static ANSWER: AtomicBool = AtomicBool::new(false);
-
-    /// A system that takes its time to say it has no file dialog (a busy machine): it answers
-    /// when the test says so.
-    fn slow_no() -> bool {
-        while !ANSWER.load(Ordering::Acquire) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        false
+    fn drawn() -> egui_kittest::Harness<'static, FileOpener> {
+        harness(
+            |ui, opener: &mut FileOpener| {
+                assert!(opener.show(ui.ctx()).is_none(), "nothing is chosen here");
+            },
+            FileOpener::default(),
+        )
     }
 
-    /// The first click on a machine without a system dialog opens the in-app browser however
-    /// long the system takes to say so: the answer decides, not a timer.
+    /// Whenever the system says it has no dialog — after a moment or after many frames on a
+    /// busy machine — the in-app browser opens, and is used from then on.
     #[test]
-    fn without_a_system_dialog_the_first_open_shows_the_in_app_browser_however_slow_the_answer() {
-        let mut harness = Harness::new_ui_state(
-            |ui, opener: &mut FileOpener| {
-                // Nothing is chosen in this test: the answers are looked at through the state.
-                assert!(opener.poll(Lang::En).is_none());
-                assert!(opener.show(ui.ctx()).is_none());
-            },
-            FileOpener::with_probe(slow_no),
-        );
-        harness
+    fn no_system_dialog_opens_the_in_app_browser_whenever_the_answer_comes() {
+        let mut h = drawn();
+        h.run_steps(30);
+        let opened =
+            h.state_mut()
+                .take_answer(OpenKind::File, DialogAnswer::NoSystemDialog, Lang::En);
+        assert!(opened.is_none());
+        h.run_steps(3);
+        assert!(h.state().native_missing);
+        assert!(h.state().is_open());
+        assert!(h.query_by_label_contains("Open a data set file").is_some());
+    }
+
+    /// A cancel is a cancel, however quick: nothing opens, and the system dialog stays in use.
+    #[test]
+    fn a_cancelled_system_dialog_opens_nothing_and_a_choice_is_remembered() {
+        let mut h = drawn();
+        let answer = h
             .state_mut()
-            .start(OpenKind::File, Lang::En, no_notify());
-        // Many frames pass before the answer (a timer would have decided by now).
-        harness.run_steps(30);
-        assert!(
-            harness.state().is_open(),
-            "waiting for the answer counts as open"
+            .take_answer(OpenKind::Folder, DialogAnswer::Cancelled, Lang::En);
+        assert!(answer.is_none());
+        h.run_steps(3);
+        assert!(!h.state().native_missing);
+        assert!(!h.state().is_open());
+        let chosen = PathBuf::from("/data/pets/cats");
+        let answer = h.state_mut().take_answer(
+            OpenKind::Folder,
+            DialogAnswer::Chosen(chosen.clone()),
+            Lang::En,
         );
-        assert!(!harness.state().native_missing);
-        ANSWER.store(true, Ordering::Release);
-        let start = Instant::now();
-        while !harness.state().native_missing && start.elapsed() < Duration::from_secs(20) {
-            harness.step();
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(
-            harness.state().native_missing,
-            "the system's answer was taken in"
-        );
-        harness.run_steps(3);
-        assert!(harness.state().is_open());
-        assert!(
-            harness
-                .query_by_label_contains("Open a data set file")
-                .is_some()
-        );
+        assert_eq!(answer, Some((OpenKind::Folder, chosen)));
+        assert_eq!(h.state().last_dir, Some(PathBuf::from("/data/pets")));
     }
 }
