@@ -18,6 +18,9 @@ use serde_json::Value;
 /// The scenarios compare times: they run one at a time, so that they do not slow each other.
 static TIMING: Mutex<()> = Mutex::new(());
 
+/// Tests that time things, or load the machine (GPU work runs on the CPU on a software
+/// adapter; the benchmark runs flat out), run one at a time: on a 2-core machine a neighbour's
+/// load shows up in the timings.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
     TIMING
         .lock()
@@ -86,6 +89,7 @@ fn is_small_batch(f: &Finding) -> bool {
 /// Every recorded step: its parts add up to its wall time, it has the lanes of its device, and
 /// the GPU's kernels are timed by the GPU.
 fn steps_are_whole(backend: &mut dyn Backend) {
+    let _alone = one_at_a_time();
     let device = backend.device();
     let chunk = record(
         backend,
@@ -262,6 +266,7 @@ fn a_batch_of_one_leaves_the_gpu_idle_more_than_a_large_batch() {
 
 #[test]
 fn sampled_kernel_timing_times_one_step_in_n_and_the_breakdown_uses_only_those() {
+    let _alone = one_at_a_time();
     let Some(mut gpu) = common::gpu() else { return };
     let mut c = config(16, Pipeline::default());
     c.pipeline.kernel_timing_every = 4;
@@ -306,6 +311,7 @@ fn sampled_kernel_timing_times_one_step_in_n_and_the_breakdown_uses_only_those()
 
 #[test]
 fn without_timestamps_the_gpu_queue_is_seen_from_the_host_and_labelled_so() {
+    let _alone = one_at_a_time();
     use batchscope::trace::Clock;
     let Some(mut gpu) = common::gpu() else { return };
     gpu.disable_timestamps().expect("flush");
@@ -335,6 +341,7 @@ fn without_timestamps_the_gpu_queue_is_seen_from_the_host_and_labelled_so() {
 
 #[test]
 fn the_staging_ring_uploads_the_same_batches() {
+    let _alone = one_at_a_time();
     let Some(mut gpu) = common::gpu() else { return };
     let with = |upload| {
         let mut c = config(
@@ -389,6 +396,7 @@ fn batchscope(args: &[&str], expect_success: bool) -> String {
 
 #[test]
 fn the_trace_file_is_chrome_trace_json_with_every_lane_and_category() {
+    let _alone = one_at_a_time();
     let device = if common::gpu().is_some() {
         "both"
     } else {
@@ -514,6 +522,7 @@ fn a_trace_that_cannot_be_written_is_refused_before_training() {
 
 #[test]
 fn bench_prints_what_recording_costs() {
+    let _alone = one_at_a_time();
     let stdout = batchscope(
         &[
             "bench",
