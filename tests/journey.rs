@@ -311,8 +311,8 @@ fn sampled_kernel_timing_times_one_step_in_n_and_the_breakdown_uses_only_those()
 
 #[test]
 fn without_timestamps_the_gpu_queue_is_seen_from_the_host_and_labelled_so() {
-    let _alone = one_at_a_time();
     use batchscope::trace::Clock;
+    let _alone = one_at_a_time();
     let Some(mut gpu) = common::gpu() else { return };
     gpu.disable_timestamps().expect("flush");
     let mut c = config(16, Pipeline::default());
