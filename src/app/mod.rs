@@ -4,11 +4,13 @@
 //!   read the keyboard;
 //! - `ui`: draw the panels from the state, collecting what the user asked for;
 //! - `commands`: carry the commands out, in one place;
-//! - `jobs`, `workers`: the background work (training workers, loading, comparing formats).
+//! - `jobs`, `workers`: the background work (training workers, loading, comparing formats);
+//! - `flows`: the whole-app tests (the panels' own tests sit in their files).
 //!
 //! One frame: `logic()`, then `ui()`, then the commands `ui()` returned.
 
 mod commands;
+mod flows;
 mod jobs;
 mod logic;
 pub mod state;
@@ -254,6 +256,3 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
     )
     .map_err(|e| format!("cannot open the window: {e}"))
 }
-
-#[cfg(test)]
-mod tests;
