@@ -195,23 +195,15 @@ impl DeviceRun {
     /// Starts run `generation` in `precision`: everything the old run reported is forgotten
     /// (the device's status and memory are the device's, and stay).
     pub fn start_run(&mut self, generation: u64, precision: Precision, enabled: bool) {
-        let Self {
-            device,
-            status,
-            memory,
-            boundary_version,
-            ..
-        } = std::mem::replace(self, Self::new(self.device));
         *self = Self {
-            device,
-            status,
+            status: std::mem::replace(&mut self.status, DeviceStatus::Starting),
             enabled,
             generation,
             precision,
-            memory,
+            memory: self.memory,
             // A new number, so a view redraws rather than reusing the old run's picture.
-            boundary_version: boundary_version + 1,
-            ..Self::new(device)
+            boundary_version: self.boundary_version + 1,
+            ..Self::new(self.device)
         };
     }
 

@@ -10,6 +10,7 @@ use crate::backend::Activation;
 use crate::backend::UploadMode;
 use crate::data::Task;
 use crate::data::dataloader::{MAX_PREFETCH, MAX_SHIFT_PX, MAX_WORKERS};
+use crate::data::formats::display_name;
 use crate::data::shipped::{SHIPPED, shipped};
 use crate::data::source::{DataSource, Loaded};
 use crate::data::{MAX_CLASSES, Synthetic};
@@ -49,10 +50,7 @@ fn source_name(lang: Lang, config: &TrainConfig) -> String {
     match &config.source {
         DataSource::Generated => lang.tr(dataset_key(config.data.kind)).to_owned(),
         DataSource::Shipped(name) => lang.tr(shipped_keys(name).0).to_owned(),
-        DataSource::File { path, .. } => path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
+        DataSource::File { path, .. } => display_name(path),
     }
 }
 

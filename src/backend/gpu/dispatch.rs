@@ -186,10 +186,7 @@ impl CommandStream {
 
     /// The pending command encoder, made (labelled `label`) if there is none.
     pub fn encoder(&mut self, label: &'static str) -> &mut wgpu::CommandEncoder {
-        let device = &self.device;
-        self.encoder.get_or_insert_with(|| {
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
-        })
+        pending_encoder(&mut self.encoder, &self.device, label)
     }
 
     /// Notes that recorded work uses these tensors (copies, clears), so a later `write_buffer`
@@ -311,12 +308,8 @@ impl CommandStream {
                 .write_buffer(&cached.uniform, 0, bytes.as_slice());
             cached.written = Some(bytes);
         }
-        let encoder = self.encoder.get_or_insert_with(|| {
-            self.device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("training-step"),
-                })
-        });
+        // Through the field, not `self.encoder()`: the kernels and timestamps are borrowed too.
+        let encoder = pending_encoder(&mut self.encoder, &self.device, "training-step");
         let timestamp_writes = self
             .timestamps
             .as_mut()
@@ -464,6 +457,17 @@ impl CommandStream {
         });
         count_internal(&self.pool, -(bytes as i64));
     }
+}
+
+/// The encoder in `slot`, made on `device` (labelled `label`) if there is none.
+fn pending_encoder<'a>(
+    slot: &'a mut Option<wgpu::CommandEncoder>,
+    device: &wgpu::Device,
+    label: &'static str,
+) -> &'a mut wgpu::CommandEncoder {
+    slot.get_or_insert_with(|| {
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+    })
 }
 
 fn take_error(slot: &Mutex<Option<String>>) -> Option<String> {
