@@ -31,3 +31,27 @@ impl fmt::Display for Device {
         f.write_str(self.as_str())
     }
 }
+
+/// Bytes of memory the system reports as available to a new allocation (Linux's
+/// `MemAvailable`), or `None` where it cannot be read.
+pub fn host_memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_meminfo(&text)
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+fn parse_meminfo(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn available_memory_is_read_from_meminfo() {
+        let text = "MemTotal:       24000000 kB\nMemFree: 1 kB\nMemAvailable:   2048 kB\n";
+        assert_eq!(super::parse_meminfo(text), Some(2 << 20));
+        assert_eq!(super::parse_meminfo("MemTotal: 5 kB\n"), None);
+    }
+}

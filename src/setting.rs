@@ -47,6 +47,27 @@ pub enum SettingError {
         /// The widest accepted.
         max: usize,
     },
+    /// More hidden layers than `max`.
+    Depth {
+        /// The number given.
+        value: usize,
+        /// The most accepted.
+        max: usize,
+    },
+    /// The model has more parameters than `max`.
+    Parameters {
+        /// The model's parameters.
+        value: u64,
+        /// The most accepted.
+        max: u64,
+    },
+    /// What the run is estimated to need is more than the host's memory can give it.
+    HostMemory {
+        /// Estimated bytes of the model, its optimizer state, the activations and the data set.
+        needs: u64,
+        /// Bytes the system reports as available.
+        available: u64,
+    },
     /// The augmentation noise is outside `0..=max`.
     AugmentNoise {
         /// The value given.
@@ -172,6 +193,21 @@ impl SettingError {
             E::LayerWidth { value, max } => {
                 lang.fmt(Key::BadLayerWidth, &[("value", value), ("max", max)])
             }
+            E::Depth { value, max } => lang.fmt(Key::BadDepth, &[("value", value), ("max", max)]),
+            E::Parameters { value, max } => lang.fmt(
+                Key::BadParameters,
+                &[
+                    ("value", &crate::units::grouped(*value)),
+                    ("max", &crate::units::grouped(*max)),
+                ],
+            ),
+            E::HostMemory { needs, available } => lang.fmt(
+                Key::BadHostMemory,
+                &[
+                    ("needs", &format_bytes(*needs)),
+                    ("available", &format_bytes(*available)),
+                ],
+            ),
             E::AugmentNoise { value, max } => {
                 lang.fmt(Key::BadAugmentNoise, &[("value", value), ("max", max)])
             }

@@ -387,10 +387,11 @@ fn headless_out_of_memory_is_exit_code_2_with_the_message() {
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(2));
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The error goes to standard error, so that a pipe of the results sees only results.
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stdout.contains("CPU out of memory: tried to allocate"),
-        "{stdout}"
+        stderr.contains("error: cpu: CPU out of memory: tried to allocate"),
+        "{stderr}"
     );
     let output = Command::new(env!("CARGO_BIN_EXE_batchscope"))
         .args(["train", "--device", "cpu", "--host-budget", "lots"])

@@ -24,6 +24,19 @@ pub enum BackendError {
         /// What was expected and what was found.
         detail: String,
     },
+    /// The model needs a buffer larger than the device can hold or bind: a setting to change.
+    #[error(
+        "this model needs a buffer of {bytes_shown} ({what}), more than the {limit_shown} this \
+         GPU can bind in one kernel: use fewer features or narrower layers, or a smaller batch"
+    )]
+    BufferTooLarge {
+        /// Which buffer.
+        what: String,
+        /// Its bytes, for display.
+        bytes_shown: String,
+        /// The device's limit, for display.
+        limit_shown: String,
+    },
     /// The device could not be set up (no thread pool, no adapter).
     #[error("{0}")]
     Setup(String),
@@ -36,8 +49,8 @@ pub enum BackendError {
     /// The loss stopped being a finite number: training cannot go on from here.
     #[error(
         "the loss became {loss} by step {step}: the updates grew without bound. The usual cause \
-         is a learning rate too high for this model ({lr}): lower it (to {lower}, say) and press \
-         Reset"
+         is a learning rate too high for this model ({lr}): lower it (to {lower}, say) and train \
+         again"
     )]
     Diverged {
         /// The step at which it was seen.

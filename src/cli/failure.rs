@@ -84,10 +84,30 @@ impl From<&str> for RunError {
 
 impl From<BackendError> for RunError {
     fn from(e: BackendError) -> Self {
+        // On the command line the way to lower the learning rate is a flag.
+        if let BackendError::Diverged {
+            step,
+            loss,
+            lr,
+            lower,
+        } = e
+        {
+            return Self {
+                message: format!(
+                    "the loss became {loss} by step {step}: the updates grew without bound. The \
+                     usual cause is a learning rate too high for this model ({lr}): run again \
+                     with a lower one (--lr {lower}, say)"
+                ),
+                out_of_memory: true,
+                output: None,
+            };
+        }
         Self {
             out_of_memory: matches!(
                 e,
-                BackendError::OutOfMemory(_) | BackendError::Diverged { .. }
+                BackendError::OutOfMemory(_)
+                    | BackendError::Diverged { .. }
+                    | BackendError::BufferTooLarge { .. }
             ),
             message: e.to_string(),
             output: None,
@@ -127,7 +147,9 @@ pub(super) fn on_each_device(
         if json {
             out.json(&serde_json::json!({ "device": device, "error": e.message }))?;
         } else {
-            out.line(format!("{device}: {}", e.message))?;
+            // Errors go to standard error, so that a pipe of the results sees only results.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "error: {device}: {}", e.message);
         }
     }
     if out_of_memory {

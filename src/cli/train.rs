@@ -16,6 +16,7 @@ use crate::device::Device;
 use crate::memory::Role;
 use crate::precision::{GradScaler, Precision, RoundingCensus};
 use crate::train::{Runner, Session};
+use crate::units::grouped;
 
 #[derive(Args, Debug)]
 pub(super) struct TrainArgs {
@@ -123,6 +124,9 @@ impl<'a> PrecisionSummary<'a> {
     }
 }
 
+/// Most steps one command may train: about a day at a step every 0.1 ms.
+const MAX_STEPS: u64 = 1_000_000_000;
+
 pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
     let (session, devices) = parse_run(&args.run)?;
     if args.steps == 0 || args.log_every == 0 {
@@ -132,7 +136,27 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
     }
     let steps = match args.epochs {
         Some(0) => return Err(Failure::BadInput("--epochs must be at least 1".to_owned())),
-        Some(epochs) => epochs * (session.data.train_rows() / session.config.batch) as u64,
+        Some(epochs) => {
+            let per_epoch = (session.data.train_rows() / session.config.batch) as u64;
+            epochs
+                .checked_mul(per_epoch)
+                .filter(|&steps| steps <= MAX_STEPS)
+                .ok_or_else(|| {
+                    Failure::BadInput(format!(
+                        "--epochs {epochs}: at {per_epoch} steps per epoch that is more than \
+                         the {} steps a run may take; choose at most {} epochs",
+                        grouped(MAX_STEPS),
+                        grouped(MAX_STEPS / per_epoch.max(1))
+                    ))
+                })?
+        }
+        None if args.steps > MAX_STEPS => {
+            return Err(Failure::BadInput(format!(
+                "--steps {}: choose at most {}",
+                args.steps,
+                grouped(MAX_STEPS)
+            )));
+        }
         None => args.steps,
     };
     on_each_device(out, &devices, args.run.json, |out, device| {

@@ -72,6 +72,8 @@ pub struct Table {
     pub class_names: Vec<String>,
     /// The label or target column (or the labels file).
     pub label_column: String,
+    /// Why that column is the label (e.g. "named `label` (the first found of …)").
+    pub label_reason: String,
     /// What the loader left out, each with the first place that shows why (text columns,
     /// rows with missing values, files that are not images).
     pub notes: Vec<String>,
@@ -321,6 +323,7 @@ mod tests {
                 Vec::new()
             },
             label_column: "y".into(),
+            label_reason: "the generator's class".into(),
             notes: Vec::new(),
             rows_with_missing_values: 0,
             rows: y.len(),

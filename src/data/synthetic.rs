@@ -184,6 +184,7 @@ fn generated_table(name: &str, features: usize, classes: usize, x: Vec<f32>, y: 
         task_reason: String::new(),
         class_names: (0..classes).map(|c| c.to_string()).collect(),
         label_column: "class".to_owned(),
+        label_reason: "the generator's class".to_owned(),
         notes: Vec::new(),
         rows_with_missing_values: 0,
         rows: y.len(),

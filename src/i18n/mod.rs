@@ -284,6 +284,9 @@ strings! {
     BadBatchSize => "batch size {value}: choose between 1 and {max}", "批大小 {value}：请选择 1 到 {max} 之间的值";
     BadBatchForData => "batch size {batch} is larger than the {rows} training rows of {data}: choose at most {rows}", "批大小 {batch} 超过了 {data} 的 {rows} 行训练数据：请选择不超过 {rows} 的值";
     BadLayerWidth => "layer width {value}: choose between 1 and {max}", "层宽度 {value}：请选择 1 到 {max} 之间的值";
+    BadDepth => "{value} hidden layers: choose at most {max}", "{value} 个隐藏层：请选择不超过 {max} 个";
+    BadParameters => "a model of {value} parameters: choose fewer or narrower layers (at most {max} parameters)", "模型有 {value} 个参数：请减少层数或层宽度（最多 {max} 个参数）";
+    BadHostMemory => "this run needs about {needs} of memory (estimated: weights, gradients, optimizer state and activations), more than the {available} this computer has available: use fewer or narrower layers, a smaller batch, or a smaller data set", "本次运行估计需要约 {needs} 内存（权重、梯度、优化器状态和激活值），超过本机当前可用的 {available}：请减少层数或层宽度、减小批大小，或使用更小的数据集";
     BadAugmentNoise => "augmentation noise {value}: choose between 0 and {max}", "增强噪声 {value}：请选择 0 到 {max} 之间的值";
     BadAugmentShift => "augmentation shift {value} px: choose at most {max}", "增强平移 {value} 像素：请选择不超过 {max} 的值";
     BadMemoryBudget => "memory budget of {bytes} bytes: choose at least {min} ({shown})", "内存预算 {bytes} 字节：请选择至少 {min}（{shown}）";

@@ -222,6 +222,15 @@ pub const MIN_LOSS_WEIGHT: f32 = 1e-12;
 pub const MAX_BATCH: usize = 65_536;
 /// Widest layer the app accepts.
 pub const MAX_WIDTH: usize = 8192;
+/// Most hidden layers: deeper networks teach nothing more here, and each layer is several
+/// kernel launches per step (20,000 tiny layers would take minutes per step on a GPU).
+pub const MAX_HIDDEN_LAYERS: usize = 32;
+/// Most parameters a model may have: 64 M weights are 256 MiB as f32, about 1 GiB with their
+/// gradients and Adam's two moments.
+pub const MAX_PARAMETERS: u64 = 64 << 20;
+/// Share of the host's available memory a run's estimate may take: the rest is for the data
+/// set, the window and what the estimator does not count.
+const HOST_MEMORY_SHARE: f64 = 0.8;
 
 impl TrainConfig {
     /// The model these settings describe for `data`.
@@ -263,12 +272,35 @@ impl TrainConfig {
                 data: data.name.clone(),
             });
         }
+        if self.hidden.len() > MAX_HIDDEN_LAYERS {
+            return Err(SettingError::Depth {
+                value: self.hidden.len(),
+                max: MAX_HIDDEN_LAYERS,
+            });
+        }
         if let Some(&w) = self.hidden.iter().find(|&&w| w == 0 || w > MAX_WIDTH) {
             return Err(SettingError::LayerWidth {
                 value: w,
                 max: MAX_WIDTH,
             });
         }
+        let spec = self.model_spec(data);
+        let parameters = spec
+            .layers
+            .windows(2)
+            .map(|w| {
+                (w[0] as u64)
+                    .saturating_mul(w[1] as u64)
+                    .saturating_add(w[1] as u64)
+            })
+            .fold(0, u64::saturating_add);
+        if parameters > MAX_PARAMETERS {
+            return Err(SettingError::Parameters {
+                value: parameters,
+                max: MAX_PARAMETERS,
+            });
+        }
+        self.check_host_memory(data, crate::device::host_memory_available())?;
         self.augment.validate()?;
         self.pipeline.validate()?;
         self.pipeline
@@ -277,11 +309,43 @@ impl TrainConfig {
     }
 }
 
+impl TrainConfig {
+    /// Refuses a run whose estimated memory is more than a share of `available` host bytes
+    /// (no check when the system does not say).
+    pub fn check_host_memory(
+        &self,
+        data: &Dataset,
+        available: Option<u64>,
+    ) -> Result<(), SettingError> {
+        let Some(available) = available else {
+            return Ok(());
+        };
+        let spec = self.model_spec(data);
+        let needs = crate::sim::estimate::mlp(
+            &spec,
+            self.optimizer,
+            self.batch,
+            self.precision,
+            eval_rows(data),
+        )
+        .total();
+        if needs as f64 > available as f64 * HOST_MEMORY_SHARE {
+            return Err(SettingError::HostMemory { needs, available });
+        }
+        Ok(())
+    }
+}
+
 /// Cells per side of the decision-boundary grid.
 pub const BOUNDARY_RESOLUTION: usize = 48;
 
+/// Most bytes of one evaluation chunk's input: a wide data set evaluates fewer rows at a time,
+/// so the chunk stays far below a GPU's largest storage binding (128 MiB by default).
+pub const EVAL_CHUNK_BYTES: usize = 32 << 20;
+
 /// Rows one evaluation pass takes for `data`: the largest set the run evaluates (the training
-/// set, the test set, and on 2-D classification the boundary grid), at most [`EVAL_ROWS`].
+/// set, the test set, and on 2-D classification the boundary grid), at most [`EVAL_ROWS`], and
+/// at most what keeps one chunk of inputs within [`EVAL_CHUNK_BYTES`].
 pub fn eval_rows(data: &Dataset) -> usize {
     let grid = if data.features == 2 && data.task == Task::Classification {
         BOUNDARY_RESOLUTION * BOUNDARY_RESOLUTION
@@ -291,6 +355,7 @@ pub fn eval_rows(data: &Dataset) -> usize {
     data.train_rows()
         .max(data.test_rows())
         .max(grid)
+        .min(EVAL_CHUNK_BYTES / (4 * data.features.max(1)))
         .clamp(1, EVAL_ROWS)
 }
 

@@ -86,6 +86,45 @@ impl StatsSum {
     }
 }
 
+/// Refuses a model whose largest buffer (a weight matrix, or a batch's or an evaluation
+/// chunk's activations, as f32) is more than the adapter can bind, before anything is
+/// allocated: wgpu would otherwise fail with a validation error that says nothing useful.
+fn check_buffers(
+    spec: &crate::nn::ModelSpec,
+    batch: usize,
+    eval_rows: usize,
+    adapter: &crate::backend::AdapterSummary,
+) -> Result<(), BackendError> {
+    let limit = adapter
+        .max_buffer_size_bytes
+        .min(adapter.max_storage_buffer_binding_size_bytes);
+    let rows = batch.max(eval_rows) as u64;
+    let largest = spec
+        .layers
+        .windows(2)
+        .map(|w| {
+            let weights = w[0] as u64 * w[1] as u64 * 4;
+            let activations = rows * w[0].max(w[1]) as u64 * 4;
+            if weights >= activations {
+                (weights, format!("the {} × {} weights", w[0], w[1]))
+            } else {
+                (
+                    activations,
+                    format!("{rows} rows × {} values", w[0].max(w[1])),
+                )
+            }
+        })
+        .max_by_key(|(bytes, _)| *bytes);
+    match largest {
+        Some((bytes, what)) if bytes > limit => Err(BackendError::BufferTooLarge {
+            what,
+            bytes_shown: crate::units::format_bytes(bytes),
+            limit_shown: crate::units::format_bytes(limit),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl Runner {
     /// Allocates the model on `backend` and starts the data loader.
     pub fn new(backend: &mut dyn Backend, session: &Session) -> Result<Self, BackendError> {
@@ -96,6 +135,9 @@ impl Runner {
         backend.clear_caches()?;
         // The budget applies to the model's own allocations too.
         backend.set_memory_budget(config.pipeline.budget(backend.device()));
+        if let Some(adapter) = backend.adapter_summary() {
+            check_buffers(&spec, config.batch, eval_rows(&data), &adapter)?;
+        }
         let mut model = Mlp::with_precision(
             backend,
             &spec,

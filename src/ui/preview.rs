@@ -485,6 +485,7 @@ mod tests {
                 task_reason: "the label column holds text".into(),
                 class_names: vec!["apple".into(), "pear".into()],
                 label_column: "kind".into(),
+                label_reason: String::new(),
                 notes: Vec::new(),
                 rows_with_missing_values: 0,
                 rows: 20,

@@ -1,7 +1,6 @@
 //! What every format's parser shares: the error type, the read options and limits, reading a
 //! file (gzip or not) within the memory budget, and the checks every table must pass.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -46,7 +45,8 @@ pub enum DataError {
     Byte {
         /// The file.
         path: String,
-        /// Byte offset (after decompression) where the problem is.
+        /// Byte offset where the problem is: in the file itself for a damaged gzip stream,
+        /// otherwise in the decompressed contents.
         offset: u64,
         /// What was found and what was expected.
         message: String,
@@ -169,55 +169,6 @@ pub(crate) fn too_large(path: &str, what: &str, bytes: u64, budget: u64) -> Data
     }
 }
 
-/// Reads a file whole, decompressing it when it is gzip, within `budget` bytes.
-pub(crate) fn read_file(path: &Path, budget: u64) -> Result<Vec<u8>, DataError> {
-    let shown = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| io_error(&shown, &e))?;
-    let len = file.metadata().map_or(0, |m| m.len());
-    if len > budget {
-        return Err(too_large(&shown, "the file has", len, budget));
-    }
-    let mut raw = Vec::with_capacity(len as usize);
-    file.take(budget + 1)
-        .read_to_end(&mut raw)
-        .map_err(|e| io_error(&shown, &e))?;
-    gunzip_if_needed(raw, &shown, budget)
-}
-
-/// `raw` itself, or its decompressed contents if it starts with the gzip magic `1f 8b`, within
-/// `budget` bytes.
-pub fn gunzip_if_needed(raw: Vec<u8>, path: &str, budget: u64) -> Result<Vec<u8>, DataError> {
-    if !raw.starts_with(&[0x1f, 0x8b]) {
-        return Ok(raw);
-    }
-    let mut out = Vec::new();
-    let mut decoder = flate2::read::GzDecoder::new(raw.as_slice()).take(budget + 1);
-    match decoder.read_to_end(&mut out) {
-        Ok(_) if out.len() as u64 > budget => Err(too_large(
-            path,
-            "the file decompresses to more than",
-            budget,
-            budget,
-        )),
-        Ok(_) => Ok(out),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(DataError::Byte {
-            path: path.to_owned(),
-            offset: raw.len() as u64,
-            message: format!(
-                "the gzip data is truncated: it ends after {} compressed bytes ({} decompressed) \
-                 without gzip's end marker; the file was cut short, so copy or download it again",
-                raw.len(),
-                out.len()
-            ),
-        }),
-        Err(e) => Err(DataError::Byte {
-            path: path.to_owned(),
-            offset: 0,
-            message: format!("the file starts like gzip but is not valid gzip data: {e}"),
-        }),
-    }
-}
-
 /// Fails with [`DataError::Refused`] when fewer than [`MIN_ROWS`] rows remain.
 pub(crate) fn check_rows(path: &str, rows: usize, missing: usize) -> Result<(), DataError> {
     if rows < MIN_ROWS {
@@ -307,28 +258,6 @@ pub(crate) fn classes_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gzip_round_trip_and_truncation() {
-        use std::io::Write;
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        enc.write_all(&[7u8; 5000]).expect("write");
-        let gz = enc.finish().expect("finish");
-        assert_eq!(
-            gunzip_if_needed(gz.clone(), "a.gz", MAX_VALUES_BYTES).expect("valid"),
-            vec![7u8; 5000]
-        );
-        let cut = gz[..gz.len() / 2].to_vec();
-        let err = gunzip_if_needed(cut, "a.gz", MAX_VALUES_BYTES).expect_err("truncated");
-        assert!(
-            matches!(&err, DataError::Byte { message, .. } if message.contains("truncated")),
-            "{err}"
-        );
-        assert_eq!(
-            gunzip_if_needed(b"plain".to_vec(), "a", MAX_VALUES_BYTES).expect("plain"),
-            b"plain"
-        );
-    }
 
     #[test]
     fn integer_labels_sort_numerically_and_text_alphabetically() {

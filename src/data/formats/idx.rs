@@ -5,25 +5,55 @@
 //! The header is the magic `00 00 08 dims` (8 = unsigned byte) followed by one big-endian `u32`
 //! per dimension; the values follow, row-major.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::common::{DataError, check_rows, classes_of, read_file};
+use super::common::{DataError, Progress, check_rows, classes_of};
+use super::stream::{self, data_error};
 use crate::data::dataset::{ImageShape, Table, Task};
+use crate::units::format_bytes;
 
 /// Whether `bytes` start like an IDX file of unsigned bytes with 1 to 3 dimensions.
 pub fn has_magic(bytes: &[u8]) -> bool {
     bytes.len() >= 4 && bytes[..3] == [0, 0, 0x08] && (1..=3).contains(&bytes[3])
 }
 
+/// Reads into `buf` until it is full or the input ends; the bytes read.
+fn fill(reader: &mut impl Read, buf: &mut [u8], path: &str) -> Result<usize, DataError> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(data_error(e, path)),
+        }
+    }
+    Ok(filled)
+}
+
 /// The shape and values of one IDX file's (decompressed) bytes.
 pub fn parse(bytes: &[u8], path: &str) -> Result<(Vec<usize>, Vec<u8>), DataError> {
+    parse_stream(bytes, path, u64::MAX)
+}
+
+/// The shape and values of one IDX stream. The header is checked against `budget` (every
+/// value becomes a 4-byte float) before anything is allocated, so a small file whose header
+/// claims billions of values is refused at once.
+pub(crate) fn parse_stream(
+    mut reader: impl Read,
+    path: &str,
+    budget: u64,
+) -> Result<(Vec<usize>, Vec<u8>), DataError> {
     let bad = |offset: usize, message: String| DataError::Byte {
         path: path.to_owned(),
         offset: offset as u64,
         message,
     };
-    if bytes.len() < 4 || bytes[0] != 0 || bytes[1] != 0 {
-        let found: Vec<String> = bytes.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let mut magic = [0u8; 4];
+    let got = fill(&mut reader, &mut magic, path)?;
+    if got < 4 || magic[0] != 0 || magic[1] != 0 {
+        let found: Vec<String> = magic[..got].iter().map(|b| format!("{b:02x}")).collect();
         return Err(bad(
             0,
             format!(
@@ -33,16 +63,16 @@ pub fn parse(bytes: &[u8], path: &str) -> Result<(Vec<usize>, Vec<u8>), DataErro
             ),
         ));
     }
-    if bytes[2] != 0x08 {
+    if magic[2] != 0x08 {
         return Err(bad(
             2,
             format!(
                 "value type 0x{:02x}; only unsigned bytes (0x08) are supported",
-                bytes[2]
+                magic[2]
             ),
         ));
     }
-    let dims = usize::from(bytes[3]);
+    let dims = usize::from(magic[3]);
     if !(1..=3).contains(&dims) {
         return Err(bad(
             3,
@@ -50,38 +80,59 @@ pub fn parse(bytes: &[u8], path: &str) -> Result<(Vec<usize>, Vec<u8>), DataErro
         ));
     }
     let header = 4 + 4 * dims;
-    if bytes.len() < header {
+    let mut sizes = [0u8; 12];
+    let got = fill(&mut reader, &mut sizes[..4 * dims], path)?;
+    if got < 4 * dims {
         return Err(bad(
-            bytes.len(),
+            4 + got,
             format!(
                 "the header of {dims} dimensions needs {header} bytes, the file ends after {}",
-                bytes.len()
+                4 + got
             ),
         ));
     }
-    let shape: Vec<usize> = bytes[4..header]
+    let shape: Vec<usize> = sizes[..4 * dims]
         .chunks_exact(4)
         .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
         .collect();
+    let shown_shape = shape
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" × ");
     let count = shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| bad(4, format!("the dimensions {shape:?} overflow")))?;
-    let follow = bytes.len() - header;
-    if follow != count {
+        .filter(|&c| c.checked_mul(4).is_some())
+        .ok_or_else(|| bad(4, format!("the dimensions {shown_shape} overflow")))?;
+    let as_floats = count as u64 * 4;
+    if as_floats > budget {
+        return Err(DataError::Refused {
+            path: path.to_owned(),
+            message: format!(
+                "the header says {shown_shape} values, {} as 32-bit floats, more than the {} \
+                 memory budget for one data set: use fewer images",
+                format_bytes(as_floats),
+                format_bytes(budget)
+            ),
+        });
+    }
+    // Grow with what arrives rather than trusting the header for the allocation.
+    let mut values = Vec::with_capacity(count.min(16 << 20));
+    (&mut reader)
+        .take(count as u64)
+        .read_to_end(&mut values)
+        .map_err(|e| data_error(e, path))?;
+    let extra =
+        std::io::copy(&mut reader, &mut std::io::sink()).map_err(|e| data_error(e, path))?;
+    let follow = values.len() as u64 + extra;
+    if follow != count as u64 {
         return Err(bad(
             header,
-            format!(
-                "the header says {count} values ({}) but {follow} bytes follow",
-                shape
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" × ")
-            ),
+            format!("the header says {count} values ({shown_shape}) but {follow} bytes follow"),
         ));
     }
-    Ok((shape, bytes[header..].to_vec()))
+    Ok((shape, values))
 }
 
 /// Given the images or the labels file, both: `images-idx3` ↔ `labels-idx1`.
@@ -107,8 +158,9 @@ fn pair_paths(path: &Path) -> Option<(PathBuf, PathBuf)> {
 pub(crate) fn load_pair(
     path: &Path,
     name: &str,
-    bytes: &[u8],
+    opened: impl Read,
     budget: u64,
+    progress: Progress,
 ) -> Result<Table, DataError> {
     let shown = path.display().to_string();
     let (images_path, labels_path) = pair_paths(path).ok_or_else(|| DataError::Refused {
@@ -120,20 +172,23 @@ pub(crate) fn load_pair(
     })?;
     // The opened file is checked first: its own header error is the one to report.
     let opened_is_images = images_path == path;
-    let opened = parse(bytes, &shown)?;
+    let opened = parse_stream(opened, &shown, budget)?;
     let partner_path = if opened_is_images {
         &labels_path
     } else {
         &images_path
     };
-    let partner_bytes = read_file(partner_path, budget).map_err(|e| match e {
+    let other_half = |e: DataError| match e {
         DataError::Io { path, message } => DataError::Io {
             path,
             message: format!("{message} (it holds the other half of `{name}`)"),
         },
         other => other,
-    })?;
-    let partner = parse(&partner_bytes, &partner_path.display().to_string())?;
+    };
+    let partner_shown = partner_path.display().to_string();
+    let partner_stream =
+        stream::open(partner_path, budget, progress, (0.5, 0.9)).map_err(other_half)?;
+    let partner = parse_stream(partner_stream, &partner_shown, budget)?;
     let ((shape, pixels), (label_shape, labels)) = if opened_is_images {
         (opened, partner)
     } else {
@@ -173,9 +228,22 @@ pub(crate) fn load_pair(
         });
     }
     check_rows(&images_shown, rows, 0)?;
-    let labels_text: Vec<String> = labels.iter().map(u8::to_string).collect();
-    let refs: Vec<&str> = labels_text.iter().map(String::as_str).collect();
-    let (class_names, y) = classes_of(&refs, "labels", &labels_shown)?;
+    // Labels are bytes: name the classes from the distinct values, then map every label.
+    let mut seen = [false; 256];
+    for &l in &labels {
+        seen[usize::from(l)] = true;
+    }
+    let values: Vec<String> = (0..=255u8)
+        .filter(|&v| seen[usize::from(v)])
+        .map(|v| v.to_string())
+        .collect();
+    let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+    let (class_names, class_of_value) = classes_of(&refs, "labels", &labels_shown)?;
+    let mut class_of = [0.0f32; 256];
+    for (name, &class) in values.iter().zip(&class_of_value) {
+        class_of[name.parse::<usize>().unwrap_or(0)] = class;
+    }
+    let y: Vec<f32> = labels.iter().map(|&l| class_of[usize::from(l)]).collect();
     let x: Vec<f32> = pixels.iter().map(|&p| f32::from(p) / 255.0).collect();
     Ok(Table {
         name: name
@@ -192,6 +260,7 @@ pub(crate) fn load_pair(
         task_reason: "IDX labels".to_owned(),
         class_names,
         label_column: labels_shown,
+        label_reason: "the labels file of the pair".to_owned(),
         notes: Vec::new(),
         rows_with_missing_values: 0,
         rows,

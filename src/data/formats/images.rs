@@ -3,6 +3,7 @@
 //! and resized to `side × side` pixels, so each image becomes one row of features in `[0, 1]`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
@@ -11,11 +12,20 @@ use super::common::{
     DataError, IMAGE_SIDES, ImageOptions, LoadOptions, MAX_FILE_CLASSES, Progress, check_rows,
     display_name, io_error, too_large,
 };
+use super::stream::check_regular;
 use crate::data::dataset::{ImageShape, Table, Task};
+use crate::units::format_bytes;
 
 /// Largest width or height of an image file the decoder accepts, so that a tiny file that claims
 /// to be enormous cannot exhaust memory.
-const MAX_DECODED_SIDE: u32 = 16_384;
+const MAX_DECODED_SIDE: u32 = 8192;
+/// Most bytes one decoder may allocate (an 8192 × 8192 RGB image is 192 MiB).
+const MAX_DECODER_ALLOC: u64 = 200 << 20;
+/// Images whose decoded pixels take more than this are decoded one at a time, so that the cores
+/// decoding in parallel never hold several large images at once.
+const LARGE_IMAGE_BYTES: u64 = 16 << 20;
+/// Largest image file read: far more than any photo, far less than the memory.
+const MAX_IMAGE_FILE_BYTES: u64 = 64 << 20;
 
 fn is_image_file(path: &Path) -> bool {
     path.extension()
@@ -51,6 +61,16 @@ pub fn decode_image(
     path: &str,
     options: &ImageOptions,
 ) -> Result<Vec<f32>, DataError> {
+    decode_one(bytes, path, options, None)
+}
+
+/// As [`decode_image`]; a large image takes `large` first, so only one is decoded at a time.
+fn decode_one(
+    bytes: &[u8],
+    path: &str,
+    options: &ImageOptions,
+    large: Option<&Mutex<()>>,
+) -> Result<Vec<f32>, DataError> {
     let refuse = |why: String| DataError::Refused {
         path: path.to_owned(),
         message: format!(
@@ -58,12 +78,40 @@ pub fn decode_image(
              folder"
         ),
     };
-    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
-        .with_guessed_format()
+    let reader = || {
+        image::ImageReader::new(std::io::Cursor::new(bytes))
+            .with_guessed_format()
+            .map_err(|e| refuse(e.to_string()))
+    };
+    let format = reader()?.format();
+    if format == Some(image::ImageFormat::Jpeg) && !jpeg_is_complete(bytes) {
+        return Err(refuse(
+            "the JPEG data ends without its end marker: the file was cut short, so copy or \
+             download it again"
+                .to_owned(),
+        ));
+    }
+    let (width, height) = reader()?
+        .into_dimensions()
         .map_err(|e| refuse(e.to_string()))?;
+    if width > MAX_DECODED_SIDE || height > MAX_DECODED_SIDE {
+        return Err(refuse(format!(
+            "it is {width} × {height} pixels, more than the {MAX_DECODED_SIDE} × \
+             {MAX_DECODED_SIDE} read; shrink it first"
+        )));
+    }
+    let _one_at_a_time = (u64::from(width) * u64::from(height) * 4 > LARGE_IMAGE_BYTES)
+        .then_some(large)
+        .flatten()
+        .map(|lock| {
+            lock.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        });
+    let mut reader = reader()?;
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_DECODED_SIDE);
     limits.max_image_height = Some(MAX_DECODED_SIDE);
+    limits.max_alloc = Some(MAX_DECODER_ALLOC);
     reader.limits(limits);
     let decoded = reader.decode().map_err(|e| refuse(e.to_string()))?;
     let side = options.side as u32;
@@ -78,6 +126,32 @@ pub fn decode_image(
             .map(|&v| f32::from(v) / 255.0)
             .collect()
     })
+}
+
+/// Whether a JPEG's scan ends with the end-of-image marker `FF D9`. In the entropy-coded data
+/// after the last start-of-scan marker (`FF DA`), `FF` is only ever followed by `00` or a
+/// restart marker, so an `FF D9` there is the real end; a file cut short has none (and the
+/// decoder would fill the missing part with grey without a word).
+fn jpeg_is_complete(bytes: &[u8]) -> bool {
+    let last_scan = bytes.windows(2).rposition(|w| w == [0xff, 0xda]);
+    last_scan.is_some_and(|at| bytes[at..].windows(2).any(|w| w == [0xff, 0xd9]))
+}
+
+/// Reads an image file, refusing one far larger than any image needs.
+fn read_image(path: &Path) -> Result<Vec<u8>, DataError> {
+    let shown = path.display().to_string();
+    let meta = check_regular(path, &shown)?;
+    if meta.len() > MAX_IMAGE_FILE_BYTES {
+        return Err(DataError::Refused {
+            path: shown,
+            message: format!(
+                "the image file has {}, more than the {} read for one image: shrink it first",
+                format_bytes(meta.len()),
+                format_bytes(MAX_IMAGE_FILE_BYTES)
+            ),
+        });
+    }
+    std::fs::read(path).map_err(|e| io_error(&shown, &e))
 }
 
 /// Loads every image under `dir`'s class sub-folders.
@@ -196,36 +270,50 @@ pub(crate) fn load_folder(
     // when the user cancels or an image fails.
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let large = Mutex::new(());
     let total = files.len();
-    let decoded: Vec<Option<Result<Vec<f32>, DataError>>> = files
-        .par_iter()
-        .map(|(_, path)| {
+    // Each image is written straight into its row: no second copy of the values.
+    let mut x = vec![0.0f32; total * shape.len()];
+    let errors: Vec<(usize, DataError)> = x
+        .par_chunks_mut(shape.len())
+        .zip(files.par_iter())
+        .enumerate()
+        .filter_map(|(i, (row, (_, path)))| {
             if stop.load(Ordering::Relaxed) {
-                return None;
+                return Some((
+                    i,
+                    DataError::Cancelled {
+                        path: shown.clone(),
+                    },
+                ));
             }
-            let shown = path.display().to_string();
-            let result = std::fs::read(path)
-                .map_err(|e| io_error(&shown, &e))
-                .and_then(|bytes| decode_image(&bytes, &shown, options));
-            if result.is_err() {
-                stop.store(true, Ordering::Relaxed);
-            }
+            let file = path.display().to_string();
+            let result =
+                read_image(path).and_then(|bytes| decode_one(&bytes, &file, options, Some(&large)));
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_multiple_of(64) && !progress(n as f32 / total as f32) {
                 stop.store(true, Ordering::Relaxed);
             }
-            Some(result)
+            match result {
+                Ok(pixels) => {
+                    row.copy_from_slice(&pixels);
+                    None
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    Some((i, e))
+                }
+            }
         })
         .collect();
-    let mut x = Vec::with_capacity(total * shape.len());
-    for item in decoded {
-        match item {
-            Some(Ok(pixels)) => x.extend_from_slice(&pixels),
-            Some(Err(e)) => return Err(e),
-            None => {}
-        }
+    // The first real error in file order; a cancellation only when there is none.
+    if let Some((_, e)) = errors
+        .into_iter()
+        .min_by_key(|(i, e)| (matches!(e, DataError::Cancelled { .. }), *i))
+    {
+        return Err(e);
     }
-    if x.len() != total * shape.len() {
+    if stop.load(Ordering::Relaxed) {
         return Err(DataError::Cancelled { path: shown });
     }
     let feature_names = (0..shape.len())
@@ -249,6 +337,7 @@ pub(crate) fn load_folder(
         task_reason: "one sub-folder per class".to_owned(),
         class_names,
         label_column: "sub-folder".to_owned(),
+        label_reason: "each image's sub-folder".to_owned(),
         notes,
         rows_with_missing_values: 0,
         rows: total,

@@ -13,14 +13,20 @@ pub mod common;
 pub mod csv;
 pub mod idx;
 pub mod images;
+pub mod stream;
 
 use std::path::Path;
 
 pub use common::{
     DataError, IMAGE_SIDES, ImageOptions, LoadOptions, MAX_AUTO_CLASSES, MAX_FILE_CLASSES,
-    MAX_VALUES_BYTES, MIN_ROWS, Progress, display_name, gunzip_if_needed, no_progress,
+    MAX_VALUES_BYTES, MIN_ROWS, Progress, display_name, no_progress,
 };
-use common::{io_error, read_file};
+pub use csv::{MAX_FEATURES, USUAL_LABELS};
+pub use stream::gunzip_if_needed;
+
+use std::io::BufRead;
+
+use common::io_error;
 
 use crate::data::dataset::Table;
 
@@ -41,16 +47,20 @@ pub fn load_with_progress(
         return images::load_folder(path, options, progress);
     }
     let name = display_name(path);
-    let bytes = read_file(path, options.budget_bytes)?;
-    if !progress(0.2) {
-        return Err(DataError::Cancelled { path: shown });
-    }
+    let mut reader = stream::open(path, options.budget_bytes, progress, (0.0, 0.9))?;
+    let head = reader
+        .fill_buf()
+        .map_err(|e| stream::data_error(e, &shown))?;
     let lower = name.to_lowercase();
     // `lower` is already lower-case, so the name tests are case-insensitive.
     let named_idx =
         lower.contains("idx3") || lower.contains("idx1") || lower.rsplit('.').next() == Some("idx");
-    if named_idx || idx::has_magic(&bytes) {
-        return idx::load_pair(path, &name, &bytes, options.budget_bytes);
+    if named_idx || idx::has_magic(head) {
+        return idx::load_pair(path, &name, reader, options.budget_bytes, progress);
     }
-    csv::parse(&bytes, &shown, &name, options, progress)
+    let table = csv::parse_stream(reader, &shown, &name, options)?;
+    if !progress(0.95) {
+        return Err(DataError::Cancelled { path: shown });
+    }
+    Ok(table)
 }
