@@ -10,82 +10,18 @@
 
 use std::io::{BufRead, Read};
 
+mod cells;
 mod store;
 mod table;
 
-use super::common::{DataError, LoadOptions, MAX_FILE_CLASSES};
+use cells::BINARY;
+pub use cells::{MAX_FEATURES, USUAL_LABELS};
+
+use super::common::{DataError, LoadOptions};
 use super::stream::data_error;
 use crate::data::dataset::Table;
 use crate::units::format_bytes;
 use store::Store;
-
-/// Most feature columns a table may have: a 128 × 128 RGB image is 49,152; a table much wider
-/// than this is a different kind of data (and would not fit one evaluation buffer on a GPU).
-pub const MAX_FEATURES: usize = 65_536;
-
-/// Label texts kept to name classes: more distinct texts than this cannot be classes.
-const MAX_LABEL_TEXTS: usize = 4 * MAX_FILE_CLASSES;
-
-/// The names a label column usually has, in the order they are preferred.
-pub const USUAL_LABELS: [&str; 5] = ["label", "target", "class", "species", "y"];
-
-/// A cell's marker in the store when it holds no number (NaN payloads no parser produces).
-const MISSING: u32 = 0x7fc0_dead;
-const TEXT: u32 = 0x7fc0_beef;
-const NOT_FINITE: u32 = 0x7fc0_f00d;
-
-fn marker(bits: u32) -> f32 {
-    f32::from_bits(bits)
-}
-
-fn is_marker(v: f32, bits: u32) -> bool {
-    v.to_bits() == bits
-}
-
-/// Cells that mean "no value here": the row is left out and counted.
-fn is_missing(field: &str) -> bool {
-    matches!(
-        field,
-        "" | "?" | "NA" | "N/A" | "n/a" | "na" | "null" | "NULL" | "None" | "none"
-    )
-}
-
-/// What a cell holds.
-enum Cell {
-    Missing,
-    Number(f32),
-    /// Parses as a float but is NaN, ±Inf, or beyond `f32`'s range.
-    NotFinite,
-    Text,
-}
-
-fn cell(field: &str) -> Cell {
-    if is_missing(field) {
-        return Cell::Missing;
-    }
-    match field.parse::<f32>() {
-        Ok(v) if v.is_finite() => Cell::Number(v),
-        Ok(_) => Cell::NotFinite,
-        Err(_) => Cell::Text,
-    }
-}
-
-fn not_finite(path: &str, line: u64, column: &str, field: &str) -> DataError {
-    let lower = field.to_lowercase();
-    let what = if lower.contains("nan") || lower.contains("inf") {
-        "is not a finite number"
-    } else {
-        "is beyond the range of 32-bit floats (about ±3.4e38)"
-    };
-    DataError::Line {
-        path: path.to_owned(),
-        line,
-        message: format!(
-            "column `{column}`: `{field}` {what}; expected a finite number (leave the cell empty, \
-             or write NA, to mark a missing value: that row is then left out)"
-        ),
-    }
-}
 
 /// Refuses a start of file that is clearly not UTF-8 text, naming what it looks like.
 fn check_text(head: &[u8], path: &str) -> Result<(), DataError> {
@@ -128,10 +64,6 @@ fn check_text(head: &[u8], path: &str) -> Result<(), DataError> {
     }
     Ok(())
 }
-
-const BINARY: &str = "a zero byte: this is a binary file, not CSV text. BatchScope reads CSV \
-                      text, IDX files (e.g. train-images-idx3-ubyte.gz) and folders of PNG or \
-                      JPEG images";
 
 /// Longest line accepted: 65,537 fields of up to 128 characters. A longer line is not a row of
 /// a table, and refusing it here keeps the CSV reader from holding it whole.

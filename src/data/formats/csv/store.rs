@@ -3,8 +3,10 @@
 
 use std::collections::HashMap;
 
-use super::table::choose_label;
-use super::{BINARY, Cell, MAX_FEATURES, MAX_LABEL_TEXTS, MISSING, NOT_FINITE, TEXT, cell, marker};
+use super::cells::{
+    BINARY, Cell, MAX_FEATURES, MAX_LABEL_TEXTS, MISSING, NOT_FINITE, TEXT, cell, choose_label,
+    marker,
+};
 use crate::data::formats::common::{DataError, LoadOptions};
 use crate::units::format_bytes;
 

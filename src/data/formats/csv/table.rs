@@ -1,8 +1,8 @@
 //! The table a CSV store becomes: text columns left out, rows with missing values dropped, the
 //! store compacted in place, and the label column read as classes or a regression target.
 
+use super::cells::{MAX_LABEL_TEXTS, MISSING, NOT_FINITE, TEXT, is_marker, not_finite};
 use super::store::Store;
-use super::{MAX_LABEL_TEXTS, MISSING, NOT_FINITE, TEXT, USUAL_LABELS, is_marker, not_finite};
 use crate::data::dataset::{Table, Task};
 use crate::data::formats::common::{
     DataError, LoadOptions, MAX_AUTO_CLASSES, MAX_FILE_CLASSES, check_rows, classes_of,
@@ -260,49 +260,4 @@ fn too_many_classes(path: &str, column: &str, count: &str) -> DataError {
              target can be trained as regression)"
         ),
     }
-}
-
-/// The label column and why: the one asked for, or the first usual name in order of
-/// preference, or the last column.
-pub(super) fn choose_label(
-    names: &[String],
-    options: &LoadOptions,
-    path: &str,
-) -> Result<(usize, String), DataError> {
-    if let Some(wanted) = &options.label {
-        if let Some(i) = names.iter().position(|n| n == wanted) {
-            return Ok((i, "chosen".to_owned()));
-        }
-        if let Ok(i) = wanted.parse::<usize>()
-            && i < names.len()
-        {
-            return Ok((i, format!("chosen by index {i}")));
-        }
-        return Err(DataError::Refused {
-            path: path.to_owned(),
-            message: format!(
-                "no column `{wanted}`; the columns are {} (or give an index from 0 to {})",
-                names.join(", "),
-                names.len() - 1
-            ),
-        });
-    }
-    for usual in USUAL_LABELS {
-        if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(usual)) {
-            return Ok((
-                i,
-                format!(
-                    "named `{usual}` (the first found of {})",
-                    USUAL_LABELS.join(", ")
-                ),
-            ));
-        }
-    }
-    Ok((
-        names.len() - 1,
-        format!(
-            "the last column (none is named {})",
-            USUAL_LABELS.join(", ")
-        ),
-    ))
 }
