@@ -5,14 +5,16 @@ use std::sync::Arc;
 
 use super::BatchScopeApp;
 use super::jobs::AfterLoad;
+use super::restore::RestoreNote;
 use super::state::DataState;
 use crate::data::formats::DataError;
 use crate::data::source::{DataSource, LoadJob, Loaded};
 use crate::device::Device;
 use crate::i18n::Key;
+use crate::setting::SettingError;
 use crate::train::compare::{self, Comparison};
 use crate::train::worker::Command;
-use crate::train::{DeviceStatus, RunState, Session};
+use crate::train::{DeviceStatus, RunState, Session, SessionError, TrainConfig};
 use crate::ui::open::OpenKind;
 use crate::ui::{Tab, UiCommand};
 
@@ -65,6 +67,7 @@ impl BatchScopeApp {
                 }
             }
             UiCommand::DismissDataError => self.state.data.error = None,
+            UiCommand::DismissRestoreNotes => self.state.restore_notes.clear(),
             UiCommand::UseLoaded => {
                 if let Some(loaded) = &self.state.data.loaded {
                     self.state.settings.config.source = loaded.source.clone();
@@ -121,6 +124,35 @@ impl BatchScopeApp {
         self.send_all(|| Command::Pause);
     }
 
+    /// A session of the default settings on the data set of the settings (with a batch no
+    /// larger than its training rows), if one can start.
+    fn defaults_that_fit(&self) -> Option<Session> {
+        let config = TrainConfig {
+            source: self.state.settings.config.source.clone(),
+            data: self.state.settings.config.data.clone(),
+            ..TrainConfig::default()
+        };
+        let start = |config: TrainConfig| {
+            if config.source == DataSource::Generated {
+                Some(Session::new(config))
+            } else {
+                let loaded = self.state.data.loaded.as_ref()?;
+                Some(Session::from_table(config, &loaded.table))
+            }
+        };
+        match start(config.clone())? {
+            Ok(session) => Some(session),
+            Err(SessionError::Setting(SettingError::BatchLargerThanData { rows, .. })) => {
+                start(TrainConfig {
+                    batch: rows.max(1),
+                    ..config
+                })?
+                .ok()
+            }
+            Err(_) => None,
+        }
+    }
+
     /// Applies the settings and starts a new run from the initial weights: a new generation,
     /// so nothing of the old run reaches the new one. A run that was going goes on.
     pub(super) fn reset(&mut self) {
@@ -143,6 +175,21 @@ impl BatchScopeApp {
         };
         let session = match session {
             Ok(s) => Arc::new(s),
+            Err(e) if self.session.is_none() => {
+                // Nothing runs whose settings could be kept (restored settings that do not fit
+                // their data set): rather than a Run button that does nothing, start from the
+                // defaults that fit, and say so.
+                let Some(session) = self.defaults_that_fit() else {
+                    self.state.settings.error = Some(e);
+                    return;
+                };
+                self.state.restore_notes.push(RestoreNote::DidNotFit {
+                    data: session.data.name.clone(),
+                    why: e,
+                });
+                self.state.settings.config = session.config.clone();
+                Arc::new(session)
+            }
             Err(e) => {
                 // The run in progress keeps going with its old settings.
                 self.state.settings.error = Some(e);

@@ -438,6 +438,85 @@ mod tests {
     }
 
     #[test]
+    fn damaged_saved_settings_start_the_app_with_a_note_and_a_run_that_works() {
+        use super::super::restore::restore;
+        let wine = crate::data::shipped::shipped_path("wine").expect("wine");
+        let file = DataSource::File {
+            path: wine,
+            options: crate::data::formats::LoadOptions::default(),
+        };
+        let good = ron::to_string(&super::super::Saved::default()).expect("ron");
+        let deep = good.replace(
+            "hidden:[16,16]",
+            &format!("hidden:[{}4]", "4,".repeat(99_999)),
+        );
+        assert_ne!(deep, good, "the saved text names the hidden layers: {good}");
+        let source = ron::to_string(&file).expect("ron");
+        let with_file = |text: &str| text.replace("source:generated", &format!("source:{source}"));
+        assert!(with_file(&good).contains("wine.csv"), "{good}");
+        let cases = [
+            // A truncated file.
+            (
+                good[..good.len() / 3].to_owned(),
+                "could not be read",
+                "spiral",
+            ),
+            // 100,000 hidden layers with a data file.
+            (with_file(&deep), "100000 hidden layers", "wine.csv"),
+            // A batch in range but larger than the data set's training rows.
+            (
+                with_file(&good.replace("batch:32", "batch:60000")),
+                "do not fit wine.csv",
+                "wine.csv",
+            ),
+            // A data file that has gone.
+            (
+                good.replace(
+                    "source:generated",
+                    "source:file(path:\"/no/such/gone.csv\",options:())",
+                ),
+                "/no/such/gone.csv",
+                "spiral",
+            ),
+        ];
+        for (text, note, data) in cases {
+            let (saved, notes) = restore(&text);
+            let app = BatchScopeApp::with_restored(
+                AppOptions {
+                    gpu: GpuChoice::Unavailable("test".into()),
+                    ..AppOptions::default()
+                },
+                Some(saved),
+                notes,
+            );
+            let mut harness = harness_for(app);
+            assert!(
+                step_until(&mut harness, Duration::from_secs(20), |app| {
+                    app.session().is_some_and(|s| s.data.name == data)
+                }),
+                "{note}: no run on {data}"
+            );
+            harness.step();
+            assert!(
+                harness.query_by_label_contains(note).is_some(),
+                "no note containing `{note}`: {:?}",
+                harness.state().state.restore_notes
+            );
+            // Run trains: the settings the app fell back to make a run.
+            harness.state_mut().run_commands(vec![UiCommand::Run]);
+            assert!(
+                step_until(&mut harness, Duration::from_secs(20), |app| {
+                    app.state.runs[0].steps() > 0
+                }),
+                "{note}: Run did nothing"
+            );
+            harness.get_by_label("Dismiss").click();
+            harness.step();
+            assert!(harness.state().state.restore_notes.is_empty());
+        }
+    }
+
+    #[test]
     fn a_path_on_the_command_line_is_opened_trained_on_and_previewed() {
         let path = crate::data::shipped::shipped_path("wine").expect("wine");
         let mut harness = harness(AppOptions {

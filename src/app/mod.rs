@@ -13,6 +13,7 @@ mod commands;
 mod flows;
 mod jobs;
 mod logic;
+pub mod restore;
 pub mod state;
 mod ui;
 mod workers;
@@ -144,8 +145,19 @@ impl BatchScopeApp {
 
     /// A new app with remembered settings, which the command line's language overrides.
     pub fn with_saved(options: AppOptions, saved: Option<Saved>) -> Self {
+        Self::with_restored(options, saved, Vec::new())
+    }
+
+    /// A new app with remembered settings, each already checked by [`restore::restore`], and
+    /// the notes of those that were not used (the window shows them).
+    pub fn with_restored(
+        options: AppOptions,
+        saved: Option<Saved>,
+        notes: Vec<restore::RestoreNote>,
+    ) -> Self {
         let lang_given = options.lang_given;
         let mut app = Self::new(options);
+        app.state.restore_notes = notes;
         let Some(mut saved) = saved else {
             return app;
         };
@@ -162,10 +174,20 @@ impl BatchScopeApp {
             settings.applied_enabled = saved.enabled;
         };
         if saved.config.source == DataSource::Generated {
-            // Settings that no longer validate (an older version's limits) are dropped.
-            if let Ok(session) = Session::new(saved.config.clone()) {
-                restore(&mut app);
-                app.session = Some(Arc::new(session));
+            match Session::new(saved.config.clone()) {
+                Ok(session) => {
+                    restore(&mut app);
+                    app.session = Some(Arc::new(session));
+                }
+                // Settings that do not make a run together (the host's memory, an older
+                // version's limits): the defaults, and a note.
+                Err(why) => app
+                    .state
+                    .restore_notes
+                    .push(restore::RestoreNote::DidNotFit {
+                        data: saved.config.data.kind.as_str().to_owned(),
+                        why,
+                    }),
             }
         } else if app.queued_load.is_none() {
             // A file is read on the loader thread once the window is up; training starts on it
@@ -247,11 +269,19 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
         "BatchScope",
         native,
         Box::new(move |cc| {
-            let saved = cc
-                .storage
-                .filter(|_| remember)
-                .and_then(|s| eframe::get_value(s, SAVED_KEY));
-            Ok(Box::new(BatchScopeApp::with_saved(options, saved)))
+            let (saved, notes) = match cc.storage.filter(|_| remember) {
+                Some(storage) => match storage.get_string(SAVED_KEY) {
+                    Some(text) => {
+                        let (saved, notes) = restore::restore(&text);
+                        (Some(saved), notes)
+                    }
+                    None => (None, restore::unreadable_storage("BatchScope")),
+                },
+                None => (None, Vec::new()),
+            };
+            Ok(Box::new(BatchScopeApp::with_restored(
+                options, saved, notes,
+            )))
         }),
     )
     .map_err(|e| format!("cannot open the window: {e}"))

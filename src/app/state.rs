@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::restore::RestoreNote;
 use crate::data::formats::display_name;
 use crate::data::source::{DataSource, Loaded};
 use crate::device::Device;
@@ -92,6 +93,8 @@ pub struct AppState {
     pub comparison: Option<Comparison>,
     /// What the last trace export did (saved where, or why not).
     pub trace_export: Option<String>,
+    /// Saved settings that were not used at start, and why (shown until dismissed).
+    pub restore_notes: Vec<RestoreNote>,
 }
 
 impl AppState {
@@ -106,6 +109,7 @@ impl AppState {
             generation: 0,
             comparison: None,
             trace_export: None,
+            restore_notes: Vec::new(),
         }
     }
 
@@ -124,6 +128,16 @@ pub struct Saved {
     pub config: TrainConfig,
     /// Which devices were on.
     pub enabled: [bool; 2],
+}
+
+impl Default for Saved {
+    fn default() -> Self {
+        Self {
+            lang: Lang::default(),
+            config: TrainConfig::default(),
+            enabled: [true, true],
+        }
+    }
 }
 
 /// The storage key of [`Saved`].

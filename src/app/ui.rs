@@ -47,8 +47,14 @@ impl BatchScopeApp {
             .as_ref()
             .map(|s| std::sync::Arc::clone(&s.data));
         let running = state.is_running();
+        let restored: Vec<String> = state
+            .restore_notes
+            .iter()
+            .map(|note| note.text(lang))
+            .collect();
         egui::CentralPanel::default().show(ui, |ui| {
             let notices = Notices {
+                restored: &restored,
                 refused: state.settings.error.as_ref(),
                 changed: state.settings.is_changed(),
             };

@@ -247,24 +247,9 @@ impl TrainConfig {
 
     /// Checks the settings against the data set; the error names the setting and its limit.
     pub fn validate(&self, data: &Dataset) -> Result<(), SettingError> {
-        if !(self.lr.is_finite() && self.lr > 0.0 && self.lr <= MAX_LR) {
-            return Err(SettingError::LearningRate {
-                value: self.lr,
-                max: MAX_LR,
-            });
-        }
-        if !(self.loss_weight.is_finite() && (MIN_LOSS_WEIGHT..=1.0).contains(&self.loss_weight)) {
-            return Err(SettingError::LossWeight {
-                value: self.loss_weight,
-                min: MIN_LOSS_WEIGHT,
-            });
-        }
-        if self.batch == 0 || self.batch > MAX_BATCH {
-            return Err(SettingError::BatchSize {
-                value: self.batch,
-                max: MAX_BATCH,
-            });
-        }
+        check_lr(self.lr)?;
+        check_loss_weight(self.loss_weight)?;
+        check_batch(self.batch)?;
         if self.batch > data.train_rows() {
             return Err(SettingError::BatchLargerThanData {
                 batch: self.batch,
@@ -272,18 +257,7 @@ impl TrainConfig {
                 data: data.name.clone(),
             });
         }
-        if self.hidden.len() > MAX_HIDDEN_LAYERS {
-            return Err(SettingError::Depth {
-                value: self.hidden.len(),
-                max: MAX_HIDDEN_LAYERS,
-            });
-        }
-        if let Some(&w) = self.hidden.iter().find(|&&w| w == 0 || w > MAX_WIDTH) {
-            return Err(SettingError::LayerWidth {
-                value: w,
-                max: MAX_WIDTH,
-            });
-        }
+        check_hidden(&self.hidden)?;
         let spec = self.model_spec(data);
         let parameters = spec
             .layers
@@ -333,6 +307,59 @@ impl TrainConfig {
             return Err(SettingError::HostMemory { needs, available });
         }
         Ok(())
+    }
+}
+
+/// The learning rate is a number above 0 and at most [`MAX_LR`].
+pub fn check_lr(lr: f32) -> Result<(), SettingError> {
+    if lr.is_finite() && lr > 0.0 && lr <= MAX_LR {
+        Ok(())
+    } else {
+        Err(SettingError::LearningRate {
+            value: lr,
+            max: MAX_LR,
+        })
+    }
+}
+
+/// The loss weight is from [`MIN_LOSS_WEIGHT`] to 1.
+pub fn check_loss_weight(weight: f32) -> Result<(), SettingError> {
+    if weight.is_finite() && (MIN_LOSS_WEIGHT..=1.0).contains(&weight) {
+        Ok(())
+    } else {
+        Err(SettingError::LossWeight {
+            value: weight,
+            min: MIN_LOSS_WEIGHT,
+        })
+    }
+}
+
+/// The batch size is from 1 to [`MAX_BATCH`].
+pub fn check_batch(batch: usize) -> Result<(), SettingError> {
+    if (1..=MAX_BATCH).contains(&batch) {
+        Ok(())
+    } else {
+        Err(SettingError::BatchSize {
+            value: batch,
+            max: MAX_BATCH,
+        })
+    }
+}
+
+/// At most [`MAX_HIDDEN_LAYERS`] hidden layers, each 1 to [`MAX_WIDTH`] wide.
+pub fn check_hidden(hidden: &[usize]) -> Result<(), SettingError> {
+    if hidden.len() > MAX_HIDDEN_LAYERS {
+        return Err(SettingError::Depth {
+            value: hidden.len(),
+            max: MAX_HIDDEN_LAYERS,
+        });
+    }
+    match hidden.iter().find(|&&w| w == 0 || w > MAX_WIDTH) {
+        Some(&w) => Err(SettingError::LayerWidth {
+            value: w,
+            max: MAX_WIDTH,
+        }),
+        None => Ok(()),
     }
 }
 

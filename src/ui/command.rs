@@ -47,6 +47,8 @@ pub enum UiCommand {
     CancelLoad,
     /// Forget the last data error.
     DismissDataError,
+    /// Hide the notes on saved settings that were not used.
+    DismissRestoreNotes,
     /// Train on the previewed data set: apply the settings with it, and show the columns.
     UseLoaded,
     /// Show a view of the central area.

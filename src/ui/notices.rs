@@ -11,6 +11,8 @@ use crate::train::SessionError;
 /// What the notices report.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Notices<'a> {
+    /// Saved settings that were not used at start, each already in the user's language.
+    pub restored: &'a [String],
     /// Why the last Reset was refused.
     pub refused: Option<&'a SessionError>,
     /// Whether the setup differs from the run in progress.
@@ -24,7 +26,26 @@ pub fn notices_ui(
     notices: Notices<'_>,
     commands: &mut Vec<UiCommand>,
 ) {
-    let Notices { refused, changed } = notices;
+    let Notices {
+        restored,
+        refused,
+        changed,
+    } = notices;
+    if !restored.is_empty() {
+        let color = ui.visuals().warn_fg_color;
+        egui::Frame::new()
+            .fill(color.gamma_multiply(0.12))
+            .inner_margin(6.0)
+            .corner_radius(4.0)
+            .show(ui, |ui| {
+                for note in restored {
+                    ui.label(RichText::new(note).color(color));
+                }
+                if ui.button(lang.tr(Key::RestoreDismiss)).clicked() {
+                    commands.push(UiCommand::DismissRestoreNotes);
+                }
+            });
+    }
     if let Some(error) = refused {
         let color = ui.visuals().error_fg_color;
         egui::Frame::new()
@@ -81,6 +102,7 @@ mod tests {
             ),
         ] {
             let notices = Notices {
+                restored: &[],
                 refused: Some(&refused),
                 changed: true,
             };
@@ -109,5 +131,29 @@ mod tests {
                 .query_by_label_contains("Settings changed")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn notes_on_saved_settings_show_until_dismissed() {
+        let restored = [
+            "The saved batch size was not used (batch size 0: choose between 1 and \
+                         65536): the default is used instead."
+                .to_owned(),
+        ];
+        let mut harness = crate::ui::testing::harness(
+            |ui, commands: &mut Vec<UiCommand>| {
+                let notices = Notices {
+                    restored: &restored,
+                    ..Notices::default()
+                };
+                notices_ui(ui, Lang::En, notices, commands);
+            },
+            Vec::new(),
+        );
+        harness.run();
+        assert!(harness.query_by_label(&restored[0]).is_some());
+        harness.get_by_label("Dismiss").click();
+        harness.run();
+        assert_eq!(harness.state(), &[UiCommand::DismissRestoreNotes]);
     }
 }

@@ -1,0 +1,398 @@
+//! What the app remembered, read back field by field: each setting is checked as the setup
+//! checks it, and one that cannot be read or is out of range falls back to its default with a
+//! note the window shows, so a damaged or hand-edited file never costs the other settings, never
+//! starts a run the machine cannot hold, and never stops the app from opening or closing.
+
+use std::path::PathBuf;
+
+use ron::value::RawValue;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::state::Saved;
+use crate::data::DatasetSpec;
+use crate::data::dataloader::Augment;
+use crate::data::source::DataSource;
+use crate::i18n::{Key, Lang};
+use crate::setting::SettingError;
+use crate::train::{
+    Pipeline, SessionError, TrainConfig, check_batch, check_hidden, check_loss_weight, check_lr,
+};
+
+/// Why a saved setting was not used.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RestoreNote {
+    /// Nothing could be read: what the reader said.
+    Unreadable(String),
+    /// One setting fell back to its default.
+    Field {
+        /// Which setting.
+        name: Key,
+        /// Why.
+        why: Why,
+    },
+    /// The data set of last time is no longer there.
+    DataGone(PathBuf),
+    /// The saved settings do not fit the data set they were saved with: defaults are used.
+    DidNotFit {
+        /// The data set.
+        data: String,
+        /// What did not fit.
+        why: SessionError,
+    },
+}
+
+/// Why a field was not used.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Why {
+    /// It is outside the setting's range.
+    Setting(SettingError),
+    /// It could not be read as that setting (the reader's words).
+    Format(String),
+}
+
+impl RestoreNote {
+    /// The note in `lang`.
+    pub fn text(&self, lang: Lang) -> String {
+        match self {
+            RestoreNote::Unreadable(why) => lang.fmt(Key::RestoreUnreadable, &[("why", why)]),
+            RestoreNote::Field { name, why } => {
+                let why = match why {
+                    Why::Setting(e) => e.text(lang),
+                    Why::Format(e) => e.clone(),
+                };
+                lang.fmt(
+                    Key::RestoreField,
+                    &[("name", &lang.tr(*name)), ("why", &why)],
+                )
+            }
+            RestoreNote::DataGone(path) => lang.fmt(
+                Key::RestoreDataGone,
+                &[("path", &path.display().to_string())],
+            ),
+            RestoreNote::DidNotFit { data, why } => lang.fmt(
+                Key::RestoreDidNotFit,
+                &[("data", data), ("why", &why.text(lang))],
+            ),
+        }
+    }
+}
+
+/// A saved record with each field kept as RON text, to be read on its own.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RawSaved {
+    lang: Option<Box<RawValue>>,
+    config: Option<Box<RawValue>>,
+    enabled: Option<Box<RawValue>>,
+}
+
+/// The training settings with each field kept as RON text.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RawConfig {
+    data: Option<Box<RawValue>>,
+    source: Option<Box<RawValue>>,
+    hidden: Option<Box<RawValue>>,
+    activation: Option<Box<RawValue>>,
+    optimizer: Option<Box<RawValue>>,
+    lr: Option<Box<RawValue>>,
+    batch: Option<Box<RawValue>>,
+    seed: Option<Box<RawValue>>,
+    augment: Option<Box<RawValue>>,
+    precision: Option<Box<RawValue>>,
+    loss_weight: Option<Box<RawValue>>,
+    pipeline: Option<Box<RawValue>>,
+}
+
+/// RON options for the records of raw fields: a field present is a field given.
+fn lenient() -> ron::Options {
+    ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+}
+
+/// The settings a saved text holds, each valid, and a note for each that was not used.
+pub fn restore(text: &str) -> (Saved, Vec<RestoreNote>) {
+    let mut notes = Vec::new();
+    let raw: RawSaved = match lenient().from_str(text) {
+        Ok(raw) => raw,
+        Err(e) => {
+            return (
+                Saved::default(),
+                vec![RestoreNote::Unreadable(e.to_string())],
+            );
+        }
+    };
+    let d = Saved::default();
+    let lang = take(
+        raw.lang.as_deref(),
+        Key::SavedLang,
+        d.lang,
+        |_| Ok(()),
+        &mut notes,
+    );
+    let enabled = take(
+        raw.enabled.as_deref(),
+        Key::SavedDevices,
+        d.enabled,
+        |_| Ok(()),
+        &mut notes,
+    );
+    let config = match raw
+        .config
+        .as_deref()
+        .map(|c| lenient().from_str(c.get_ron()))
+    {
+        None => TrainConfig::default(),
+        Some(Ok(config)) => restore_config(&config, &mut notes),
+        Some(Err(e)) => {
+            notes.push(RestoreNote::Unreadable(e.to_string()));
+            TrainConfig::default()
+        }
+    };
+    (
+        Saved {
+            lang,
+            config,
+            enabled,
+        },
+        notes,
+    )
+}
+
+/// A note when the app's storage file exists but holds nothing readable (eframe then starts
+/// with empty storage and says nothing): a truncated or damaged `app.ron`.
+pub fn unreadable_storage(app_id: &str) -> Vec<RestoreNote> {
+    let Some(path) = eframe::storage_dir(app_id).map(|dir| dir.join("app.ron")) else {
+        return Vec::new();
+    };
+    unreadable_file(&path)
+}
+
+/// A note when `path` exists, is not empty and is not a readable RON record.
+fn unreadable_file(path: &std::path::Path) -> Vec<RestoreNote> {
+    // Far larger than any settings file: not read, and said so.
+    const MOST: u64 = 16 << 20;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Vec::new();
+    };
+    if meta.len() == 0 {
+        return Vec::new();
+    }
+    let why = if meta.len() > MOST {
+        format!("{} is {} bytes long", path.display(), meta.len())
+    } else {
+        match std::fs::read_to_string(path) {
+            Err(e) => format!("{}: {e}", path.display()),
+            Ok(text) => match ron::from_str::<ron::Value>(&text) {
+                Ok(_) => return Vec::new(),
+                Err(e) => format!("{}: {e}", path.display()),
+            },
+        }
+    };
+    vec![RestoreNote::Unreadable(why)]
+}
+
+/// The training settings of a saved record, field by field.
+fn restore_config(raw: &RawConfig, notes: &mut Vec<RestoreNote>) -> TrainConfig {
+    let d = TrainConfig::default();
+    let n = notes;
+    let mut config = TrainConfig {
+        data: take(
+            raw.data.as_deref(),
+            Key::SavedData,
+            d.data,
+            DatasetSpec::validate_split,
+            n,
+        ),
+        source: take(
+            raw.source.as_deref(),
+            Key::SavedSource,
+            d.source,
+            |_| Ok(()),
+            n,
+        ),
+        hidden: take(
+            raw.hidden.as_deref(),
+            Key::SavedHidden,
+            d.hidden,
+            |h| check_hidden(h),
+            n,
+        ),
+        activation: take(
+            raw.activation.as_deref(),
+            Key::SavedActivation,
+            d.activation,
+            |_| Ok(()),
+            n,
+        ),
+        optimizer: take(
+            raw.optimizer.as_deref(),
+            Key::SavedOptimizer,
+            d.optimizer,
+            |_| Ok(()),
+            n,
+        ),
+        lr: take(raw.lr.as_deref(), Key::SavedLr, d.lr, |&lr| check_lr(lr), n),
+        batch: take(
+            raw.batch.as_deref(),
+            Key::SavedBatch,
+            d.batch,
+            |&b| check_batch(b),
+            n,
+        ),
+        seed: take(raw.seed.as_deref(), Key::SavedSeed, d.seed, |_| Ok(()), n),
+        augment: take(
+            raw.augment.as_deref(),
+            Key::SavedAugment,
+            d.augment,
+            Augment::validate,
+            n,
+        ),
+        precision: take(
+            raw.precision.as_deref(),
+            Key::SavedPrecision,
+            d.precision,
+            |_| Ok(()),
+            n,
+        ),
+        loss_weight: take(
+            raw.loss_weight.as_deref(),
+            Key::SavedLossWeight,
+            d.loss_weight,
+            |&w| check_loss_weight(w),
+            n,
+        ),
+        pipeline: take(
+            raw.pipeline.as_deref(),
+            Key::SavedPipeline,
+            d.pipeline,
+            Pipeline::validate,
+            n,
+        ),
+    };
+    if let DataSource::File { path, .. } = &config.source
+        && !path.exists()
+    {
+        n.push(RestoreNote::DataGone(path.clone()));
+        config.source = DataSource::Generated;
+    }
+    config
+}
+
+/// A saved field read as a `T` that passes `check`, or `default` (with a note when the field
+/// was there but not usable).
+fn take<T: DeserializeOwned>(
+    raw: Option<&RawValue>,
+    name: Key,
+    default: T,
+    check: impl Fn(&T) -> Result<(), SettingError>,
+    notes: &mut Vec<RestoreNote>,
+) -> T {
+    let Some(raw) = raw else {
+        return default;
+    };
+    let why = match raw.into_rust::<T>() {
+        Ok(v) => match check(&v) {
+            Ok(()) => return v,
+            Err(e) => Why::Setting(e),
+        },
+        Err(e) => Why::Format(e.to_string()),
+    };
+    notes.push(RestoreNote::Field { name, why });
+    default
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Activation;
+    use crate::data::formats::LoadOptions;
+    use crate::train::SyncPolicy;
+
+    fn saved_text(saved: &Saved) -> String {
+        ron::to_string(saved).expect("serialise")
+    }
+
+    #[test]
+    fn valid_settings_come_back_whole() {
+        let dir = std::env::temp_dir();
+        let mut saved = Saved {
+            lang: Lang::Zh,
+            enabled: [true, false],
+            ..Saved::default()
+        };
+        saved.config.hidden = vec![64, 32, 8];
+        saved.config.activation = Activation::Tanh;
+        saved.config.pipeline.sync = SyncPolicy::EverySteps(5);
+        saved.config.source = DataSource::File {
+            path: dir.clone(),
+            options: LoadOptions::default(),
+        };
+        let (back, notes) = restore(&saved_text(&saved));
+        assert_eq!(notes, []);
+        assert_eq!(back.lang, Lang::Zh);
+        assert_eq!(back.enabled, [true, false]);
+        assert_eq!(back.config, saved.config);
+        saved.config.source = DataSource::Shipped("iris".into());
+        assert_eq!(restore(&saved_text(&saved)).0.config, saved.config);
+    }
+
+    #[test]
+    fn each_bad_field_falls_back_alone_with_a_note() {
+        let mut saved = Saved::default();
+        saved.config.hidden = vec![4; 100_000];
+        saved.config.batch = 0;
+        saved.config.lr = 32.0;
+        saved.config.seed = 99;
+        saved.config.source = DataSource::File {
+            path: "/no/such/data.csv".into(),
+            options: LoadOptions::default(),
+        };
+        let (back, notes) = restore(&saved_text(&saved));
+        let defaults = TrainConfig::default();
+        assert_eq!(back.config.hidden, defaults.hidden);
+        assert_eq!(back.config.batch, defaults.batch);
+        assert_eq!(back.config.lr, defaults.lr);
+        assert_eq!(back.config.seed, 99, "a good field is kept");
+        assert_eq!(back.config.source, DataSource::Generated);
+        let texts: Vec<String> = notes.iter().map(|n| n.text(Lang::En)).collect();
+        assert_eq!(texts.len(), 4, "{texts:?}");
+        assert!(texts[0].contains("100000 hidden layers"), "{texts:?}");
+        assert!(texts[1].contains("learning rate 32"), "{texts:?}");
+        assert!(texts[2].contains("batch size 0"), "{texts:?}");
+        assert!(texts[3].contains("/no/such/data.csv"), "{texts:?}");
+        assert!(notes[0].text(Lang::Zh).contains("100000"), "in Chinese too");
+    }
+
+    #[test]
+    fn a_damaged_storage_file_is_noticed() {
+        let dir = std::env::temp_dir().join(format!("batchscope-restore-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("folder");
+        let path = dir.join("app.ron");
+        std::fs::write(&path, "{\"batchscope-settings\": \"(lang: En").expect("write");
+        let notes = unreadable_file(&path);
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].text(Lang::En).contains("app.ron"), "{notes:?}");
+        std::fs::write(&path, "{\"egui\": \"()\"}").expect("write");
+        assert_eq!(unreadable_file(&path), []);
+        assert_eq!(unreadable_file(&dir.join("none.ron")), []);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_damaged_record_gives_the_defaults_and_says_so() {
+        let text = saved_text(&Saved::default());
+        for damaged in [
+            &text[..text.len() / 2],
+            "",
+            "\u{0}\u{1}binary",
+            "42",
+            "(lang: Klingon, config: (batch: \"many\"), enabled: (1, 2, 3))",
+        ] {
+            let (back, notes) = restore(damaged);
+            assert_eq!(back.config, TrainConfig::default(), "{damaged:?}");
+            assert!(!notes.is_empty(), "no note for {damaged:?}");
+            assert!(!notes[0].text(Lang::En).is_empty());
+        }
+    }
+}
