@@ -39,9 +39,21 @@ pub fn host_memory_available() -> Option<u64> {
     parse_meminfo(&text)
 }
 
+/// The most resident memory this process has held so far, in bytes (Linux's `VmHWM`), or
+/// `None` where the system does not say.
+pub fn peak_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    kib_field(&text, "VmHWM:")
+}
+
 /// `MemAvailable` of a `/proc/meminfo` text, in bytes.
 fn parse_meminfo(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    kib_field(text, "MemAvailable:")
+}
+
+/// The value of a `Name:   123 kB` line, in bytes.
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
 }

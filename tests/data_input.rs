@@ -558,3 +558,30 @@ fn a_loaded_table_always_splits_into_a_training_and_a_test_part() {
         assert_eq!(data.train_rows() + data.test_rows(), 10);
     }
 }
+
+#[test]
+fn cancel_stops_a_load_in_the_middle_of_reading_the_file() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = scratch("cancel");
+    let text = format!(
+        "a,b,label\n{}",
+        rows(2_000_000, |i| format!("{i},{},{}", i % 7, i % 2))
+    );
+    let path = write(&dir, "long.csv", text.as_bytes());
+    let asked = AtomicUsize::new(0);
+    // The user presses Cancel as soon as the first progress report arrives.
+    let cancel = |_: f32| {
+        asked.fetch_add(1, Ordering::Relaxed);
+        false
+    };
+    let err =
+        batchscope::data::formats::load_with_progress(&path, &LoadOptions::default(), &cancel)
+            .expect_err("cancelled");
+    assert!(
+        matches!(err, batchscope::data::formats::DataError::Cancelled { .. }),
+        "{err}"
+    );
+    // One report, one answer: nothing more was read after it.
+    assert_eq!(asked.load(Ordering::Relaxed), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -64,7 +64,10 @@ pub(super) fn run(
             if image.channels == 3 { "RGB" } else { "grey" }
         ))?;
     }
-    out.line(format!("label column: {}", table.label_column))?;
+    out.line(format!(
+        "label column: {} ({})",
+        table.label_column, table.label_reason
+    ))?;
     out.line(format!(
         "task: {} ({})",
         table.task.as_str(),

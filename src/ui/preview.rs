@@ -331,7 +331,11 @@ fn summary_ui(ui: &mut egui::Ui, lang: Lang, table: &Table, config: &TrainConfig
             ui.label(format!("{task} ({})", table.task_reason));
             ui.end_row();
             ui.label(lang.tr(Key::LabelColumn));
-            ui.label(&table.label_column);
+            if table.label_reason.is_empty() {
+                ui.label(&table.label_column);
+            } else {
+                ui.label(format!("{} ({})", table.label_column, table.label_reason));
+            }
             ui.end_row();
             if let Some([lo, mean, hi]) = table.target_range() {
                 ui.label(lang.tr(Key::TargetRange));

@@ -84,13 +84,6 @@ fn decode_one(
             .map_err(|e| refuse(e.to_string()))
     };
     let format = reader()?.format();
-    if format == Some(image::ImageFormat::Jpeg) && !jpeg_is_complete(bytes) {
-        return Err(refuse(
-            "the JPEG data ends without its end marker: the file was cut short, so copy or \
-             download it again"
-                .to_owned(),
-        ));
-    }
     let (width, height) = reader()?
         .into_dimensions()
         .map_err(|e| refuse(e.to_string()))?;
@@ -99,6 +92,13 @@ fn decode_one(
             "it is {width} × {height} pixels, more than the {MAX_DECODED_SIDE} × \
              {MAX_DECODED_SIDE} read; shrink it first"
         )));
+    }
+    if format == Some(image::ImageFormat::Jpeg) && !jpeg_is_complete(bytes) {
+        return Err(refuse(
+            "the JPEG data ends without its end marker: the file was cut short, so copy or \
+             download it again"
+                .to_owned(),
+        ));
     }
     let _one_at_a_time = (u64::from(width) * u64::from(height) * 4 > LARGE_IMAGE_BYTES)
         .then_some(large)

@@ -105,7 +105,7 @@ pub(super) fn choose_label(
             return Ok((
                 i,
                 format!(
-                    "named `{usual}` (the first found of {})",
+                    "named `{usual}`, the first found of {}",
                     USUAL_LABELS.join(", ")
                 ),
             ));
@@ -113,9 +113,6 @@ pub(super) fn choose_label(
     }
     Ok((
         names.len() - 1,
-        format!(
-            "the last column (none is named {})",
-            USUAL_LABELS.join(", ")
-        ),
+        format!("the last column: none is named {}", USUAL_LABELS.join(", ")),
     ))
 }
