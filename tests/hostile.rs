@@ -353,6 +353,21 @@ fn a_fifo_or_a_device_is_refused_at_once() {
             100 * MIB,
         );
     }
+    // Nor is a trace written into one (opening it would wait for a reader forever).
+    refused(
+        &[
+            "trace",
+            "--dataset",
+            "iris",
+            "--device",
+            "cpu",
+            "--out",
+            s(&fifo),
+        ],
+        "p.csv",
+        &["not a regular file"],
+        100 * MIB,
+    );
     refused(
         &["data", "inspect", "/dev/zero"],
         "/dev/zero",
@@ -543,6 +558,16 @@ fn text_mistakes_are_named_at_their_line_and_in_their_own_words() {
 
 #[test]
 fn absurd_numbers_on_the_command_line_are_refused_with_the_limit() {
+    let outcome = run(
+        &["train", "--dataset", "iris", "--threads", "100000"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(outcome.code, Some(2));
+    assert!(
+        outcome.stderr.contains("choose at most 1024"),
+        "{}",
+        outcome.stderr
+    );
     refused(
         &[
             "train",

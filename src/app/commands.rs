@@ -360,7 +360,9 @@ impl BatchScopeApp {
         let value = to_chrome(&traces, &notes);
         let shown = path.display();
         let lang = self.state.lang;
-        self.state.trace_export = Some(match std::fs::write(path, value.to_string()) {
+        let written = crate::trace::chrome::check_destination(path)
+            .and_then(|()| std::fs::write(path, value.to_string()).map_err(|e| e.to_string()));
+        self.state.trace_export = Some(match written {
             Ok(()) => lang.fmt(Key::TraceSaved, &[("path", &shown)]),
             Err(e) => lang.fmt(Key::TraceSaveFailed, &[("path", &shown), ("error", &e)]),
         });

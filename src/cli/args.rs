@@ -1,6 +1,7 @@
 //! The arguments the run-like subcommands share: how to read a data set, what to train, and
 //! how the pipeline runs.
 
+use crate::backend::cpu::MAX_THREADS;
 use clap::Args;
 
 use super::failure::Failure;
@@ -99,7 +100,7 @@ pub(super) struct RunArgs {
     #[arg(long, default_value = "both")]
     pub device: String,
     /// CPU kernel threads (0 = one per core; small products then run on one thread).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = threads_in_range)]
     pub threads: usize,
     /// When CPU kernels use several threads: `auto` (by work size) or `always` (to measure what
     /// the automatic choice avoids).
@@ -224,4 +225,17 @@ impl PipelineArgs {
             .map_err(|e| Failure::BadInput(e.to_string()))?;
         Ok((pipeline, augment))
     }
+}
+
+/// Parses a thread count from 0 (one per core) to [`MAX_THREADS`].
+pub(super) fn threads_in_range(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|e| format!("`{text}`: {e}; give a whole number"))?;
+    if n > MAX_THREADS {
+        return Err(format!(
+            "{n} threads: choose at most {MAX_THREADS} (0 uses one per core)"
+        ));
+    }
+    Ok(n)
 }

@@ -5,6 +5,7 @@
 //! codes), and one file per subcommand.
 
 mod args;
+use args::threads_in_range;
 mod bench;
 mod devices;
 mod failure;
@@ -48,7 +49,7 @@ struct Cli {
     #[arg(long)]
     no_gpu: bool,
     /// CPU kernel threads in the app (0 = one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = threads_in_range)]
     threads: usize,
     /// Press Run once the devices are up.
     #[arg(long)]

@@ -62,6 +62,7 @@ pub(super) fn run(out: &mut Out, args: &TraceArgs) -> Result<(), Failure> {
         session.config.pipeline.kernel_timing_every = 1;
     }
     // Check the destination before training, so a typo does not cost a run.
+    crate::trace::chrome::check_destination(&args.out).map_err(Failure::BadInput)?;
     let file = std::fs::File::create(&args.out)
         .map_err(|e| Failure::BadInput(format!("cannot write {}: {e}", args.out.display())))?;
     let mut recorded = Vec::new();
