@@ -285,7 +285,7 @@ strings! {
     BadBatchForData => "batch size {batch} is larger than the {rows} training rows of {data}: choose at most {rows}", "批大小 {batch} 超过了 {data} 的 {rows} 行训练数据：请选择不超过 {rows} 的值";
     BadLayerWidth => "layer width {value}: choose between 1 and {max}", "层宽度 {value}：请选择 1 到 {max} 之间的值";
     RestoreUnreadable => "The saved settings could not be read ({why}): the app starts with the defaults.", "无法读取已保存的设置（{why}）：应用以默认设置启动。";
-    RestoreField => "The saved {name} was not used ({why}): the default is used instead.", "已保存的{name}未被使用（{why}）：改用默认值。";
+    RestoreField => "Saved setting not used: {name} ({why}). The default is used instead.", "未使用已保存的设置：{name}（{why}）。改用默认值。";
     RestoreDataGone => "The data set used last time, {path}, is no longer there: the generated data set is used instead.", "上次使用的数据集 {path} 已不存在：改用生成的数据集。";
     RestoreDidNotFit => "The saved settings do not fit {data} ({why}): the defaults are used instead.", "已保存的设置不适用于 {data}（{why}）：改用默认设置。";
     RestoreDismiss => "Dismiss", "关闭提示";

@@ -136,8 +136,8 @@ mod tests {
     #[test]
     fn notes_on_saved_settings_show_until_dismissed() {
         let restored = [
-            "The saved batch size was not used (batch size 0: choose between 1 and \
-                         65536): the default is used instead."
+            "Saved setting not used: batch size (batch size 0: choose between 1 and 65536). \
+             The default is used instead."
                 .to_owned(),
         ];
         let mut harness = crate::ui::testing::harness(
