@@ -47,6 +47,8 @@ pub enum SettingError {
         /// The widest accepted.
         max: usize,
     },
+    /// Neither device is chosen to train.
+    NoDevice,
     /// More hidden layers than `max`.
     Depth {
         /// The number given.
@@ -193,6 +195,7 @@ impl SettingError {
             E::LayerWidth { value, max } => {
                 lang.fmt(Key::BadLayerWidth, &[("value", value), ("max", max)])
             }
+            E::NoDevice => lang.tr(Key::BadNoDevice).to_owned(),
             E::Depth { value, max } => lang.fmt(Key::BadDepth, &[("value", value), ("max", max)]),
             E::Parameters { value, max } => lang.fmt(
                 Key::BadParameters,

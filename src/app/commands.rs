@@ -157,6 +157,10 @@ impl BatchScopeApp {
     /// so nothing of the old run reaches the new one. A run that was going goes on.
     pub(super) fn reset(&mut self) {
         let settings = &self.state.settings;
+        if !settings.enabled.contains(&true) {
+            self.state.settings.error = Some(SettingError::NoDevice.into());
+            return;
+        }
         let config = settings.config.clone();
         let session = if config.source == DataSource::Generated {
             Session::new(config)

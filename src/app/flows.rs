@@ -431,7 +431,7 @@ mod tests {
                 .data
                 .error
                 .as_deref()
-                .is_some_and(|e| e.contains("never.csv: does not exist")),
+                .is_some_and(|e| e.contains("never.csv: does not exist") && !e.contains("  ")),
             "{:?}",
             app.state.data.error
         );
@@ -1079,6 +1079,20 @@ mod tests {
                 rounding: None,
             }),
         }
+    }
+
+    #[test]
+    fn reset_with_no_device_chosen_is_refused_with_a_notice() {
+        let mut harness = without_workers();
+        harness.state_mut().state.settings.enabled = [false, false];
+        harness.state_mut().apply(UiCommand::Reset);
+        harness.step();
+        assert_eq!(harness.state().state.generation, 0, "no new run");
+        assert!(
+            harness
+                .query_by_label("no device chosen: train on the CPU, the GPU or both")
+                .is_some()
+        );
     }
 
     #[test]

@@ -130,11 +130,18 @@ pub fn restore(text: &str) -> (Saved, Vec<RestoreNote>) {
         |_| Ok(()),
         &mut notes,
     );
+    // Neither device would leave a Run button that does nothing.
     let enabled = take(
         raw.enabled.as_deref(),
         Key::SavedDevices,
         d.enabled,
-        |_| Ok(()),
+        |e: &[bool; 2]| {
+            if e.contains(&true) {
+                Ok(())
+            } else {
+                Err(SettingError::NoDevice)
+            }
+        },
         &mut notes,
     );
     let config = match raw
@@ -344,6 +351,7 @@ mod tests {
         saved.config.batch = 0;
         saved.config.lr = 32.0;
         saved.config.seed = 99;
+        saved.enabled = [false, false];
         saved.config.source = DataSource::File {
             path: "/no/such/data.csv".into(),
             options: LoadOptions::default(),
@@ -356,12 +364,14 @@ mod tests {
         assert_eq!(back.config.seed, 99, "a good field is kept");
         assert_eq!(back.config.source, DataSource::Generated);
         let texts: Vec<String> = notes.iter().map(|n| n.text(Lang::En)).collect();
-        assert_eq!(texts.len(), 4, "{texts:?}");
-        assert!(texts[0].contains("100000 hidden layers"), "{texts:?}");
-        assert!(texts[1].contains("learning rate 32"), "{texts:?}");
-        assert!(texts[2].contains("batch size 0"), "{texts:?}");
-        assert!(texts[3].contains("/no/such/data.csv"), "{texts:?}");
-        assert!(notes[0].text(Lang::Zh).contains("100000"), "in Chinese too");
+        assert_eq!(back.enabled, [true, true]);
+        assert_eq!(texts.len(), 5, "{texts:?}");
+        assert!(texts[0].contains("no device chosen"), "{texts:?}");
+        assert!(texts[1].contains("100000 hidden layers"), "{texts:?}");
+        assert!(texts[2].contains("learning rate 32"), "{texts:?}");
+        assert!(texts[3].contains("batch size 0"), "{texts:?}");
+        assert!(texts[4].contains("/no/such/data.csv"), "{texts:?}");
+        assert!(notes[1].text(Lang::Zh).contains("100000"), "in Chinese too");
     }
 
     #[test]

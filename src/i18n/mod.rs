@@ -303,6 +303,7 @@ strings! {
     SavedPrecision => "precision", "精度";
     SavedLossWeight => "loss weight", "损失权重";
     SavedPipeline => "pipeline settings", "流水线设置";
+    BadNoDevice => "no device chosen: train on the CPU, the GPU or both", "未选择设备：请在 CPU、GPU 或两者上训练";
     BadDepth => "{value} hidden layers: choose at most {max}", "{value} 个隐藏层：请选择不超过 {max} 个";
     BadParameters => "a model of {value} parameters: choose fewer or narrower layers (at most {max} parameters)", "模型有 {value} 个参数：请减少层数或层宽度（最多 {max} 个参数）";
     BadHostMemory => "this run needs about {needs} of memory (estimated: weights, gradients, optimizer state and activations), more than the {available} this computer has available: use fewer or narrower layers, a smaller batch, or a smaller data set", "本次运行估计需要约 {needs} 内存（权重、梯度、优化器状态和激活值），超过本机当前可用的 {available}：请减少层数或层宽度、减小批大小，或使用更小的数据集";
