@@ -39,18 +39,17 @@ fn check_text(head: &[u8], path: &str) -> Result<(), DataError> {
     }
     // UTF-16 (Windows' "Unicode text"): a byte-order mark, or a zero byte beside every ASCII one.
     let sample = &head[..head.len().min(512) & !1];
-    let zeros_at = |parity: usize| {
+    let is_text = |b: u8| b.is_ascii_graphic() || b" \t\r\n".contains(&b);
+    let pairs = sample.len() / 2;
+    let ascii_pairs = |zero: usize| {
         sample
-            .iter()
-            .skip(parity)
-            .step_by(2)
-            .filter(|&&b| b == 0)
+            .chunks_exact(2)
+            .filter(|p| p[zero] == 0 && is_text(p[1 - zero]))
             .count()
     };
     let utf16 = head.starts_with(&[0xff, 0xfe])
         || head.starts_with(&[0xfe, 0xff])
-        || (sample.len() >= 8
-            && (zeros_at(0) * 10 >= sample.len() * 4 || zeros_at(1) * 10 >= sample.len() * 4));
+        || (pairs >= 4 && (ascii_pairs(1) * 10 >= pairs * 9 || ascii_pairs(0) * 10 >= pairs * 9));
     if utf16 {
         return Err(refuse(
             0,
@@ -366,5 +365,43 @@ mod tests {
             err.contains("no column `kind`") && err.contains("x, y, label"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn utf16_is_named_with_or_without_its_mark_and_binary_is_not_taken_for_it() {
+        let text = "a,b,label\n1,2,0\n3,4,1\n";
+        for big_endian in [false, true] {
+            let bytes: Vec<u8> = text
+                .encode_utf16()
+                .flat_map(|u| {
+                    if big_endian {
+                        u.to_be_bytes()
+                    } else {
+                        u.to_le_bytes()
+                    }
+                })
+                .collect();
+            let err = parse(
+                &bytes,
+                "u.csv",
+                "u.csv",
+                &LoadOptions::default(),
+                &no_progress,
+            )
+            .expect_err("utf-16");
+            assert!(err.to_string().contains("UTF-16"), "{err}");
+        }
+        let binary: Vec<u8> = (0..64u8)
+            .flat_map(|i| [0, i.wrapping_mul(37) | 0x80])
+            .collect();
+        let err = parse(
+            &binary,
+            "b.csv",
+            "b.csv",
+            &LoadOptions::default(),
+            &no_progress,
+        )
+        .expect_err("binary");
+        assert!(err.to_string().contains("a zero byte"), "{err}");
     }
 }
