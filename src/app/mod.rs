@@ -35,7 +35,8 @@ use crate::ui::precision::PrecisionPanel;
 use crate::ui::preview::PreviewPanel;
 use crate::ui::setup::SetupPanel;
 use jobs::{AfterLoad, Jobs};
-pub use state::{AppState, SAVED_KEY, Saved};
+pub use restore::{SAVED_KEY, Saved};
+pub use state::AppState;
 
 /// Start-up options.
 #[derive(Clone, Debug)]

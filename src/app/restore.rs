@@ -6,10 +6,9 @@
 use std::path::PathBuf;
 
 use ron::value::RawValue;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
-use super::state::Saved;
 use crate::data::DatasetSpec;
 use crate::data::dataloader::Augment;
 use crate::data::source::DataSource;
@@ -18,6 +17,30 @@ use crate::setting::SettingError;
 use crate::train::{
     Pipeline, SessionError, TrainConfig, check_batch, check_hidden, check_loss_weight, check_lr,
 };
+
+/// What the app remembers between runs: the language and the settings.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Saved {
+    /// UI language.
+    pub lang: Lang,
+    /// The settings of the last run.
+    pub config: TrainConfig,
+    /// Which devices were on.
+    pub enabled: [bool; 2],
+}
+
+impl Default for Saved {
+    fn default() -> Self {
+        Self {
+            lang: Lang::default(),
+            config: TrainConfig::default(),
+            enabled: [true, true],
+        }
+    }
+}
+
+/// The storage key of [`Saved`].
+pub const SAVED_KEY: &str = "batchscope-settings";
 
 /// Why a saved setting was not used.
 #[derive(Clone, Debug, PartialEq)]

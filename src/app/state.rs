@@ -2,8 +2,6 @@
 //! thread owns it; `logic()` folds the workers' and jobs' reports into it, the panels read it, and
 //! commands change it.
 
-use serde::{Deserialize, Serialize};
-
 use super::restore::RestoreNote;
 use crate::data::formats::display_name;
 use crate::data::source::{DataSource, Loaded};
@@ -118,27 +116,3 @@ impl AppState {
         self.runs.iter().any(DeviceRun::is_running)
     }
 }
-
-/// What the app remembers between runs: the language and the settings.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Saved {
-    /// UI language.
-    pub lang: Lang,
-    /// The settings of the last run.
-    pub config: TrainConfig,
-    /// Which devices were on.
-    pub enabled: [bool; 2],
-}
-
-impl Default for Saved {
-    fn default() -> Self {
-        Self {
-            lang: Lang::default(),
-            config: TrainConfig::default(),
-            enabled: [true, true],
-        }
-    }
-}
-
-/// The storage key of [`Saved`].
-pub const SAVED_KEY: &str = "batchscope-settings";
