@@ -1,7 +1,7 @@
 //! Reading a data file as a stream: only regular files, gzip of one member or many decompressed
 //! on the fly, never more than the memory budget, with progress and Cancel between reads.
 //!
-//! The parsers read from [`open`]'s reader and keep only what they store, so a file's memory is
+//! The parsers read from `open`'s reader and keep only what they store, so a file's memory is
 //! what its values honestly take, checked as they arrive, never "read everything, then check".
 
 use std::cell::Cell;
