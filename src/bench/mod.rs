@@ -4,6 +4,7 @@
 //! each run, [`Summary`] turns them into statistics, and the CLI prints them.
 
 pub mod peak;
+pub mod sweep;
 
 use std::time::Instant;
 

@@ -13,6 +13,7 @@ mod inspect;
 mod memory;
 mod output;
 mod run;
+mod sweep;
 mod trace;
 mod train;
 
@@ -73,6 +74,9 @@ enum Commands {
     Train(train::TrainArgs),
     /// Time training steps: median, min and max step time, samples/s and GFLOP/s per device.
     Bench(bench::BenchArgs),
+    /// Vary one setting over a list of values on each device, one device at a time, and find
+    /// where the GPU's samples/s reach the CPU's.
+    Sweep(sweep::SweepArgs),
     /// Record a short run as Chrome trace JSON (opens in Perfetto) and print each device's
     /// step breakdown and advice.
     Trace(trace::TraceArgs),
@@ -139,6 +143,7 @@ pub fn main() -> ExitCode {
         Some(Commands::Devices { json }) => devices::run(&mut out, json),
         Some(Commands::Train(args)) => train::run(&mut out, &args),
         Some(Commands::Bench(args)) => bench::run(&mut out, &args),
+        Some(Commands::Sweep(args)) => sweep::run(&mut out, &args),
         Some(Commands::Trace(args)) => trace::run(&mut out, &args),
         Some(Commands::Memory(args)) => memory::run(&mut out, &args),
         Some(Commands::Data {

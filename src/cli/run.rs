@@ -199,8 +199,23 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
 /// Opens the backend for `device` with the options of `args`; a missing GPU is reported, not
 /// fatal to the other device.
 pub(super) fn open_backend(device: Device, args: &RunArgs) -> Result<Box<dyn Backend>, String> {
+    open_backend_with(device, args, args.threads)
+}
+
+/// As [`open_backend`], with `threads` CPU kernel threads instead of `args`'s.
+pub(super) fn open_backend_with(
+    device: Device,
+    args: &RunArgs,
+    threads: usize,
+) -> Result<Box<dyn Backend>, String> {
+    if threads > crate::backend::cpu::MAX_THREADS {
+        return Err(format!(
+            "{threads} CPU threads: choose at most {}",
+            crate::backend::cpu::MAX_THREADS
+        ));
+    }
     let options = OpenOptions {
-        cpu_threads: args.threads,
+        cpu_threads: threads,
         split: if args.split == "always" {
             Split::Always
         } else {

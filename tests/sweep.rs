@@ -1,0 +1,144 @@
+//! Sweeps: the points agree with `bench` for the same configuration, and the headless command
+//! measures every value on both devices, writes one CSV row per device and value, and says
+//! where (or why not) the GPU overtakes the CPU.
+
+use std::process::Command;
+
+use batchscope::backend::prelude::*;
+use batchscope::bench::sweep::{Parameter, PointPlan, Value, measure_point};
+use batchscope::bench::{BenchPlan, Summary, measure};
+use batchscope::train::{Session, TrainConfig};
+
+mod common;
+
+/// The tests of this file time things: one at a time, so neither slows the other.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[test]
+fn a_sweep_point_agrees_with_bench_for_the_same_configuration() {
+    let _alone = one_at_a_time();
+    // A learning rate so small that the weights barely move: on the spiral the CPU's step time
+    // grows as training goes on (by about 75% over the first 36,000 steps, likely as values
+    // turn subnormal), and bench's longer runs would measure a later stage than the sweep's.
+    let mut config = TrainConfig {
+        batch: 64,
+        lr: 1e-6,
+        ..TrainConfig::default()
+    };
+    // As the command line measures: without span recording.
+    config.pipeline.record = false;
+    let session = Session::new(config).expect("session");
+    let mut cpu = common::cpu();
+    // Alternately, so that both see the same clocks and caches; the best of three each.
+    let (mut bench_best, mut sweep_best) = (0.0f64, 0.0f64);
+    for _ in 0..3 {
+        let m = measure(&mut cpu, &session, BenchPlan::default()).expect("bench");
+        bench_best = bench_best.max(Summary::new(&m, &cpu, &session).samples_per_s);
+        let p = measure_point(
+            &mut cpu,
+            &session,
+            Parameter::Batch,
+            Value::Count(64),
+            PointPlan::default(),
+        )
+        .expect("sweep point");
+        assert!(p.step_time_min_ms <= p.step_time_ms && p.step_time_ms <= p.step_time_max_ms);
+        sweep_best = sweep_best.max(p.samples_per_s);
+    }
+    let ratio = sweep_best / bench_best;
+    eprintln!("sweep {sweep_best:.0} samples/s, bench {bench_best:.0}: ratio {ratio:.3}");
+    assert!((0.85..=1.15).contains(&ratio), "ratio {ratio}");
+}
+
+#[test]
+fn the_command_measures_every_value_on_both_devices_and_writes_the_csv() {
+    let _alone = one_at_a_time();
+    let dir = std::env::temp_dir().join(format!("batchscope-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("folder");
+    let csv = dir.join("sweep.csv");
+    // Whether there is a GPU, and whether it is a software adapter (then it cannot overtake).
+    let (gpu, software) = match common::gpu() {
+        Some(backend) => (true, backend.adapter_summary().is_some_and(|a| a.software)),
+        None => (false, false),
+    };
+    let device = if gpu { "both" } else { "cpu" };
+    let start = std::time::Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+        .args([
+            "sweep",
+            "--vary",
+            "batch=1,4,16,64,256,1024",
+            "--device",
+            device,
+            "--cap-s",
+            "0.5",
+            "--json",
+            "--out",
+        ])
+        .arg(&csv)
+        .output()
+        .expect("runs");
+    eprintln!(
+        "sweep of 6 values on {device}: {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let devices = if gpu { 2 } else { 1 };
+    assert_eq!(lines.len(), 6 * devices + 1, "{stdout}");
+    for point in &lines[..6 * devices] {
+        for key in [
+            "device",
+            "parameter",
+            "value",
+            "samples_per_s",
+            "step_time_ms",
+            "iqr_pct",
+            "noisy",
+        ] {
+            assert!(point.get(key).is_some(), "no {key} in {point}");
+        }
+        assert!(
+            point["samples_per_s"].as_f64().is_some_and(|v| v > 0.0),
+            "{point}"
+        );
+    }
+    let summary = &lines[6 * devices];
+    assert_eq!(summary["parameter"], "batch");
+    if gpu {
+        let crossover = &summary["crossover"];
+        assert!(crossover["kind"].is_string(), "{summary}");
+        if software {
+            assert_eq!(crossover["kind"], "not_reached", "{summary}");
+            assert!(
+                crossover["why"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("software adapter")),
+                "{summary}"
+            );
+        }
+    }
+    // The CSV: a header with the swept setting as `parameter_batch`, one row per device and
+    // value, full precision.
+    let text = std::fs::read_to_string(&csv).expect("csv written");
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(rows[0].starts_with("device,parameter_batch,samples_per_s,step_time_median_ms"));
+    assert_eq!(rows.len(), 1 + 6 * devices, "{text}");
+    assert!(rows[1].starts_with("cpu,1,"), "{}", rows[1]);
+    let fields: Vec<&str> = rows[1].split(',').collect();
+    assert_eq!(fields.len(), rows[0].split(',').count());
+    assert!(fields[2].len() > 8, "full precision: {}", fields[2]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
