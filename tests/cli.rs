@@ -476,3 +476,72 @@ fn every_subcommand_ends_quietly_when_its_reader_has_gone() {
     }
     let _ = std::fs::remove_file(&trace);
 }
+
+#[test]
+fn train_stops_at_a_target_and_reports_the_time_to_it_end_to_end() {
+    let summary = |args: &[&str]| -> serde_json::Value {
+        let (code, stdout, stderr) = batchscope(args);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str(stdout.lines().last().expect("a summary")).expect("JSON")
+    };
+    let s = summary(&[
+        "train",
+        "--dataset",
+        "iris",
+        "--device",
+        "cpu",
+        "--until-accuracy",
+        "0.9",
+        "--steps",
+        "6000",
+        "--log-every",
+        "100000",
+        "--json",
+    ]);
+    let target = &s["target"];
+    assert_eq!(target["target"], "test_accuracy");
+    assert_eq!(target["value"], 0.9);
+    assert_eq!(target["reached"], true, "{s}");
+    assert!(target["score"].as_f64().is_some_and(|a| a >= 0.9), "{s}");
+    // End to end: at least the training loop's own time, since it includes setting up the model.
+    let to_target = target["time_to_target_s"].as_f64().expect("time");
+    assert!(to_target > 0.0 && to_target >= s["elapsed_s"].as_f64().expect("elapsed") * 0.99);
+    assert!(
+        s["steps"].as_u64().is_some_and(|n| n < 6000),
+        "stopped early: {s}"
+    );
+    // Not reached within the steps: said, with the last score.
+    let s = summary(&[
+        "train",
+        "--dataset",
+        "iris",
+        "--device",
+        "cpu",
+        "--until-accuracy",
+        "1",
+        "--steps",
+        "6",
+        "--json",
+    ]);
+    assert_eq!(s["target"]["reached"], false, "{s}");
+    assert!(s["target"].get("time_to_target_s").is_none(), "{s}");
+    // A number of epochs.
+    let s = summary(&[
+        "train",
+        "--dataset",
+        "iris",
+        "--device",
+        "cpu",
+        "--until-epochs",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(s["target"]["epochs"], 4, "{s}");
+    assert_eq!(
+        s["steps"], 12,
+        "iris: 120 training rows, 32 a batch: 3 steps an epoch"
+    );
+    let (code, _, stderr) = batchscope(&["train", "--until-accuracy", "90"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("0.9 for 90%"), "{stderr}");
+}

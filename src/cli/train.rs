@@ -32,6 +32,43 @@ pub(super) struct TrainArgs {
     /// Log every this many steps (each log reads the loss back: a sync).
     #[arg(long, default_value_t = 10)]
     log_every: u64,
+    /// Stop after this many epochs and report the wall time it took, end to end (setting up the
+    /// model, loading batches, copies and evaluation included).
+    #[arg(long, conflicts_with_all = ["epochs", "until_accuracy"])]
+    until_epochs: Option<u64>,
+    /// Stop once the test accuracy (R² for a regression target) reaches this value, from 0 to
+    /// 1, checked after every epoch, and report the wall time it took, end to end; --steps is
+    /// the most it may take.
+    #[arg(long, conflicts_with = "epochs")]
+    until_accuracy: Option<f64>,
+}
+
+/// When a run stops early, and what it reached.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Target {
+    /// After this many epochs.
+    Epochs(u64),
+    /// At this test accuracy (or R²).
+    Score(f64),
+}
+
+/// What the summary says of a target.
+#[derive(Serialize)]
+struct TargetSummary {
+    /// `epochs` or `test_accuracy` / `test_r2`.
+    target: &'static str,
+    /// The number asked for.
+    value: f64,
+    /// Whether the run got there within its steps.
+    reached: bool,
+    /// Wall time from the start of the device's run (model set up, batches loaded and copied,
+    /// every evaluation) to the check that saw the target, in seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_to_target_s: Option<f64>,
+    /// The score at the last check.
+    score: Option<f32>,
+    /// Epochs done when it stopped.
+    epochs: u64,
 }
 
 /// The last line `train` prints for a device.
@@ -51,6 +88,8 @@ struct TrainSummary<'a> {
     test_loss: f32,
     elapsed_s: f64,
     samples_per_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<TargetSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     train_accuracy: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,7 +173,22 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
             "--steps and --log-every must be at least 1".to_owned(),
         ));
     }
-    let steps = match args.epochs {
+    let target = match (args.until_epochs, args.until_accuracy) {
+        (Some(0), _) => {
+            return Err(Failure::BadInput(
+                "--until-epochs must be at least 1".to_owned(),
+            ));
+        }
+        (Some(n), _) => Some(Target::Epochs(n)),
+        (None, Some(x)) if !(x.is_finite() && x > 0.0 && x <= 1.0) => {
+            return Err(Failure::BadInput(format!(
+                "--until-accuracy {x}: give a share above 0 and at most 1 (0.9 for 90%)"
+            )));
+        }
+        (None, Some(x)) => Some(Target::Score(x)),
+        (None, None) => None,
+    };
+    let steps = match args.epochs.or(args.until_epochs) {
         Some(0) => return Err(Failure::BadInput("--epochs must be at least 1".to_owned())),
         Some(epochs) => {
             let per_epoch = (session.data.train_rows() / session.config.batch) as u64;
@@ -165,7 +219,7 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
         // Inside the backend's context (the CPU's pool); each line goes straight to stdout,
         // which nothing else holds locked meanwhile.
         backend.enter(&mut |b| {
-            result = train_one(b, &session, steps, args, out);
+            result = train_one(b, &session, (steps, target), args, out);
         });
         result
     })
@@ -174,16 +228,22 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
 fn train_one(
     backend: &mut dyn Backend,
     session: &Session,
-    steps: u64,
+    (most_steps, target): (u64, Option<Target>),
     args: &TrainArgs,
     out: &mut Out,
 ) -> Result<(), RunError> {
     let device = backend.device();
     let adapter = backend.adapter_summary();
+    // End to end: from setting up the model, as a training script's wall clock runs.
+    let begun = Instant::now();
     let mut runner = Runner::new(backend, session)?;
     let started = Instant::now();
     let mut last_loss = f32::NAN;
-    for step in 1..=steps {
+    let per_epoch = (session.data.train_rows() / session.config.batch).max(1) as u64;
+    let mut reached: Option<(f64, Option<f32>)> = None;
+    let mut last_score = None;
+    let mut steps = most_steps;
+    for step in 1..=most_steps {
         if step % args.log_every == 0 || step == steps {
             runner.step(backend, true)?;
             let log = runner.log(backend)?;
@@ -204,6 +264,22 @@ fn train_one(
         } else {
             runner.step(backend, false)?;
         }
+        if let Some(Target::Score(goal)) = target
+            && step % per_epoch == 0
+        {
+            let eval = runner.evaluate(backend)?;
+            last_score = eval.test.accuracy.or(eval.test.r2);
+            if last_score.is_some_and(|s| f64::from(s) >= goal) {
+                reached = Some((begun.elapsed().as_secs_f64(), last_score));
+                steps = step;
+                break;
+            }
+        }
+    }
+    if let Some(Target::Epochs(_)) = target {
+        // The last epoch's work has ended once its loss is read back.
+        runner.log(backend)?;
+        reached = Some((begun.elapsed().as_secs_f64(), None));
     }
     let elapsed_s = started.elapsed().as_secs_f64();
     let eval = runner.evaluate(backend)?;
@@ -228,6 +304,22 @@ fn train_one(
         test_mae: eval.test.mae,
         precision: (precision != Precision::Fp32)
             .then(|| PrecisionSummary::of(precision, runner.rounding_total(), runner.scaler())),
+        target: target.map(|t| {
+            let regression = session.data.task == Task::Regression;
+            let (name, value) = match t {
+                Target::Epochs(n) => ("epochs", n as f64),
+                Target::Score(x) if regression => ("test_r2", x),
+                Target::Score(x) => ("test_accuracy", x),
+            };
+            TargetSummary {
+                target: name,
+                value,
+                reached: reached.is_some(),
+                time_to_target_s: reached.map(|(s, _)| s),
+                score: reached.and_then(|(_, s)| s).or(last_score),
+                epochs: steps / per_epoch,
+            }
+        }),
     };
     if args.run.json {
         out.json(&summary)?;
@@ -250,6 +342,22 @@ fn train_one(
         "{device} done: {steps} steps in {elapsed_s:.2} s, {result} ({})",
         summary.backend
     ))?;
+    if let Some(t) = &summary.target {
+        out.line(match t.time_to_target_s {
+            Some(s) => format!(
+                "{device} time to target ({} {}): {s:.3} s end to end, after {} epochs",
+                t.target, t.value, t.epochs
+            ),
+            None => format!(
+                "{device} target ({} {}) not reached within {steps} steps ({} epochs; last \
+                 score {})",
+                t.target,
+                t.value,
+                t.epochs,
+                t.score.map_or("none".to_owned(), |s| format!("{s:.4}"))
+            ),
+        })?;
+    }
     if let Some(p) = &summary.precision {
         out.line(format!("{device} {}: {}", precision.as_str(), p.text()))?;
     }
