@@ -545,3 +545,70 @@ fn train_stops_at_a_target_and_reports_the_time_to_it_end_to_end() {
     assert_eq!(code, 2);
     assert!(stderr.contains("0.9 for 90%"), "{stderr}");
 }
+
+#[test]
+fn infer_times_single_requests_and_batches_on_each_device_with_their_copies() {
+    let gpu = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+        .args(["devices", "--json"])
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    let device = if gpu || ci() { "both" } else { "cpu" };
+    let (code, stdout, stderr) = batchscope(&[
+        "infer",
+        "--dataset",
+        "iris",
+        "--device",
+        device,
+        "--requests",
+        "40",
+        "--train-steps",
+        "50",
+        "--batch",
+        "16",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let reports: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(
+        reports.len(),
+        if device == "both" { 2 } else { 1 },
+        "{stdout}"
+    );
+    for r in &reports {
+        for (case, rows) in [("single", 1), ("batched", 16)] {
+            let l = &r[case];
+            assert_eq!(l["rows"], rows, "{r}");
+            assert_eq!(l["requests"], 40);
+            let (p50, p99) = (
+                l["p50_ms"].as_f64().expect("p50"),
+                l["p99_ms"].as_f64().expect("p99"),
+            );
+            assert!(p50 > 0.0 && p99 >= p50, "{r}");
+            assert!(l["rows_per_s"].as_f64().is_some_and(|v| v > 0.0));
+            // Every request copies its rows in and its answer out: the recorded spans show it.
+            let memcpy = l["spans_per_request"]
+                .as_array()
+                .expect("spans")
+                .iter()
+                .find(|s| s[0] == "Memcpy")
+                .and_then(|s| s[1].as_u64());
+            assert!(
+                memcpy.is_some_and(|n| n >= 2),
+                "{case} on {}: {r}",
+                r["device"]
+            );
+        }
+        if r["device"] == "gpu" {
+            let kinds: Vec<&str> = r["single"]["spans_per_request"]
+                .as_array()
+                .expect("spans")
+                .iter()
+                .filter_map(|s| s[0].as_str())
+                .collect();
+            assert!(kinds.contains(&"Kernel") && kinds.contains(&"Sync"), "{r}");
+        }
+    }
+}

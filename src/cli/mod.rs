@@ -9,6 +9,7 @@ use args::threads_in_range;
 mod bench;
 mod devices;
 mod failure;
+mod infer;
 mod inspect;
 mod memory;
 mod output;
@@ -77,6 +78,9 @@ enum Commands {
     /// Vary one setting over a list of values on each device, one device at a time, and find
     /// where the GPU's samples/s reach the CPU's.
     Sweep(sweep::SweepArgs),
+    /// Train briefly, then time predictions one request at a time and in batches: latency
+    /// percentiles and throughput per device.
+    Infer(infer::InferArgs),
     /// Record a short run as Chrome trace JSON (opens in Perfetto) and print each device's
     /// step breakdown and advice.
     Trace(trace::TraceArgs),
@@ -144,6 +148,7 @@ pub fn main() -> ExitCode {
         Some(Commands::Train(args)) => train::run(&mut out, &args),
         Some(Commands::Bench(args)) => bench::run(&mut out, &args),
         Some(Commands::Sweep(args)) => sweep::run(&mut out, &args),
+        Some(Commands::Infer(args)) => infer::run(&mut out, &args),
         Some(Commands::Trace(args)) => trace::run(&mut out, &args),
         Some(Commands::Memory(args)) => memory::run(&mut out, &args),
         Some(Commands::Data {
