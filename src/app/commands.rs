@@ -87,6 +87,16 @@ impl BatchScopeApp {
             },
             UiCommand::ReleaseCached => self.send_all(|| Command::ReleaseCached),
             UiCommand::ComparePrecisions => self.compare_precisions(),
+            UiCommand::RunSweep(sweep) => self.run_sweep(sweep),
+            UiCommand::CancelSweep => {
+                // Dropping the job cancels it; what was measured stays.
+                self.jobs.sweep = None;
+                self.jobs.pending_sweep = None;
+                if let Some(results) = self.state.sweep.as_mut() {
+                    results.ended = true;
+                    results.notes.push("cancelled".to_owned());
+                }
+            }
             UiCommand::CancelComparison => {
                 // Dropping the job tells its thread to stop after its current step.
                 self.jobs.comparison = None;
@@ -103,8 +113,19 @@ impl BatchScopeApp {
         }
     }
 
-    /// Every device of the run trains continuously.
+    /// Every device of the run trains continuously. A sweep measuring meanwhile would share
+    /// the cores with training: it stops, and says why.
     fn run(&mut self) {
+        if self.jobs.sweep.is_some() || self.jobs.pending_sweep.is_some() {
+            self.jobs.sweep = None;
+            self.jobs.pending_sweep = None;
+            if let Some(results) = self.state.sweep.as_mut() {
+                results.ended = true;
+                results
+                    .notes
+                    .push("cancelled: training was started again".to_owned());
+            }
+        }
         for run in &mut self.state.runs {
             if run.can_train() {
                 run.run_state = RunState::Running;
@@ -303,6 +324,81 @@ impl BatchScopeApp {
                     self.reset();
                 } else if settings.config.source == source {
                     settings.config.source = settings.applied.source.clone();
+                }
+            }
+        }
+    }
+
+    /// Pauses training and has `sweep` start once every device has stopped: a sweep shares
+    /// its cores with nothing.
+    fn run_sweep(&mut self, sweep: crate::bench::sweep::Sweep) {
+        if self.session.is_none() {
+            return;
+        }
+        self.pause();
+        let devices = self.sweep_devices();
+        self.state.sweep = Some(crate::bench::sweep::Results::new(sweep.clone(), &devices));
+        self.jobs.sweep = None;
+        self.jobs.pending_sweep = Some(sweep);
+        self.start_pending_sweep();
+    }
+
+    /// The devices a sweep measures: those of the run in progress.
+    fn sweep_devices(&self) -> Vec<Device> {
+        Device::ALL
+            .into_iter()
+            .filter(|&d| self.state.settings.applied_enabled(d))
+            .collect()
+    }
+
+    /// Starts the sweep asked for once no device trains any more (called every frame).
+    pub(super) fn start_pending_sweep(&mut self) {
+        use crate::bench::sweep::{self, PointPlan};
+        if self.state.is_running() {
+            return;
+        }
+        let (Some(sweep), Some(session)) = (self.jobs.pending_sweep.take(), self.session.clone())
+        else {
+            return;
+        };
+        let devices = self.sweep_devices();
+        let options = crate::backend::OpenOptions {
+            cpu_threads: self.options.cpu_threads,
+            split: crate::backend::cpu::Split::BySize,
+            gpu: self.options.gpu.clone(),
+        };
+        let work = {
+            let (sweep, devices) = (sweep.clone(), devices.clone());
+            move |ctx: crate::job::JobContext<sweep::Report>| {
+                let open = |device, threads: Option<usize>| {
+                    let options = crate::backend::OpenOptions {
+                        cpu_threads: threads.unwrap_or(options.cpu_threads),
+                        ..options.clone()
+                    };
+                    crate::backend::open(device, &options)
+                };
+                let plan = PointPlan::default();
+                sweep::run(
+                    &sweep,
+                    &session,
+                    &devices,
+                    plan,
+                    &open,
+                    ctx.cancel_flag(),
+                    &mut |r| {
+                        ctx.send(r);
+                    },
+                );
+            }
+        };
+        match crate::job::Job::spawn("sweep", self.notify(), work) {
+            Ok(job) => self.jobs.sweep = Some(job),
+            Err(e) => {
+                if let Some(results) = self.state.sweep.as_mut() {
+                    results
+                        .notes
+                        .push(format!("cannot start the sweep's thread: {e}"));
+                    results.ended = true;
                 }
             }
         }

@@ -517,6 +517,62 @@ mod tests {
     }
 
     #[test]
+    fn the_experiments_tab_runs_a_sweep_with_training_paused_and_cancel_stops_one() {
+        use crate::bench::sweep::Sweep;
+        let mut harness = settled_without_gpu("test");
+        harness.state_mut().run_commands(vec![UiCommand::Run]);
+        harness.state_mut().run_commands(vec![
+            UiCommand::ShowTab(Tab::Experiments),
+            UiCommand::RunSweep(Sweep::parse("batch=8,32").expect("sweep")),
+        ]);
+        // Training pauses, and the sweep starts only once it has.
+        assert!(
+            harness
+                .state()
+                .state
+                .runs
+                .iter()
+                .all(|r| r.run_state != crate::train::RunState::Running)
+        );
+        let overlapped = std::cell::Cell::new(false);
+        assert!(step_until(&mut harness, Duration::from_secs(60), |app| {
+            overlapped
+                .set(overlapped.get() || (app.jobs.sweep.is_some() && app.state.is_running()));
+            app.state.sweep.as_ref().is_some_and(|r| r.ended)
+        }));
+        assert!(!overlapped.get(), "the sweep ran while a device trained");
+        harness.step();
+        let results = harness.state().state.sweep.clone().expect("results");
+        let cpu: Vec<_> = results
+            .points
+            .iter()
+            .filter(|p| p.device == Device::Cpu)
+            .collect();
+        assert_eq!(cpu.len(), 2, "{results:?}");
+        assert!(cpu.iter().all(|p| p.samples_per_s > 0.0));
+        // No adapter here: the GPU is left out, and the tab says why.
+        assert!(
+            results.notes.iter().any(|n| n.starts_with("gpu:")),
+            "{:?}",
+            results.notes
+        );
+        assert!(harness.query_by_label_contains("gpu:").is_some());
+        assert!(harness.query_by_label("Run sweep").is_some());
+        // A long sweep, cancelled at once: it stops, and says so.
+        harness.state_mut().run_commands(vec![UiCommand::RunSweep(
+            Sweep::parse("batch=1,2,4,8,16,32,64,128").expect("sweep"),
+        )]);
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::CancelSweep]);
+        harness.step();
+        let results = harness.state().state.sweep.clone().expect("results");
+        assert!(results.ended && results.points.len() < 8, "{results:?}");
+        assert!(results.notes.iter().any(|n| n == "cancelled"));
+        assert!(harness.state().jobs.sweep.is_none());
+    }
+
+    #[test]
     fn a_path_on_the_command_line_is_opened_trained_on_and_previewed() {
         let path = crate::data::shipped::shipped_path("wine").expect("wine");
         let mut harness = harness(AppOptions {

@@ -1,5 +1,6 @@
 //! The app's background work, every piece a [`crate::job::Job`] polled from `logic()`: one
-//! training worker per device, the data set loading, and the comparison of number formats.
+//! training worker per device, the data set loading, the comparison of number formats and the
+//! Experiments tab's sweep.
 //! Dropping the app drops them: the workers are told to stop and joined, the others cancelled.
 
 use crate::data::source::LoadJob;
@@ -16,6 +17,10 @@ pub(super) struct Jobs {
     pub loading: Option<(LoadJob, AfterLoad)>,
     /// The comparison of number formats running.
     pub comparison: Option<Job<compare::Progress>>,
+    /// The sweep of the Experiments tab running.
+    pub sweep: Option<Job<crate::bench::sweep::Report>>,
+    /// A sweep asked for, waiting for training to pause before it starts.
+    pub pending_sweep: Option<crate::bench::sweep::Sweep>,
 }
 
 /// What to do once a load has finished.

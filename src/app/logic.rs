@@ -42,6 +42,8 @@ impl BatchScopeApp {
         }
         self.poll_load();
         self.poll_comparison();
+        self.start_pending_sweep();
+        self.poll_sweep();
         let mut commands = Vec::new();
         if let Some(chosen) = self.panels.opener.poll(self.state.lang) {
             commands.push(UiCommand::chosen(chosen));
@@ -95,6 +97,24 @@ impl BatchScopeApp {
                 commands.push(UiCommand::Reset);
             }
         });
+    }
+
+    /// Takes in the sweep's reports.
+    fn poll_sweep(&mut self) {
+        let Some(job) = self.jobs.sweep.as_mut() else {
+            return;
+        };
+        let reports = job.poll();
+        let ended = job.is_finished();
+        if let Some(results) = self.state.sweep.as_mut() {
+            for report in reports {
+                results.apply(report);
+            }
+            results.ended |= ended;
+        }
+        if ended {
+            self.jobs.sweep = None;
+        }
     }
 
     /// Takes in the comparison's reports.

@@ -90,6 +90,8 @@ pub struct Panels {
     pub precision: PrecisionPanel,
     /// The data preview.
     pub preview: PreviewPanel,
+    /// The Experiments tab.
+    pub experiments: crate::ui::experiments::ExperimentsPanel,
     /// Open…: the dialog's job, or the in-app browser.
     pub opener: FileOpener,
 }

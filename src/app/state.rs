@@ -93,6 +93,8 @@ pub struct AppState {
     pub trace_export: Option<String>,
     /// Saved settings that were not used at start, and why (shown until dismissed).
     pub restore_notes: Vec<RestoreNote>,
+    /// The last sweep of the Experiments tab, running or ended.
+    pub sweep: Option<crate::bench::sweep::Results>,
 }
 
 impl AppState {
@@ -108,6 +110,7 @@ impl AppState {
             comparison: None,
             trace_export: None,
             restore_notes: Vec::new(),
+            sweep: None,
         }
     }
 

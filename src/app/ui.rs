@@ -47,6 +47,7 @@ impl BatchScopeApp {
             .as_ref()
             .map(|s| std::sync::Arc::clone(&s.data));
         let running = state.is_running();
+        let session_exists = self.session.is_some();
         let restored: Vec<String> = state
             .restore_notes
             .iter()
@@ -105,6 +106,19 @@ impl BatchScopeApp {
                         ctx.request_repaint_after(Duration::from_millis(200));
                     }
                 }
+                Tab::Experiments => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("experiments")
+                        .show(ui, |ui| {
+                            panels.experiments.ui(
+                                ui,
+                                lang,
+                                state.sweep.as_ref(),
+                                session_exists,
+                                &mut commands,
+                            );
+                        });
+                }
                 Tab::Precision => {
                     egui::ScrollArea::vertical()
                         .id_salt("precision")
@@ -155,6 +169,7 @@ fn tabs_ui(ui: &mut egui::Ui, lang: Lang, current: Tab, commands: &mut Vec<UiCom
             (Tab::Journey, Key::Journey),
             (Tab::Memory, Key::MemoryTab),
             (Tab::Precision, Key::PrecisionTab),
+            (Tab::Experiments, Key::TabExperiments),
             (Tab::Data, Key::TabData),
         ] {
             if ui.selectable_label(current == tab, lang.tr(key)).clicked() {

@@ -8,6 +8,7 @@
 //! a GPU slowed by the CPU's work would be shown as "the GPU".
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -299,6 +300,19 @@ pub fn measure_point(
     value: Value,
     plan: PointPlan,
 ) -> Result<Point, BackendError> {
+    let never = AtomicBool::new(false);
+    measure_point_until(backend, session, (parameter, value), plan, &never)
+        .map(|point| point.expect("never cancelled"))
+}
+
+/// As [`measure_point`], stopping between two timed runs once `cancel` is set (`None`).
+pub fn measure_point_until(
+    backend: &mut dyn Backend,
+    session: &Session,
+    (parameter, value): (Parameter, Value),
+    plan: PointPlan,
+    cancel: &AtomicBool,
+) -> Result<Option<Point>, BackendError> {
     let mut runner = Runner::new(backend, session)?;
     let start = Instant::now();
     let mut warmup_steps = 0u64;
@@ -312,6 +326,9 @@ pub fn measure_point(
     let measuring = Instant::now();
     let mut step_ms: Vec<f64> = Vec::new();
     let (median, iqr, noisy) = loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
         let run = Instant::now();
         for _ in 0..steps_per_run {
             runner.step(backend, false)?;
@@ -339,7 +356,7 @@ pub fn measure_point(
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), &t| {
             (lo.min(t), hi.max(t))
         });
-    Ok(Point {
+    Ok(Some(Point {
         device: backend.device(),
         parameter,
         value,
@@ -352,7 +369,186 @@ pub fn measure_point(
         runs: step_ms.len(),
         steps_per_run,
         gflop_per_s: flops_per_step(&spec, batch) / (median / 1e3) / 1e9,
-    })
+    }))
+}
+
+/// What a sweep reports as it goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Report {
+    /// A point was measured.
+    Point(Point),
+    /// A value could not be measured on a device, and why.
+    Skipped {
+        /// The device.
+        device: Device,
+        /// The value.
+        value: Value,
+        /// Why, in words.
+        why: String,
+    },
+    /// A device could not be opened or does not take part, and why.
+    DeviceLeftOut {
+        /// The device.
+        device: Device,
+        /// Why, in words.
+        why: String,
+    },
+    /// The GPU that was measured is a software adapter.
+    SoftwareGpu,
+}
+
+/// Measures every value of `sweep` on each of `devices` in turn (all of the first device's
+/// points, then the next device's: never two at once), opening each device's backend with
+/// `open(device, cpu_threads)`; stops between runs once `cancel` is set.
+pub fn run(
+    sweep: &Sweep,
+    session: &Session,
+    devices: &[Device],
+    plan: PointPlan,
+    open: &dyn Fn(Device, Option<usize>) -> Result<Box<dyn Backend>, String>,
+    cancel: &AtomicBool,
+    report: &mut dyn FnMut(Report),
+) {
+    let (sessions, _) = sweep.sessions(session);
+    for &device in devices {
+        if !sweep.parameter.applies_to(device) {
+            report(Report::DeviceLeftOut {
+                device,
+                why: format!("{} applies to the CPU only", sweep.parameter.as_str()),
+            });
+            continue;
+        }
+        for (&value, session) in sweep.values.iter().zip(&sessions) {
+            if cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let session = match session {
+                Ok(session) => session,
+                Err(e) => {
+                    let why = e.to_string();
+                    report(Report::Skipped { device, value, why });
+                    continue;
+                }
+            };
+            let threads = match (sweep.parameter, value) {
+                (Parameter::Threads, Value::Count(n)) => Some(n),
+                _ => None,
+            };
+            let mut backend = match open(device, threads) {
+                Ok(backend) => backend,
+                Err(why) => {
+                    report(Report::DeviceLeftOut { device, why });
+                    break;
+                }
+            };
+            if backend.adapter_summary().is_some_and(|a| a.software) {
+                report(Report::SoftwareGpu);
+            }
+            let mut measured = Ok(None);
+            let key = (sweep.parameter, value);
+            backend.enter(&mut |b| {
+                measured = measure_point_until(b, session, key, plan, cancel);
+            });
+            match measured {
+                Ok(Some(point)) => report(Report::Point(point)),
+                Ok(None) => return,
+                Err(e) => {
+                    let why = e.to_string();
+                    report(Report::Skipped { device, value, why });
+                }
+            }
+        }
+    }
+}
+
+/// A sweep's results so far: what the Experiments tab shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Results {
+    /// The sweep.
+    pub sweep: Sweep,
+    /// The points measured, in the order they were.
+    pub points: Vec<Point>,
+    /// Values and devices left out, and why.
+    pub notes: Vec<String>,
+    /// Whether the GPU measured is a software adapter.
+    pub software_gpu: bool,
+    /// Points expected in all (values × devices taking part).
+    pub expected: usize,
+    /// The sweep has ended (finished, failed or cancelled).
+    pub ended: bool,
+}
+
+impl Results {
+    /// Empty results of `sweep` on `devices`.
+    pub fn new(sweep: Sweep, devices: &[Device]) -> Self {
+        let taking_part = devices
+            .iter()
+            .filter(|&&d| sweep.parameter.applies_to(d))
+            .count();
+        Self {
+            expected: sweep.values.len() * taking_part,
+            sweep,
+            points: Vec::new(),
+            notes: Vec::new(),
+            software_gpu: false,
+            ended: false,
+        }
+    }
+
+    /// Takes in one report.
+    pub fn apply(&mut self, report: Report) {
+        match report {
+            Report::Point(point) => self.points.push(point),
+            Report::Skipped { device, value, why } => {
+                self.expected = self.expected.saturating_sub(1);
+                self.notes.push(format!(
+                    "{device} {}={value}: {why}",
+                    self.sweep.parameter.as_str()
+                ));
+            }
+            Report::DeviceLeftOut { device, why } => {
+                let measured = self.points.iter().filter(|p| p.device == device).count();
+                let left = self.sweep.values.len().saturating_sub(measured);
+                self.expected = self.expected.saturating_sub(left);
+                self.notes.push(format!("{device}: {why}"));
+            }
+            Report::SoftwareGpu => self.software_gpu = true,
+        }
+    }
+
+    /// The share of the expected points measured, in `[0, 1]`.
+    pub fn progress(&self) -> f32 {
+        if self.expected == 0 {
+            return 1.0;
+        }
+        (self.points.len() as f32 / self.expected as f32).min(1.0)
+    }
+
+    /// The point of `device` at `value`, if measured.
+    pub fn point(&self, device: Device, value: Value) -> Option<&Point> {
+        self.points
+            .iter()
+            .find(|p| p.device == device && p.value == value)
+    }
+
+    /// The crossover, when both devices measured a numeric parameter at some common value.
+    pub fn crossover(&self) -> Option<Crossover> {
+        let rate = |device, value| self.point(device, value).map(|p| p.samples_per_s);
+        let mut rows: Vec<(f64, f64, f64)> = self
+            .sweep
+            .values
+            .iter()
+            .filter_map(|&v| Some((v.number()?, rate(Device::Cpu, v)?, rate(Device::Gpu, v)?)))
+            .collect();
+        if rows.is_empty() {
+            return None;
+        }
+        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let values: Vec<f64> = rows.iter().map(|r| r.0).collect();
+        let cpu: Vec<f64> = rows.iter().map(|r| r.1).collect();
+        let gpu: Vec<f64> = rows.iter().map(|r| r.2).collect();
+        Some(crossover(&values, &cpu, &gpu, self.software_gpu))
+    }
 }
 
 /// Where the GPU's samples/s first reach the CPU's.
@@ -373,8 +569,27 @@ pub enum Crossover {
     },
     /// The GPU did not reach the CPU in the range measured.
     NotReached {
-        /// Why, in words.
+        /// Why, in words (English; the window words it from `reason`).
         why: String,
+        /// Why, for the window to word in its language.
+        #[serde(skip)]
+        reason: Shortfall,
+    },
+}
+
+/// Why no crossover was found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shortfall {
+    /// No value was measured on both devices.
+    NothingToCompare,
+    /// The GPU is a software adapter: it runs on the CPU's own cores.
+    SoftwareGpu,
+    /// The GPU stayed slower: its best share of the CPU's samples/s, and where.
+    StayedSlower {
+        /// The best GPU/CPU ratio, in percent.
+        best_pct: f64,
+        /// The value where it was reached.
+        at: f64,
     },
 }
 
@@ -391,7 +606,7 @@ impl std::fmt::Display for Crossover {
                 f,
                 "the GPU is at least as fast as the CPU from the first value measured ({value})"
             ),
-            Crossover::NotReached { why } => write!(f, "no crossover in this range: {why}"),
+            Crossover::NotReached { why, .. } => write!(f, "no crossover in this range: {why}"),
         }
     }
 }
@@ -407,18 +622,25 @@ pub fn crossover(values: &[f64], cpu: &[f64], gpu: &[f64], software_gpu: bool) -
         .collect();
     let Some(first) = ratios.iter().position(|&(_, r)| r >= 1.0) else {
         let best = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-        let why = match best {
-            None => "no value was measured on both devices".to_owned(),
-            Some(_) if software_gpu => "the GPU is a software adapter: it runs its kernels on \
-                                        the CPU's own cores, so it cannot overtake them"
+        let reason = match best {
+            None => Shortfall::NothingToCompare,
+            Some(_) if software_gpu => Shortfall::SoftwareGpu,
+            Some(&(at, r)) => Shortfall::StayedSlower {
+                best_pct: 100.0 * r,
+                at,
+            },
+        };
+        let why = match reason {
+            Shortfall::NothingToCompare => "no value was measured on both devices".to_owned(),
+            Shortfall::SoftwareGpu => "the GPU is a software adapter: it runs its kernels on the \
+                                       CPU's own cores, so it cannot overtake them"
                 .to_owned(),
-            Some(&(v, r)) => format!(
-                "the GPU stayed slower over the whole range (at best {:.0}% of the CPU's \
-                 samples/s, at {v}); try larger values",
-                100.0 * r
+            Shortfall::StayedSlower { best_pct, at } => format!(
+                "the GPU stayed slower over the whole range (at best {best_pct:.0}% of the CPU's \
+                 samples/s, at {at}); try larger values"
             ),
         };
-        return Crossover::NotReached { why };
+        return Crossover::NotReached { why, reason };
     };
     if first == 0 {
         return Crossover::FromTheStart { value: ratios[0].0 };
@@ -443,13 +665,12 @@ mod tests {
         let values = [16.0, 64.0, 256.0, 1024.0];
         let cpu = [1000.0, 1000.0, 1000.0, 1000.0];
         let gpu = [250.0, 500.0, 1000.0, 2000.0];
-        assert_eq!(
-            crossover(&values, &cpu, &gpu, false),
-            Crossover::At {
-                value: 256.0,
-                between: [64.0, 256.0]
-            }
-        );
+        // Reached exactly at a measured value: that value.
+        let Crossover::At { value, between } = crossover(&values, &cpu, &gpu, false) else {
+            panic!("a crossover");
+        };
+        assert!((value - 256.0).abs() < 1e-9, "{value}");
+        assert_eq!(between, [64.0, 256.0]);
         // Half-way in log ratio between 64 (½) and 256 (2): at 128.
         let gpu = [250.0, 500.0, 2000.0, 4000.0];
         let Crossover::At { value, between } = crossover(&values, &cpu, &gpu, false) else {

@@ -13,8 +13,7 @@ use super::args::RunArgs;
 use super::failure::{Failure, RunError, on_each_device};
 use super::output::Out;
 use super::run::{open_backend_with, parse_run};
-use crate::bench::sweep::{Crossover, Parameter, Point, PointPlan, Sweep, Value, crossover};
-use crate::device::Device;
+use crate::bench::sweep::{Crossover, Parameter, Point, PointPlan, Results, Sweep, Value};
 
 #[derive(Args, Debug)]
 pub(super) struct SweepArgs {
@@ -134,9 +133,13 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         }
         Ok(())
     });
-    let crossover = crossover_of(&sweep, &points, software_gpu);
+    let mut results = Results::new(sweep.clone(), &devices);
+    results.software_gpu = software_gpu;
+    results.points = points;
+    let points = &results.points;
+    let crossover = results.crossover();
     if let Some(path) = &args.out {
-        write_csv(path, sweep.parameter, &points)
+        write_csv(path, sweep.parameter, points)
             .map_err(|e| Failure::BadInput(format!("cannot write {}: {e}", path.display())))?;
     }
     if args.run.json {
@@ -149,29 +152,6 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         out.line(format!("crossover: {crossover}"))?;
     }
     result
-}
-
-/// The crossover when both devices measured a numeric parameter.
-fn crossover_of(sweep: &Sweep, points: &[Point], software_gpu: bool) -> Option<Crossover> {
-    let rate = |device: Device, value: Value| {
-        points
-            .iter()
-            .find(|p| p.device == device && p.value == value)
-            .map(|p| p.samples_per_s)
-    };
-    let mut rows: Vec<(f64, f64, f64)> = sweep
-        .values
-        .iter()
-        .filter_map(|&v| Some((v.number()?, rate(Device::Cpu, v)?, rate(Device::Gpu, v)?)))
-        .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let values: Vec<f64> = rows.iter().map(|r| r.0).collect();
-    let cpu: Vec<f64> = rows.iter().map(|r| r.1).collect();
-    let gpu: Vec<f64> = rows.iter().map(|r| r.2).collect();
-    Some(crossover(&values, &cpu, &gpu, software_gpu))
 }
 
 /// The points as CSV in the style of hyperfine's export: one row per device and value, the

@@ -22,6 +22,8 @@ pub enum Tab {
     Memory,
     /// What 16-bit formats do to the values.
     Precision,
+    /// Sweeps: where the GPU overtakes the CPU.
+    Experiments,
 }
 
 /// What the user asked for this frame.
@@ -65,6 +67,10 @@ pub enum UiCommand {
     ComparePrecisions,
     /// Stop that comparison.
     CancelComparison,
+    /// Measure a sweep on the devices of the run, one device at a time (training pauses).
+    RunSweep(crate::bench::sweep::Sweep),
+    /// Stop the sweep.
+    CancelSweep,
 }
 
 impl UiCommand {

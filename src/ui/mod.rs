@@ -10,6 +10,7 @@
 
 pub mod column;
 pub mod command;
+pub mod experiments;
 pub mod fonts;
 pub mod journey;
 pub mod labels;

@@ -1,0 +1,410 @@
+//! The Experiments tab: vary one setting over a list of values, measure both devices at each
+//! value (one device at a time; training pauses), and see where the GPU overtakes the CPU —
+//! samples/s and step time against the value on log-log axes, the crossover marked, and a table
+//! coloured against the best of each column.
+
+use egui::{Color32, RichText};
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+
+use super::command::UiCommand;
+use crate::bench::sweep::{Crossover, Parameter, Results, Shortfall, Sweep, Value};
+use crate::device::Device;
+use crate::i18n::{Key, Lang};
+
+/// The tab's own state: the setting chosen and the values typed.
+#[derive(Clone, Debug)]
+pub struct ExperimentsPanel {
+    /// The setting to vary.
+    pub parameter: Parameter,
+    /// Its values, as typed.
+    pub values: String,
+}
+
+impl Default for ExperimentsPanel {
+    fn default() -> Self {
+        Self {
+            parameter: Parameter::Batch,
+            values: preset(Parameter::Batch).to_owned(),
+        }
+    }
+}
+
+/// The values a sweep of `parameter` starts from.
+pub fn preset(parameter: Parameter) -> &'static str {
+    match parameter {
+        Parameter::Batch => "1,4,16,64,256,1024,4096",
+        Parameter::Width => "16,64,256,1024,4096",
+        Parameter::Depth => "1,2,4,8,16",
+        Parameter::Threads => "1,2,4,8",
+        Parameter::Workers => "0,1,2,4",
+        Parameter::Precision => "fp32,fp16,bf16,mixed",
+    }
+}
+
+fn parameter_key(parameter: Parameter) -> Key {
+    match parameter {
+        Parameter::Batch => Key::SweepBatch,
+        Parameter::Width => Key::SweepWidth,
+        Parameter::Depth => Key::SweepDepth,
+        Parameter::Threads => Key::SweepThreads,
+        Parameter::Workers => Key::SweepWorkers,
+        Parameter::Precision => Key::SweepPrecision,
+    }
+}
+
+fn device_color(device: Device) -> Color32 {
+    match device {
+        Device::Cpu => Color32::from_rgb(90, 160, 255),
+        Device::Gpu => Color32::from_rgb(120, 200, 90),
+    }
+}
+
+/// The crossover in `lang`.
+pub fn crossover_text(lang: Lang, crossover: &Crossover) -> String {
+    match crossover {
+        Crossover::At { value, between } => lang.fmt(
+            Key::CrossoverAt,
+            &[
+                ("value", &format!("{value:.0}")),
+                ("low", &between[0]),
+                ("high", &between[1]),
+            ],
+        ),
+        Crossover::FromTheStart { value } => lang.fmt(Key::CrossoverFromStart, &[("value", value)]),
+        Crossover::NotReached { reason, .. } => match *reason {
+            Shortfall::NothingToCompare => lang.tr(Key::CrossoverNothing).to_owned(),
+            Shortfall::SoftwareGpu => lang.tr(Key::CrossoverSoftware).to_owned(),
+            Shortfall::StayedSlower { best_pct, at } => lang.fmt(
+                Key::CrossoverSlower,
+                &[("pct", &format!("{best_pct:.0}")), ("at", &at)],
+            ),
+        },
+    }
+}
+
+impl ExperimentsPanel {
+    /// Draws the tab. `can_run`: a run exists whose settings the sweep starts from.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        results: Option<&Results>,
+        can_run: bool,
+        commands: &mut Vec<UiCommand>,
+    ) {
+        ui.label(lang.tr(Key::ExperimentsIntro));
+        let running = results.is_some_and(|r| !r.ended);
+        let parsed = Sweep::parse(&format!("{}={}", self.parameter.as_str(), self.values));
+        ui.horizontal(|ui| {
+            let before = self.parameter;
+            egui::ComboBox::from_label(lang.tr(Key::SweepVary))
+                .selected_text(lang.tr(parameter_key(self.parameter)))
+                .show_ui(ui, |ui| {
+                    for p in Parameter::ALL {
+                        ui.selectable_value(&mut self.parameter, p, lang.tr(parameter_key(p)));
+                    }
+                });
+            if self.parameter != before {
+                preset(self.parameter).clone_into(&mut self.values);
+            }
+            ui.add(egui::TextEdit::singleline(&mut self.values).desired_width(240.0))
+                .on_hover_text(lang.tr(Key::SweepValuesTip));
+            if running {
+                if ui.button(lang.tr(Key::Cancel)).clicked() {
+                    commands.push(UiCommand::CancelSweep);
+                }
+            } else {
+                let enabled = can_run && parsed.is_ok();
+                let button = ui
+                    .add_enabled(enabled, egui::Button::new(lang.tr(Key::RunSweep)))
+                    .on_hover_text(lang.tr(Key::RunSweepTip));
+                if button.clicked()
+                    && let Ok(sweep) = parsed.clone()
+                {
+                    commands.push(UiCommand::RunSweep(sweep));
+                }
+            }
+        });
+        if let Err(e) = &parsed {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        let Some(results) = results else {
+            return;
+        };
+        if running {
+            ui.add(
+                egui::ProgressBar::new(results.progress())
+                    .show_percentage()
+                    .text(lang.tr(Key::SweepRunning)),
+            );
+        }
+        ui.label(RichText::new(lang.tr(Key::SweepFairness)).small());
+        for note in &results.notes {
+            ui.label(
+                RichText::new(note)
+                    .small()
+                    .color(ui.visuals().warn_fg_color),
+            );
+        }
+        let crossover = results.crossover();
+        if let Some(c) = &crossover {
+            ui.label(RichText::new(crossover_text(lang, c)).strong());
+        }
+        plot_ui(ui, lang, results, crossover.as_ref());
+        table_ui(ui, lang, results);
+    }
+}
+
+/// Where a value sits on the plot's x axis: log10 of a count, or its place for a precision.
+fn x_of(results: &Results, value: Value) -> f64 {
+    match value.number() {
+        Some(n) => n.max(1e-3).log10(),
+        None => results
+            .sweep
+            .values
+            .iter()
+            .position(|&v| v == value)
+            .unwrap_or(0) as f64,
+    }
+}
+
+/// Samples/s and step time against the value, log-log, one line per device.
+fn plot_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, crossover: Option<&Crossover>) {
+    let numeric = results.sweep.values.iter().all(|v| v.number().is_some());
+    let power = |mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| {
+        format!("{:.3}", 10f64.powf(mark.value))
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_owned()
+    };
+    let names: Vec<String> = results.sweep.values.iter().map(Value::to_string).collect();
+    let x_label = move |mark: egui_plot::GridMark, range: &std::ops::RangeInclusive<f64>| {
+        if numeric {
+            power(mark, range)
+        } else {
+            names
+                .get(mark.value.round().max(0.0) as usize)
+                .filter(|_| (mark.value - mark.value.round()).abs() < 1e-6)
+                .cloned()
+                .unwrap_or_default()
+        }
+    };
+    for (id, key, of) in [
+        ("sweep-rate", Key::SamplesPerSecond, 0usize),
+        ("sweep-step", Key::StepTimeMs, 1),
+    ] {
+        ui.label(lang.tr(key));
+        let x_label = x_label.clone();
+        Plot::new(id)
+            .height(170.0)
+            .legend(Legend::default())
+            .x_axis_formatter(x_label)
+            .y_axis_formatter(power)
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                for device in Device::ALL {
+                    let points: Vec<[f64; 2]> = results
+                        .points
+                        .iter()
+                        .filter(|p| p.device == device)
+                        .map(|p| {
+                            let y = if of == 0 {
+                                p.samples_per_s
+                            } else {
+                                p.step_time_ms
+                            };
+                            [x_of(results, p.value), y.max(1e-9).log10()]
+                        })
+                        .collect();
+                    let name = device.as_str().to_uppercase();
+                    plot.line(
+                        Line::new(name.clone(), PlotPoints::from(points.clone()))
+                            .color(device_color(device)),
+                    );
+                    plot.points(
+                        Points::new(name, PlotPoints::from(points))
+                            .radius(3.0)
+                            .color(device_color(device)),
+                    );
+                }
+                if let Some(Crossover::At { value, .. }) = crossover {
+                    plot.vline(
+                        VLine::new(lang.tr(Key::Crossover), value.log10())
+                            .color(Color32::from_rgb(240, 180, 60)),
+                    );
+                }
+            });
+    }
+}
+
+/// The table in the style of `torch.utils.benchmark.Compare`: one row per value, each device's
+/// samples/s and step time, coloured against the best of its column, a mark where the runs
+/// spread more than asked.
+fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results) {
+    let best = |device: Device| {
+        results
+            .points
+            .iter()
+            .filter(|p| p.device == device)
+            .map(|p| p.samples_per_s)
+            .fold(0.0f64, f64::max)
+    };
+    let bests = [best(Device::Cpu), best(Device::Gpu)];
+    egui::Grid::new("sweep-table")
+        .striped(true)
+        .num_columns(6)
+        .show(ui, |ui| {
+            ui.label(RichText::new(lang.tr(parameter_key(results.sweep.parameter))).strong());
+            for device in Device::ALL {
+                let name = device.as_str().to_uppercase();
+                ui.label(
+                    RichText::new(format!("{name} {}", lang.tr(Key::SamplesPerSecond))).strong(),
+                );
+                ui.label(RichText::new(format!("{name} {}", lang.tr(Key::StepTimeMs))).strong());
+            }
+            ui.label(RichText::new("GPU / CPU").strong());
+            ui.end_row();
+            for &value in &results.sweep.values {
+                ui.label(value.to_string());
+                for device in Device::ALL {
+                    let Some(p) = results.point(device, value) else {
+                        ui.label("—");
+                        ui.label("—");
+                        continue;
+                    };
+                    let share = p.samples_per_s / bests[device as usize].max(1e-12);
+                    // Full colour for the best, fading with the share of it.
+                    let color = device_color(device)
+                        .gamma_multiply((0.35 + 0.65 * share as f32).clamp(0.35, 1.0));
+                    let text = if p.noisy {
+                        format!("{:.0} ({})", p.samples_per_s, lang.tr(Key::Noisy))
+                    } else {
+                        format!("{:.0}", p.samples_per_s)
+                    };
+                    ui.label(RichText::new(text).color(color))
+                        .on_hover_text(lang.fmt(
+                            Key::SweepPointTip,
+                            &[
+                                ("iqr", &format!("{:.1}", p.iqr_pct)),
+                                ("runs", &p.runs),
+                                ("steps", &p.steps_per_run),
+                            ],
+                        ));
+                    ui.label(format!("{:.4}", p.step_time_ms));
+                }
+                let ratio = results
+                    .point(Device::Gpu, value)
+                    .zip(results.point(Device::Cpu, value))
+                    .map(|(g, c)| g.samples_per_s / c.samples_per_s);
+                ui.label(ratio.map_or_else(|| "—".to_owned(), |r| format!("{r:.2}×")));
+                ui.end_row();
+            }
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::bench::sweep::{Point, Report};
+
+    fn point(device: Device, batch: usize, samples_per_s: f64, noisy: bool) -> Point {
+        Point {
+            device,
+            parameter: Parameter::Batch,
+            value: Value::Count(batch),
+            samples_per_s,
+            step_time_ms: batch as f64 / samples_per_s * 1e3,
+            step_time_min_ms: 0.0,
+            step_time_max_ms: 0.0,
+            iqr_pct: if noisy { 25.0 } else { 4.0 },
+            noisy,
+            runs: 5,
+            steps_per_run: 100,
+            gflop_per_s: 0.0,
+        }
+    }
+
+    fn results() -> Results {
+        let sweep = Sweep::parse("batch=16,64,256").expect("sweep");
+        let mut r = Results::new(sweep, &Device::ALL);
+        for (batch, cpu, gpu) in [
+            (16, 1000.0, 250.0),
+            (64, 1000.0, 500.0),
+            (256, 1000.0, 2000.0),
+        ] {
+            r.apply(Report::Point(point(Device::Cpu, batch, cpu, batch == 64)));
+            r.apply(Report::Point(point(Device::Gpu, batch, gpu, false)));
+        }
+        r.ended = true;
+        r
+    }
+
+    #[test]
+    fn the_tab_shows_both_devices_the_crossover_and_the_table_in_both_languages() {
+        for (lang, crossover, noisy) in [
+            (Lang::En, "The GPU overtakes the CPU at about 128", "noisy"),
+            (Lang::Zh, "GPU 在约 128 处超过 CPU", "波动大"),
+        ] {
+            let results = results();
+            let mut panel = ExperimentsPanel::default();
+            let mut harness = crate::ui::testing::harness(
+                move |ui, commands: &mut Vec<UiCommand>| {
+                    panel.ui(ui, lang, Some(&results), true, commands);
+                },
+                Vec::new(),
+            );
+            harness.run();
+            assert!(
+                harness.query_by_label_contains(crossover).is_some(),
+                "{lang:?}"
+            );
+            assert!(
+                harness.query_by_label("2000").is_some(),
+                "the GPU's rate at 256"
+            );
+            assert!(
+                harness.query_by_label("2.00×").is_some(),
+                "the ratio at 256"
+            );
+            assert!(harness.query_by_label(&format!("1000 ({noisy})")).is_some());
+        }
+    }
+
+    #[test]
+    fn run_sends_the_sweep_typed_and_cancel_stops_a_running_one() {
+        let mut panel = ExperimentsPanel {
+            parameter: Parameter::Batch,
+            values: "8, 32".to_owned(),
+        };
+        let mut harness = crate::ui::testing::harness(
+            move |ui, commands: &mut Vec<UiCommand>| {
+                panel.ui(ui, Lang::En, None, true, commands);
+            },
+            Vec::new(),
+        );
+        harness.run();
+        harness.get_by_label("Run sweep").click();
+        harness.run();
+        assert_eq!(
+            harness.state(),
+            &[UiCommand::RunSweep(
+                Sweep::parse("batch=8,32").expect("sweep")
+            )]
+        );
+        let mut running = results();
+        running.ended = false;
+        let mut panel = ExperimentsPanel::default();
+        let mut harness = crate::ui::testing::harness(
+            move |ui, commands: &mut Vec<UiCommand>| {
+                panel.ui(ui, Lang::En, Some(&running), true, commands);
+            },
+            Vec::new(),
+        );
+        harness.run();
+        harness.get_by_label("Cancel").click();
+        harness.run();
+        assert_eq!(harness.state(), &[UiCommand::CancelSweep]);
+    }
+}
