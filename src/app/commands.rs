@@ -94,7 +94,7 @@ impl BatchScopeApp {
                 self.jobs.pending_sweep = None;
                 if let Some(results) = self.state.sweep.as_mut() {
                     results.ended = true;
-                    results.notes.push("cancelled".to_owned());
+                    results.notes.push(crate::bench::sweep::Note::Cancelled);
                 }
             }
             UiCommand::CancelComparison => {
@@ -123,7 +123,7 @@ impl BatchScopeApp {
                 results.ended = true;
                 results
                     .notes
-                    .push("cancelled: training was started again".to_owned());
+                    .push(crate::bench::sweep::Note::CancelledByRun);
             }
         }
         for run in &mut self.state.runs {
@@ -395,9 +395,10 @@ impl BatchScopeApp {
             Ok(job) => self.jobs.sweep = Some(job),
             Err(e) => {
                 if let Some(results) = self.state.sweep.as_mut() {
-                    results
-                        .notes
-                        .push(format!("cannot start the sweep's thread: {e}"));
+                    results.notes.push(crate::bench::sweep::Note::LeftOut {
+                        device: Device::Cpu,
+                        why: format!("cannot start the sweep's thread: {e}"),
+                    });
                     results.ended = true;
                 }
             }

@@ -552,11 +552,17 @@ mod tests {
         assert!(cpu.iter().all(|p| p.samples_per_s > 0.0));
         // No adapter here: the GPU is left out, and the tab says why.
         assert!(
-            results.notes.iter().any(|n| n.starts_with("gpu:")),
+            results.notes.iter().any(|n| matches!(
+                n,
+                crate::bench::sweep::Note::LeftOut {
+                    device: Device::Gpu,
+                    ..
+                }
+            )),
             "{:?}",
             results.notes
         );
-        assert!(harness.query_by_label_contains("gpu:").is_some());
+        assert!(harness.query_by_label_contains("GPU: left out (").is_some());
         assert!(harness.query_by_label("Run sweep").is_some());
         // A long sweep, cancelled at once: it stops, and says so.
         harness.state_mut().run_commands(vec![UiCommand::RunSweep(
@@ -568,7 +574,11 @@ mod tests {
         harness.step();
         let results = harness.state().state.sweep.clone().expect("results");
         assert!(results.ended && results.points.len() < 8, "{results:?}");
-        assert!(results.notes.iter().any(|n| n == "cancelled"));
+        assert!(
+            results
+                .notes
+                .contains(&crate::bench::sweep::Note::Cancelled)
+        );
         assert!(harness.state().jobs.sweep.is_none());
     }
 

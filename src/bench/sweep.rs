@@ -158,7 +158,7 @@ impl Sweep {
     pub fn sessions(
         &self,
         session: &Session,
-    ) -> (Vec<Result<Session, SessionError>>, Option<String>) {
+    ) -> (Vec<Result<Session, SessionError>>, Option<Raised>) {
         let mut base = session.clone();
         let mut note = None;
         let largest_batch = self
@@ -178,11 +178,7 @@ impl Sweep {
             let mut config = base.config.clone();
             config.data.samples = wanted.min(crate::data::MAX_SAMPLES);
             if let Ok(bigger) = Session::new(config) {
-                note = Some(format!(
-                    "the generator's samples were raised from {} to {} so that the training \
-                     part holds the largest batch",
-                    base.config.data.samples, bigger.config.data.samples
-                ));
+                note = Some((base.config.data.samples, bigger.config.data.samples));
                 base = bigger;
             }
         }
@@ -202,6 +198,9 @@ impl Sweep {
         (sessions, note)
     }
 }
+
+/// The generator's samples before and after a sweep raised them for its largest batch.
+pub type Raised = (usize, usize);
 
 /// `config` with `parameter` set to `value` (threads are the backend's, not the config's).
 pub fn with_value(config: &TrainConfig, parameter: Parameter, value: Value) -> TrainConfig {
@@ -395,6 +394,46 @@ pub enum Report {
     },
     /// The GPU that was measured is a software adapter.
     SoftwareGpu,
+    /// The generator's samples were raised so that the training part holds the largest batch.
+    SamplesRaised {
+        /// Samples before.
+        from: usize,
+        /// Samples after.
+        to: usize,
+    },
+}
+
+/// Something the Experiments tab says of a sweep besides its points.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Note {
+    /// The generator's samples were raised to fit the largest batch.
+    SamplesRaised {
+        /// Samples before.
+        from: usize,
+        /// Samples after.
+        to: usize,
+    },
+    /// A value could not be measured on a device (the reason, as the backend or the settings
+    /// check said it).
+    Skipped {
+        /// The device.
+        device: Device,
+        /// The value.
+        value: Value,
+        /// Why.
+        why: String,
+    },
+    /// A device was left out (it could not be opened, or the setting is the CPU's only).
+    LeftOut {
+        /// The device.
+        device: Device,
+        /// Why.
+        why: String,
+    },
+    /// The user cancelled the sweep.
+    Cancelled,
+    /// Training was started again, which cancelled the sweep.
+    CancelledByRun,
 }
 
 /// Measures every value of `sweep` on each of `devices` in turn (all of the first device's
@@ -409,7 +448,10 @@ pub fn run(
     cancel: &AtomicBool,
     report: &mut dyn FnMut(Report),
 ) {
-    let (sessions, _) = sweep.sessions(session);
+    let (sessions, raised) = sweep.sessions(session);
+    if let Some((from, to)) = raised {
+        report(Report::SamplesRaised { from, to });
+    }
     for &device in devices {
         if !sweep.parameter.applies_to(device) {
             report(Report::DeviceLeftOut {
@@ -468,8 +510,8 @@ pub struct Results {
     pub sweep: Sweep,
     /// The points measured, in the order they were.
     pub points: Vec<Point>,
-    /// Values and devices left out, and why.
-    pub notes: Vec<String>,
+    /// Values and devices left out, and why; what the sweep changed; how it ended.
+    pub notes: Vec<Note>,
     /// Whether the GPU measured is a software adapter.
     pub software_gpu: bool,
     /// Points expected in all (values × devices taking part).
@@ -501,18 +543,16 @@ impl Results {
             Report::Point(point) => self.points.push(point),
             Report::Skipped { device, value, why } => {
                 self.expected = self.expected.saturating_sub(1);
-                self.notes.push(format!(
-                    "{device} {}={value}: {why}",
-                    self.sweep.parameter.as_str()
-                ));
+                self.notes.push(Note::Skipped { device, value, why });
             }
             Report::DeviceLeftOut { device, why } => {
                 let measured = self.points.iter().filter(|p| p.device == device).count();
                 let left = self.sweep.values.len().saturating_sub(measured);
                 self.expected = self.expected.saturating_sub(left);
-                self.notes.push(format!("{device}: {why}"));
+                self.notes.push(Note::LeftOut { device, why });
             }
             Report::SoftwareGpu => self.software_gpu = true,
+            Report::SamplesRaised { from, to } => self.notes.push(Note::SamplesRaised { from, to }),
         }
     }
 

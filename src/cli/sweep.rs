@@ -52,7 +52,13 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         crate::trace::chrome::check_destination(path).map_err(Failure::BadInput)?;
     }
     let (session, devices) = parse_run(&args.run)?;
-    let (sessions, note) = sweep.sessions(&session);
+    let (sessions, raised) = sweep.sessions(&session);
+    let note = raised.map(|(from, to)| {
+        format!(
+            "the generator's samples were raised from {from} to {to} so that the training part \
+             holds the largest batch"
+        )
+    });
     if let Some(note) = &note {
         let _ = writeln!(std::io::stderr(), "note: {note}");
     }

@@ -224,6 +224,11 @@ strings! {
     CrossoverSoftware => "No crossover in this range: the GPU is a software adapter, which runs its kernels on the CPU's own cores, so it cannot overtake them.", "此范围内没有交叉点：GPU 是软件适配器，它在 CPU 自己的核心上运行内核，因此无法超过 CPU。";
     CrossoverSlower => "No crossover in this range: the GPU stayed slower (at best {pct}% of the CPU's samples/s, at {at}). Try larger values.", "此范围内没有交叉点：GPU 一直更慢（最好时为 CPU 样本/秒的 {pct}%，在 {at} 处）。请尝试更大的取值。";
     Noisy => "noisy", "波动大";
+    SweepSamplesRaised => "The generator's samples were raised from {from} to {to} so that the training part holds the largest batch.", "生成器的样本数从 {from} 提高到 {to}，使训练部分能容纳最大的批。";
+    SweepSkipped => "{device}, {setting} {value}: not measured ({why}).", "{device}，{setting} {value}：未测量（{why}）。";
+    SweepLeftOut => "{device}: left out ({why}).", "{device}：未参与（{why}）。";
+    SweepCancelled => "Cancelled: the points measured so far are shown.", "已取消：显示目前已测得的点。";
+    SweepCancelledByRun => "Cancelled because training was started again: a sweep shares its cores with nothing.", "因重新开始训练而取消：扫描不与任何工作共用核心。";
     SweepPointTip => "Interquartile range {iqr}% of the median, over {runs} timed runs of {steps} steps.", "四分位距为中位数的 {iqr}%，共 {runs} 次计时运行，每次 {steps} 步。";
     TabData => "Data preview", "数据预览";
     PreviewEmpty => "No data set loaded yet: open a file or a folder, drop one on the window, or choose a real data set in the setup panel.", "尚未加载数据集：打开文件或文件夹、把文件拖放到窗口上，或在设置面板中选择一个真实数据集。";

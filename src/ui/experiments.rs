@@ -7,7 +7,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
-use crate::bench::sweep::{Crossover, Parameter, Results, Shortfall, Sweep, Value};
+use crate::bench::sweep::{Crossover, Note, Parameter, Results, Shortfall, Sweep, Value};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
 
@@ -56,6 +56,30 @@ fn device_color(device: Device) -> Color32 {
     match device {
         Device::Cpu => Color32::from_rgb(90, 160, 255),
         Device::Gpu => Color32::from_rgb(120, 200, 90),
+    }
+}
+
+/// A note of a sweep in `lang` (a device's or the settings' own reason stays as they said it).
+pub fn note_text(lang: Lang, parameter: Parameter, note: &Note) -> String {
+    match note {
+        Note::SamplesRaised { from, to } => {
+            lang.fmt(Key::SweepSamplesRaised, &[("from", from), ("to", to)])
+        }
+        Note::Skipped { device, value, why } => lang.fmt(
+            Key::SweepSkipped,
+            &[
+                ("device", &device.as_str().to_uppercase()),
+                ("setting", &lang.tr(parameter_key(parameter))),
+                ("value", value),
+                ("why", why),
+            ],
+        ),
+        Note::LeftOut { device, why } => lang.fmt(
+            Key::SweepLeftOut,
+            &[("device", &device.as_str().to_uppercase()), ("why", why)],
+        ),
+        Note::Cancelled => lang.tr(Key::SweepCancelled).to_owned(),
+        Note::CancelledByRun => lang.tr(Key::SweepCancelledByRun).to_owned(),
     }
 }
 
@@ -140,8 +164,9 @@ impl ExperimentsPanel {
         }
         ui.label(RichText::new(lang.tr(Key::SweepFairness)).small());
         for note in &results.notes {
+            let text = note_text(lang, results.sweep.parameter, note);
             ui.label(
-                RichText::new(note)
+                RichText::new(text)
                     .small()
                     .color(ui.visuals().warn_fg_color),
             );
