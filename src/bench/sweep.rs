@@ -165,7 +165,8 @@ impl Sweep {
             .values
             .iter()
             .filter_map(|v| match (self.parameter, v) {
-                (Parameter::Batch, Value::Count(n)) => Some(*n),
+                // A batch the settings refuse anyway raises nothing.
+                (Parameter::Batch, Value::Count(n)) if *n <= crate::train::MAX_BATCH => Some(*n),
                 _ => None,
             })
             .max()

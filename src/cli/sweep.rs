@@ -5,15 +5,16 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use serde::Serialize;
 
 use super::args::RunArgs;
-use super::failure::{Failure, RunError, on_each_device};
-use super::output::Out;
+use super::failure::Failure;
+use super::output::{Out, OutputError};
 use super::run::{open_backend_with, parse_run};
-use crate::bench::sweep::{Crossover, Parameter, Point, PointPlan, Results, Sweep, Value};
+use crate::bench::sweep::{Crossover, Parameter, Point, PointPlan, Report, Results, Sweep};
 
 #[derive(Args, Debug)]
 pub(super) struct SweepArgs {
@@ -52,16 +53,6 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         crate::trace::chrome::check_destination(path).map_err(Failure::BadInput)?;
     }
     let (session, devices) = parse_run(&args.run)?;
-    let (sessions, raised) = sweep.sessions(&session);
-    let note = raised.map(|(from, to)| {
-        format!(
-            "the generator's samples were raised from {from} to {to} so that the training part \
-             holds the largest batch"
-        )
-    });
-    if let Some(note) = &note {
-        let _ = writeln!(std::io::stderr(), "note: {note}");
-    }
     let plan = PointPlan {
         cap_s: args.cap_s,
         ..PointPlan::default()
@@ -80,68 +71,64 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
                 .join(",")
         ))?;
     }
-    let mut points: Vec<Point> = Vec::new();
-    let mut software_gpu = false;
-    // One device at a time: the CPU's points, then the GPU's, never both at once.
-    let result = on_each_device(out, &devices, args.run.json, |out, device| {
-        if !sweep.parameter.applies_to(device) {
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: {device}: {} applies to the CPU only",
-                sweep.parameter.as_str()
-            );
-            return Ok(());
-        }
-        for (&value, session) in sweep.values.iter().zip(&sessions) {
-            let session = match session {
-                Ok(session) => session,
-                Err(e) => {
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "note: {device}: {}={value} skipped: {e}",
+    let open = |device, threads: Option<usize>| {
+        open_backend_with(device, &args.run, threads.unwrap_or(args.run.threads))
+    };
+    let cancel = AtomicBool::new(false);
+    let mut results = Results::new(sweep.clone(), &devices);
+    let mut output: Option<OutputError> = None;
+    let (mut note, mut device_failed) = (None, false);
+    // The same runner as the Experiments tab: the CPU's points, then the GPU's, never both.
+    crate::bench::sweep::run(
+        &sweep,
+        &session,
+        &devices,
+        plan,
+        &open,
+        &cancel,
+        &mut |report| {
+            let printed = match &report {
+                Report::Point(point) if args.run.json => out.json(point),
+                Report::Point(point) => out.line(point_line(point)),
+                Report::Skipped { device, value, why } => {
+                    say(&format!(
+                        "note: {device}: {}={value} skipped: {why}",
                         sweep.parameter.as_str()
+                    ));
+                    Ok(())
+                }
+                Report::DeviceLeftOut { device, why } => {
+                    // A device that cannot be opened is a failure; a setting it has none of is not.
+                    let failed = sweep.parameter.applies_to(*device);
+                    device_failed |= failed;
+                    say(&format!(
+                        "{}: {device}: {why}",
+                        if failed { "error" } else { "note" }
+                    ));
+                    Ok(())
+                }
+                Report::SoftwareGpu => Ok(()),
+                Report::SamplesRaised { from, to } => {
+                    let text = format!(
+                        "the generator's samples were raised from {from} to {to} so that the \
+                     training part holds the largest batch"
                     );
-                    continue;
+                    say(&format!("note: {text}"));
+                    note = Some(text);
+                    Ok(())
                 }
             };
-            let threads = match (sweep.parameter, value) {
-                (Parameter::Threads, Value::Count(n)) => n,
-                _ => args.run.threads,
-            };
-            let mut backend = open_backend_with(device, &args.run, threads)?;
-            software_gpu |= backend.adapter_summary().is_some_and(|a| a.software);
-            let mut measured = Err(RunError::from("the point did not run"));
-            backend.enter(&mut |b| {
-                measured =
-                    crate::bench::sweep::measure_point(b, session, sweep.parameter, value, plan)
-                        .map_err(RunError::from);
-            });
-            let point = measured?;
-            if args.run.json {
-                out.json(&point)?;
-            } else {
-                out.line(format!(
-                    "{device} {}={value}: {:.0} samples/s, step {:.4} ms median [{:.4} .. {:.4}], \
-                     IQR {:.1}%{} over {} runs of {} steps, {:.2} GFLOP/s",
-                    sweep.parameter.as_str(),
-                    point.samples_per_s,
-                    point.step_time_ms,
-                    point.step_time_min_ms,
-                    point.step_time_max_ms,
-                    point.iqr_pct,
-                    if point.noisy { " (noisy)" } else { "" },
-                    point.runs,
-                    point.steps_per_run,
-                    point.gflop_per_s
-                ))?;
+            if let Err(e) = printed {
+                // Standard output went away: stop measuring.
+                output.get_or_insert(e);
+                cancel.store(true, Ordering::Relaxed);
             }
-            points.push(point);
-        }
-        Ok(())
-    });
-    let mut results = Results::new(sweep.clone(), &devices);
-    results.software_gpu = software_gpu;
-    results.points = points;
+            results.apply(report);
+        },
+    );
+    if let Some(e) = output {
+        return Err(e.into());
+    }
     let points = &results.points;
     let crossover = results.crossover();
     if let Some(path) = &args.out {
@@ -157,7 +144,36 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
     } else if let Some(crossover) = &crossover {
         out.line(format!("crossover: {crossover}"))?;
     }
-    result
+    if device_failed {
+        Err(Failure::DeviceFailed)
+    } else {
+        Ok(())
+    }
+}
+
+/// A line of standard error (a closed one loses it, not the sweep).
+fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// One point as a line of text.
+fn point_line(point: &Point) -> String {
+    format!(
+        "{} {}={}: {:.0} samples/s, step {:.4} ms median [{:.4} .. {:.4}], IQR {:.1}%{} over {} \
+         runs of {} steps, {:.2} GFLOP/s",
+        point.device,
+        point.parameter.as_str(),
+        point.value,
+        point.samples_per_s,
+        point.step_time_ms,
+        point.step_time_min_ms,
+        point.step_time_max_ms,
+        point.iqr_pct,
+        if point.noisy { " (noisy)" } else { "" },
+        point.runs,
+        point.steps_per_run,
+        point.gflop_per_s
+    )
 }
 
 /// The points as CSV in the style of hyperfine's export: one row per device and value, the
