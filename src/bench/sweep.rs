@@ -143,6 +143,16 @@ impl Sweep {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let most_threads = crate::backend::cpu::MAX_THREADS;
+        if parameter == Parameter::Threads
+            && let Some(v) = values
+                .iter()
+                .find(|v| matches!(v, Value::Count(n) if *n > most_threads))
+        {
+            return Err(format!(
+                "{v} threads: choose at most {most_threads} (0 uses one per core)"
+            ));
+        }
         if values.is_empty() || values.len() > MAX_VALUES {
             return Err(format!(
                 "{} values: give between 1 and {MAX_VALUES}",
@@ -752,6 +762,7 @@ mod tests {
             ("colour=1,2", "not a setting a sweep varies"),
             ("batch=1,x", "`x`"),
             ("precision=fp8", "not a precision"),
+            ("threads=1,5000", "5000 threads: choose at most 1024"),
         ] {
             let err = Sweep::parse(bad).expect_err(bad);
             assert!(err.contains(says), "{bad}: {err}");

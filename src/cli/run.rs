@@ -202,18 +202,13 @@ pub(super) fn open_backend(device: Device, args: &RunArgs) -> Result<Box<dyn Bac
     open_backend_with(device, args, args.threads)
 }
 
-/// As [`open_backend`], with `threads` CPU kernel threads instead of `args`'s.
+/// As [`open_backend`], with `threads` CPU kernel threads instead of `args`'s (the CPU backend
+/// refuses more than it can start).
 pub(super) fn open_backend_with(
     device: Device,
     args: &RunArgs,
     threads: usize,
 ) -> Result<Box<dyn Backend>, String> {
-    if threads > crate::backend::cpu::MAX_THREADS {
-        return Err(format!(
-            "{threads} CPU threads: choose at most {}",
-            crate::backend::cpu::MAX_THREADS
-        ));
-    }
     let options = OpenOptions {
         cpu_threads: threads,
         split: if args.split == "always" {
