@@ -143,15 +143,12 @@ impl Sweep {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let most_threads = crate::backend::cpu::MAX_THREADS;
-        if parameter == Parameter::Threads
-            && let Some(v) = values
-                .iter()
-                .find(|v| matches!(v, Value::Count(n) if *n > most_threads))
-        {
-            return Err(format!(
-                "{v} threads: choose at most {most_threads} (0 uses one per core)"
-            ));
+        if parameter == Parameter::Threads {
+            for v in &values {
+                if let Value::Count(n) = v {
+                    crate::backend::cpu::check_threads(*n)?;
+                }
+            }
         }
         if values.is_empty() || values.len() > MAX_VALUES {
             return Err(format!(

@@ -1,11 +1,11 @@
 //! The arguments the run-like subcommands share: how to read a data set, what to train, and
 //! how the pipeline runs.
 
-use crate::backend::cpu::MAX_THREADS;
 use clap::Args;
 
 use super::failure::Failure;
 use crate::backend::UploadMode;
+use crate::backend::cpu::check_threads;
 use crate::data::Task;
 use crate::data::dataloader::{Augment, LoaderConfig};
 use crate::data::formats::{ImageOptions, LoadOptions};
@@ -232,10 +232,6 @@ pub(super) fn threads_in_range(text: &str) -> Result<usize, String> {
     let n: usize = text
         .parse()
         .map_err(|e| format!("`{text}`: {e}; give a whole number"))?;
-    if n > MAX_THREADS {
-        return Err(format!(
-            "{n} threads: choose at most {MAX_THREADS} (0 uses one per core)"
-        ));
-    }
+    check_threads(n)?;
     Ok(n)
 }

@@ -46,9 +46,13 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
-    /// Number of trainable values: `Σ (in · out + out)`.
+    /// Number of trainable values: `Σ (in · out + out)`, saturating (an absurd layer list
+    /// asked of the settings check must not overflow).
     pub fn parameter_count(&self) -> usize {
-        self.layers.windows(2).map(|w| w[0] * w[1] + w[1]).sum()
+        self.layers
+            .windows(2)
+            .map(|w| w[0].saturating_mul(w[1]).saturating_add(w[1]))
+            .fold(0, usize::saturating_add)
     }
 
     /// Multiply-adds of one forward pass per sample: `Σ in · out`.

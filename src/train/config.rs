@@ -259,15 +259,7 @@ impl TrainConfig {
         }
         check_hidden(&self.hidden)?;
         let spec = self.model_spec(data);
-        let parameters = spec
-            .layers
-            .windows(2)
-            .map(|w| {
-                (w[0] as u64)
-                    .saturating_mul(w[1] as u64)
-                    .saturating_add(w[1] as u64)
-            })
-            .fold(0, u64::saturating_add);
+        let parameters = spec.parameter_count() as u64;
         if parameters > MAX_PARAMETERS {
             return Err(SettingError::Parameters {
                 value: parameters,

@@ -31,6 +31,17 @@ use tuning::{ShapeKey, Tuning};
 /// Most kernel threads a CPU backend starts: far more than any CPU's cores, far fewer than
 /// make starting the pool take minutes.
 pub const MAX_THREADS: usize = 1024;
+
+/// Refuses a thread count above [`MAX_THREADS`], saying the limit: the one check the backend,
+/// the command line and a sweep of threads all make.
+pub fn check_threads(threads: usize) -> Result<(), String> {
+    if threads > MAX_THREADS {
+        return Err(format!(
+            "{threads} threads: choose at most {MAX_THREADS} (0 uses one per core)"
+        ));
+    }
+    Ok(())
+}
 /// Element-wise kernels split over the pool from this many elements on, in chunks of `CHUNK`.
 const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
 const CHUNK: usize = 1 << 12;
@@ -86,11 +97,7 @@ impl CpuBackend {
 
     /// A backend that splits kernels over its threads as `split` says.
     pub fn with_split(threads: usize, split: Split) -> Result<Self, BackendError> {
-        if threads > MAX_THREADS {
-            return Err(BackendError::Setup(format!(
-                "{threads} CPU threads: choose at most {MAX_THREADS} (0 uses one per core)"
-            )));
-        }
+        check_threads(threads).map_err(BackendError::Setup)?;
         let threads = if threads == 0 {
             std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
         } else {

@@ -111,12 +111,12 @@ pub(crate) fn open<'a>(
 
 /// Counts the bytes read from the file itself (before decompression), for progress and for
 /// naming where a gzip stream broke.
-struct Counted {
-    inner: File,
+struct Counted<R> {
+    inner: R,
     consumed: Rc<Cell<u64>>,
 }
 
-impl Read for Counted {
+impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.consumed.set(self.consumed.get() + n as u64);
@@ -242,8 +242,8 @@ pub fn gunzip_if_needed(raw: Vec<u8>, path: &str, budget: u64) -> Result<Vec<u8>
     }
     let consumed = Rc::new(Cell::new(0));
     let mut guarded = Guarded {
-        inner: Box::new(flate2::read::MultiGzDecoder::new(CountedSlice {
-            bytes: &raw,
+        inner: Box::new(flate2::read::MultiGzDecoder::new(Counted {
+            inner: raw.as_slice(),
             consumed: Rc::clone(&consumed),
         })),
         path: path.to_owned(),
@@ -261,19 +261,6 @@ pub fn gunzip_if_needed(raw: Vec<u8>, path: &str, budget: u64) -> Result<Vec<u8>
         .read_to_end(&mut out)
         .map_err(|e| data_error(e, path))?;
     Ok(out)
-}
-
-struct CountedSlice<'s> {
-    bytes: &'s [u8],
-    consumed: Rc<Cell<u64>>,
-}
-
-impl Read for CountedSlice<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.bytes.read(buf)?;
-        self.consumed.set(self.consumed.get() + n as u64);
-        Ok(n)
-    }
 }
 
 #[cfg(test)]
