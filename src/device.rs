@@ -32,6 +32,11 @@ impl fmt::Display for Device {
     }
 }
 
+/// The threads this machine runs at once (its logical cores; 1 when the system does not say).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
 /// Bytes of memory the system reports as available to a new allocation (Linux's
 /// `MemAvailable`), or `None` where it cannot be read.
 pub fn host_memory_available() -> Option<u64> {

@@ -88,6 +88,7 @@ impl BatchScopeApp {
             UiCommand::ReleaseCached => self.send_all(|| Command::ReleaseCached),
             UiCommand::ComparePrecisions => self.compare_precisions(),
             UiCommand::RunSweep(sweep) => self.run_sweep(sweep),
+            UiCommand::SetSharing(sharing) => self.set_sharing(sharing),
             UiCommand::CancelSweep => {
                 // Dropping the job cancels it; what was measured stays.
                 self.jobs.sweep = None;
@@ -226,6 +227,7 @@ impl BatchScopeApp {
         settings.error = None;
         settings.applied = settings.config.clone();
         settings.applied_enabled = settings.enabled;
+        self.state.show_sharing();
         self.state.generation += 1;
         let generation = self.state.generation;
         let precision = session.config.precision;

@@ -2,7 +2,7 @@
 //! panels' own tests, from synthetic state without threads, sit at the bottom of each panel's
 //! file.
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::time::{Duration, Instant};
 
     use egui_kittest::Harness;
@@ -16,21 +16,21 @@ mod tests {
     use crate::train::DeviceStatus;
     use crate::ui::{Tab, UiCommand};
 
-    fn harness(options: AppOptions) -> Harness<'static, BatchScopeApp> {
+    pub(in crate::app) fn harness(options: AppOptions) -> Harness<'static, BatchScopeApp> {
         let mut harness = harness_for(BatchScopeApp::new(options));
         harness.step();
         harness
     }
 
     /// A window-sized harness that draws `app`.
-    fn harness_for(app: BatchScopeApp) -> Harness<'static, BatchScopeApp> {
+    pub(in crate::app) fn harness_for(app: BatchScopeApp) -> Harness<'static, BatchScopeApp> {
         Harness::builder()
             .with_size(egui::vec2(1280.0, 900.0))
             .build_ui_state(|ui, app: &mut BatchScopeApp| app.frame(ui), app)
     }
 
     /// Steps frames (the workers run on their own threads) until `done` or the time is up.
-    fn step_until(
+    pub(in crate::app) fn step_until(
         harness: &mut Harness<'_, BatchScopeApp>,
         limit: Duration,
         done: impl Fn(&BatchScopeApp) -> bool,
@@ -46,7 +46,7 @@ mod tests {
         false
     }
 
-    fn devices_settled(app: &BatchScopeApp) -> bool {
+    pub(in crate::app) fn devices_settled(app: &BatchScopeApp) -> bool {
         app.state
             .runs
             .iter()
@@ -54,7 +54,7 @@ mod tests {
     }
 
     /// An app told there is no adapter (for `reason`), once both columns know their device.
-    fn settled_without_gpu(reason: &str) -> Harness<'static, BatchScopeApp> {
+    pub(in crate::app) fn settled_without_gpu(reason: &str) -> Harness<'static, BatchScopeApp> {
         let mut harness = harness(AppOptions {
             gpu: GpuChoice::Unavailable(reason.into()),
             ..AppOptions::default()
@@ -66,7 +66,7 @@ mod tests {
         harness
     }
 
-    fn gpu_expected() -> bool {
+    pub(in crate::app) fn gpu_expected() -> bool {
         match GpuBackend::new() {
             Ok(_) => true,
             Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
@@ -183,7 +183,7 @@ mod tests {
     }
 
     /// A folder under the system's temporary directory, emptied first.
-    fn temp_dir(name: &str) -> std::path::PathBuf {
+    pub(in crate::app) fn temp_dir(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("batchscope-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
@@ -405,6 +405,7 @@ mod tests {
             lang: crate::i18n::Lang::En,
             config: config.clone(),
             enabled: [true, false],
+            sharing: crate::train::Sharing::default(),
         };
         let options = || AppOptions {
             gpu: GpuChoice::Unavailable("test".into()),

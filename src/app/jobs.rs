@@ -21,6 +21,8 @@ pub(super) struct Jobs {
     pub sweep: Option<Job<crate::bench::sweep::Report>>,
     /// A sweep asked for, waiting for training to pause before it starts.
     pub pending_sweep: Option<crate::bench::sweep::Sweep>,
+    /// The turn both workers pass between them while they take turns.
+    pub turns: std::sync::Arc<crate::train::Turns>,
 }
 
 /// What to do once a load has finished.

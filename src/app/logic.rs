@@ -168,6 +168,7 @@ impl BatchScopeApp {
                         DeviceStatus::Unavailable(reason) => format!("unavailable: {reason}"),
                     },
                     "running": r.run_state != RunState::Paused,
+                    "sharing": r.sharing,
                     "steps": r.steps(),
                     "samples_per_s": r.last_log.as_ref().map(|l| l.samples_per_s),
                     "train_accuracy": r.last_eval.as_ref().and_then(|e| e.train.accuracy),

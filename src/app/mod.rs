@@ -11,6 +11,7 @@
 
 mod commands;
 mod flows;
+mod flows_runs;
 mod jobs;
 mod logic;
 pub mod restore;
@@ -167,6 +168,7 @@ impl BatchScopeApp {
         if !lang_given {
             app.state.lang = saved.lang;
         }
+        app.state.sharing = saved.sharing;
         // Also for settings saved before `saved` cleared it.
         saved.config.pipeline.keep_graphs = false;
         let restore = |app: &mut Self| {
@@ -212,6 +214,7 @@ impl BatchScopeApp {
             lang: self.state.lang,
             config,
             enabled: self.state.settings.applied_enabled,
+            sharing: self.state.sharing,
         }
     }
 

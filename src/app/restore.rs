@@ -15,7 +15,8 @@ use crate::data::source::DataSource;
 use crate::i18n::{Key, Lang};
 use crate::setting::SettingError;
 use crate::train::{
-    Pipeline, SessionError, TrainConfig, check_batch, check_hidden, check_loss_weight, check_lr,
+    Pipeline, SessionError, Sharing, TrainConfig, check_batch, check_hidden, check_loss_weight,
+    check_lr,
 };
 
 /// What the app remembers between runs: the language and the settings.
@@ -27,6 +28,8 @@ pub struct Saved {
     pub config: TrainConfig,
     /// Which devices were on.
     pub enabled: [bool; 2],
+    /// How the devices shared the machine.
+    pub sharing: Sharing,
 }
 
 impl Default for Saved {
@@ -35,6 +38,7 @@ impl Default for Saved {
             lang: Lang::default(),
             config: TrainConfig::default(),
             enabled: [true, true],
+            sharing: Sharing::default(),
         }
     }
 }
@@ -108,6 +112,7 @@ struct RawSaved {
     lang: Option<Box<RawValue>>,
     config: Option<Box<RawValue>>,
     enabled: Option<Box<RawValue>>,
+    sharing: Option<Box<RawValue>>,
 }
 
 /// The training settings with each field kept as RON text.
@@ -167,6 +172,13 @@ pub fn restore(text: &str) -> (Saved, Vec<RestoreNote>) {
         },
         &mut notes,
     );
+    let sharing = take(
+        raw.sharing.as_deref(),
+        Key::SavedSharing,
+        d.sharing,
+        |_| Ok(()),
+        &mut notes,
+    );
     let config = match raw
         .config
         .as_deref()
@@ -184,6 +196,7 @@ pub fn restore(text: &str) -> (Saved, Vec<RestoreNote>) {
             lang,
             config,
             enabled,
+            sharing,
         },
         notes,
     )

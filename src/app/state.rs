@@ -95,6 +95,8 @@ pub struct AppState {
     pub restore_notes: Vec<RestoreNote>,
     /// The last sweep of the Experiments tab, running or ended.
     pub sweep: Option<crate::bench::sweep::Results>,
+    /// How the devices share the machine while both train.
+    pub sharing: crate::train::Sharing,
 }
 
 impl AppState {
@@ -111,11 +113,20 @@ impl AppState {
             trace_export: None,
             restore_notes: Vec::new(),
             sweep: None,
+            sharing: crate::train::Sharing::default(),
         }
     }
 
     /// Whether any device is training (or still stopping).
     pub fn is_running(&self) -> bool {
         self.runs.iter().any(DeviceRun::is_running)
+    }
+
+    /// Tells each column how it shares the machine: only when both devices are in the run.
+    pub fn show_sharing(&mut self) {
+        let both = self.settings.applied_enabled.iter().all(|&on| on);
+        for run in &mut self.runs {
+            run.sharing = both.then_some(self.sharing);
+        }
     }
 }

@@ -20,7 +20,7 @@ impl BatchScopeApp {
         let Self { state, panels, .. } = self;
         let lang = state.lang;
         egui::Panel::top("toolbar").show(ui, |ui| {
-            toolbar_ui(ui, lang, &state.runs, &mut commands);
+            toolbar_ui(ui, lang, &state.runs, state.sharing, &mut commands);
         });
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.label(RichText::new(lang.tr(Key::Measured)).small().weak());

@@ -186,7 +186,7 @@ fn kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(), Fai
     let spec = session.config.model_spec(&session.data);
     let batch = session.config.batch;
     let peak = crate::bench::peak::measure(0.2);
-    let all = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let all = crate::device::cores();
     let mut rows = Vec::new();
     for threads in [1, all] {
         let mut cpu = CpuBackend::new(threads).map_err(|e| Failure::BadInput(e.to_string()))?;

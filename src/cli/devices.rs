@@ -24,7 +24,7 @@ struct CpuSummary {
 
 pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
     let adapters = context::enumerate(wgpu::Backends::all());
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let threads = crate::device::cores();
     if as_json {
         out.json(&DevicesSummary {
             cpu: CpuSummary { threads },

@@ -7,6 +7,7 @@
 //! new one and no curve joins an old point to a new one.
 
 use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
+use super::turns::Sharing;
 use super::worker::{Event, EventKind};
 use crate::backend::AdapterSummary;
 use crate::device::Device;
@@ -131,6 +132,11 @@ pub struct DeviceRun {
     pub skipped_seen: u64,
     /// What storing values in 16 bits lost since the run began.
     pub rounding: RoundingCensus,
+    /// How it shares the machine with the other device's run; `None` when it trains alone.
+    pub sharing: Option<Sharing>,
+    /// Training time measured over the whole run, in seconds, and the samples trained in it:
+    /// the run's mean speed (the time of evaluations and of waits for a turn is not in it).
+    pub timed: [f64; 2],
 }
 
 impl DeviceRun {
@@ -163,7 +169,15 @@ impl DeviceRun {
             skip_marks: Vec::new(),
             skipped_seen: 0,
             rounding: RoundingCensus::default(),
+            sharing: None,
+            timed: [0.0; 2],
         }
+    }
+
+    /// Mean samples per second over the run's measured training time.
+    pub fn mean_samples_per_s(&self) -> Option<f64> {
+        let [seconds, samples] = self.timed;
+        (seconds > 0.0).then(|| samples / seconds)
     }
 
     /// Steps trained so far in this run, as last reported.
@@ -201,6 +215,7 @@ impl DeviceRun {
             generation,
             precision,
             memory: self.memory,
+            sharing: self.sharing,
             // A new number, so a view redraws rather than reusing the old run's picture.
             boundary_version: self.boundary_version + 1,
             ..Self::new(self.device)
@@ -251,6 +266,12 @@ impl DeviceRun {
                 if log.kernel_time_ms.is_some() {
                     self.kernel_time_ms = log.kernel_time_ms;
                 }
+                let steps = log
+                    .step
+                    .saturating_sub(self.last_log.as_ref().map_or(0, |l| l.step));
+                let seconds = steps as f64 * log.step_time_ms / 1e3;
+                self.timed[0] += seconds;
+                self.timed[1] += log.samples_per_s * seconds;
                 self.last_log = Some(log);
             }
             EventKind::Eval(eval) => {

@@ -7,6 +7,7 @@
 //! - [`runner`]: the training loop of one device;
 //! - [`report`], [`metrics`]: what a run reports, and the scores computed on the host;
 //! - [`worker`], [`compare`]: training on a thread of its own;
+//! - [`turns`]: how both devices' workers share the machine while they train side by side;
 //! - [`device_run`]: what the window knows of a device's run, folded from its worker's events.
 
 pub mod compare;
@@ -17,6 +18,7 @@ pub mod metrics;
 pub mod report;
 pub mod runner;
 pub mod session;
+pub mod turns;
 pub mod worker;
 
 pub use config::{
@@ -32,3 +34,4 @@ pub use report::{
 };
 pub use runner::Runner;
 pub use session::{Session, SessionError};
+pub use turns::{Sharing, Turns};

@@ -11,6 +11,7 @@ use super::config::{BOUNDARY_RESOLUTION, Pipeline};
 use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 use super::runner::Runner;
 use super::session::Session;
+use super::turns::{Take, Turns};
 use crate::backend::AdapterSummary;
 use crate::backend::Backend;
 use crate::device::Device;
@@ -108,6 +109,10 @@ pub type BackendFactory = Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> +
 const LOG_INTERVAL: Duration = Duration::from_millis(100);
 /// How often the whole-set accuracy and the boundary are recomputed.
 const EVAL_INTERVAL: Duration = Duration::from_millis(500);
+/// How long a running worker waits for its turn before it looks at its commands again.
+const TURN_PATIENCE: Duration = Duration::from_millis(20);
+/// How long a single step waits for its turn: the other device's turn ends at its next report.
+const STEP_PATIENCE: Duration = Duration::from_secs(10);
 
 /// The UI's handle on one worker: a [`Job`] that reports events, and the commands it takes.
 pub struct Worker {
@@ -117,11 +122,17 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Starts the thread `train-cpu` or `train-gpu`.
-    pub fn spawn(device: Device, factory: BackendFactory, notify: Notify) -> std::io::Result<Self> {
+    /// Starts the thread `train-cpu` or `train-gpu`; while `turns` are on, it trains only in
+    /// its turns.
+    pub fn spawn(
+        device: Device,
+        factory: BackendFactory,
+        turns: Arc<Turns>,
+        notify: Notify,
+    ) -> std::io::Result<Self> {
         let (commands, inbox) = mpsc::channel();
         let job = Job::spawn(&format!("train-{device}"), notify, move |ctx| {
-            run(device, factory, inbox, &ctx);
+            run(device, factory, &turns, inbox, &ctx);
         })?;
         Ok(Self {
             device,
@@ -168,6 +179,7 @@ struct State<'a> {
     running: bool,
     last_log: Instant,
     last_eval: Instant,
+    turns: &'a Turns,
     ctx: &'a JobContext<Event>,
 }
 
@@ -182,6 +194,9 @@ impl State<'_> {
 
     fn set_running(&mut self, running: bool) {
         self.running = running && self.runner.is_some();
+        if !self.running {
+            self.turns.leave(self.device);
+        }
         self.send(EventKind::Running(self.running));
     }
 
@@ -195,6 +210,7 @@ impl State<'_> {
         // A new run starts paused; the window knows it, so there is nothing to report.
         self.generation = generation;
         self.running = false;
+        self.turns.leave(self.device);
         self.runner = None;
         // The old model's working copies go before the peaks start over.
         if let Err(e) = self.backend.clear_caches() {
@@ -224,6 +240,18 @@ impl State<'_> {
         let Some(runner) = self.runner.as_mut() else {
             return;
         };
+        // Taking turns, a device trains only in its turn, which lasts until its next report;
+        // the time it waited for the turn is not its own, so its clock starts over.
+        let patience = if self.running && !force {
+            TURN_PATIENCE
+        } else {
+            STEP_PATIENCE
+        };
+        match self.turns.take(self.device, patience) {
+            Take::NotYet => return,
+            Take::Held { waited: true } => runner.restart_clock(),
+            Take::Held { waited: false } | Take::Free => {}
+        }
         let due = force || self.last_log.elapsed() >= LOG_INTERVAL;
         // A report needs the loss, so it comes at a sync: the step syncs for it when the sync
         // policy leaves that to the display, and otherwise the report waits for the policy's
@@ -253,6 +281,7 @@ impl State<'_> {
                     self.send(trace);
                 }
                 self.report(force);
+                self.turns.pass(self.device);
             }
             Ok(None) => {}
             Err(e) => self.fail(e.to_string()),
@@ -300,7 +329,13 @@ fn trimmed(chunk: TraceChunk) -> TraceChunk {
     }
 }
 
-fn run(device: Device, factory: BackendFactory, inbox: Receiver<Command>, ctx: &JobContext<Event>) {
+fn run(
+    device: Device,
+    factory: BackendFactory,
+    turns: &Turns,
+    inbox: Receiver<Command>,
+    ctx: &JobContext<Event>,
+) {
     let backend = match factory() {
         Ok(backend) => backend,
         Err(reason) => {
@@ -317,13 +352,15 @@ fn run(device: Device, factory: BackendFactory, inbox: Receiver<Command>, ctx: &
     let mut backend = backend;
     let mut inbox = inbox;
     // The whole loop runs inside the backend's context (the CPU's own thread pool).
-    backend.enter(&mut |backend| command_loop(device, backend, &mut inbox, ctx));
+    backend.enter(&mut |backend| command_loop(device, backend, turns, &mut inbox, ctx));
+    turns.leave(device);
 }
 
 /// Trains on commands until told to stop.
 fn command_loop(
     device: Device,
     backend: &mut dyn Backend,
+    turns: &Turns,
     inbox: &mut Receiver<Command>,
     ctx: &JobContext<Event>,
 ) {
@@ -335,6 +372,7 @@ fn command_loop(
         running: false,
         last_log: Instant::now(),
         last_eval: Instant::now(),
+        turns,
         ctx,
     };
     let adapter = state.backend.adapter_summary();
@@ -381,8 +419,9 @@ fn command_loop(
                 state.set_running(true);
             }
             Some(Command::Pause) => {
-                // Report the interval that was running, then stop.
-                if state.running {
+                // Report the interval that was running, then stop. (A device waiting for its
+                // turn reported its last one when its turn ended.)
+                if state.running && !state.turns.waits(device) {
                     state.train_step(true);
                 }
                 state.set_running(false);

@@ -10,7 +10,7 @@ use crate::backend::AdapterSummary;
 use crate::data::{Dataset, Task};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
-use crate::train::{BoundaryGrid, Curve, DeviceRun, DeviceStatus, RunState};
+use crate::train::{BoundaryGrid, Curve, DeviceRun, DeviceStatus, RunState, Sharing};
 use crate::units::{format_ms, format_rate};
 
 /// Curve colours: the loss of the training batches, the whole training set, the test set.
@@ -63,6 +63,7 @@ impl ColumnPanel {
                 cpu_threads,
             } => {
                 device_header_ui(ui, lang, name, adapter.as_ref(), *cpu_threads);
+                sharing_ui(ui, lang, run, *cpu_threads);
             }
         }
         if let Some(error) = &run.error {
@@ -404,6 +405,48 @@ fn predictions_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: &Dataset
         });
 }
 
+/// How this column shares the machine with the other one, when both train: whether its
+/// figures are the device alone or the device slowed by the other.
+fn sharing_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, cpu_threads: Option<usize>) {
+    let Some(sharing) = run.sharing else {
+        return;
+    };
+    let other = match run.device {
+        Device::Cpu => Device::Gpu,
+        Device::Gpu => Device::Cpu,
+    };
+    let names = [
+        ("device", device_title(lang, run.device)),
+        ("other", device_title(lang, other)),
+    ];
+    let args: Vec<(&str, &dyn std::fmt::Display)> = names
+        .iter()
+        .map(|(k, v)| (*k, v as &dyn std::fmt::Display))
+        .collect();
+    let software = run.adapter().is_some_and(|a| a.software);
+    let one_core = crate::device::cores() == 1;
+    let (text, fair) = match (sharing, run.device) {
+        (Sharing::TakingTurns, _) => (lang.fmt(Key::SharingTurnsNote, &args), true),
+        (Sharing::Together, _) => (lang.fmt(Key::SharingTogetherNote, &args), false),
+        (Sharing::SpareCore, _) if one_core => (lang.tr(Key::SharingSpareOneCore).into(), false),
+        (Sharing::SpareCore, Device::Cpu) => {
+            let n = cpu_threads.unwrap_or(1);
+            (lang.fmt(Key::SharingSpareCpuNote, &[("n", &n)]), true)
+        }
+        (Sharing::SpareCore, Device::Gpu) if software => {
+            (lang.tr(Key::SharingSpareSoftware).into(), false)
+        }
+        (Sharing::SpareCore, Device::Gpu) => (lang.tr(Key::SharingSpareGpuNote).into(), true),
+    };
+    let color = if fair {
+        ui.visuals().weak_text_color()
+    } else {
+        ui.visuals().warn_fg_color
+    };
+    ui.label(RichText::new(text).color(color))
+        .on_hover_text(lang.tr(crate::ui::toolbar::sharing_texts(sharing).1));
+}
+
 fn device_header_ui(
     ui: &mut egui::Ui,
     lang: Lang,
@@ -574,6 +617,46 @@ mod tests {
         h.run();
         assert!(h.query_by_label("Training stopped").is_none());
         assert!(h.query_by_label("running").is_some());
+    }
+
+    /// Each way of sharing the machine is said on the column, in its colour: the device alone
+    /// when they take turns, slowed by the other when both train at once; nothing when the
+    /// device trains alone.
+    #[test]
+    fn the_column_says_how_it_shares_the_machine() {
+        let mut run = gpu();
+        let h = draw(run.clone());
+        assert!(h.query_by_label_contains("Taking turns").is_none());
+        run.sharing = Some(Sharing::TakingTurns);
+        let h = draw(run.clone());
+        assert!(
+            h.query_by_label(
+                "Taking turns with the CPU: timed only in its own turns, so this is the GPU alone."
+            )
+            .is_some()
+        );
+        run.sharing = Some(Sharing::Together);
+        let h = draw(run.clone());
+        assert!(
+            h.query_by_label_contains("this figure is the GPU slowed by the CPU")
+                .is_some()
+        );
+        // On a software adapter, a spare core does not make the GPU's figure its own.
+        run.sharing = Some(Sharing::SpareCore);
+        if let DeviceStatus::Ready {
+            adapter: Some(a), ..
+        } = &mut run.status
+        {
+            a.software = true;
+        }
+        let h = draw(run.clone());
+        let one_core = crate::device::cores() == 1;
+        let expected = if one_core {
+            "Only one core"
+        } else {
+            "only taking turns gives it the machine alone"
+        };
+        assert!(h.query_by_label_contains(expected).is_some());
     }
 
     /// A pause asked for: the column says so until its worker has stopped.

@@ -71,6 +71,8 @@ pub enum UiCommand {
     RunSweep(crate::bench::sweep::Sweep),
     /// Stop the sweep.
     CancelSweep,
+    /// Share the machine between the devices this way while both train.
+    SetSharing(crate::train::Sharing),
 }
 
 impl UiCommand {

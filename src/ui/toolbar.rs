@@ -1,4 +1,5 @@
-//! The toolbar: the title, Run / Pause / Step / Reset, the language. The Run button says what
+//! The toolbar: the title, Run / Pause / Step / Reset, how the devices share the machine, the
+//! language. The Run button says what
 //! the devices are doing, so it cannot disagree with the columns: Pause while any device trains,
 //! "Pausing…" until every device has stopped after a pause, Run otherwise.
 
@@ -8,7 +9,7 @@ use super::command::UiCommand;
 use super::labels::device_title;
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
-use crate::train::{DeviceRun, RunState};
+use crate::train::{DeviceRun, RunState, Sharing};
 
 /// What the run button offers, from the devices' states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,11 +39,21 @@ impl RunButton {
     }
 }
 
+/// The name and the tooltip of a way of sharing the machine.
+pub fn sharing_texts(sharing: Sharing) -> (Key, Key) {
+    match sharing {
+        Sharing::TakingTurns => (Key::SharingTurns, Key::SharingTurnsTip),
+        Sharing::Together => (Key::SharingTogether, Key::SharingTogetherTip),
+        Sharing::SpareCore => (Key::SharingSpare, Key::SharingSpareTip),
+    }
+}
+
 /// Draws the toolbar.
 pub fn toolbar_ui(
     ui: &mut egui::Ui,
     lang: Lang,
     runs: &[DeviceRun; 2],
+    sharing: Sharing,
     commands: &mut Vec<UiCommand>,
 ) {
     ui.horizontal(|ui| {
@@ -90,6 +101,27 @@ pub fn toolbar_ui(
             commands.push(UiCommand::Reset);
         }
         ui.separator();
+        ui.label(lang.tr(Key::SharingLabel))
+            .on_hover_text(lang.tr(Key::SharingTip));
+        let (name, _) = sharing_texts(sharing);
+        egui::ComboBox::from_id_salt("sharing")
+            .selected_text(lang.tr(name))
+            .show_ui(ui, |ui| {
+                for choice in Sharing::ALL {
+                    let (name, tip) = sharing_texts(choice);
+                    if ui
+                        .selectable_label(choice == sharing, lang.tr(name))
+                        .on_hover_text(lang.tr(tip))
+                        .clicked()
+                        && choice != sharing
+                    {
+                        commands.push(UiCommand::SetSharing(choice));
+                    }
+                }
+            })
+            .response
+            .on_hover_text(lang.tr(sharing_texts(sharing).1));
+        ui.separator();
         ui.label(lang.tr(Key::Language));
         for l in Lang::ALL {
             if ui.selectable_label(lang == l, l.native_name()).clicked() {
@@ -118,7 +150,9 @@ mod tests {
     fn click(runs: &[DeviceRun; 2], lang: Lang, label: &str) -> Vec<UiCommand> {
         let mut commands = Vec::new();
         let mut harness = crate::ui::testing::harness(
-            |ui, commands: &mut Vec<UiCommand>| toolbar_ui(ui, lang, runs, commands),
+            |ui, commands: &mut Vec<UiCommand>| {
+                toolbar_ui(ui, lang, runs, Sharing::default(), commands);
+            },
             Vec::new(),
         );
         harness.get_by_label(label).click();
@@ -164,7 +198,9 @@ mod tests {
     fn while_the_gpu_finishes_its_step_the_button_says_pausing_and_takes_no_click() {
         let runs = runs(RunState::Paused, RunState::Pausing);
         let mut harness = crate::ui::testing::harness(
-            |ui, commands: &mut Vec<UiCommand>| toolbar_ui(ui, Lang::En, &runs, commands),
+            |ui, commands: &mut Vec<UiCommand>| {
+                toolbar_ui(ui, Lang::En, &runs, Sharing::default(), commands);
+            },
             Vec::new(),
         );
         harness.run();

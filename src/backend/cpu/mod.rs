@@ -99,7 +99,7 @@ impl CpuBackend {
     pub fn with_split(threads: usize, split: Split) -> Result<Self, BackendError> {
         check_threads(threads).map_err(BackendError::Setup)?;
         let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            crate::device::cores()
         } else {
             threads
         };
