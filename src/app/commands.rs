@@ -89,13 +89,20 @@ impl BatchScopeApp {
             UiCommand::ComparePrecisions => self.compare_precisions(),
             UiCommand::RunSweep(sweep) => self.run_sweep(sweep),
             UiCommand::SetSharing(sharing) => self.set_sharing(sharing),
+            UiCommand::DeleteEntry(id) => {
+                self.state.history.delete(id);
+            }
+            UiCommand::RestoreEntry(id) => self.restore_entry(id),
             UiCommand::CancelSweep => {
                 // Dropping the job cancels it; what was measured stays.
                 self.jobs.sweep = None;
                 self.jobs.pending_sweep = None;
-                if let Some(results) = self.state.sweep.as_mut() {
+                if let Some(results) = self.state.sweep.as_mut()
+                    && !results.ended
+                {
                     results.ended = true;
                     results.notes.push(crate::bench::sweep::Note::Cancelled);
+                    self.keep_sweep();
                 }
             }
             UiCommand::CancelComparison => {
@@ -120,11 +127,14 @@ impl BatchScopeApp {
         if self.jobs.sweep.is_some() || self.jobs.pending_sweep.is_some() {
             self.jobs.sweep = None;
             self.jobs.pending_sweep = None;
-            if let Some(results) = self.state.sweep.as_mut() {
+            if let Some(results) = self.state.sweep.as_mut()
+                && !results.ended
+            {
                 results.ended = true;
                 results
                     .notes
                     .push(crate::bench::sweep::Note::CancelledByRun);
+                self.keep_sweep();
             }
         }
         for run in &mut self.state.runs {
@@ -223,6 +233,7 @@ impl BatchScopeApp {
             }
         };
         let keep_running = self.state.is_running();
+        self.finish_run();
         let settings = &mut self.state.settings;
         settings.error = None;
         settings.applied = settings.config.clone();
@@ -244,6 +255,30 @@ impl BatchScopeApp {
         self.session = Some(session);
         if keep_running {
             self.run();
+        }
+    }
+
+    /// The run in progress has finished (a new one replaces it): into the history, if it
+    /// trained.
+    pub(super) fn finish_run(&mut self) {
+        if let Some(entry) = self.current_entry() {
+            self.state.history.push(entry);
+        }
+    }
+
+    /// Puts a history entry's settings and devices into the setup and starts a run of them.
+    fn restore_entry(&mut self, id: u64) {
+        let Some(entry) = self.state.history.get(id) else {
+            return;
+        };
+        let settings = &mut self.state.settings;
+        settings.config = entry.config.clone();
+        // Leak mode is a lesson to switch on, never one to restore into.
+        settings.config.pipeline.keep_graphs = false;
+        settings.enabled = entry.enabled;
+        self.reset();
+        if self.state.settings.error.is_none() {
+            self.state.tab = Tab::Training;
         }
     }
 

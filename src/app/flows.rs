@@ -564,6 +564,15 @@ pub(super) mod tests {
             results.notes
         );
         assert!(harness.query_by_label_contains("GPU: left out (").is_some());
+        // The ended sweep is in the history.
+        let kept = harness.state().state.history.entries.last().cloned();
+        assert!(
+            matches!(
+                kept.as_ref().map(|e| &e.what),
+                Some(crate::bench::history::What::Sweep(s)) if s.points.len() == 2
+            ),
+            "{kept:?}"
+        );
         assert!(harness.query_by_label("Run sweep").is_some());
         // A long sweep, cancelled at once: it stops, and says so.
         harness.state_mut().run_commands(vec![UiCommand::RunSweep(

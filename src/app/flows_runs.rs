@@ -7,7 +7,9 @@ mod tests {
     use egui_kittest::kittest::Queryable as _;
 
     use super::super::AppOptions;
-    use super::super::flows::tests::{devices_settled, gpu_expected, harness, step_until};
+    use super::super::flows::tests::{
+        devices_settled, gpu_expected, harness, settled_without_gpu, step_until,
+    };
     use crate::device::Device;
     use crate::trace::StepTrace;
     use crate::train::{DeviceStatus, Sharing};
@@ -112,5 +114,57 @@ mod tests {
         assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
             !app.is_running()
         }));
+    }
+
+    #[test]
+    fn a_finished_run_appears_in_the_history_and_can_be_restored() {
+        use crate::bench::history::What;
+        let mut harness = settled_without_gpu("test");
+        let first_batch = harness.state().state.settings.applied.batch;
+        harness.get_by_label("Run").click();
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.state.runs[0].steps() > 0 && app.state.runs[0].last_eval.is_some()
+        }));
+        // A new run of other settings replaces it: the first is finished, and kept.
+        harness.state_mut().state.settings.config.batch = first_batch * 2;
+        harness.state_mut().run_commands(vec![UiCommand::Reset]);
+        let history = &harness.state().state.history;
+        assert_eq!(history.entries.len(), 1);
+        let first = history.entries[0].clone();
+        assert_eq!(first.config.batch, first_batch);
+        let What::Run { devices, .. } = &first.what else {
+            panic!("a run: {first:?}");
+        };
+        assert_eq!(devices.len(), 1, "the GPU had no adapter: {devices:?}");
+        assert!(devices[0].samples_per_s.is_some_and(|s| s > 0.0));
+        assert!(devices[0].test_metric.is_some());
+        assert!(devices[0].peak_memory.is_some_and(|b| b > 0));
+        // The tab lists it; Restore puts its settings back and starts a run of them.
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.state.runs[0].steps() > 0
+        }));
+        harness.get_by_label("History").click();
+        harness.run_steps(2);
+        assert!(harness.query_by_label("#1").is_some());
+        harness.get_by_label("Restore").click();
+        harness.run_steps(2);
+        let app = harness.state();
+        assert_eq!(app.state.settings.applied.batch, first_batch);
+        assert_eq!(app.state.settings.config.batch, first_batch);
+        assert_eq!(app.state.tab, crate::ui::Tab::Training);
+        // The run the restore replaced is kept too, and the whole history survives a restart.
+        assert_eq!(app.state.history.entries.len(), 2);
+        let (back, notes) = super::super::restore::history(Some(&app.history_json()));
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(back.entries[..2], app.state.history.entries[..]);
+        harness.get_by_label("Pause").click();
+        assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
+            !app.is_running()
+        }));
+        // Deleting one leaves the other.
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::DeleteEntry(first.id)]);
+        assert_eq!(harness.state().state.history.entries.len(), 1);
     }
 }

@@ -114,6 +114,24 @@ impl BatchScopeApp {
         }
         if ended {
             self.jobs.sweep = None;
+            self.keep_sweep();
+        }
+    }
+
+    /// An ended sweep goes into the history, if it measured a point.
+    pub(super) fn keep_sweep(&mut self) {
+        let (Some(results), Some(session)) = (&self.state.sweep, &self.session) else {
+            return;
+        };
+        let enabled = self.state.settings.applied_enabled;
+        let entry = crate::bench::history::Entry::sweep(
+            &session.config,
+            &session.data.name,
+            enabled,
+            results,
+        );
+        if let Some(entry) = entry {
+            self.state.history.push(entry);
         }
     }
 

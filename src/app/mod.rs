@@ -36,7 +36,7 @@ use crate::ui::precision::PrecisionPanel;
 use crate::ui::preview::PreviewPanel;
 use crate::ui::setup::SetupPanel;
 use jobs::{AfterLoad, Jobs};
-pub use restore::{SAVED_KEY, Saved};
+pub use restore::{HISTORY_KEY, SAVED_KEY, Saved};
 pub use state::AppState;
 
 /// Start-up options.
@@ -93,6 +93,8 @@ pub struct Panels {
     pub preview: PreviewPanel,
     /// The Experiments tab.
     pub experiments: crate::ui::experiments::ExperimentsPanel,
+    /// The History tab.
+    pub history: crate::ui::history::HistoryPanel,
     /// Open…: the dialog's job, or the in-app browser.
     pub opener: FileOpener,
 }
@@ -218,6 +220,24 @@ impl BatchScopeApp {
         }
     }
 
+    /// The history as stored, the run in progress last (it finishes when the window closes).
+    pub fn history_json(&self) -> String {
+        self.state.history.to_json(self.current_entry().as_ref())
+    }
+
+    /// The run in progress as a history entry, if it has trained.
+    pub(crate) fn current_entry(&self) -> Option<crate::bench::history::Entry> {
+        let session = self.session.as_ref()?;
+        let settings = &self.state.settings;
+        crate::bench::history::Entry::run(
+            &session.config,
+            &session.data.name,
+            settings.applied_enabled,
+            &self.state.runs,
+            self.state.sharing,
+        )
+    }
+
     /// The data set and settings of the run in progress.
     pub fn session(&self) -> Option<&Session> {
         self.session.as_deref()
@@ -256,6 +276,7 @@ impl eframe::App for BatchScopeApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         if self.options.exit_after.is_none() {
             eframe::set_value(storage, SAVED_KEY, &self.saved());
+            storage.set_string(HISTORY_KEY, self.history_json());
         }
     }
 }
@@ -285,9 +306,14 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
                 },
                 None => (None, Vec::new()),
             };
-            Ok(Box::new(BatchScopeApp::with_restored(
-                options, saved, notes,
-            )))
+            let (history, history_notes) = match cc.storage.filter(|_| remember) {
+                Some(storage) => restore::history(storage.get_string(HISTORY_KEY).as_deref()),
+                None => Default::default(),
+            };
+            let mut app = BatchScopeApp::with_restored(options, saved, notes);
+            app.state.history = history;
+            app.state.restore_notes.extend(history_notes);
+            Ok(Box::new(app))
         }),
     )
     .map_err(|e| format!("cannot open the window: {e}"))

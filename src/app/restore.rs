@@ -9,6 +9,7 @@ use ron::value::RawValue;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::bench::history::History;
 use crate::data::DatasetSpec;
 use crate::data::dataloader::Augment;
 use crate::data::source::DataSource;
@@ -46,6 +47,21 @@ impl Default for Saved {
 /// The storage key of [`Saved`].
 pub const SAVED_KEY: &str = "batchscope-settings";
 
+/// The storage key of the history of finished runs (JSON).
+pub const HISTORY_KEY: &str = "batchscope-history";
+
+/// The stored history, and a note if entries of it could not be read.
+pub fn history(text: Option<&str>) -> (History, Vec<RestoreNote>) {
+    let Some(text) = text else {
+        return (History::default(), Vec::new());
+    };
+    match History::from_json(text) {
+        (history, Ok(0)) => (history, Vec::new()),
+        (history, Ok(n)) => (history, vec![RestoreNote::HistoryLeftOut(n)]),
+        (history, Err(why)) => (history, vec![RestoreNote::HistoryUnreadable(why)]),
+    }
+}
+
 /// Why a saved setting was not used.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RestoreNote {
@@ -60,6 +76,10 @@ pub enum RestoreNote {
     },
     /// The data set of last time is no longer there.
     DataGone(PathBuf),
+    /// Entries of the saved history could not be read and were left out: how many.
+    HistoryLeftOut(usize),
+    /// The saved history could not be read at all: what the reader said.
+    HistoryUnreadable(String),
     /// The saved settings do not fit the data set they were saved with: defaults are used.
     DidNotFit {
         /// The data set.
@@ -97,6 +117,10 @@ impl RestoreNote {
                 Key::RestoreDataGone,
                 &[("path", &path.display().to_string())],
             ),
+            RestoreNote::HistoryLeftOut(n) => lang.fmt(Key::HistoryLeftOut, &[("n", n)]),
+            RestoreNote::HistoryUnreadable(why) => {
+                lang.fmt(Key::HistoryUnreadable, &[("why", why)])
+            }
             RestoreNote::DidNotFit { data, why } => lang.fmt(
                 Key::RestoreDidNotFit,
                 &[("data", data), ("why", &why.text(lang))],

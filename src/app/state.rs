@@ -97,6 +97,8 @@ pub struct AppState {
     pub sweep: Option<crate::bench::sweep::Results>,
     /// How the devices share the machine while both train.
     pub sharing: crate::train::Sharing,
+    /// Finished runs and sweeps.
+    pub history: crate::bench::history::History,
 }
 
 impl AppState {
@@ -114,6 +116,7 @@ impl AppState {
             restore_notes: Vec::new(),
             sweep: None,
             sharing: crate::train::Sharing::default(),
+            history: crate::bench::history::History::default(),
         }
     }
 

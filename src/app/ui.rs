@@ -119,6 +119,13 @@ impl BatchScopeApp {
                             );
                         });
                 }
+                Tab::History => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("history")
+                        .show(ui, |ui| {
+                            panels.history.ui(ui, lang, &state.history, &mut commands);
+                        });
+                }
                 Tab::Precision => {
                     egui::ScrollArea::vertical()
                         .id_salt("precision")
@@ -170,6 +177,7 @@ fn tabs_ui(ui: &mut egui::Ui, lang: Lang, current: Tab, commands: &mut Vec<UiCom
             (Tab::Memory, Key::MemoryTab),
             (Tab::Precision, Key::PrecisionTab),
             (Tab::Experiments, Key::TabExperiments),
+            (Tab::History, Key::TabHistory),
             (Tab::Data, Key::TabData),
         ] {
             if ui.selectable_label(current == tab, lang.tr(key)).clicked() {

@@ -83,6 +83,7 @@ impl BatchScopeApp {
             return;
         }
         let keep_running = self.state.is_running();
+        self.finish_run();
         // Dropping a worker stops and joins its thread.
         self.jobs.workers.clear();
         self.state.generation += 1;

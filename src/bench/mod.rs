@@ -3,6 +3,7 @@
 //! Measuring and presenting live apart (as in hyperfine): [`measure`] returns the raw times of
 //! each run, [`Summary`] turns them into statistics, and the CLI prints them.
 
+pub mod history;
 pub mod infer;
 pub mod peak;
 pub mod sweep;

@@ -24,6 +24,8 @@ pub enum Tab {
     Precision,
     /// Sweeps: where the GPU overtakes the CPU.
     Experiments,
+    /// Finished runs and sweeps.
+    History,
 }
 
 /// What the user asked for this frame.
@@ -73,6 +75,10 @@ pub enum UiCommand {
     CancelSweep,
     /// Share the machine between the devices this way while both train.
     SetSharing(crate::train::Sharing),
+    /// Put the history entry with this number into the setup and start a run of it.
+    RestoreEntry(u64),
+    /// Delete the history entry with this number.
+    DeleteEntry(u64),
 }
 
 impl UiCommand {

@@ -6,12 +6,13 @@
 //! - [`command`]: the commands and the central area's views;
 //! - [`labels`], [`fonts`]: names, colours and fonts shared by the panels;
 //! - [`toolbar`], [`notices`], [`setup`], [`column`](mod@column), [`journey`], [`memory`], [`precision`],
-//!   [`preview`], [`open`]: the panels.
+//!   [`preview`], [`open`], [`experiments`], [`history`]: the panels.
 
 pub mod column;
 pub mod command;
 pub mod experiments;
 pub mod fonts;
+pub mod history;
 pub mod journey;
 pub mod labels;
 pub mod memory;
