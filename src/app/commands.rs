@@ -113,6 +113,12 @@ impl BatchScopeApp {
                 }
             }
             UiCommand::SaveTrace(path) => self.save_trace(&path),
+            UiCommand::ExportSweep => {
+                self.panels
+                    .opener
+                    .start(OpenKind::SaveSweep, lang, self.notify());
+            }
+            UiCommand::SaveSweep(path) => self.save_sweep(&path),
             UiCommand::ExportTrace => {
                 self.panels
                     .opener
@@ -503,6 +509,22 @@ impl BatchScopeApp {
         self.state.trace_export = Some(match written {
             Ok(()) => lang.fmt(Key::TraceSaved, &[("path", &shown)]),
             Err(e) => lang.fmt(Key::TraceSaveFailed, &[("path", &shown), ("error", &e)]),
+        });
+    }
+
+    /// Saves the sweep's points as CSV at `path`, and says where (or why not).
+    pub fn save_sweep(&mut self, path: &std::path::Path) {
+        let Some(results) = &self.state.sweep else {
+            return;
+        };
+        let text = crate::bench::sweep::to_csv(results.sweep.parameter, &results.points);
+        let shown = path.display();
+        let lang = self.state.lang;
+        let written = crate::trace::chrome::check_destination(path)
+            .and_then(|()| std::fs::write(path, text).map_err(|e| e.to_string()));
+        self.state.sweep_export = Some(match written {
+            Ok(()) => lang.fmt(Key::SweepSaved, &[("path", &shown)]),
+            Err(e) => lang.fmt(Key::SweepSaveFailed, &[("path", &shown), ("error", &e)]),
         });
     }
 }

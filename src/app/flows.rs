@@ -564,6 +564,32 @@ pub(super) mod tests {
             results.notes
         );
         assert!(harness.query_by_label_contains("GPU: left out (").is_some());
+        // Its CSV opens in a spreadsheet: a header, then one row per device and value.
+        let dir = temp_dir("sweep-csv");
+        let path = dir.join("sweep.csv");
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::SaveSweep(path.clone())]);
+        let csv = std::fs::read_to_string(&path).expect("csv written");
+        let mut lines = csv.lines();
+        assert!(
+            lines
+                .next()
+                .is_some_and(|h| h.starts_with("device,parameter_batch,samples_per_s"))
+        );
+        assert_eq!(lines.filter(|l| l.starts_with("cpu,")).count(), 2, "{csv}");
+        harness.step();
+        assert!(harness.query_by_label_contains("Sweep saved to").is_some());
+        // A destination that is not a file is refused with the reason, and nothing breaks.
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::SaveSweep(dir.clone())]);
+        harness.step();
+        assert!(
+            harness
+                .query_by_label_contains("is not a regular file")
+                .is_some()
+        );
         // The ended sweep is in the history.
         let kept = harness.state().state.history.entries.last().cloned();
         assert!(

@@ -95,6 +95,8 @@ pub struct AppState {
     pub restore_notes: Vec<RestoreNote>,
     /// The last sweep of the Experiments tab, running or ended.
     pub sweep: Option<crate::bench::sweep::Results>,
+    /// What the last CSV export of the sweep did (saved where, or why not).
+    pub sweep_export: Option<String>,
     /// How the devices share the machine while both train.
     pub sharing: crate::train::Sharing,
     /// Finished runs and sweeps.
@@ -115,6 +117,7 @@ impl AppState {
             trace_export: None,
             restore_notes: Vec::new(),
             sweep: None,
+            sweep_export: None,
             sharing: crate::train::Sharing::default(),
             history: crate::bench::history::History::default(),
         }

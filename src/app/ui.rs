@@ -115,6 +115,7 @@ impl BatchScopeApp {
                                 lang,
                                 state.sweep.as_ref(),
                                 session_exists,
+                                state.sweep_export.as_deref(),
                                 &mut commands,
                             );
                         });

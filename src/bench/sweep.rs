@@ -286,6 +286,36 @@ pub struct Point {
     pub gflop_per_s: f64,
 }
 
+/// The points as CSV in the style of hyperfine's export: one row per device and value, the
+/// swept setting as `parameter_<name>`, units in the column names, full precision.
+pub fn to_csv(parameter: Parameter, points: &[Point]) -> String {
+    use std::fmt::Write as _;
+    let mut text = format!(
+        "device,parameter_{},samples_per_s,step_time_median_ms,step_time_min_ms,\
+         step_time_max_ms,step_time_iqr_pct,noisy,runs,steps_per_run,gflop_per_s\n",
+        parameter.as_str()
+    );
+    for p in points {
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            text,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            p.device,
+            p.value,
+            p.samples_per_s,
+            p.step_time_ms,
+            p.step_time_min_ms,
+            p.step_time_max_ms,
+            p.iqr_pct,
+            p.noisy,
+            p.runs,
+            p.steps_per_run,
+            p.gflop_per_s
+        );
+    }
+    text
+}
+
 /// The interquartile range of sorted values (linear interpolation between order statistics).
 pub fn iqr_of_sorted(v: &[f64]) -> f64 {
     let quantile = |q: f64| {

@@ -2,7 +2,6 @@
 //! time, each point measured until its runs agree; then a table (or JSON lines), the crossover,
 //! and optionally a CSV file in the style of hyperfine's export.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -176,34 +175,11 @@ fn point_line(point: &Point) -> String {
     )
 }
 
-/// The points as CSV in the style of hyperfine's export: one row per device and value, the
-/// swept setting as `parameter_<name>`, units in the column names, full precision.
+/// Writes the points as CSV (see `bench::sweep::to_csv`).
 fn write_csv(
     path: &std::path::Path,
     parameter: Parameter,
     points: &[Point],
 ) -> std::io::Result<()> {
-    let mut text = format!(
-        "device,parameter_{},samples_per_s,step_time_median_ms,step_time_min_ms,\
-         step_time_max_ms,step_time_iqr_pct,noisy,runs,steps_per_run,gflop_per_s\n",
-        parameter.as_str()
-    );
-    for p in points {
-        let _ = writeln!(
-            text,
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            p.device,
-            p.value,
-            p.samples_per_s,
-            p.step_time_ms,
-            p.step_time_min_ms,
-            p.step_time_max_ms,
-            p.iqr_pct,
-            p.noisy,
-            p.runs,
-            p.steps_per_run,
-            p.gflop_per_s
-        );
-    }
-    std::fs::write(path, text)
+    std::fs::write(path, crate::bench::sweep::to_csv(parameter, points))
 }

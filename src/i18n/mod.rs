@@ -334,6 +334,10 @@ strings! {
     SharingSpareOneCore => "Only one core: none can be left for the GPU, so both share it.", "只有一个核心：无法给 GPU 留出核心，两者共用它。";
     SharingSpareGpuNote => "A core is left for this column's submitting thread, at the same time as the CPU.", "给本列的提交线程留了一个核心，与 CPU 同时训练。";
     SharingSpareSoftware => "A software adapter computes its kernels on the CPU's cores too: only taking turns gives it the machine alone.", "软件适配器也在 CPU 的核心上计算内核：只有轮流运行才能让它独占本机。";
+    SweepExport => "Export CSV…", "导出 CSV…";
+    SweepExportTip => "Save the points as CSV in the style of hyperfine's export: one row per device and value, the setting as parameter_<name>, units in the column names, full precision. Opens in any spreadsheet.", "按 hyperfine 导出的格式把测量点保存为 CSV：每个设备和取值一行，设置列名为 parameter_<名称>，单位写在列名中，保留全部精度。可用任何电子表格打开。";
+    SweepSaved => "Sweep saved to {path}", "扫描结果已保存到 {path}";
+    SweepSaveFailed => "Could not save the sweep to {path}: {error}", "无法把扫描结果保存到 {path}：{error}";
     TabHistory => "History", "历史记录";
     HistoryIntro => "Every finished run and sweep, with its settings and what was measured in it, kept across restarts. A run finishes when Reset or a restored entry replaces it, or when the window closes. Speeds are the mean over the run's training time (evaluations and waits for a turn left out).", "每次完成的训练和扫描，连同其设置和实测结果，重启后仍会保留。按“重置”或恢复某条记录而被替换、或关闭窗口时，一次训练即告完成。速度是整个训练时间内的平均值（不含评估和等待轮次的时间）。";
     HistoryEmpty => "No finished runs yet: train, then press Reset (or run a sweep), and the run appears here.", "还没有完成的训练：训练后按“重置”（或运行一次扫描），记录就会出现在这里。";

@@ -73,6 +73,10 @@ pub enum UiCommand {
     RunSweep(crate::bench::sweep::Sweep),
     /// Stop the sweep.
     CancelSweep,
+    /// Ask where to save the sweep's points as CSV.
+    ExportSweep,
+    /// Save the sweep's points as CSV here.
+    SaveSweep(PathBuf),
     /// Share the machine between the devices this way while both train.
     SetSharing(crate::train::Sharing),
     /// Put the history entry with this number into the setup and start a run of it.
@@ -86,6 +90,7 @@ impl UiCommand {
     pub fn chosen((kind, path): (OpenKind, PathBuf)) -> Self {
         match kind {
             OpenKind::SaveTrace => UiCommand::SaveTrace(path),
+            OpenKind::SaveSweep => UiCommand::SaveSweep(path),
             OpenKind::File | OpenKind::Folder => UiCommand::OpenPath(path),
         }
     }

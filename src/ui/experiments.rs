@@ -114,6 +114,7 @@ impl ExperimentsPanel {
         lang: Lang,
         results: Option<&Results>,
         can_run: bool,
+        exported: Option<&str>,
         commands: &mut Vec<UiCommand>,
     ) {
         ui.label(lang.tr(Key::ExperimentsIntro));
@@ -177,6 +178,20 @@ impl ExperimentsPanel {
         }
         plot_ui(ui, lang, results, crossover.as_ref());
         table_ui(ui, lang, results);
+        if !running && !results.points.is_empty() {
+            ui.horizontal(|ui| {
+                if ui
+                    .button(lang.tr(Key::SweepExport))
+                    .on_hover_text(lang.tr(Key::SweepExportTip))
+                    .clicked()
+                {
+                    commands.push(UiCommand::ExportSweep);
+                }
+                if let Some(note) = exported {
+                    ui.label(RichText::new(note).weak());
+                }
+            });
+        }
     }
 }
 
@@ -376,7 +391,7 @@ mod tests {
             let mut panel = ExperimentsPanel::default();
             let mut harness = crate::ui::testing::harness(
                 move |ui, commands: &mut Vec<UiCommand>| {
-                    panel.ui(ui, lang, Some(&results), true, commands);
+                    panel.ui(ui, lang, Some(&results), true, None, commands);
                 },
                 Vec::new(),
             );
@@ -394,6 +409,15 @@ mod tests {
                 "the ratio at 256"
             );
             assert!(harness.query_by_label(&format!("1000 ({noisy})")).is_some());
+            // An ended sweep can be exported.
+            let export = if lang == Lang::En {
+                "Export CSV…"
+            } else {
+                "导出 CSV…"
+            };
+            harness.get_by_label(export).click();
+            harness.run();
+            assert_eq!(harness.state(), &[UiCommand::ExportSweep]);
         }
     }
 
@@ -405,7 +429,7 @@ mod tests {
         };
         let mut harness = crate::ui::testing::harness(
             move |ui, commands: &mut Vec<UiCommand>| {
-                panel.ui(ui, Lang::En, None, true, commands);
+                panel.ui(ui, Lang::En, None, true, None, commands);
             },
             Vec::new(),
         );
@@ -423,7 +447,7 @@ mod tests {
         let mut panel = ExperimentsPanel::default();
         let mut harness = crate::ui::testing::harness(
             move |ui, commands: &mut Vec<UiCommand>| {
-                panel.ui(ui, Lang::En, Some(&running), true, commands);
+                panel.ui(ui, Lang::En, Some(&running), true, None, commands);
             },
             Vec::new(),
         );

@@ -23,6 +23,8 @@ pub enum OpenKind {
     Folder,
     /// Where to save the recorded trace (a save dialog).
     SaveTrace,
+    /// Where to save the sweep's points as CSV (a save dialog).
+    SaveSweep,
 }
 
 fn title_key(kind: OpenKind) -> Key {
@@ -30,6 +32,7 @@ fn title_key(kind: OpenKind) -> Key {
         OpenKind::File => Key::OpenFileTitle,
         OpenKind::Folder => Key::OpenFolderTitle,
         OpenKind::SaveTrace => Key::ExportTrace,
+        OpenKind::SaveSweep => Key::SweepExport,
     }
 }
 
@@ -195,6 +198,9 @@ impl FileOpener {
             OpenKind::SaveTrace => {
                 egui_file::FileDialog::save_file().default_filename("batchscope-trace.json")
             }
+            OpenKind::SaveSweep => {
+                egui_file::FileDialog::save_file().default_filename("batchscope-sweep.csv")
+            }
         };
         if let Some(dir) = &self.last_dir {
             browser = browser.initial_path(dir.clone());
@@ -253,6 +259,10 @@ fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Opt
         OpenKind::SaveTrace => dialog
             .add_filter("Chrome trace JSON", &["json"])
             .set_file_name("batchscope-trace.json")
+            .save_file(),
+        OpenKind::SaveSweep => dialog
+            .add_filter("CSV", &["csv"])
+            .set_file_name("batchscope-sweep.csv")
             .save_file(),
     }
 }
