@@ -98,6 +98,8 @@ pub enum SettingError {
         /// The largest accepted.
         max: u32,
     },
+    /// A stop condition out of range: what was given.
+    StopAt(String),
     /// Reading the loss every 0 or more than `max` steps.
     SyncEvery {
         /// The value given.
@@ -228,6 +230,7 @@ impl SettingError {
             E::KernelTiming { every, max } => {
                 lang.fmt(Key::BadKernelTiming, &[("value", every), ("max", max)])
             }
+            E::StopAt(given) => lang.fmt(Key::BadStopAt, &[("value", given)]),
             E::SyncEvery { every, max } => {
                 lang.fmt(Key::BadSyncEvery, &[("value", every), ("max", max)])
             }

@@ -167,4 +167,75 @@ mod tests {
             .run_commands(vec![UiCommand::DeleteEntry(first.id)]);
         assert_eq!(harness.state().state.history.entries.len(), 1);
     }
+
+    #[test]
+    fn a_stop_condition_stops_each_device_and_reports_its_time_to_the_target() {
+        use crate::train::StopAt;
+        let with_gpu = gpu_expected();
+        let mut harness = harness(AppOptions::default());
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
+        let mut pipeline = harness.state().state.settings.applied.pipeline;
+        pipeline.stop = StopAt::Epochs(2);
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::SetPipeline(pipeline), UiCommand::Run]);
+        let devices = if with_gpu { 2 } else { 1 };
+        assert!(step_until(&mut harness, Duration::from_secs(60), |app| {
+            app.state.runs[..devices]
+                .iter()
+                .all(|r| r.reached.is_some())
+                && !app.is_running()
+        }));
+        let app = harness.state();
+        let session = app.session().expect("session");
+        let per_epoch = (session.data.train_rows() / session.config.batch) as u64;
+        for run in &app.state.runs[..devices] {
+            let reached = run.reached.expect("reached");
+            assert_eq!(reached.stop, StopAt::Epochs(2));
+            // Two passes over the training set: at least two epochs' steps, at most one more.
+            assert!(
+                (2 * per_epoch..=3 * per_epoch + 1).contains(&reached.step),
+                "{:?}: step {} for {per_epoch} steps an epoch",
+                run.device,
+                reached.step
+            );
+            assert!(reached.seconds > 0.0);
+        }
+        harness.step();
+        assert!(
+            harness
+                .query_all_by_label_contains("Reached 2 epochs at step")
+                .count()
+                == devices
+        );
+        // At a test accuracy: reached only once the test set says so.
+        // (The setup edits the draft and sends the pipeline, as here.)
+        pipeline.stop = StopAt::TestMetric(0.5);
+        harness.state_mut().state.settings.config.pipeline = pipeline;
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::SetPipeline(pipeline), UiCommand::Reset]);
+        harness.state_mut().run_commands(vec![UiCommand::Run]);
+        assert!(step_until(&mut harness, Duration::from_secs(60), |app| {
+            app.state.runs[..devices]
+                .iter()
+                .all(|r| r.reached.is_some())
+                && !app.is_running()
+        }));
+        for run in &harness.state().state.runs[..devices] {
+            let reached = run.reached.expect("reached");
+            assert!(reached.metric.is_some_and(|m| m >= 0.5), "{reached:?}");
+            let eval = run.last_eval.as_ref().expect("evaluated");
+            assert!(eval.test.accuracy.is_some_and(|a| a >= 0.5));
+        }
+        // The first run went into the history with its time to the target.
+        let history = &harness.state().state.history;
+        let first = history.entries.last().expect("kept");
+        let cpu = first.figures(crate::device::Device::Cpu).expect("cpu");
+        assert!(cpu.time_to_target_s.is_some_and(|s| s > 0.0), "{cpu:?}");
+    }
 }

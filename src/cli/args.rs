@@ -211,6 +211,8 @@ impl PipelineArgs {
             keep_graphs: self.keep_graphs,
             vram_budget: budget("--vram-budget", self.vram_budget.as_deref())?,
             host_budget: budget("--host-budget", self.host_budget.as_deref())?,
+            // `train --until-…` stops in its own loop.
+            stop: crate::train::StopAt::Never,
         };
         let augment = Augment {
             noise: self.augment_noise,

@@ -392,6 +392,15 @@ strings! {
     BadAugmentShift => "augmentation shift {value} px: choose at most {max}", "增强平移 {value} 像素：请选择不超过 {max} 的值";
     BadMemoryBudget => "memory budget of {bytes} bytes: choose at least {min} ({shown})", "内存预算 {bytes} 字节：请选择至少 {min}（{shown}）";
     BadKernelTiming => "time kernels every {value} steps: choose at most {max}", "每 {value} 步计时一次内核：请选择不超过 {max} 的值";
+    BadStopAt => "stop condition {value}: choose 1 to 100000 epochs, or a test accuracy (or R²) above 0 and at most 1", "停止条件 {value}：请选择 1 到 100000 个轮次，或大于 0 且不超过 1 的测试准确率（或 R²）";
+    StopAtLabel => "Stop", "停止条件";
+    StopAtTip => "When training stops by itself, and how long it took to get there: wall time on this device from its first step, end to end (data loading, copies and the evaluations that check the target included; a wait for the other device's turn left out). The accuracy target is checked on the test set after every epoch, as the command line's --until-accuracy does. Applies at once.", "训练何时自动停止，以及达到目标用了多久：本设备从第一步起的实际耗时，端到端计算（包括数据加载、复制以及检查目标的评估；不含等待另一设备轮次的时间）。准确率目标在每个轮次结束后在测试集上检查，与命令行的 --until-accuracy 相同。立即生效。";
+    StopNever => "never (until paused)", "不自动停止（直到暂停）";
+    StopEpochs => "after epochs", "达到轮次后";
+    StopMetric => "at test accuracy / R²", "达到测试准确率 / R² 时";
+    ReachedTarget => "Reached {target} at step {step} in {seconds} s (this device's own time, end to end)", "在第 {step} 步达到 {target}，用时 {seconds} 秒（本设备自身时间，端到端）";
+    TargetEpochs => "{n} epochs", "{n} 个轮次";
+    TargetMetric => "test accuracy / R² {value}", "测试准确率 / R² {value}";
     BadSyncEvery => "read the loss every {value} steps: choose between 1 and {max}", "每 {value} 步读取一次损失：请选择 1 到 {max} 之间的值";
     BadLoaderWorkers => "{value} loader workers: choose at most {max}", "{value} 个加载线程：请选择不超过 {max} 个";
     BadPrefetch => "prefetch depth {value}: choose between 1 and {max}", "预取深度 {value}：请选择 1 到 {max} 之间的值";

@@ -70,6 +70,8 @@ pub struct Pipeline {
     pub vram_budget: Option<u64>,
     /// Memory budget of the CPU's tensors in bytes (`None`: only the system's).
     pub host_budget: Option<u64>,
+    /// When training stops by itself.
+    pub stop: StopAt,
     /// While recording, time the GPU's kernels in one stretch between two syncs of this many
     /// (1: always; 0: always on a hardware GPU, one in [`SOFTWARE_KERNEL_SAMPLING`] on a
     /// software adapter).
@@ -107,6 +109,40 @@ impl Default for Pipeline {
             vram_budget: None,
             host_budget: None,
             kernel_timing_every: 0,
+            stop: StopAt::Never,
+        }
+    }
+}
+
+/// When a run stops by itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopAt {
+    /// It trains until paused.
+    #[default]
+    Never,
+    /// After this many passes over the training set.
+    Epochs(u32),
+    /// Once the test set's accuracy (classification) or R² (regression), checked after each
+    /// epoch, reaches this.
+    TestMetric(f32),
+}
+
+/// Most epochs a stop condition may ask for.
+pub const MAX_STOP_EPOCHS: u32 = 100_000;
+
+impl StopAt {
+    /// Checks the range.
+    pub fn validate(self) -> Result<(), SettingError> {
+        let ok = match self {
+            StopAt::Never => true,
+            StopAt::Epochs(n) => (1..=MAX_STOP_EPOCHS).contains(&n),
+            StopAt::TestMetric(x) => x > 0.0 && x <= 1.0,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(SettingError::StopAt(format!("{self:?}")))
         }
     }
 }
@@ -125,6 +161,7 @@ impl Pipeline {
     /// Checks the ranges; the error names the setting and its limit.
     pub fn validate(&self) -> Result<(), SettingError> {
         self.loader.validate()?;
+        self.stop.validate()?;
         if let Some(bytes) = [self.vram_budget, self.host_budget]
             .into_iter()
             .flatten()

@@ -8,7 +8,7 @@
 
 use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 use super::turns::Sharing;
-use super::worker::{Event, EventKind};
+use super::worker::{Event, EventKind, Reached};
 use crate::backend::AdapterSummary;
 use crate::device::Device;
 use crate::memory::MemorySnapshot;
@@ -132,6 +132,8 @@ pub struct DeviceRun {
     pub skipped_seen: u64,
     /// What storing values in 16 bits lost since the run began.
     pub rounding: RoundingCensus,
+    /// The stop condition reached, if it was.
+    pub reached: Option<Reached>,
     /// How it shares the machine with the other device's run; `None` when it trains alone.
     pub sharing: Option<Sharing>,
     /// Training time measured over the whole run, in seconds, and the samples trained in it:
@@ -169,6 +171,7 @@ impl DeviceRun {
             skip_marks: Vec::new(),
             skipped_seen: 0,
             rounding: RoundingCensus::default(),
+            reached: None,
             sharing: None,
             timed: [0.0; 2],
         }
@@ -294,6 +297,7 @@ impl DeviceRun {
                 self.run_state = RunState::Paused;
             }
             EventKind::Values(values) => self.values = Some(*values),
+            EventKind::Reached(reached) => self.reached = Some(reached),
             EventKind::Running(running) => {
                 self.run_state = match (running, self.run_state) {
                     // A pause was asked for: a late "running" does not undo it.

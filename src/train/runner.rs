@@ -191,6 +191,11 @@ impl Runner {
         u64::from(self.model.steps())
     }
 
+    /// Full passes over the training set so far.
+    pub fn epoch(&self) -> u64 {
+        self.loader.epoch()
+    }
+
     /// The model.
     pub fn model(&self) -> &Mlp {
         &self.model
@@ -510,6 +515,17 @@ impl Runner {
     /// The loss scaler (mixed precision).
     pub fn scaler(&self) -> Option<&crate::precision::GradScaler> {
         self.model.scaler()
+    }
+
+    /// Leaves `time` spent on work that is not training (a check of the stop condition) out of
+    /// the measuring interval in progress, whose steps stay in it.
+    pub fn exclude(&mut self, time: std::time::Duration) {
+        self.window_start = (self.window_start + time).min(Instant::now());
+    }
+
+    /// Steps in the measuring interval in progress (not yet in a log).
+    pub fn window_steps(&self) -> u64 {
+        self.window_steps
     }
 
     /// Starts a new measuring interval (after work that is not training, such as evaluation).

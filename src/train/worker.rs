@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::config::{BOUNDARY_RESOLUTION, Pipeline};
+use super::config::{BOUNDARY_RESOLUTION, Pipeline, StopAt};
 use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 use super::runner::Runner;
 use super::session::Session;
@@ -99,6 +99,22 @@ pub enum EventKind {
     Error(String),
     /// The worker is running (`true`) or paused.
     Running(bool),
+    /// The run's stop condition was reached, and training stopped.
+    Reached(Reached),
+}
+
+/// A stop condition reached: where, and how long it took.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reached {
+    /// The condition.
+    pub stop: StopAt,
+    /// At which step.
+    pub step: u64,
+    /// The device's own wall time from its first step, end to end (loading, copies and the
+    /// evaluations that checked the target included; waits for the other device's turn not).
+    pub seconds: f64,
+    /// The test accuracy or R² that reached the target.
+    pub metric: Option<f32>,
 }
 
 /// Builds the backend on the worker thread: a GPU device belongs to the thread that made it.
@@ -180,6 +196,10 @@ struct State<'a> {
     last_log: Instant,
     last_eval: Instant,
     turns: &'a Turns,
+    /// This run's own training time so far (see [`Reached::seconds`]).
+    own_time: Duration,
+    /// The epoch whose end was last checked against the stop condition.
+    checked_epoch: u64,
     ctx: &'a JobContext<Event>,
 }
 
@@ -212,6 +232,8 @@ impl State<'_> {
         self.running = false;
         self.turns.leave(self.device);
         self.runner = None;
+        self.own_time = Duration::ZERO;
+        self.checked_epoch = 0;
         // The old model's working copies go before the peaks start over.
         if let Err(e) = self.backend.clear_caches() {
             self.fail(e.to_string());
@@ -252,6 +274,17 @@ impl State<'_> {
             Take::Held { waited: true } => runner.restart_clock(),
             Take::Held { waited: false } | Take::Free => {}
         }
+        let begun = Instant::now();
+        self.step_and_report(force);
+        self.own_time += begun.elapsed();
+        self.check_stop();
+    }
+
+    /// Trains one step and reports it when due, in the device's turn.
+    fn step_and_report(&mut self, force: bool) {
+        let Some(runner) = self.runner.as_mut() else {
+            return;
+        };
         let due = force || self.last_log.elapsed() >= LOG_INTERVAL;
         // A report needs the loss, so it comes at a sync: the step syncs for it when the sync
         // policy leaves that to the display, and otherwise the report waits for the policy's
@@ -284,6 +317,65 @@ impl State<'_> {
                 self.turns.pass(self.device);
             }
             Ok(None) => {}
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// Stops the run once its stop condition holds: after N epochs, or once the test metric,
+    /// checked at the end of each epoch, reaches the target. The check's evaluation counts as
+    /// the device's own time: the target is measured end to end.
+    fn check_stop(&mut self) {
+        let Some(runner) = self.runner.as_mut() else {
+            return;
+        };
+        let stop = runner.pipeline().stop;
+        let epoch = runner.epoch();
+        if stop == StopAt::Never || epoch == self.checked_epoch {
+            return;
+        }
+        self.checked_epoch = epoch;
+        let begun = Instant::now();
+        let backend = &mut *self.backend;
+        let outcome = match stop {
+            StopAt::Never => return,
+            StopAt::Epochs(n) => {
+                if epoch < u64::from(n) {
+                    return;
+                }
+                // The last epoch's work has ended once its loss is read back.
+                runner.sync(backend).map(|()| (true, None))
+            }
+            StopAt::TestMetric(goal) => runner.evaluate(backend).map(|eval| {
+                let metric = eval.test.accuracy.or(eval.test.r2);
+                (metric.is_some_and(|m| m >= goal), metric)
+            }),
+        };
+        self.own_time += begun.elapsed();
+        runner.exclude(begun.elapsed());
+        match outcome {
+            Ok((true, metric)) => {
+                let reached = Reached {
+                    stop,
+                    step: runner.steps(),
+                    seconds: self.own_time.as_secs_f64(),
+                    metric,
+                };
+                // The last interval, the whole-set figures at the stop, then the news.
+                if runner.window_steps() > 0 {
+                    match runner.log(&mut *self.backend) {
+                        Ok(log) => {
+                            self.last_log = Instant::now();
+                            self.send(EventKind::Log(log));
+                            self.send_memory();
+                        }
+                        Err(e) => return self.fail(e.to_string()),
+                    }
+                }
+                self.report(true);
+                self.send(EventKind::Reached(reached));
+                self.set_running(false);
+            }
+            Ok((false, _)) => {}
             Err(e) => self.fail(e.to_string()),
         }
     }
@@ -373,6 +465,8 @@ fn command_loop(
         last_log: Instant::now(),
         last_eval: Instant::now(),
         turns,
+        own_time: Duration::ZERO,
+        checked_epoch: 0,
         ctx,
     };
     let adapter = state.backend.adapter_summary();

@@ -10,7 +10,8 @@ use crate::backend::AdapterSummary;
 use crate::data::{Dataset, Task};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
-use crate::train::{BoundaryGrid, Curve, DeviceRun, DeviceStatus, RunState, Sharing};
+use crate::train::worker::Reached;
+use crate::train::{BoundaryGrid, Curve, DeviceRun, DeviceStatus, RunState, Sharing, StopAt};
 use crate::units::{format_ms, format_rate};
 
 /// Curve colours: the loss of the training batches, the whole training set, the test set.
@@ -73,6 +74,9 @@ impl ColumnPanel {
                     .color(ui.visuals().error_fg_color),
             );
             ui.label(RichText::new(error).color(ui.visuals().error_fg_color));
+        }
+        if let Some(reached) = &run.reached {
+            reached_ui(ui, lang, reached);
         }
         metrics_ui(ui, lang, run);
         let regression = data.is_some_and(|d| d.task == Task::Regression);
@@ -403,6 +407,28 @@ fn predictions_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: &Dataset
                     .color(TEST_COLOR),
             );
         });
+}
+
+/// The stop condition reached, and the time to reach it, end to end.
+fn reached_ui(ui: &mut egui::Ui, lang: Lang, reached: &Reached) {
+    let target = match reached.stop {
+        StopAt::Epochs(n) => lang.fmt(Key::TargetEpochs, &[("n", &n)]),
+        StopAt::TestMetric(x) => {
+            let metric = reached.metric.unwrap_or(x);
+            lang.fmt(Key::TargetMetric, &[("value", &format!("{metric:.3}"))])
+        }
+        StopAt::Never => return,
+    };
+    let text = lang.fmt(
+        Key::ReachedTarget,
+        &[
+            ("target", &target),
+            ("step", &reached.step),
+            ("seconds", &format!("{:.2}", reached.seconds)),
+        ],
+    );
+    ui.label(RichText::new(text).strong())
+        .on_hover_text(lang.tr(Key::StopAtTip));
 }
 
 /// How this column shares the machine with the other one, when both train: whether its

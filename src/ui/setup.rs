@@ -17,7 +17,8 @@ use crate::data::{MAX_CLASSES, Synthetic};
 use crate::i18n::{Key, Lang};
 use crate::nn::{Loss, ModelSpec, OptimizerKind};
 use crate::precision::Precision;
-use crate::train::{SyncPolicy, TrainConfig};
+use crate::train::config::MAX_STOP_EPOCHS;
+use crate::train::{StopAt, SyncPolicy, TrainConfig};
 
 /// The loss weights the setup offers.
 const LOSS_WEIGHTS: [f32; 4] = [1.0, 1e-3, 1e-6, 1e-8];
@@ -203,6 +204,42 @@ impl SetupPanel {
     }
 }
 
+/// When training stops by itself: never, after N epochs, or at a test accuracy (or R²).
+fn stop_ui(ui: &mut egui::Ui, lang: Lang, stop: &mut StopAt) {
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(lang.tr(Key::StopAtLabel)).strong())
+            .on_hover_text(lang.tr(Key::StopAtTip));
+        let name = |s: StopAt| {
+            lang.tr(match s {
+                StopAt::Never => Key::StopNever,
+                StopAt::Epochs(_) => Key::StopEpochs,
+                StopAt::TestMetric(_) => Key::StopMetric,
+            })
+        };
+        egui::ComboBox::from_id_salt("stop")
+            .selected_text(name(*stop))
+            .show_ui(ui, |ui| {
+                for choice in [StopAt::Never, StopAt::Epochs(10), StopAt::TestMetric(0.9)] {
+                    let same = std::mem::discriminant(&choice) == std::mem::discriminant(stop);
+                    if ui.selectable_label(same, name(choice)).clicked() && !same {
+                        *stop = choice;
+                    }
+                }
+            })
+            .response
+            .on_hover_text(lang.tr(Key::StopAtTip));
+        match stop {
+            StopAt::Never => {}
+            StopAt::Epochs(n) => {
+                ui.add(egui::DragValue::new(n).range(1..=MAX_STOP_EPOCHS));
+            }
+            StopAt::TestMetric(x) => {
+                ui.add(egui::DragValue::new(x).range(0.01..=1.0).speed(0.005));
+            }
+        }
+    });
+}
+
 /// The data loader, the sync and upload settings (applied while training goes on) and the
 /// augmentation (applied on Reset, as it changes what the model learns from).
 fn loader_ui(
@@ -211,10 +248,11 @@ fn loader_ui(
     config: &mut TrainConfig,
     commands: &mut Vec<UiCommand>,
 ) {
-    ui.separator();
-    ui.label(RichText::new(lang.tr(Key::Loader)).strong());
     let before = config.pipeline;
     let pipeline = &mut config.pipeline;
+    ui.separator();
+    stop_ui(ui, lang, &mut pipeline.stop);
+    ui.label(RichText::new(lang.tr(Key::Loader)).strong());
     ui.add(Slider::new(&mut pipeline.loader.workers, 0..=MAX_WORKERS).text(lang.tr(Key::Workers)))
         .on_hover_text(lang.tr(Key::WorkersTip));
     ui.add(
