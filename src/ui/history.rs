@@ -42,29 +42,13 @@ impl HistoryPanel {
             return;
         }
         self.ticked.retain(|id| history.get(*id).is_some());
-        egui::Grid::new("history")
-            .striped(true)
-            .num_columns(10)
+        // The table can be wider than the window: it scrolls sideways, the text above wraps.
+        egui::ScrollArea::horizontal()
+            .id_salt("history-table")
             .show(ui, |ui| {
-                for key in [
-                    Key::HistoryCompare,
-                    Key::HistoryFinished,
-                    Key::HistoryKind,
-                    Key::Data,
-                    Key::HistoryModel,
-                    Key::HistoryCpuRate,
-                    Key::HistoryGpuRate,
-                    Key::HistoryResult,
-                ] {
-                    ui.label(RichText::new(lang.tr(key)).strong());
-                }
-                ui.label("");
-                ui.label("");
-                ui.end_row();
-                // Newest first.
-                for entry in history.entries.iter().rev() {
-                    self.row_ui(ui, lang, entry, commands);
-                }
+                self.table_ui(ui, lang, history, commands);
+                // Room for the floating scroll bar, which would cover the last row.
+                ui.add_space(ui.spacing().scroll.bar_width + ui.spacing().scroll.bar_outer_margin);
             });
         let ticked: Vec<&Entry> = history
             .entries
@@ -78,6 +62,39 @@ impl HistoryPanel {
         }
         ui.heading(lang.tr(Key::HistoryComparison));
         compare_ui(ui, lang, &ticked);
+    }
+
+    fn table_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        history: &History,
+        commands: &mut Vec<UiCommand>,
+    ) {
+        egui::Grid::new("history")
+            .striped(true)
+            .num_columns(10)
+            .show(ui, |ui| {
+                ui.label(RichText::new(lang.tr(Key::HistoryCompare)).strong());
+                ui.label("");
+                ui.label("");
+                for key in [
+                    Key::HistoryFinished,
+                    Key::HistoryKind,
+                    Key::Data,
+                    Key::HistoryModel,
+                    Key::HistoryCpuRate,
+                    Key::HistoryGpuRate,
+                    Key::HistoryResult,
+                ] {
+                    ui.label(RichText::new(lang.tr(key)).strong());
+                }
+                ui.end_row();
+                // Newest first.
+                for entry in history.entries.iter().rev() {
+                    self.row_ui(ui, lang, entry, commands);
+                }
+            });
     }
 
     fn row_ui(
@@ -98,6 +115,21 @@ impl HistoryPanel {
             } else {
                 self.ticked.remove(&entry.id);
             }
+        }
+        // The actions first: a wide table scrolls, and they must stay in sight.
+        if ui
+            .button(lang.tr(Key::HistoryRestore))
+            .on_hover_text(lang.tr(Key::HistoryRestoreTip))
+            .clicked()
+        {
+            commands.push(UiCommand::RestoreEntry(entry.id));
+        }
+        if ui
+            .button(lang.tr(Key::HistoryDelete))
+            .on_hover_text(lang.tr(Key::HistoryDeleteTip))
+            .clicked()
+        {
+            commands.push(UiCommand::DeleteEntry(entry.id));
         }
         ui.label(format_utc(entry.finished));
         ui.label(kind_text(lang, entry));
@@ -124,20 +156,6 @@ impl HistoryPanel {
                 }
                 ui.label(result_text(lang, entry));
             }
-        }
-        if ui
-            .button(lang.tr(Key::HistoryRestore))
-            .on_hover_text(lang.tr(Key::HistoryRestoreTip))
-            .clicked()
-        {
-            commands.push(UiCommand::RestoreEntry(entry.id));
-        }
-        if ui
-            .button(lang.tr(Key::HistoryDelete))
-            .on_hover_text(lang.tr(Key::HistoryDeleteTip))
-            .clicked()
-        {
-            commands.push(UiCommand::DeleteEntry(entry.id));
         }
         ui.end_row();
     }
@@ -221,6 +239,7 @@ fn compare_ui(ui: &mut egui::Ui, lang: Lang, entries: &[&Entry]) {
                         ui.end_row();
                     }
                 });
+            ui.add_space(ui.spacing().scroll.bar_width + ui.spacing().scroll.bar_outer_margin);
         });
 }
 
@@ -322,12 +341,15 @@ mod tests {
         history: History,
         lang: Lang,
     ) -> egui_kittest::Harness<'static, (HistoryPanel, Vec<UiCommand>)> {
-        crate::ui::testing::harness(
+        let mut h = crate::ui::testing::harness(
             move |ui, (panel, commands): &mut (HistoryPanel, Vec<UiCommand>)| {
                 panel.ui(ui, lang, &history, commands);
             },
             (HistoryPanel::default(), Vec::new()),
-        )
+        );
+        // A scroll area places its content on the frame after the first.
+        h.run();
+        h
     }
 
     #[test]
@@ -355,6 +377,8 @@ mod tests {
         let mut h = harness(history(), Lang::En);
         assert!(h.query_by_label("Comparison").is_none());
         h.get_by_label("#1").click();
+        h.run();
+        assert!(h.state().0.ticked.contains(&1), "{:?}", h.state().0);
         h.get_by_label("#2").click();
         h.run();
         assert!(h.query_by_label("Comparison").is_some());
