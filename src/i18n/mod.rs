@@ -398,7 +398,7 @@ strings! {
     StopNever => "never (until paused)", "不自动停止（直到暂停）";
     StopEpochs => "after epochs", "达到轮次后";
     StopMetric => "at test accuracy / R²", "达到测试准确率 / R² 时";
-    ReachedTarget => "Reached {target} at step {step} in {seconds} s (this device's own time, end to end)", "在第 {step} 步达到 {target}，用时 {seconds} 秒（本设备自身时间，端到端）";
+    ReachedTarget => "Reached {target} at step {step} in {time} (this device's own time, end to end)", "在第 {step} 步达到 {target}，用时 {time}（本设备自身时间，端到端）";
     TargetEpochs => "{n} epochs", "{n} 个轮次";
     TargetMetric => "test accuracy / R² {value}", "测试准确率 / R² {value}";
     BadSyncEvery => "read the loss every {value} steps: choose between 1 and {max}", "每 {value} 步读取一次损失：请选择 1 到 {max} 之间的值";

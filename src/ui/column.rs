@@ -424,7 +424,7 @@ fn reached_ui(ui: &mut egui::Ui, lang: Lang, reached: &Reached) {
         &[
             ("target", &target),
             ("step", &reached.step),
-            ("seconds", &format!("{:.2}", reached.seconds)),
+            ("time", &crate::units::format_ns(reached.seconds * 1e9)),
         ],
     );
     ui.label(RichText::new(text).strong())

@@ -278,7 +278,7 @@ fn comparison_rows(lang: Lang, entries: &[&Entry]) -> Vec<Row> {
             f.test_loss.map(|l| format!("{l:.4}"))
         }));
         rows.push(figure(Key::HistoryTimeToTarget, |f| {
-            f.time_to_target_s.map(|s| format!("{s:.2} s"))
+            f.time_to_target_s.map(|s| crate::units::format_ns(s * 1e9))
         }));
         rows.push(figure(Key::HistoryPeakMemory, |f| {
             f.peak_memory.map(format_bytes)
