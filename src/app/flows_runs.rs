@@ -238,4 +238,41 @@ mod tests {
         let cpu = first.figures(crate::device::Device::Cpu).expect("cpu");
         assert!(cpu.time_to_target_s.is_some_and(|s| s > 0.0), "{cpu:?}");
     }
+
+    #[test]
+    fn the_experiments_tab_sweeps_and_plots_both_devices() {
+        use crate::bench::sweep::Sweep;
+        if !gpu_expected() {
+            return;
+        }
+        let mut harness = harness(AppOptions::default());
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
+        harness.state_mut().run_commands(vec![
+            UiCommand::ShowTab(crate::ui::Tab::Experiments),
+            UiCommand::RunSweep(Sweep::parse("batch=8,64").expect("sweep")),
+        ]);
+        assert!(step_until(&mut harness, Duration::from_secs(90), |app| {
+            app.state.sweep.as_ref().is_some_and(|r| r.ended)
+        }));
+        harness.step();
+        let results = harness.state().state.sweep.clone().expect("results");
+        for device in Device::ALL {
+            let points = results.points.iter().filter(|p| p.device == device);
+            assert_eq!(points.count(), 2, "{device:?}: {results:?}");
+        }
+        // Both lines are drawn (both plots' legends name them); a software adapter is said.
+        assert!(harness.query_all_by_label("GPU").count() >= 2);
+        assert!(harness.query_all_by_label("CPU").count() >= 2);
+        if results.software_gpu {
+            assert!(
+                harness
+                    .query_by_label_contains("the GPU is a software adapter")
+                    .is_some()
+            );
+        }
+    }
 }
