@@ -93,6 +93,8 @@ impl BatchScopeApp {
                 self.state.history.delete(id);
             }
             UiCommand::RestoreEntry(id) => self.restore_entry(id),
+            UiCommand::TimeRequests => self.time_requests(),
+            UiCommand::CancelRequests => self.cancel_serving(),
             UiCommand::CancelSweep => {
                 // Dropping the job cancels it; what was measured stays.
                 self.jobs.sweep = None;
@@ -130,6 +132,9 @@ impl BatchScopeApp {
     /// Every device of the run trains continuously. A sweep measuring meanwhile would share
     /// the cores with training: it stops, and says why.
     fn run(&mut self) {
+        if self.jobs.serving.is_some() || self.jobs.pending_serving {
+            self.cancel_serving();
+        }
         if self.jobs.sweep.is_some() || self.jobs.pending_sweep.is_some() {
             self.jobs.sweep = None;
             self.jobs.pending_sweep = None;
@@ -153,7 +158,7 @@ impl BatchScopeApp {
 
     /// Every running device stops after its current step; until it says it has, it is
     /// "pausing".
-    fn pause(&mut self) {
+    pub(super) fn pause(&mut self) {
         for run in &mut self.state.runs {
             if run.run_state == RunState::Running {
                 run.run_state = RunState::Pausing;
@@ -387,7 +392,7 @@ impl BatchScopeApp {
     }
 
     /// The devices a sweep measures: those of the run in progress.
-    fn sweep_devices(&self) -> Vec<Device> {
+    pub(super) fn sweep_devices(&self) -> Vec<Device> {
         Device::ALL
             .into_iter()
             .filter(|&d| self.state.settings.applied_enabled(d))

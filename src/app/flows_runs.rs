@@ -275,4 +275,69 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn serving_times_one_request_at_a_time_on_each_device_with_training_paused() {
+        let with_gpu = gpu_expected();
+        let mut harness = harness(AppOptions::default());
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
+        harness.state_mut().run_commands(vec![
+            UiCommand::Run,
+            UiCommand::ShowTab(crate::ui::Tab::Experiments),
+            UiCommand::TimeRequests,
+        ]);
+        let overlapped = std::cell::Cell::new(false);
+        assert!(step_until(&mut harness, Duration::from_secs(90), |app| {
+            overlapped
+                .set(overlapped.get() || (app.jobs.serving.is_some() && app.state.is_running()));
+            app.state.serving.as_ref().is_some_and(|s| s.ended)
+        }));
+        assert!(
+            !overlapped.get(),
+            "requests were timed while a device trained"
+        );
+        harness.step();
+        let serving = harness.state().state.serving.clone().expect("serving");
+        assert!(serving.failures.is_empty(), "{:?}", serving.failures);
+        assert_eq!(serving.reports.len(), if with_gpu { 2 } else { 1 });
+        for report in &serving.reports {
+            for l in [&report.single, &report.batched] {
+                assert!(l.p50_ms > 0.0 && l.p99_ms >= l.p50_ms && l.max_ms >= l.p99_ms);
+            }
+            assert_eq!(report.single.rows, 1);
+        }
+        if with_gpu {
+            // The GPU's single request pays its copies: its recorded request has them.
+            let gpu = &serving.reports[1];
+            assert!(
+                gpu.single
+                    .spans_per_request
+                    .iter()
+                    .any(|(c, n)| c == "Memcpy" && *n > 0),
+                "{:?}",
+                gpu.single.spans_per_request
+            );
+            assert!(
+                harness
+                    .query_by_label_contains("One request: the CPU")
+                    .is_some()
+            );
+        }
+        // Run again cancels a measurement in progress.
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::TimeRequests]);
+        harness.state_mut().run_commands(vec![UiCommand::Run]);
+        let serving = harness.state().state.serving.clone().expect("serving");
+        assert!(serving.ended && serving.cancelled);
+        assert!(harness.state().jobs.serving.is_none());
+        harness.state_mut().run_commands(vec![UiCommand::Pause]);
+        assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
+            !app.is_running()
+        }));
+    }
 }

@@ -21,6 +21,10 @@ pub(super) struct Jobs {
     pub sweep: Option<Job<crate::bench::sweep::Report>>,
     /// A sweep asked for, waiting for training to pause before it starts.
     pub pending_sweep: Option<crate::bench::sweep::Sweep>,
+    /// The serving measurement of the Experiments tab running.
+    pub serving: Option<Job<crate::bench::infer::ServingNews>>,
+    /// A serving measurement asked for, waiting for training to pause before it starts.
+    pub pending_serving: bool,
     /// The turn both workers pass between them while they take turns.
     pub turns: std::sync::Arc<crate::train::Turns>,
 }

@@ -44,6 +44,8 @@ impl BatchScopeApp {
         self.poll_comparison();
         self.start_pending_sweep();
         self.poll_sweep();
+        self.start_pending_serving();
+        self.poll_serving();
         let mut commands = Vec::new();
         if let Some(chosen) = self.panels.opener.poll(self.state.lang) {
             commands.push(UiCommand::chosen(chosen));

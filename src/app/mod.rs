@@ -15,6 +15,7 @@ mod flows_runs;
 mod jobs;
 mod logic;
 pub mod restore;
+mod serving;
 pub mod state;
 mod ui;
 mod workers;

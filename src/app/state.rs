@@ -95,6 +95,8 @@ pub struct AppState {
     pub restore_notes: Vec<RestoreNote>,
     /// The last sweep of the Experiments tab, running or ended.
     pub sweep: Option<crate::bench::sweep::Results>,
+    /// The last serving measurement of the Experiments tab, running or ended.
+    pub serving: Option<crate::bench::infer::Serving>,
     /// What the last CSV export of the sweep did (saved where, or why not).
     pub sweep_export: Option<String>,
     /// How the devices share the machine while both train.
@@ -118,6 +120,7 @@ impl AppState {
             restore_notes: Vec::new(),
             sweep: None,
             sweep_export: None,
+            serving: None,
             sharing: crate::train::Sharing::default(),
             history: crate::bench::history::History::default(),
         }

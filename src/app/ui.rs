@@ -110,12 +110,22 @@ impl BatchScopeApp {
                     egui::ScrollArea::vertical()
                         .id_salt("experiments")
                         .show(ui, |ui| {
+                            let sweeping = state.sweep.as_ref().is_some_and(|s| !s.ended);
+                            let serving = state.serving.as_ref().is_some_and(|s| !s.ended);
                             panels.experiments.ui(
                                 ui,
                                 lang,
                                 state.sweep.as_ref(),
-                                session_exists,
+                                session_exists && !serving,
                                 state.sweep_export.as_deref(),
+                                &mut commands,
+                            );
+                            ui.separator();
+                            crate::ui::serving::serving_ui(
+                                ui,
+                                lang,
+                                state.serving.as_ref(),
+                                session_exists && !sweeping,
                                 &mut commands,
                             );
                         });

@@ -68,6 +68,91 @@ pub struct InferReport {
     pub batched: Latency,
 }
 
+/// What one device's serving measurement gave: its report, or why it could not run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServingNews {
+    /// The device was measured.
+    Measured(Box<InferReport>),
+    /// The device could not be measured: why.
+    Failed(Device, String),
+}
+
+/// The window's serving measurement: each device's report as it comes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Serving {
+    /// How it is measured.
+    pub plan: InferPlan,
+    /// The devices to measure, in order.
+    pub devices: Vec<Device>,
+    /// The devices measured.
+    pub reports: Vec<InferReport>,
+    /// The devices that could not be, and why.
+    pub failures: Vec<(Device, String)>,
+    /// It has ended (every device done, or cancelled).
+    pub ended: bool,
+    /// It was cancelled before every device was measured.
+    pub cancelled: bool,
+}
+
+impl Serving {
+    /// A measurement of `devices` with `plan`, nothing measured yet.
+    pub fn new(plan: InferPlan, devices: Vec<Device>) -> Self {
+        Self {
+            plan,
+            devices,
+            reports: Vec::new(),
+            failures: Vec::new(),
+            ended: false,
+            cancelled: false,
+        }
+    }
+
+    /// Takes in one device's news.
+    pub fn apply(&mut self, news: ServingNews) {
+        match news {
+            ServingNews::Measured(report) => self.reports.push(*report),
+            ServingNews::Failed(device, why) => self.failures.push((device, why)),
+        }
+    }
+
+    /// The share of the devices done, 0–1.
+    pub fn progress(&self) -> f32 {
+        let done = self.reports.len() + self.failures.len();
+        done as f32 / self.devices.len().max(1) as f32
+    }
+}
+
+/// Measures `devices` one after the other (never at once: each has the machine to itself),
+/// each on a backend of its own from `open`, stopping between devices when `cancel` is set.
+pub fn serve_each(
+    session: &Session,
+    devices: &[Device],
+    plan: InferPlan,
+    open: &dyn Fn(Device) -> Result<Box<dyn Backend>, String>,
+    cancel: &std::sync::atomic::AtomicBool,
+    report: &mut dyn FnMut(ServingNews),
+) {
+    for &device in devices {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let mut backend = match open(device) {
+            Ok(backend) => backend,
+            Err(why) => {
+                report(ServingNews::Failed(device, why));
+                continue;
+            }
+        };
+        let mut result = None;
+        backend.enter(&mut |b| result = Some(measure(b, session, plan)));
+        report(match result {
+            Some(Ok(r)) => ServingNews::Measured(Box::new(r)),
+            Some(Err(e)) => ServingNews::Failed(device, e.to_string()),
+            None => ServingNews::Failed(device, "the measurement did not run".into()),
+        });
+    }
+}
+
 /// The percentile `q` (0–1) of sorted values, by nearest rank.
 pub fn percentile_of_sorted(v: &[f64], q: f64) -> f64 {
     if v.is_empty() {

@@ -83,6 +83,10 @@ pub enum UiCommand {
     RestoreEntry(u64),
     /// Delete the history entry with this number.
     DeleteEntry(u64),
+    /// Time predictions one request at a time and in batches on each device (training pauses).
+    TimeRequests,
+    /// Stop that measurement.
+    CancelRequests,
 }
 
 impl UiCommand {
