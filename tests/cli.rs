@@ -612,3 +612,62 @@ fn infer_times_single_requests_and_batches_on_each_device_with_their_copies() {
         }
     }
 }
+
+#[test]
+fn profiles_list_every_figure_with_its_source_and_simulate_labels_its_predictions() {
+    let (code, stdout, stderr) = batchscope(&["profiles", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let profiles: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert!(profiles.len() >= 11, "{stdout}");
+    for p in &profiles {
+        let source = p["fp32_tflops"]["source"].as_str().expect("source");
+        assert!(!source.is_empty(), "{p}");
+        assert!(p["fp32_tflops"]["confidence"].is_string(), "{p}");
+    }
+    let (code, stdout, stderr) = batchscope(&[
+        "simulate",
+        "--dataset",
+        "mnist",
+        "--layers",
+        "784,4096,4096,10",
+        "--batch",
+        "1024",
+        "--profile",
+        "nvidia-t4",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let line: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(line["simulated"], true, "{line}");
+    assert_eq!(line["bound"], "compute", "{line}");
+    assert!(
+        line["predicted_step_time_ms"]
+            .as_f64()
+            .is_some_and(|t| t > 0.0)
+    );
+    assert!(
+        line["predicted_samples_per_s"]
+            .as_f64()
+            .is_some_and(|s| s > 0.0)
+    );
+    let ops = line["ops"].as_array().expect("ops");
+    assert!(
+        ops.iter()
+            .any(|o| o["name"] == "layer 2 forward" && o["bound"] == "compute")
+    );
+    // The text says simulated on every line that has a figure.
+    let (code, stdout, _) = batchscope(&["simulate", "--dataset", "spiral"]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.lines().skip(1).all(|l| l.contains("(simulated)")),
+        "{stdout}"
+    );
+    assert!(stdout.starts_with("SIMULATED (not measured)"));
+    // An unknown profile names the ones there are.
+    let (code, _, stderr) = batchscope(&["simulate", "--profile", "nvidia-b200"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("nvidia-h100-sxm"), "{stderr}");
+}

@@ -14,6 +14,7 @@ mod inspect;
 mod memory;
 mod output;
 mod run;
+mod simulate;
 mod sweep;
 mod trace;
 mod train;
@@ -86,6 +87,15 @@ enum Commands {
     Trace(trace::TraceArgs),
     /// Train a few steps and print the memory by role, measured and estimated, with formulas.
     Memory(memory::MemoryArgs),
+    /// List the hardware profiles the simulator uses, each figure with its source.
+    Profiles {
+        /// Print JSON (one line per profile, with every source).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Predict what one training step of these settings would cost on hardware profiles (every
+    /// figure simulated, not measured).
+    Simulate(simulate::SimulateArgs),
     /// Data set files.
     Data {
         #[command(subcommand)]
@@ -151,6 +161,8 @@ pub fn main() -> ExitCode {
         Some(Commands::Infer(args)) => infer::run(&mut out, &args),
         Some(Commands::Trace(args)) => trace::run(&mut out, &args),
         Some(Commands::Memory(args)) => memory::run(&mut out, &args),
+        Some(Commands::Profiles { json }) => simulate::profiles(&mut out, json),
+        Some(Commands::Simulate(args)) => simulate::simulate(&mut out, &args),
         Some(Commands::Data {
             command: DataCommands::Inspect { path, read, json },
         }) => inspect::run(&mut out, &path, &read, json),

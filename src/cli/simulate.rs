@@ -1,0 +1,140 @@
+//! `batchscope profiles`: the hardware profiles, each figure with its source and confidence.
+//! `batchscope simulate`: what the training step of the given settings would cost on a profile,
+//! op by op, every figure simulated.
+
+use clap::Args;
+use serde::Serialize;
+
+use super::args::RunArgs;
+use super::failure::Failure;
+use super::output::Out;
+use super::run::parse_run;
+use crate::sim::cost::{Efficiency, Prediction, predict, step_ops};
+use crate::sim::profile::{self, Profile};
+
+/// `batchscope profiles`.
+pub(super) fn profiles(out: &mut Out, json: bool) -> Result<(), Failure> {
+    let all = profile::shipped();
+    if json {
+        for p in &all {
+            out.json(p)?;
+        }
+        return Ok(());
+    }
+    out.line(
+        "Hardware profiles (assets/profiles.toml): figures for simulation, each with its source",
+    )?;
+    out.line("  confidence: d = datasheet, r = derived from printed figures, e = estimate")?;
+    for p in &all {
+        let mark = |f: &profile::Figure| match f.confidence {
+            profile::Confidence::Datasheet => "d",
+            profile::Confidence::Derived => "r",
+            profile::Confidence::Estimate => "e",
+            profile::Confidence::Measured => "m",
+        };
+        let tensor = p
+            .tensor_tflops
+            .as_ref()
+            .map_or("—".to_owned(), |t| format!("{:.1}{}", t.value, mark(t)));
+        let link = p.link_gbs.as_ref().map_or(String::new(), |l| {
+            format!(" {:.1} GB/s{}", l.value, mark(l))
+        });
+        out.line(format!(
+            "{:<18} {:<32} FP32 {:>6.1}{} TFLOP/s  tensor {:>8}  {:>6.0}{} GB/s  {:>4.0}{} GB  {}{}  \
+             dispatch {:.0}{} µs",
+            p.id,
+            p.name,
+            p.fp32_tflops.value,
+            mark(&p.fp32_tflops),
+            tensor,
+            p.mem_bw_gbs.value,
+            mark(&p.mem_bw_gbs),
+            p.mem_gb.value,
+            mark(&p.mem_gb),
+            p.link,
+            link,
+            p.dispatch_us.value,
+            mark(&p.dispatch_us),
+        ))?;
+    }
+    out.line("Sources: batchscope profiles --json")?;
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub(super) struct SimulateArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The profile: an id from `batchscope profiles`, a profile file, or `all`.
+    #[arg(long, default_value = "all")]
+    profile: String,
+    /// Print every op of the step, not only the summary.
+    #[arg(long)]
+    ops: bool,
+}
+
+/// One line of JSON: the prediction, labelled simulated.
+#[derive(Serialize)]
+struct Line<'a> {
+    #[serde(flatten)]
+    prediction: &'a Prediction,
+    predicted_step_time_ms: f64,
+    predicted_samples_per_s: f64,
+}
+
+/// `batchscope simulate`.
+pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure> {
+    let profiles: Vec<Profile> = if args.profile == "all" {
+        profile::shipped()
+    } else {
+        profile::find(&args.profile).map_err(Failure::BadInput)?
+    };
+    let (session, _) = parse_run(&args.run)?;
+    let config = &session.config;
+    let spec = config.model_spec(&session.data);
+    let ops = step_ops(&spec, config.batch, config.optimizer, config.precision);
+    let efficiency = Efficiency::default();
+    let loader = &config.pipeline.loader;
+    let loader_time = (f64::from(loader.storage_latency_ms), loader.workers > 0);
+    if !args.run.json {
+        out.line(format!(
+            "SIMULATED (not measured): one training step of layers {:?}, batch {}, {}, {} on each \
+             profile",
+            spec.layers,
+            config.batch,
+            config.optimizer.as_str(),
+            config.precision.as_str()
+        ))?;
+    }
+    for p in &profiles {
+        let prediction = predict(
+            p,
+            &ops,
+            config.precision,
+            &efficiency,
+            config.batch,
+            loader_time,
+        );
+        if args.run.json {
+            out.json(&Line {
+                prediction: &prediction,
+                predicted_step_time_ms: prediction.step_time_ms,
+                predicted_samples_per_s: prediction.samples_per_s,
+            })?;
+            continue;
+        }
+        out.line(format!(
+            "{:<18} step {:>10.4} ms  {:>12.0} samples/s  {:?}-bound (simulated)",
+            p.id, prediction.step_time_ms, prediction.samples_per_s, prediction.bound
+        ))?;
+        if args.ops {
+            for c in &prediction.ops {
+                out.line(format!(
+                    "    {:<28} {:>12.0} FLOP {:>12.0} B  {:>9.4} ms  {:?}",
+                    c.op.name, c.op.flops, c.op.bytes, c.time_ms, c.bound
+                ))?;
+            }
+        }
+    }
+    Ok(())
+}

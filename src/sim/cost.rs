@@ -1,0 +1,468 @@
+//! What one training step would cost on a device described by a [`Profile`], predicted kernel by
+//! kernel in the roofline style, with the three regimes of "Making Deep Learning Go Brrrr":
+//!
+//! - **compute-bound**: the op's FLOPs at the attainable rate, `peak × efficiency(FLOPs)`;
+//! - **memory-bound**: the bytes it moves at `bandwidth × efficiency(bytes)`;
+//! - **overhead-bound**: the host's cost of launching it, when the device would finish sooner.
+//!
+//! An op takes the longest of the three; that one is its bound. The step adds the batch's copy
+//! over the host link, the sync that reads the loss back, and the data loader's time when it is
+//! not hidden behind the step. Efficiency grows with the op's size (small kernels cannot fill a
+//! large chip), as Calculon's tables have it, rather than one constant: the default curves
+//! below are estimates, and `calibrate` fits them for the devices at hand.
+//!
+//! The ops are those this app's training step runs ([`step_ops`]), with their FLOPs and bytes
+//! worked out from the layer sizes as the kernels read and write them.
+
+use serde::Serialize;
+
+use super::profile::{Kind, Profile};
+use crate::nn::{ModelSpec, OptimizerKind};
+use crate::precision::Precision;
+
+/// What kind of work an op is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// A matrix product (with its fused bias and activation).
+    MatMul,
+    /// Element-wise work: activations' gradients, the loss, the optimizer's update.
+    Elementwise,
+    /// A copy over the host link.
+    Copy,
+}
+
+/// One op of a training step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Op {
+    /// Its name, as the step's spans call it.
+    pub name: String,
+    /// What kind of work it is.
+    pub kind: OpKind,
+    /// Floating-point operations (a multiply-add counts two).
+    pub flops: f64,
+    /// Bytes read and written in the device's memory (or over the link, for a copy).
+    pub bytes: f64,
+}
+
+impl Op {
+    /// FLOPs per byte moved.
+    pub fn intensity(&self) -> f64 {
+        self.flops / self.bytes.max(1.0)
+    }
+}
+
+/// Bytes a stored activation or gradient value takes, and a parameter.
+fn value_bytes(precision: Precision) -> (f64, f64) {
+    match precision {
+        Precision::Fp32 => (4.0, 4.0),
+        Precision::Fp16 | Precision::Bf16 => (2.0, 2.0),
+        // FP16 activations and weight copies; FP32 masters and gradients.
+        Precision::Mixed => (2.0, 4.0),
+    }
+}
+
+/// The ops of one training step of `spec` on `batch` rows: the batch's upload, each layer's
+/// forward product, the loss, each layer's weight gradient and (but the first) input gradient,
+/// and the optimizer's update of every parameter tensor.
+pub fn step_ops(
+    spec: &ModelSpec,
+    batch: usize,
+    optimizer: OptimizerKind,
+    precision: Precision,
+) -> Vec<Op> {
+    let b = batch as f64;
+    let (act, par) = value_bytes(precision);
+    let layers = &spec.layers;
+    let (inputs, outputs) = (layers[0] as f64, layers[layers.len() - 1] as f64);
+    let mut ops = vec![Op {
+        name: "upload batch".into(),
+        kind: OpKind::Copy,
+        // Inputs as f32, one target per row (a class or each output).
+        flops: 0.0,
+        bytes: 4.0 * b * (inputs + outputs),
+    }];
+    let pairs: Vec<(f64, f64)> = layers
+        .windows(2)
+        .map(|w| (w[0] as f64, w[1] as f64))
+        .collect();
+    for (l, &(i, o)) in pairs.iter().enumerate() {
+        ops.push(Op {
+            name: format!("layer {} forward", l + 1),
+            kind: OpKind::MatMul,
+            // The product, then the bias and the activation on each output.
+            flops: 2.0 * b * i * o + 2.0 * b * o,
+            bytes: act * (b * i + b * o) + par * (i * o + o),
+        });
+    }
+    ops.push(Op {
+        name: "loss and its gradient".into(),
+        kind: OpKind::Elementwise,
+        // Softmax and cross-entropy (or squared error) per output: about five operations.
+        flops: 5.0 * b * outputs,
+        bytes: act * 2.0 * b * outputs + 4.0 * b,
+    });
+    for (l, &(i, o)) in pairs.iter().enumerate().rev() {
+        ops.push(Op {
+            name: format!("layer {} weight gradient", l + 1),
+            kind: OpKind::MatMul,
+            flops: 2.0 * b * i * o + b * o,
+            bytes: act * (b * i + b * o) + par * (i * o + o),
+        });
+        if l > 0 {
+            ops.push(Op {
+                name: format!("layer {} input gradient", l + 1),
+                kind: OpKind::MatMul,
+                // The product, then the activation's derivative on each input.
+                flops: 2.0 * b * i * o + b * i,
+                bytes: act * (b * o + 2.0 * b * i) + par * i * o,
+            });
+        }
+    }
+    // Per parameter: SGD reads the value and the gradient and writes the value; momentum adds
+    // one state tensor read and written; Adam two.
+    let (flops_per, touches) = match optimizer {
+        OptimizerKind::Sgd => (2.0, 3.0),
+        OptimizerKind::Momentum => (4.0, 5.0),
+        OptimizerKind::Adam => (12.0, 7.0),
+    };
+    // Optimizer state and master values are FP32 except in pure 16-bit formats.
+    let state = if matches!(precision, Precision::Fp16 | Precision::Bf16) {
+        2.0
+    } else {
+        4.0
+    };
+    for (l, &(i, o)) in pairs.iter().enumerate() {
+        for (what, n) in [("weights", i * o), ("biases", o)] {
+            ops.push(Op {
+                name: format!("layer {} update {what}", l + 1),
+                kind: OpKind::Elementwise,
+                flops: flops_per * n,
+                bytes: touches * state * n,
+            });
+        }
+    }
+    ops
+}
+
+/// Efficiency against op size: `(size, share of the peak)` points, interpolated linearly in
+/// log10 of the size and held flat beyond the ends.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Curve(pub Vec<(f64, f64)>);
+
+impl Curve {
+    /// The share of the peak an op of `size` reaches.
+    pub fn at(&self, size: f64) -> f64 {
+        let points = &self.0;
+        let Some(&(first_size, first)) = points.first() else {
+            return 1.0;
+        };
+        if size <= first_size {
+            return first;
+        }
+        for w in points.windows(2) {
+            let ((s0, e0), (s1, e1)) = (w[0], w[1]);
+            if size <= s1 {
+                let t = (size.log10() - s0.log10()) / (s1.log10() - s0.log10());
+                return e0 + t * (e1 - e0);
+            }
+        }
+        points.last().map_or(1.0, |p| p.1)
+    }
+}
+
+/// The efficiencies a prediction uses.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Efficiency {
+    /// Share of the arithmetic peak a matrix product reaches, by its FLOPs.
+    pub compute: Curve,
+    /// Share of the memory bandwidth an op reaches, by the bytes it moves.
+    pub memory: Curve,
+}
+
+impl Default for Efficiency {
+    /// Estimates in the shape Calculon's GEMM tables have (a few percent for kernels of
+    /// thousands of FLOPs, most of the peak for billions), until a calibration replaces them.
+    fn default() -> Self {
+        Self {
+            compute: Curve(vec![
+                (1e4, 0.01),
+                (1e6, 0.05),
+                (1e8, 0.30),
+                (1e9, 0.60),
+                (1e11, 0.80),
+            ]),
+            memory: Curve(vec![(1e3, 0.02), (1e5, 0.20), (1e7, 0.70), (1e9, 0.85)]),
+        }
+    }
+}
+
+/// Host-side latency of a copy over a `PCIe` link before its bytes flow (estimate).
+pub const COPY_LATENCY_US: f64 = 10.0;
+/// Host-side latency of reading a few bytes back after the device has finished (estimate).
+pub const SYNC_LATENCY_US: f64 = 10.0;
+
+/// What limits an op, or a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// Arithmetic.
+    Compute,
+    /// Memory bandwidth.
+    Memory,
+    /// The host's launches.
+    Overhead,
+    /// The host link.
+    Link,
+}
+
+/// One op's predicted cost.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpCost {
+    /// The op.
+    #[serde(flatten)]
+    pub op: Op,
+    /// Its predicted time, ms.
+    pub time_ms: f64,
+    /// What limits it.
+    pub bound: Bound,
+    /// The FLOP/s it attains at that time, TFLOP/s.
+    pub attained_tflops: f64,
+}
+
+/// A predicted step on one profile. Every figure is simulated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prediction {
+    /// Always true: nothing here was measured.
+    pub simulated: bool,
+    /// The profile's id.
+    pub profile: String,
+    /// The profile's name.
+    pub name: String,
+    /// The step's time, ms.
+    pub step_time_ms: f64,
+    /// Samples per second at that step time.
+    pub samples_per_s: f64,
+    /// What limits the step: the bound that takes most of its time.
+    pub bound: Bound,
+    /// The arithmetic peak used for matrix products, TFLOP/s.
+    pub peak_tflops: f64,
+    /// Each op.
+    pub ops: Vec<OpCost>,
+}
+
+/// Predicts one training step of `ops` on `profile`, `batch` rows a step, with the data
+/// loader's time per batch `loader_ms` (not hidden behind the step when `loader_overlaps` is
+/// false).
+pub fn predict(
+    profile: &Profile,
+    ops: &[Op],
+    precision: Precision,
+    efficiency: &Efficiency,
+    batch: usize,
+    loader: (f64, bool),
+) -> Prediction {
+    // Matrix products in 16-bit formats run on the tensor units where the device has them (as
+    // a framework's kernels would; this app's own kernels compute in f32).
+    let peak_tflops = match (precision, &profile.tensor_tflops) {
+        (Precision::Fp32, _) | (_, None) => profile.fp32_tflops.value,
+        (_, Some(tensor)) => tensor.value,
+    };
+    let peak = peak_tflops * 1e12;
+    let bandwidth = profile.mem_bw_gbs.value * 1e9;
+    let dispatch_s = profile.dispatch_us.value * 1e-6;
+    let link = profile.link_bytes_per_s();
+    let costs: Vec<OpCost> = ops
+        .iter()
+        .filter(|op| op.kind != OpKind::Copy || link.is_some())
+        .map(|op| {
+            let (seconds, bound) = if op.kind == OpKind::Copy {
+                let rate = link.unwrap_or(bandwidth);
+                let latency = if profile.kind == Kind::Gpu {
+                    COPY_LATENCY_US * 1e-6
+                } else {
+                    0.0
+                };
+                (latency + op.bytes / rate, Bound::Link)
+            } else {
+                let compute = if op.kind == OpKind::MatMul {
+                    op.flops / (peak * efficiency.compute.at(op.flops))
+                } else {
+                    // Element-wise work runs on the vector units at the FP32 rate.
+                    op.flops / (profile.fp32_tflops.value * 1e12)
+                };
+                let memory = op.bytes / (bandwidth * efficiency.memory.at(op.bytes));
+                [
+                    (compute, Bound::Compute),
+                    (memory, Bound::Memory),
+                    (dispatch_s, Bound::Overhead),
+                ]
+                .into_iter()
+                .fold((0.0, Bound::Overhead), |a, b| if b.0 > a.0 { b } else { a })
+            };
+            OpCost {
+                op: op.clone(),
+                time_ms: seconds * 1e3,
+                bound,
+                attained_tflops: op.flops / seconds.max(1e-15) / 1e12,
+            }
+        })
+        .collect();
+    let sync_ms = if profile.kind == Kind::Cpu {
+        0.0
+    } else {
+        SYNC_LATENCY_US * 1e-3
+    };
+    let ops_ms: f64 = costs.iter().map(|c| c.time_ms).sum();
+    let (loader_ms, overlaps) = loader;
+    let waiting_ms = if overlaps {
+        (loader_ms - ops_ms - sync_ms).max(0.0)
+    } else {
+        loader_ms
+    };
+    let step_time_ms = ops_ms + sync_ms + waiting_ms;
+    let share = |bound| {
+        costs
+            .iter()
+            .filter(|c| c.bound == bound)
+            .map(|c| c.time_ms)
+            .sum::<f64>()
+    };
+    let bound = [Bound::Compute, Bound::Memory, Bound::Overhead, Bound::Link]
+        .into_iter()
+        .map(|b| {
+            (
+                b,
+                share(b) + if b == Bound::Overhead { sync_ms } else { 0.0 },
+            )
+        })
+        .fold(
+            (Bound::Overhead, -1.0),
+            |a, b| if b.1 > a.1 { b } else { a },
+        )
+        .0;
+    Prediction {
+        simulated: true,
+        profile: profile.id.clone(),
+        name: profile.name.clone(),
+        step_time_ms,
+        samples_per_s: batch as f64 / (step_time_ms / 1e3),
+        bound,
+        peak_tflops,
+        ops: costs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::Loss;
+    use crate::sim::profile::{find, shipped};
+
+    fn spec(layers: &[usize]) -> ModelSpec {
+        ModelSpec {
+            layers: layers.to_vec(),
+            activation: crate::backend::Activation::Relu,
+            loss: Loss::SoftmaxCrossEntropy,
+        }
+    }
+
+    fn profile(id: &str) -> Profile {
+        find(id).expect(id).remove(0)
+    }
+
+    fn step(id: &str, layers: &[usize], batch: usize) -> Prediction {
+        let ops = step_ops(&spec(layers), batch, OptimizerKind::Sgd, Precision::Fp32);
+        let efficiency = Efficiency::default();
+        predict(
+            &profile(id),
+            &ops,
+            Precision::Fp32,
+            &efficiency,
+            batch,
+            (0.0, true),
+        )
+    }
+
+    #[test]
+    fn flops_and_bytes_of_each_op_are_those_worked_out_by_hand() {
+        // 2 inputs, 3 hidden, 4 outputs; batch 5; SGD, FP32.
+        let ops = step_ops(&spec(&[2, 3, 4]), 5, OptimizerKind::Sgd, Precision::Fp32);
+        let get = |name: &str| ops.iter().find(|o| o.name == name).expect(name).clone();
+        let upload = get("upload batch");
+        assert_eq!(upload.bytes, 4.0 * 5.0 * (2.0 + 4.0));
+        let f1 = get("layer 1 forward");
+        // 2·5·2·3 products + 2·5·3 bias and activation.
+        assert_eq!(f1.flops, 60.0 + 30.0);
+        // x (5·2) and y (5·3) values, W (2·3) and b (3) values, 4 bytes each.
+        assert_eq!(f1.bytes, 4.0 * (10.0 + 15.0 + 6.0 + 3.0));
+        let g2 = get("layer 2 input gradient");
+        // dz (5·4) · Wᵀ (4·3): 2·5·3·4 = 120, then 5·3 derivatives.
+        assert_eq!(g2.flops, 120.0 + 15.0);
+        assert!(ops.iter().all(|o| o.name != "layer 1 input gradient"));
+        let w2 = get("layer 2 update weights");
+        assert_eq!((w2.flops, w2.bytes), (2.0 * 12.0, 3.0 * 4.0 * 12.0));
+        // Adam moves seven values per parameter, 16-bit formats halve the activations.
+        let adam = step_ops(&spec(&[2, 3, 4]), 5, OptimizerKind::Adam, Precision::Fp16);
+        let w2 = adam
+            .iter()
+            .find(|o| o.name == "layer 2 update weights")
+            .expect("w2");
+        assert_eq!(w2.bytes, 7.0 * 2.0 * 12.0);
+    }
+
+    #[test]
+    fn efficiency_is_interpolated_on_a_log_scale_and_flat_beyond_the_ends() {
+        let c = Curve(vec![(1e2, 0.1), (1e4, 0.5)]);
+        assert_eq!(c.at(1.0), 0.1);
+        assert!((c.at(1e3) - 0.3).abs() < 1e-12);
+        assert_eq!(c.at(1e9), 0.5);
+    }
+
+    #[test]
+    fn a_tiny_network_at_batch_one_is_overhead_bound_on_every_gpu() {
+        for p in shipped().into_iter().filter(|p| p.kind != Kind::Cpu) {
+            let s = step(&p.id, &[2, 16, 16, 3], 1);
+            assert_eq!(s.bound, Bound::Overhead, "{}", p.id);
+            assert!(s.simulated);
+        }
+    }
+
+    #[test]
+    fn a_large_network_is_compute_bound_on_a_t4_and_an_h100_wins_by_about_its_peak() {
+        let layers = [784, 4096, 4096, 10];
+        let t4 = step("nvidia-t4", &layers, 1024);
+        let h100 = step("nvidia-h100-sxm", &layers, 1024);
+        assert_eq!(t4.bound, Bound::Compute);
+        let peaks = 67.0 / 8.1;
+        let speedup = t4.step_time_ms / h100.step_time_ms;
+        assert!(
+            (0.6 * peaks..=1.05 * peaks).contains(&speedup),
+            "{speedup:.2}× against a peak ratio of {peaks:.2}"
+        );
+    }
+
+    #[test]
+    fn doubling_the_batch_when_overhead_bound_barely_changes_the_step() {
+        let one = step("nvidia-rtx-4090", &[2, 16, 16, 3], 8);
+        let two = step("nvidia-rtx-4090", &[2, 16, 16, 3], 16);
+        assert_eq!(one.bound, Bound::Overhead);
+        assert!(two.step_time_ms / one.step_time_ms < 1.1);
+        // While a large product's time grows with the batch.
+        let big = step("nvidia-t4", &[784, 4096, 4096, 10], 1024);
+        let bigger = step("nvidia-t4", &[784, 4096, 4096, 10], 2048);
+        assert!(bigger.step_time_ms / big.step_time_ms > 1.7);
+    }
+
+    #[test]
+    fn a_slow_loader_is_hidden_behind_the_step_only_when_it_overlaps() {
+        let ops = step_ops(&spec(&[2, 16, 3]), 32, OptimizerKind::Sgd, Precision::Fp32);
+        let p = profile("nvidia-t4");
+        let e = Efficiency::default();
+        let alone = predict(&p, &ops, Precision::Fp32, &e, 32, (0.0, true)).step_time_ms;
+        let inline = predict(&p, &ops, Precision::Fp32, &e, 32, (5.0, false)).step_time_ms;
+        assert!((inline - alone - 5.0).abs() < 1e-9);
+        let hidden = predict(&p, &ops, Precision::Fp32, &e, 32, (alone / 2.0, true));
+        assert!((hidden.step_time_ms - alone).abs() < 1e-9);
+    }
+}
