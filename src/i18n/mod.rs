@@ -343,7 +343,7 @@ strings! {
     ServingRun => "Time requests", "测量请求延迟";
     ServingRunTip => "Pauses training, then on each device in turn (never both at once) trains a copy of the applied settings and times its requests. The live columns keep their models.", "暂停训练，然后依次在每个设备上（从不同时进行）用已应用的设置训练一个副本并测量请求延迟。实时的两列保留各自的模型。";
     ServingRunning => "measuring one device at a time…", "逐个设备测量中…";
-    ServingPlan => "Measured in this run: {steps} training steps of the applied settings, then {requests} timed requests of 1 row and of {batch} rows on each device, one device at a time.", "本次实测：用已应用的设置训练 {steps} 步，然后在每个设备上依次计时 {requests} 个单行请求和 {requests} 个 {batch} 行的请求。";
+    ServingPlan => "Measured in this run: {steps} training steps of the applied settings, then {requests} timed requests of 1 row and {requests} of {batch} rows on each device, one device at a time.", "本次实测：用已应用的设置训练 {steps} 步，然后在每个设备上依次计时 {requests} 个单行请求和 {requests} 个 {batch} 行的请求。";
     ServingCancelled => "Cancelled: the devices not listed were not measured.", "已取消：未列出的设备没有测量。";
     ServingSoftware => "The GPU here is a software adapter: its latency says nothing about a real GPU.", "这里的 GPU 是软件适配器：它的延迟不代表真实 GPU。";
     ServingCpuFaster => "One request: the CPU answered in {cpu} (median), the GPU in {gpu}: the CPU is {ratio}× faster.", "单个请求：CPU 的中位延迟为 {cpu}，GPU 为 {gpu}：CPU 快 {ratio} 倍。";
