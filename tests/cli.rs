@@ -671,3 +671,37 @@ fn profiles_list_every_figure_with_its_source_and_simulate_labels_its_prediction
     assert_eq!(code, 2);
     assert!(stderr.contains("nvidia-h100-sxm"), "{stderr}");
 }
+
+#[test]
+fn calibrate_writes_a_local_profile_that_simulate_reads() {
+    let dir = std::env::temp_dir().join(format!("batchscope-calibrate-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("local.toml");
+    let path_text = path.to_str().expect("utf-8 path");
+    let (code, stdout, stderr) =
+        batchscope(&["calibrate", "--seconds", "0.005", "--out", path_text]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("measured in this run"), "{stdout}");
+    let (code, stdout, stderr) = batchscope(&[
+        "simulate",
+        "--profile",
+        path_text,
+        "--dataset",
+        "spiral",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let line: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(line["profile"], "local-cpu");
+    assert_eq!(line["simulated"], true);
+    assert!(
+        line["predicted_step_time_ms"]
+            .as_f64()
+            .is_some_and(|t| t > 0.0)
+    );
+    // Only the CPU is calibrated so far, and it says so.
+    let (code, _, stderr) = batchscope(&["calibrate", "--device", "gpu"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("only the CPU"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

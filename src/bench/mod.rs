@@ -3,6 +3,7 @@
 //! Measuring and presenting live apart (as in hyperfine): [`measure`] returns the raw times of
 //! each run, [`Summary`] turns them into statistics, and the CLI prints them.
 
+pub mod calibrate;
 pub mod history;
 pub mod infer;
 pub mod peak;
@@ -334,7 +335,7 @@ fn measure_products_inside(
     Ok(rates)
 }
 
-fn filled(
+pub(crate) fn filled(
     backend: &mut dyn Backend,
     label: &str,
     rows: usize,
@@ -349,7 +350,7 @@ fn filled(
 }
 
 /// Median seconds per call of `op` over 5 runs of about `seconds / 5` each.
-fn time_op(
+pub(crate) fn time_op(
     backend: &mut dyn Backend,
     seconds: f64,
     op: &mut dyn FnMut(&mut dyn Backend) -> Result<(), BackendError>,

@@ -7,6 +7,7 @@
 mod args;
 use args::threads_in_range;
 mod bench;
+mod calibrate;
 mod devices;
 mod failure;
 mod infer;
@@ -87,6 +88,9 @@ enum Commands {
     Trace(trace::TraceArgs),
     /// Train a few steps and print the memory by role, measured and estimated, with formulas.
     Memory(memory::MemoryArgs),
+    /// Measure this machine's CPU with short probes, fit the simulator's efficiencies, and
+    /// (with --grid) check the predictions against measured steps.
+    Calibrate(calibrate::CalibrateArgs),
     /// List the hardware profiles the simulator uses, each figure with its source.
     Profiles {
         /// Print JSON (one line per profile, with every source).
@@ -161,6 +165,7 @@ pub fn main() -> ExitCode {
         Some(Commands::Infer(args)) => infer::run(&mut out, &args),
         Some(Commands::Trace(args)) => trace::run(&mut out, &args),
         Some(Commands::Memory(args)) => memory::run(&mut out, &args),
+        Some(Commands::Calibrate(args)) => calibrate::run(&mut out, &args),
         Some(Commands::Profiles { json }) => simulate::profiles(&mut out, json),
         Some(Commands::Simulate(args)) => simulate::simulate(&mut out, &args),
         Some(Commands::Data {

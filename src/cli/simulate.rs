@@ -9,7 +9,7 @@ use super::args::RunArgs;
 use super::failure::Failure;
 use super::output::Out;
 use super::run::parse_run;
-use crate::sim::cost::{Efficiency, Prediction, predict, step_ops};
+use crate::sim::cost::{Prediction, predict, step_ops};
 use crate::sim::profile::{self, Profile};
 
 /// `batchscope profiles`.
@@ -93,7 +93,6 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
     let config = &session.config;
     let spec = config.model_spec(&session.data);
     let ops = step_ops(&spec, config.batch, config.optimizer, config.precision);
-    let efficiency = Efficiency::default();
     let loader = &config.pipeline.loader;
     let loader_time = (f64::from(loader.storage_latency_ms), loader.workers > 0);
     if !args.run.json {
@@ -107,14 +106,7 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
         ))?;
     }
     for p in &profiles {
-        let prediction = predict(
-            p,
-            &ops,
-            config.precision,
-            &efficiency,
-            config.batch,
-            loader_time,
-        );
+        let prediction = predict(p, &ops, config.precision, config.batch, loader_time);
         if args.run.json {
             out.json(&Line {
                 prediction: &prediction,

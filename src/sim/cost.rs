@@ -16,6 +16,7 @@
 
 use serde::Serialize;
 
+pub use super::efficiency::{Curve, Efficiency};
 use super::profile::{Kind, Profile};
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
@@ -43,7 +44,14 @@ pub struct Op {
     pub flops: f64,
     /// Bytes read and written in the device's memory (or over the link, for a copy).
     pub bytes: f64,
+    /// A matrix product with a dimension of at most [`NARROW`] (a small batch, a layer of a
+    /// few units): such products reach a different share of the peak than square ones of the
+    /// same FLOPs, so a fitted profile may give them a curve of their own.
+    pub narrow: bool,
 }
+
+/// The largest dimension of a product called narrow.
+pub const NARROW: usize = 32;
 
 impl Op {
     /// FLOPs per byte moved.
@@ -81,7 +89,9 @@ pub fn step_ops(
         // Inputs as f32, one target per row (a class or each output).
         flops: 0.0,
         bytes: 4.0 * b * (inputs + outputs),
+        narrow: false,
     }];
+    let narrow = |i: f64, o: f64| [b, i, o].iter().any(|&d| d <= NARROW as f64);
     let pairs: Vec<(f64, f64)> = layers
         .windows(2)
         .map(|w| (w[0] as f64, w[1] as f64))
@@ -93,6 +103,7 @@ pub fn step_ops(
             // The product, then the bias and the activation on each output.
             flops: 2.0 * b * i * o + 2.0 * b * o,
             bytes: act * (b * i + b * o) + par * (i * o + o),
+            narrow: narrow(i, o),
         });
     }
     ops.push(Op {
@@ -101,6 +112,7 @@ pub fn step_ops(
         // Softmax and cross-entropy (or squared error) per output: about five operations.
         flops: 5.0 * b * outputs,
         bytes: act * 2.0 * b * outputs + 4.0 * b,
+        narrow: false,
     });
     for (l, &(i, o)) in pairs.iter().enumerate().rev() {
         ops.push(Op {
@@ -108,6 +120,7 @@ pub fn step_ops(
             kind: OpKind::MatMul,
             flops: 2.0 * b * i * o + b * o,
             bytes: act * (b * i + b * o) + par * (i * o + o),
+            narrow: narrow(i, o),
         });
         if l > 0 {
             ops.push(Op {
@@ -116,6 +129,7 @@ pub fn step_ops(
                 // The product, then the activation's derivative on each input.
                 flops: 2.0 * b * i * o + b * i,
                 bytes: act * (b * o + 2.0 * b * i) + par * i * o,
+                narrow: narrow(i, o),
             });
         }
     }
@@ -139,62 +153,11 @@ pub fn step_ops(
                 kind: OpKind::Elementwise,
                 flops: flops_per * n,
                 bytes: touches * state * n,
+                narrow: false,
             });
         }
     }
     ops
-}
-
-/// Efficiency against op size: `(size, share of the peak)` points, interpolated linearly in
-/// log10 of the size and held flat beyond the ends.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Curve(pub Vec<(f64, f64)>);
-
-impl Curve {
-    /// The share of the peak an op of `size` reaches.
-    pub fn at(&self, size: f64) -> f64 {
-        let points = &self.0;
-        let Some(&(first_size, first)) = points.first() else {
-            return 1.0;
-        };
-        if size <= first_size {
-            return first;
-        }
-        for w in points.windows(2) {
-            let ((s0, e0), (s1, e1)) = (w[0], w[1]);
-            if size <= s1 {
-                let t = (size.log10() - s0.log10()) / (s1.log10() - s0.log10());
-                return e0 + t * (e1 - e0);
-            }
-        }
-        points.last().map_or(1.0, |p| p.1)
-    }
-}
-
-/// The efficiencies a prediction uses.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Efficiency {
-    /// Share of the arithmetic peak a matrix product reaches, by its FLOPs.
-    pub compute: Curve,
-    /// Share of the memory bandwidth an op reaches, by the bytes it moves.
-    pub memory: Curve,
-}
-
-impl Default for Efficiency {
-    /// Estimates in the shape Calculon's GEMM tables have (a few percent for kernels of
-    /// thousands of FLOPs, most of the peak for billions), until a calibration replaces them.
-    fn default() -> Self {
-        Self {
-            compute: Curve(vec![
-                (1e4, 0.01),
-                (1e6, 0.05),
-                (1e8, 0.30),
-                (1e9, 0.60),
-                (1e11, 0.80),
-            ]),
-            memory: Curve(vec![(1e3, 0.02), (1e5, 0.20), (1e7, 0.70), (1e9, 0.85)]),
-        }
-    }
 }
 
 /// Host-side latency of a copy over a `PCIe` link before its bytes flow (estimate).
@@ -252,16 +215,16 @@ pub struct Prediction {
 }
 
 /// Predicts one training step of `ops` on `profile`, `batch` rows a step, with the data
-/// loader's time per batch `loader_ms` (not hidden behind the step when `loader_overlaps` is
-/// false).
+/// loader's time per batch `loader.0` ms (hidden behind the step when `loader.1`, as worker
+/// threads hide it). The profile's fitted efficiencies are used where it has them.
 pub fn predict(
     profile: &Profile,
     ops: &[Op],
     precision: Precision,
-    efficiency: &Efficiency,
     batch: usize,
     loader: (f64, bool),
 ) -> Prediction {
+    let efficiency = profile.efficiency.clone().unwrap_or_default();
     // Matrix products in 16-bit formats run on the tensor units where the device has them (as
     // a framework's kernels would; this app's own kernels compute in f32).
     let peak_tflops = match (precision, &profile.tensor_tflops) {
@@ -286,7 +249,11 @@ pub fn predict(
                 (latency + op.bytes / rate, Bound::Link)
             } else {
                 let compute = if op.kind == OpKind::MatMul {
-                    op.flops / (peak * efficiency.compute.at(op.flops))
+                    let curve = match (&efficiency.narrow, op.narrow) {
+                        (Some(narrow), true) => narrow,
+                        _ => &efficiency.compute,
+                    };
+                    op.flops / (peak * curve.at(op.flops))
                 } else {
                     // Element-wise work runs on the vector units at the FP32 rate.
                     op.flops / (profile.fp32_tflops.value * 1e12)
@@ -313,7 +280,15 @@ pub fn predict(
     } else {
         SYNC_LATENCY_US * 1e-3
     };
-    let ops_ms: f64 = costs.iter().map(|c| c.time_ms).sum();
+    let ops_ms: f64 = costs.iter().map(|c| c.time_ms).sum::<f64>()
+        + profile
+            .step_overhead_us
+            .as_ref()
+            .map_or(0.0, |f| f.value * 1e-3)
+        + profile
+            .row_overhead_ns
+            .as_ref()
+            .map_or(0.0, |f| f.value * 1e-6 * batch as f64);
     let (loader_ms, overlaps) = loader;
     let waiting_ms = if overlaps {
         (loader_ms - ops_ms - sync_ms).max(0.0)
@@ -373,15 +348,7 @@ mod tests {
 
     fn step(id: &str, layers: &[usize], batch: usize) -> Prediction {
         let ops = step_ops(&spec(layers), batch, OptimizerKind::Sgd, Precision::Fp32);
-        let efficiency = Efficiency::default();
-        predict(
-            &profile(id),
-            &ops,
-            Precision::Fp32,
-            &efficiency,
-            batch,
-            (0.0, true),
-        )
+        predict(&profile(id), &ops, Precision::Fp32, batch, (0.0, true))
     }
 
     #[test]
@@ -458,11 +425,10 @@ mod tests {
     fn a_slow_loader_is_hidden_behind_the_step_only_when_it_overlaps() {
         let ops = step_ops(&spec(&[2, 16, 3]), 32, OptimizerKind::Sgd, Precision::Fp32);
         let p = profile("nvidia-t4");
-        let e = Efficiency::default();
-        let alone = predict(&p, &ops, Precision::Fp32, &e, 32, (0.0, true)).step_time_ms;
-        let inline = predict(&p, &ops, Precision::Fp32, &e, 32, (5.0, false)).step_time_ms;
+        let alone = predict(&p, &ops, Precision::Fp32, 32, (0.0, true)).step_time_ms;
+        let inline = predict(&p, &ops, Precision::Fp32, 32, (5.0, false)).step_time_ms;
         assert!((inline - alone - 5.0).abs() < 1e-9);
-        let hidden = predict(&p, &ops, Precision::Fp32, &e, 32, (alone / 2.0, true));
+        let hidden = predict(&p, &ops, Precision::Fp32, 32, (alone / 2.0, true));
         assert!((hidden.step_time_ms - alone).abs() < 1e-9);
     }
 }

@@ -4,8 +4,12 @@
 //!
 //! - [`estimate`]: the memory of a model and batch, by role;
 //! - [`profile`]: the hardware profiles, each figure with its source and confidence;
-//! - [`cost`]: the roofline cost model of a training step, op by op.
+//! - [`cost`]: the roofline cost model of a training step, op by op;
+//! - [`efficiency`]: the share of the peak an op reaches, by its size;
+//! - [`fit`]: efficiency curves fitted to probe timings (the calibration).
 
 pub mod cost;
+pub mod efficiency;
 pub mod estimate;
+pub mod fit;
 pub mod profile;

@@ -86,6 +86,17 @@ pub struct Profile {
     pub dispatch_us: Figure,
     /// Power, W.
     pub power_w: Figure,
+    /// The host's cost of one training step beyond its kernels (the loader's batch, the
+    /// bookkeeping), µs: measured by a calibration, none otherwise.
+    #[serde(default)]
+    pub step_overhead_us: Option<Figure>,
+    /// The host's cost per row of a batch beyond its kernels (gathering the rows, the loss's
+    /// statistics), ns: measured by a calibration, none otherwise.
+    #[serde(default)]
+    pub row_overhead_ns: Option<Figure>,
+    /// Efficiency against op size, fitted by a calibration (the model's defaults otherwise).
+    #[serde(default)]
+    pub efficiency: Option<super::efficiency::Efficiency>,
 }
 
 impl Profile {
@@ -112,6 +123,8 @@ impl Profile {
             ("llc_mb", &self.llc_mb),
             ("link_gbs", &self.link_gbs),
             ("link_measured_gbs", &self.link_measured_gbs),
+            ("step_overhead_us", &self.step_overhead_us),
+            ("row_overhead_ns", &self.row_overhead_ns),
         ];
         all.extend(
             optional

@@ -253,7 +253,7 @@ impl ComputeOps for CpuBackend {
         let v = view_mut(velocity, &mut *s2, true)?;
         let kernel = |((p, g), v): ((&mut [f32], &[f32]), &mut [f32])| {
             for ((p, g), v) in p.iter_mut().zip(g).zip(v) {
-                *v = momentum * *v + g;
+                *v = flush_subnormal(momentum * *v + g);
                 *p -= lr * *v;
             }
         };
@@ -297,8 +297,8 @@ impl ComputeOps for CpuBackend {
         let (m_f, v_f) = (view_mut(m, &mut *s2, true)?, view_mut(v, &mut *s3, true)?);
         let kernel = |(((p, g), m), v): AdamChunks<'_>| {
             for (((p, g), mi), vi) in p.iter_mut().zip(g).zip(m).zip(v) {
-                *mi = beta1 * *mi + (1.0 - beta1) * g;
-                *vi = beta2 * *vi + (1.0 - beta2) * g * g;
+                *mi = flush_subnormal(beta1 * *mi + (1.0 - beta1) * g);
+                *vi = flush_subnormal(beta2 * *vi + (1.0 - beta2) * g * g);
                 let m_hat = *mi / bias1;
                 let v_hat = *vi / bias2;
                 *p -= lr * m_hat / (v_hat.sqrt() + eps);
@@ -366,4 +366,15 @@ impl ComputeOps for CpuBackend {
     fn flush(&mut self) -> Result<(), BackendError> {
         Ok(())
     }
+}
+
+/// Zero for a value below f32's smallest normal. An optimizer's state decays towards zero
+/// where a gradient stays zero (a dead unit), and on x86 every operation on a subnormal value
+/// takes a slow path: measured on this machine, a batch-1 Adam step of layers 2,256,256,3 took
+/// 1.19 ms with subnormal state and 0.15 ms with it flushed. A state this small changes no
+/// update (its step is far below the resolution of any weight it could change); WGSL lets GPUs
+/// flush subnormals too, and PyTorch offers the same as `torch.set_flush_denormal(True)`.
+#[inline]
+fn flush_subnormal(x: f32) -> f32 {
+    if x.abs() < f32::MIN_POSITIVE { 0.0 } else { x }
 }

@@ -1,0 +1,336 @@
+//! Calibration: short probes on this machine's CPU that measure what the cost model needs (the
+//! FMA peak, the memory bandwidth, a kernel's launch, the step's own overhead) and fit its
+//! efficiency curves, giving a local profile; then a grid of training steps, predicted from that
+//! profile and measured, with the error. The model earns trust by being right where it can be
+//! checked.
+//!
+//! The probes' sizes are chosen apart from the grid's (widths 24…1536 and batches 2…2000 against
+//! 16…1024 and 1…4096), so the grid checks the model between the points it was fitted on rather
+//! than at them.
+
+use serde::Serialize;
+
+use super::{BenchPlan, filled, median_of_sorted, time_op};
+use crate::backend::{Activation, Backend, BackendError};
+use crate::data::{Dataset, Synthetic};
+use crate::nn::{ModelSpec, OptimizerKind};
+use crate::precision::Precision;
+use crate::sim::cost::{Efficiency, predict, step_ops};
+use crate::sim::fit::{Probe, fit_curve, fit_dispatch};
+use crate::sim::profile::{Confidence, Figure, Kind, Profile};
+use crate::train::{Session, TrainConfig};
+
+/// Probes, each with whether its product is narrow.
+type Tagged = Vec<(Probe, bool)>;
+
+/// What a calibration measured and fitted.
+#[derive(Clone, Debug, Serialize)]
+pub struct Calibration {
+    /// The local profile, its figures measured.
+    pub profile: Profile,
+    /// The matrix-product probes: FLOPs and seconds.
+    pub compute_probes: Vec<Probe>,
+    /// The element-wise probes: bytes and seconds.
+    pub memory_probes: Vec<Probe>,
+}
+
+fn measured(value: f64, source: &str) -> Figure {
+    Figure {
+        value,
+        source: source.to_owned(),
+        confidence: Confidence::Measured,
+    }
+}
+
+/// Calibrates `backend` (the CPU) with probes of about `seconds_each` each.
+pub fn calibrate_cpu(
+    backend: &mut dyn Backend,
+    seconds_each: f64,
+) -> Result<Calibration, BackendError> {
+    let mut result = None;
+    backend.enter(&mut |b| result = Some(calibrate_inside(b, seconds_each)));
+    result.unwrap_or_else(|| Err(BackendError::Setup("the calibration did not run".into())))
+}
+
+fn calibrate_inside(
+    backend: &mut dyn Backend,
+    seconds_each: f64,
+) -> Result<Calibration, BackendError> {
+    let threads = backend.threads().unwrap_or(1);
+    let peak = super::peak::measure(0.2);
+    let peak_flops = peak.gflop_per_s * 1e9 * threads as f64;
+    // A launch: the update of one value, several times.
+    let mut tiny = filled(backend, "p", 1, 1)?;
+    let tiny_grad = filled(backend, "g", 1, 1)?;
+    let mut launches = Vec::new();
+    for _ in 0..3 {
+        launches.push(time_op(backend, seconds_each, &mut |b| {
+            b.sgd_step(&mut tiny, &tiny_grad, 1e-3)
+        })?);
+    }
+    let dispatch_s = fit_dispatch(&launches);
+    // Bandwidth: a copy of 64 MiB reads and writes it.
+    let n = 16 << 20;
+    let big = backend.zeros("src", 1, n)?;
+    let mut big_dst = backend.zeros("dst", 1, n)?;
+    let t = time_op(backend, seconds_each, &mut |b| b.copy(&big, &mut big_dst))?;
+    let bandwidth = 2.0 * 4.0 * n as f64 / t;
+    drop((big, big_dst));
+    // Element-wise: SGD updates of 10² to 10⁷ values, 12 bytes each.
+    let mut memory_probes = Vec::new();
+    for k in 0..=10 {
+        let n = 10f64.powf(2.0 + f64::from(k) / 2.0) as usize;
+        let mut p = filled(backend, "p", 1, n)?;
+        let g = filled(backend, "g", 1, n)?;
+        let seconds = time_op(backend, seconds_each, &mut |b| b.sgd_step(&mut p, &g, 1e-3))?;
+        memory_probes.push(Probe {
+            size: 12.0 * n as f64,
+            seconds,
+        });
+    }
+    // Products of each kind at sizes apart from the grid's.
+    let mut compute_probes = Vec::new();
+    for &batch in &[2, 24, 200, 2000] {
+        for &shape in &[
+            (24, 24),
+            (96, 96),
+            (384, 384),
+            (1536, 1536),
+            (3, 96),
+            (96, 3),
+        ] {
+            compute_probes.extend(product_probes(
+                backend,
+                (batch, shape.0, shape.1),
+                seconds_each,
+            )?);
+        }
+    }
+    let (narrow, wide): (Tagged, Tagged) = compute_probes.iter().partition(|(_, narrow)| *narrow);
+    let probes = |v: &[(Probe, bool)]| v.iter().map(|p| p.0).collect::<Vec<Probe>>();
+    let efficiency = Efficiency {
+        compute: fit_curve(&probes(&wide), peak_flops, dispatch_s, 1.0),
+        memory: fit_curve(&memory_probes, bandwidth, dispatch_s, 20.0),
+        narrow: Some(fit_curve(&probes(&narrow), peak_flops, dispatch_s, 1.0)),
+    };
+    let compute_probes = probes(&compute_probes);
+    let name = backend.name();
+    let mut profile = Profile {
+        id: "local-cpu".into(),
+        name: format!("this machine's CPU ({name})"),
+        kind: Kind::Cpu,
+        arch: format!("{} FMA, {threads} threads", peak.isa),
+        year: 0,
+        software: "cpu".into(),
+        fp32_tflops: measured(
+            peak_flops / 1e12,
+            &format!(
+                "measured: FMA loop {:.1} GFLOP/s on one core x {threads} threads",
+                peak.gflop_per_s
+            ),
+        ),
+        tensor_tflops: None,
+        mem_bw_gbs: measured(bandwidth / 1e9, "measured: a 64 MiB copy"),
+        mem_gb: measured(
+            crate::device::host_memory_available().map_or(1.0, |b| b as f64 / 1e9),
+            "measured: memory available now (MemAvailable)",
+        ),
+        llc_mb: None,
+        link: "host".into(),
+        link_gbs: None,
+        link_measured_gbs: None,
+        dispatch_us: measured(dispatch_s * 1e6, "measured: the update of one value"),
+        power_w: Figure {
+            value: 1.0,
+            source: "not measured".into(),
+            confidence: Confidence::Estimate,
+        },
+        step_overhead_us: None,
+        row_overhead_ns: None,
+        efficiency: Some(efficiency),
+    };
+    // What a step costs beyond its kernels, once and per row: a tiny model's steps at batch 1
+    // and 2000, less their predicted kernels.
+    let mut beyond = Vec::new();
+    for batch in [1, 2000] {
+        let tiny = session(&[2, 4, 3], batch, OptimizerKind::Sgd)?;
+        let measured_ms = step_time_ms(backend, &tiny, seconds_each)?;
+        beyond.push(((measured_ms - predict_ms(&profile, &tiny)) * 1e3).max(0.0));
+    }
+    let per_row_us = ((beyond[1] - beyond[0]) / 1999.0).max(0.0);
+    profile.step_overhead_us = Some(measured(
+        (beyond[0] - per_row_us).max(0.001),
+        "measured: steps of layers 2,4,3 at batch 1 and 2000, less their predicted kernels",
+    ));
+    profile.row_overhead_ns = Some(measured(
+        (per_row_us * 1e3).max(0.001),
+        "measured: steps of layers 2,4,3 at batch 1 and 2000, less their predicted kernels",
+    ));
+    Ok(Calibration {
+        profile,
+        compute_probes,
+        memory_probes,
+    })
+}
+
+/// Times the three products of a layer of `(batch, in, out)`, as the step runs them; each with
+/// whether it is narrow.
+fn product_probes(
+    backend: &mut dyn Backend,
+    (batch, fan_in, fan_out): (usize, usize, usize),
+    seconds_each: f64,
+) -> Result<Vec<(Probe, bool)>, BackendError> {
+    let narrow = batch.min(fan_in).min(fan_out) <= crate::sim::cost::NARROW;
+    let (b, i, o) = (batch as f64, fan_in as f64, fan_out as f64);
+    let x = filled(backend, "x", batch, fan_in)?;
+    let w = filled(backend, "w", fan_in, fan_out)?;
+    let bias = filled(backend, "b", 1, fan_out)?;
+    let dz = filled(backend, "dz", batch, fan_out)?;
+    let mut out = backend.zeros("out", batch, fan_out)?;
+    let mut dw = backend.zeros("dw", fan_in, fan_out)?;
+    let mut db = backend.zeros("db", 1, fan_out)?;
+    let mut dx = backend.zeros("dx", batch, fan_in)?;
+    let forward = time_op(backend, seconds_each, &mut |be| {
+        be.linear_forward(&x, &w, &bias, Activation::Relu, &mut out)
+    })?;
+    let params = time_op(backend, seconds_each, &mut |be| {
+        be.linear_backward_params(&x, &dz, &mut dw, &mut db)
+    })?;
+    let input = time_op(backend, seconds_each, &mut |be| {
+        be.linear_backward_input(&dz, &w, &x, Activation::Relu, &mut dx)
+    })?;
+    // The FLOPs the cost model counts for each (see `step_ops`).
+    Ok(vec![
+        (
+            Probe {
+                size: 2.0 * b * i * o + 2.0 * b * o,
+                seconds: forward,
+            },
+            narrow,
+        ),
+        (
+            Probe {
+                size: 2.0 * b * i * o + b * o,
+                seconds: params,
+            },
+            narrow,
+        ),
+        (
+            Probe {
+                size: 2.0 * b * i * o + b * i,
+                seconds: input,
+            },
+            narrow,
+        ),
+    ])
+}
+
+/// A session of `layers` on the spiral, large enough for `batch`.
+pub fn session(
+    layers: &[usize],
+    batch: usize,
+    optimizer: OptimizerKind,
+) -> Result<Session, BackendError> {
+    let mut config = TrainConfig {
+        batch,
+        optimizer,
+        hidden: layers[1..layers.len() - 1].to_vec(),
+        ..TrainConfig::default()
+    };
+    config.data.kind = Synthetic::Spiral;
+    config.data.classes = *layers.last().unwrap_or(&3);
+    let share = f64::from(config.data.test_fraction);
+    config.data.samples = config
+        .data
+        .samples
+        .max((batch as f64 / (1.0 - share)).ceil() as usize + 1);
+    let data = Dataset::generate(&config.data).map_err(|e| BackendError::Setup(e.to_string()))?;
+    Session::with_data(config, data).map_err(|e| BackendError::Setup(e.to_string()))
+}
+
+/// The median measured step time of `session`, ms.
+fn step_time_ms(
+    backend: &mut dyn Backend,
+    session: &Session,
+    seconds: f64,
+) -> Result<f64, BackendError> {
+    let plan = BenchPlan {
+        warmup_steps: 5,
+        repeats: 5,
+        steps_per_run: 0,
+        target_run_s: seconds,
+    };
+    let m = super::measure(backend, session, plan)?;
+    Ok(median_of_sorted(&m.sorted_step_times_ms()))
+}
+
+/// The predicted step time of `session` on `profile`, ms.
+fn predict_ms(profile: &Profile, session: &Session) -> f64 {
+    let spec: ModelSpec = session.config.model_spec(&session.data);
+    let c = &session.config;
+    let ops = step_ops(&spec, c.batch, c.optimizer, Precision::Fp32);
+    predict(profile, &ops, Precision::Fp32, c.batch, (0.0, true)).step_time_ms
+}
+
+/// One configuration of the check: predicted and measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct GridRow {
+    /// The layers.
+    pub layers: Vec<usize>,
+    /// Rows per step.
+    pub batch: usize,
+    /// The optimizer.
+    pub optimizer: OptimizerKind,
+    /// Predicted from the calibrated profile, ms (simulated).
+    pub predicted_ms: f64,
+    /// Measured in this run, ms.
+    pub measured_ms: f64,
+    /// `predicted / measured - 1`.
+    pub error: f64,
+}
+
+/// The check's grid: widths 16 to 1024, batches 1 to 4096, SGD and Adam, on the spiral.
+pub fn grid() -> Vec<(Vec<usize>, usize, OptimizerKind)> {
+    let mut grid = Vec::new();
+    for width in [16, 64, 256, 1024] {
+        for batch in [1, 16, 256, 4096] {
+            for optimizer in [OptimizerKind::Sgd, OptimizerKind::Adam] {
+                grid.push((vec![2, width, width, 3], batch, optimizer));
+            }
+        }
+    }
+    grid
+}
+
+/// Predicts and measures each configuration of `grid` on `backend` with `profile`, reporting
+/// each row as it is measured.
+pub fn check(
+    backend: &mut dyn Backend,
+    profile: &Profile,
+    grid: &[(Vec<usize>, usize, OptimizerKind)],
+    seconds_each: f64,
+    report: &mut dyn FnMut(&GridRow),
+) -> Result<Vec<GridRow>, BackendError> {
+    let mut rows = Vec::new();
+    for (layers, batch, optimizer) in grid {
+        let s = session(layers, *batch, *optimizer)?;
+        let mut measured = None;
+        // Inside the backend's context (the CPU's own thread pool), one configuration at a
+        // time, so each row is reported as it comes.
+        backend.enter(&mut |b| measured = Some(step_time_ms(b, &s, seconds_each)));
+        let measured_ms =
+            measured.unwrap_or_else(|| Err(BackendError::Setup("the step did not run".into())))?;
+        let predicted_ms = predict_ms(profile, &s);
+        let row = GridRow {
+            layers: layers.clone(),
+            batch: *batch,
+            optimizer: *optimizer,
+            predicted_ms,
+            measured_ms,
+            error: predicted_ms / measured_ms - 1.0,
+        };
+        report(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}

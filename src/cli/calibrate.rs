@@ -1,0 +1,167 @@
+//! `batchscope calibrate`: measure this machine's CPU with short probes, fit the cost model's
+//! efficiencies, print the fit, write the local profile (`--out`), and with `--grid` predict and
+//! measure a grid of training steps and print the error.
+
+use clap::Args;
+use serde::Serialize;
+
+use super::failure::Failure;
+use super::output::Out;
+use crate::backend::cpu::CpuBackend;
+use crate::bench::calibrate::{GridRow, calibrate_cpu, check, grid};
+use crate::sim::profile::Profile;
+
+#[derive(Args, Debug)]
+pub(super) struct CalibrateArgs {
+    /// Which device: only `cpu` is calibrated so far.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Write the local profile here (TOML, the format of assets/profiles.toml).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    /// Then predict and measure a grid of training steps (widths 16-1024, batches 1-4096, SGD
+    /// and Adam) and print each error.
+    #[arg(long)]
+    grid: bool,
+    /// Seconds each probe and each grid point is timed for.
+    #[arg(long, default_value_t = 0.05)]
+    seconds: f64,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct File<'a> {
+    profile: [&'a Profile; 1],
+}
+
+#[derive(Serialize)]
+struct GridSummary {
+    summary: bool,
+    configurations: usize,
+    median_abs_error: f64,
+    worst_ratio: f64,
+    off_by_more_than_2x: usize,
+}
+
+/// `batchscope calibrate`.
+pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
+    if args.device != "cpu" {
+        return Err(Failure::BadInput(format!(
+            "--device {}: only the CPU is calibrated so far (the GPU adapter's probes are not \
+             built yet)",
+            args.device
+        )));
+    }
+    if !(0.005..=10.0).contains(&args.seconds) {
+        return Err(Failure::BadInput(format!(
+            "--seconds {}: choose from 0.005 to 10",
+            args.seconds
+        )));
+    }
+    let mut cpu = CpuBackend::new(0).map_err(|e| Failure::BadInput(e.to_string()))?;
+    let calibration =
+        calibrate_cpu(&mut cpu, args.seconds).map_err(|e| Failure::BadInput(e.to_string()))?;
+    let p = &calibration.profile;
+    if args.json {
+        out.json(&calibration)?;
+    } else {
+        out.line(format!("Calibrated {} (measured in this run):", p.name))?;
+        out.line(format!(
+            "  FP32 peak {:.1} GFLOP/s, memory {:.1} GB/s, launch {:.2} µs, step overhead {:.2} µs",
+            p.fp32_tflops.value * 1e3,
+            p.mem_bw_gbs.value,
+            p.dispatch_us.value,
+            p.step_overhead_us.as_ref().map_or(0.0, |f| f.value)
+        ))?;
+        if let Some(e) = &p.efficiency {
+            let points = |c: &crate::sim::cost::Curve| {
+                c.0.iter()
+                    .map(|(s, e)| format!("{s:.0e}:{e:.3}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            out.line(format!(
+                "  compute efficiency by FLOPs: {}",
+                points(&e.compute)
+            ))?;
+            out.line(format!(
+                "  memory efficiency by bytes:  {}",
+                points(&e.memory)
+            ))?;
+        }
+    }
+    if let Some(path) = &args.out {
+        crate::trace::chrome::check_destination(path).map_err(Failure::BadInput)?;
+        let text = toml::to_string(&File { profile: [p] })
+            .map_err(|e| Failure::BadInput(format!("cannot write the profile: {e}")))?;
+        std::fs::write(path, text)
+            .map_err(|e| Failure::BadInput(format!("cannot write {}: {e}", path.display())))?;
+        if !args.json {
+            out.line(format!(
+                "  written to {} (use it with simulate --profile)",
+                path.display()
+            ))?;
+        }
+    }
+    if !args.grid {
+        return Ok(());
+    }
+    if !args.json {
+        out.line("Grid: predicted (simulated, from the profile above) against measured step time")?;
+    }
+    let mut printed = Ok(());
+    let rows = check(
+        &mut cpu,
+        p,
+        &grid(),
+        args.seconds * 4.0,
+        &mut |row: &GridRow| {
+            if printed.is_err() {
+                return;
+            }
+            printed = if args.json {
+                out.json(row)
+            } else {
+                out.line(format!(
+                "  layers {:<20} batch {:>5} {:<6} predicted {:>10.4} ms  measured {:>10.4} ms  \
+                 error {:>+7.1}%",
+                format!("{:?}", row.layers),
+                row.batch,
+                row.optimizer.as_str(),
+                row.predicted_ms,
+                row.measured_ms,
+                row.error * 100.0
+            ))
+            };
+        },
+    )
+    .map_err(|e| Failure::BadInput(e.to_string()))?;
+    printed?;
+    let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+    errors.sort_by(f64::total_cmp);
+    let ratio = |r: &GridRow| {
+        let q = r.predicted_ms / r.measured_ms;
+        q.max(1.0 / q)
+    };
+    let summary = GridSummary {
+        summary: true,
+        configurations: rows.len(),
+        median_abs_error: crate::bench::median_of_sorted(&errors),
+        worst_ratio: rows.iter().map(ratio).fold(1.0, f64::max),
+        off_by_more_than_2x: rows.iter().filter(|r| ratio(r) > 2.0).count(),
+    };
+    if args.json {
+        out.json(&summary)?;
+    } else {
+        out.line(format!(
+            "  {} configurations: median absolute error {:.1}%, worst {:.2}x, {} off by more than 2x",
+            summary.configurations,
+            summary.median_abs_error * 100.0,
+            summary.worst_ratio,
+            summary.off_by_more_than_2x
+        ))?;
+    }
+    Ok(())
+}
