@@ -340,4 +340,44 @@ mod tests {
             !app.is_running()
         }));
     }
+
+    #[test]
+    fn the_simulator_tab_draws_the_running_sessions_ops_on_a_chosen_profile() {
+        let mut harness = harness(AppOptions::default());
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
+        harness.get_by_label("Run").click();
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.state.runs[0].last_log.is_some()
+        }));
+        harness.get_by_label("Simulator").click();
+        harness.run_steps(2);
+        // The applied model's ops, the prediction labelled simulated, the measurement beside.
+        assert!(harness.query_by_label("layer 1 forward").is_some());
+        assert!(harness.query_by_label("layer 3 update weights").is_some());
+        assert!(
+            harness
+                .query_by_label_contains("(simulated, not measured)")
+                .is_some()
+        );
+        assert!(
+            harness
+                .query_by_label_contains("Measured here: CPU")
+                .is_some()
+        );
+        harness.state_mut().panels.roofline.profile = Some("nvidia-h100-sxm".into());
+        harness.run_steps(2);
+        assert!(
+            harness
+                .query_by_label_contains("Simulated on NVIDIA H100 SXM")
+                .is_some()
+        );
+        harness.get_by_label("Pause").click();
+        assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
+            !app.is_running()
+        }));
+    }
 }

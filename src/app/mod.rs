@@ -96,6 +96,8 @@ pub struct Panels {
     pub experiments: crate::ui::experiments::ExperimentsPanel,
     /// The History tab.
     pub history: crate::ui::history::HistoryPanel,
+    /// The Simulator tab.
+    pub roofline: crate::ui::roofline::RooflinePanel,
     /// Open…: the dialog's job, or the in-app browser.
     pub opener: FileOpener,
 }

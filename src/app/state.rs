@@ -103,6 +103,8 @@ pub struct AppState {
     pub sharing: crate::train::Sharing,
     /// Finished runs and sweeps.
     pub history: crate::bench::history::History,
+    /// The hardware profiles of the Simulator tab.
+    pub profiles: Vec<crate::sim::profile::Profile>,
 }
 
 impl AppState {
@@ -123,6 +125,7 @@ impl AppState {
             serving: None,
             sharing: crate::train::Sharing::default(),
             history: crate::bench::history::History::default(),
+            profiles: crate::sim::profile::shipped(),
         }
     }
 

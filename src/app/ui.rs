@@ -130,6 +130,26 @@ impl BatchScopeApp {
                             );
                         });
                 }
+                Tab::Simulator => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("simulator")
+                        .show(ui, |ui| {
+                            let Some(session) = &self.session else {
+                                return;
+                            };
+                            let spec = session.config.model_spec(&session.data);
+                            let measured =
+                                |i: usize| state.runs[i].last_log.as_ref().map(|l| l.step_time_ms);
+                            let view = crate::ui::roofline::RooflineView {
+                                config: &session.config,
+                                spec: &spec,
+                                measured_ms: [measured(0), measured(1)],
+                            };
+                            panels
+                                .roofline
+                                .ui(ui, lang, &state.profiles, &view, &mut commands);
+                        });
+                }
                 Tab::History => {
                     egui::ScrollArea::vertical()
                         .id_salt("history")
@@ -189,6 +209,7 @@ fn tabs_ui(ui: &mut egui::Ui, lang: Lang, current: Tab, commands: &mut Vec<UiCom
             (Tab::Precision, Key::PrecisionTab),
             (Tab::Experiments, Key::TabExperiments),
             (Tab::History, Key::TabHistory),
+            (Tab::Simulator, Key::TabSimulator),
             (Tab::Data, Key::TabData),
         ] {
             if ui.selectable_label(current == tab, lang.tr(key)).clicked() {

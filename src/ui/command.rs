@@ -26,6 +26,8 @@ pub enum Tab {
     Experiments,
     /// Finished runs and sweeps.
     History,
+    /// The step on simulated hardware: the roofline.
+    Simulator,
 }
 
 /// What the user asked for this frame.

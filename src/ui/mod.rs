@@ -6,7 +6,7 @@
 //! - [`command`]: the commands and the central area's views;
 //! - [`labels`], [`fonts`]: names, colours and fonts shared by the panels;
 //! - [`toolbar`], [`notices`], [`setup`], [`column`](mod@column), [`journey`], [`memory`], [`precision`],
-//!   [`preview`], [`open`], [`experiments`], [`serving`], [`history`]: the panels.
+//!   [`preview`], [`open`], [`experiments`], [`serving`], [`history`], [`roofline`]: the panels.
 
 pub mod column;
 pub mod command;
@@ -20,6 +20,7 @@ pub mod notices;
 pub mod open;
 pub mod precision;
 pub mod preview;
+pub mod roofline;
 pub mod serving;
 pub mod setup;
 pub mod toolbar;

@@ -1,0 +1,292 @@
+//! The Simulator tab: what the applied training step would cost on a hardware profile, drawn
+//! on the profile's roofline. The roof is the device's peak and its memory bandwidth (the
+//! slanted part, up to the ridge point); each op of the step is a point at its arithmetic
+//! intensity and the FLOP/s it would attain, coloured by what bounds it; the table below lists
+//! the same ops with their predicted times. Every figure here is simulated, and says so; the
+//! measured columns are shown beside the prediction for comparison.
+
+use egui::{Color32, RichText};
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+
+use super::command::UiCommand;
+use crate::i18n::{Key, Lang};
+use crate::nn::ModelSpec;
+use crate::sim::cost::{Bound, Prediction, predict, step_ops};
+use crate::sim::profile::Profile;
+use crate::train::TrainConfig;
+use crate::units::{format_ms, format_rate};
+
+/// The tab's own state: the profile chosen.
+#[derive(Clone, Debug, Default)]
+pub struct RooflinePanel {
+    /// The id of the profile chosen (the first shipped one until the user picks).
+    pub profile: Option<String>,
+}
+
+/// What the tab draws from: the applied settings and the model they make, and what was
+/// measured here (each device's step time, for comparison).
+pub struct RooflineView<'a> {
+    /// The applied settings.
+    pub config: &'a TrainConfig,
+    /// The model the settings make on the loaded data.
+    pub spec: &'a ModelSpec,
+    /// The measured step time of the CPU and the GPU, ms, where they have trained.
+    pub measured_ms: [Option<f64>; 2],
+}
+
+fn bound_color(bound: Bound) -> Color32 {
+    match bound {
+        Bound::Compute => Color32::from_rgb(230, 120, 60),
+        Bound::Memory => Color32::from_rgb(90, 160, 255),
+        Bound::Overhead => Color32::from_rgb(200, 200, 90),
+        Bound::Link => Color32::from_rgb(180, 120, 220),
+    }
+}
+
+fn bound_key(bound: Bound) -> Key {
+    match bound {
+        Bound::Compute => Key::BoundCompute,
+        Bound::Memory => Key::BoundMemory,
+        Bound::Overhead => Key::BoundOverhead,
+        Bound::Link => Key::BoundLink,
+    }
+}
+
+impl RooflinePanel {
+    /// Draws the tab.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        profiles: &[Profile],
+        view: &RooflineView<'_>,
+        _commands: &mut Vec<UiCommand>,
+    ) {
+        ui.label(lang.tr(Key::SimIntro));
+        let Some(first) = profiles.first() else {
+            return;
+        };
+        let chosen = self
+            .profile
+            .as_ref()
+            .and_then(|id| profiles.iter().find(|p| &p.id == id))
+            .unwrap_or(first);
+        egui::ComboBox::from_label(lang.tr(Key::SimProfile))
+            .selected_text(&chosen.name)
+            .show_ui(ui, |ui| {
+                for p in profiles {
+                    if ui.selectable_label(p.id == chosen.id, &p.name).clicked() {
+                        self.profile = Some(p.id.clone());
+                    }
+                }
+            });
+        let c = view.config;
+        let ops = step_ops(view.spec, c.batch, c.optimizer, c.precision);
+        let loader = (
+            f64::from(c.pipeline.loader.storage_latency_ms),
+            c.pipeline.loader.workers > 0,
+        );
+        let prediction = predict(chosen, &ops, c.precision, c.batch, loader);
+        ui.label(
+            RichText::new(lang.fmt(
+                Key::SimHeadline,
+                &[
+                    ("name", &chosen.name),
+                    ("step", &format_ms(prediction.step_time_ms)),
+                    ("rate", &format_rate(prediction.samples_per_s)),
+                    ("bound", &lang.tr(bound_key(prediction.bound))),
+                ],
+            ))
+            .strong(),
+        );
+        for (device, measured) in ["CPU", "GPU"].into_iter().zip(view.measured_ms) {
+            if let Some(ms) = measured {
+                ui.label(lang.fmt(
+                    Key::SimMeasuredHere,
+                    &[("device", &device), ("step", &format_ms(ms))],
+                ));
+            }
+        }
+        roofline_ui(ui, lang, chosen, &prediction);
+        ops_table_ui(ui, lang, &prediction);
+    }
+}
+
+/// The roof and the ops, on log-log axes of intensity (FLOP/byte) and TFLOP/s.
+fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Prediction) {
+    let peak = prediction.peak_tflops;
+    let bandwidth_tb = profile.mem_bw_gbs.value / 1e3;
+    let ridge = peak / bandwidth_tb;
+    let roof: Vec<[f64; 2]> = (-30..=40)
+        .map(|k| {
+            let intensity = 10f64.powf(f64::from(k) / 10.0);
+            let attainable = (intensity * bandwidth_tb).min(peak);
+            [intensity.log10(), attainable.log10()]
+        })
+        .collect();
+    let power = |mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| {
+        let v = 10f64.powf(mark.value);
+        if v >= 1.0 {
+            format!("{v:.0}")
+        } else if v >= 1e-3 {
+            format!("{v:.3}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_owned()
+        } else {
+            format!("{v:.0e}")
+        }
+    };
+    ui.label(lang.tr(Key::SimAxes));
+    Plot::new("roofline")
+        .height(260.0)
+        .legend(Legend::default())
+        .x_axis_formatter(power)
+        .y_axis_formatter(power)
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            plot.line(
+                Line::new(lang.tr(Key::SimRoof), PlotPoints::from(roof))
+                    .color(Color32::LIGHT_GRAY)
+                    .width(2.0),
+            );
+            plot.vline(
+                VLine::new(lang.tr(Key::SimRidge), ridge.log10())
+                    .color(Color32::GRAY)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for bound in [Bound::Compute, Bound::Memory, Bound::Overhead] {
+                let points: Vec<[f64; 2]> = prediction
+                    .ops
+                    .iter()
+                    .filter(|c| c.bound == bound && c.op.flops > 0.0)
+                    .map(|c| {
+                        [
+                            c.op.intensity().max(1e-3).log10(),
+                            c.attained_tflops.max(1e-9).log10(),
+                        ]
+                    })
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                plot.points(
+                    Points::new(lang.tr(bound_key(bound)), points)
+                        .radius(4.0)
+                        .color(bound_color(bound)),
+                );
+            }
+        });
+    ui.label(
+        RichText::new(lang.fmt(
+            Key::SimRoofNote,
+            &[
+                ("peak", &format!("{peak:.1}")),
+                ("bandwidth", &format!("{:.0}", profile.mem_bw_gbs.value)),
+                ("ridge", &format!("{ridge:.1}")),
+            ],
+        ))
+        .small(),
+    );
+}
+
+/// Each op's predicted time and bound.
+fn ops_table_ui(ui: &mut egui::Ui, lang: Lang, prediction: &Prediction) {
+    egui::Grid::new("sim-ops").striped(true).show(ui, |ui| {
+        for key in [
+            Key::SimOp,
+            Key::SimFlops,
+            Key::SimBytes,
+            Key::SimTime,
+            Key::SimBound,
+        ] {
+            ui.label(RichText::new(lang.tr(key)).strong());
+        }
+        ui.end_row();
+        for c in &prediction.ops {
+            ui.label(&c.op.name);
+            ui.label(format!("{:.3e}", c.op.flops));
+            ui.label(format!("{:.3e}", c.op.bytes));
+            ui.label(format_ms(c.time_ms));
+            ui.label(RichText::new(lang.tr(bound_key(c.bound))).color(bound_color(c.bound)));
+            ui.end_row();
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::sim::profile::shipped;
+
+    struct State {
+        panel: RooflinePanel,
+        config: TrainConfig,
+        spec: ModelSpec,
+    }
+
+    fn harness(lang: Lang) -> egui_kittest::Harness<'static, State> {
+        let config = TrainConfig::default();
+        let spec = ModelSpec {
+            layers: vec![2, 16, 16, 3],
+            activation: crate::backend::Activation::Relu,
+            loss: crate::nn::Loss::SoftmaxCrossEntropy,
+        };
+        let profiles = shipped();
+        let mut h = crate::ui::testing::harness(
+            move |ui, s: &mut State| {
+                let view = RooflineView {
+                    config: &s.config,
+                    spec: &s.spec,
+                    measured_ms: [Some(0.05), None],
+                };
+                s.panel.ui(ui, lang, &profiles, &view, &mut Vec::new());
+            },
+            State {
+                panel: RooflinePanel::default(),
+                config,
+                spec,
+            },
+        );
+        h.run();
+        h
+    }
+
+    #[test]
+    fn the_step_is_drawn_op_by_op_and_every_prediction_says_simulated() {
+        let h = harness(Lang::En);
+        assert!(h.query_by_label("layer 1 forward").is_some());
+        assert!(h.query_by_label("layer 2 input gradient").is_some());
+        // The headline names the profile and says simulated.
+        assert!(
+            h.query_by_label_contains("Simulated on NVIDIA T4")
+                .is_some()
+        );
+        assert!(
+            h.query_by_label_contains("(simulated, not measured)")
+                .is_some()
+        );
+        assert!(h.query_by_label_contains("Measured here: CPU").is_some());
+    }
+
+    #[test]
+    fn choosing_a_profile_changes_the_prediction_in_both_languages() {
+        for (lang, t4, h100) in [
+            (
+                Lang::En,
+                "Simulated on NVIDIA T4",
+                "Simulated on NVIDIA H100 SXM",
+            ),
+            (Lang::Zh, "模拟：NVIDIA T4", "模拟：NVIDIA H100 SXM"),
+        ] {
+            let mut h = harness(lang);
+            assert!(h.query_by_label_contains(t4).is_some(), "{lang:?}");
+            h.state_mut().panel.profile = Some("nvidia-h100-sxm".into());
+            h.run();
+            assert!(h.query_by_label_contains(t4).is_none());
+            assert!(h.query_by_label_contains(h100).is_some(), "{lang:?}");
+        }
+    }
+}
