@@ -142,3 +142,54 @@ fn the_command_measures_every_value_on_both_devices_and_writes_the_csv() {
     assert!(fields[2].len() > 8, "full precision: {}", fields[2]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_sweep_on_a_profile_sets_this_cpu_measured_against_a_simulated_gpu() {
+    let _alone = one_at_a_time();
+    let output = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+        .args([
+            "sweep",
+            "--vary",
+            "batch=1,64,1024",
+            "--device",
+            "cpu",
+            "--profile",
+            "nvidia-t4",
+            "--cap-s",
+            "0.2",
+            "--json",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let simulated: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["simulated"] == true).collect();
+    // Three simulated points and their summary, each labelled; the measured CPU points are not.
+    assert_eq!(simulated.len(), 4, "{lines:?}");
+    assert!(simulated[..3].iter().all(
+        |p| p["profile"] == "nvidia-t4" && p["samples_per_s"].as_f64().is_some_and(|s| s > 0.0)
+    ));
+    let measured = lines.iter().filter(|l| l["device"] == "cpu").count();
+    assert_eq!(measured, 3, "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["device"] != "cpu" || l.get("simulated").is_none())
+    );
+    // An overhead-bound simulated step: the batch grows, the step time hardly does.
+    let step = |i: usize| simulated[i]["step_time_ms"].as_f64().expect("step");
+    assert!(step(2) / step(0) < 1.5, "{simulated:?}");
+    let summary = simulated[3];
+    assert!(
+        summary["crossover_with_measured_cpu"].is_object(),
+        "{summary}"
+    );
+}

@@ -29,6 +29,32 @@ pub(super) struct SweepArgs {
     /// Write the points as CSV (one row per device and value, full precision).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Also predict each value on this hardware profile (an id from `batchscope profiles` or a
+    /// profile file), every figure labelled simulated, and find where it overtakes this
+    /// machine's measured CPU.
+    #[arg(long)]
+    profile: Option<String>,
+}
+
+/// One simulated point of `sweep --profile`.
+#[derive(Serialize)]
+struct SimulatedPoint<'a> {
+    simulated: bool,
+    profile: &'a str,
+    parameter: Parameter,
+    value: String,
+    samples_per_s: f64,
+    step_time_ms: f64,
+    bound: crate::sim::cost::Bound,
+}
+
+/// The summary line of `sweep --profile --json`: the measured CPU against the simulated profile.
+#[derive(Serialize)]
+struct SimulatedSummary<'a> {
+    simulated: bool,
+    profile: &'a str,
+    parameter: Parameter,
+    crossover_with_measured_cpu: Option<&'a Crossover>,
 }
 
 /// The summary line of `sweep --json`.
@@ -51,6 +77,16 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
     if let Some(path) = &args.out {
         crate::trace::chrome::check_destination(path).map_err(Failure::BadInput)?;
     }
+    let profile = match &args.profile {
+        Some(id) => Some(
+            crate::sim::profile::find(id)
+                .map_err(Failure::BadInput)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| Failure::BadInput(format!("{id}: the file holds no profile")))?,
+        ),
+        None => None,
+    };
     let (session, devices) = parse_run(&args.run)?;
     let plan = PointPlan {
         cap_s: args.cap_s,
@@ -143,11 +179,96 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
     } else if let Some(crossover) = &crossover {
         out.line(format!("crossover: {crossover}"))?;
     }
+    if let Some(profile) = &profile {
+        simulated(out, args.run.json, &sweep, &session, profile, &results)?;
+    }
     if device_failed {
         Err(Failure::DeviceFailed)
     } else {
         Ok(())
     }
+}
+
+/// `sweep --profile`: each value predicted on `profile` (simulated), then where the simulated
+/// device's samples/s reach this machine's measured CPU's.
+fn simulated(
+    out: &mut Out,
+    json: bool,
+    sweep: &Sweep,
+    session: &crate::train::Session,
+    profile: &crate::sim::profile::Profile,
+    measured: &Results,
+) -> Result<(), Failure> {
+    use crate::sim::cost::{predict, step_ops};
+    let (sessions, _) = sweep.sessions(session);
+    let mut rows = Vec::new();
+    for (&value, s) in sweep.values.iter().zip(&sessions) {
+        let Ok(s) = s else {
+            continue;
+        };
+        let c = &s.config;
+        let spec = c.model_spec(&s.data);
+        let ops = step_ops(&spec, c.batch, c.optimizer, c.precision);
+        let loader = (
+            f64::from(c.pipeline.loader.storage_latency_ms),
+            c.pipeline.loader.workers > 0,
+        );
+        let p = predict(profile, &ops, c.precision, c.batch, loader);
+        let point = SimulatedPoint {
+            simulated: true,
+            profile: &profile.id,
+            parameter: sweep.parameter,
+            value: value.to_string(),
+            samples_per_s: p.samples_per_s,
+            step_time_ms: p.step_time_ms,
+            bound: p.bound,
+        };
+        if json {
+            out.json(&point)?;
+        } else {
+            out.line(format!(
+                "{} {}={}: {:.0} samples/s, step {:.4} ms, {:?}-bound (SIMULATED, not measured)",
+                profile.id,
+                sweep.parameter.as_str(),
+                value,
+                p.samples_per_s,
+                p.step_time_ms,
+                p.bound
+            ))?;
+        }
+        rows.push((value, p.samples_per_s));
+    }
+    // The measured CPU against the simulated profile, at the values both have.
+    let mut values = Vec::new();
+    let (mut cpu, mut sim) = (Vec::new(), Vec::new());
+    for (value, rate) in rows {
+        let (Some(x), Some(point)) = (
+            value.number(),
+            measured.point(crate::device::Device::Cpu, value),
+        ) else {
+            continue;
+        };
+        values.push(x);
+        cpu.push(point.samples_per_s);
+        sim.push(rate);
+    }
+    let crossover =
+        (!values.is_empty()).then(|| crate::bench::sweep::crossover(&values, &cpu, &sim, false));
+    if json {
+        out.json(&SimulatedSummary {
+            simulated: true,
+            profile: &profile.id,
+            parameter: sweep.parameter,
+            crossover_with_measured_cpu: crossover.as_ref(),
+        })?;
+    } else if let Some(c) = &crossover {
+        out.line(format!(
+            "crossover, this CPU measured against {} SIMULATED: {}",
+            profile.name,
+            c.to_string().replace("the GPU", &profile.name)
+        ))?;
+    }
+    Ok(())
 }
 
 /// A line of standard error (a closed one loses it, not the sweep).
