@@ -10,8 +10,8 @@
 
 use serde::Serialize;
 
-use super::{BenchPlan, filled, median_of_sorted, time_op};
-use crate::backend::{Activation, Backend, BackendError};
+use super::{BenchPlan, filled, median_of_sorted, time_layer_products, time_op};
+use crate::backend::{Backend, BackendError};
 use crate::data::{Dataset, Synthetic};
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
@@ -182,46 +182,14 @@ fn product_probes(
 ) -> Result<Vec<(Probe, bool)>, BackendError> {
     let narrow = batch.min(fan_in).min(fan_out) <= crate::sim::cost::NARROW;
     let (b, i, o) = (batch as f64, fan_in as f64, fan_out as f64);
-    let x = filled(backend, "x", batch, fan_in)?;
-    let w = filled(backend, "w", fan_in, fan_out)?;
-    let bias = filled(backend, "b", 1, fan_out)?;
-    let dz = filled(backend, "dz", batch, fan_out)?;
-    let mut out = backend.zeros("out", batch, fan_out)?;
-    let mut dw = backend.zeros("dw", fan_in, fan_out)?;
-    let mut db = backend.zeros("db", 1, fan_out)?;
-    let mut dx = backend.zeros("dx", batch, fan_in)?;
-    let forward = time_op(backend, seconds_each, &mut |be| {
-        be.linear_forward(&x, &w, &bias, Activation::Relu, &mut out)
-    })?;
-    let params = time_op(backend, seconds_each, &mut |be| {
-        be.linear_backward_params(&x, &dz, &mut dw, &mut db)
-    })?;
-    let input = time_op(backend, seconds_each, &mut |be| {
-        be.linear_backward_input(&dz, &w, &x, Activation::Relu, &mut dx)
-    })?;
+    let [forward, params, input] =
+        time_layer_products(backend, (batch, fan_in, fan_out), seconds_each)?;
     // The FLOPs the cost model counts for each (see `step_ops`).
+    let probe = |size, seconds| (Probe { size, seconds }, narrow);
     Ok(vec![
-        (
-            Probe {
-                size: 2.0 * b * i * o + 2.0 * b * o,
-                seconds: forward,
-            },
-            narrow,
-        ),
-        (
-            Probe {
-                size: 2.0 * b * i * o + b * o,
-                seconds: params,
-            },
-            narrow,
-        ),
-        (
-            Probe {
-                size: 2.0 * b * i * o + b * i,
-                seconds: input,
-            },
-            narrow,
-        ),
+        probe(2.0 * b * i * o + 2.0 * b * o, forward),
+        probe(2.0 * b * i * o + b * o, params),
+        probe(2.0 * b * i * o + b * i, input),
     ])
 }
 

@@ -297,42 +297,53 @@ fn measure_products_inside(
     batch: usize,
     seconds_each: f64,
 ) -> Result<Vec<ProductRate>, BackendError> {
-    use crate::backend::Activation;
     let mut rates = Vec::new();
     for (l, w) in spec.layers.windows(2).enumerate() {
         let (fan_in, fan_out) = (w[0], w[1]);
-        let x = filled(backend, "x", batch, fan_in)?;
-        let weight = filled(backend, "w", fan_in, fan_out)?;
-        let bias = filled(backend, "b", 1, fan_out)?;
-        let dz = filled(backend, "dz", batch, fan_out)?;
-        let mut out = backend.zeros("out", batch, fan_out)?;
-        let mut dw = backend.zeros("dw", fan_in, fan_out)?;
-        let mut db = backend.zeros("db", 1, fan_out)?;
-        let mut dx = backend.zeros("dx", batch, fan_in)?;
         let macs = (batch * fan_in * fan_out) as f64;
-        let mut time =
-            |name: &str,
-             shape: [usize; 3],
-             op: &mut dyn FnMut(&mut dyn Backend) -> Result<(), BackendError>| {
-                let rate = time_op(backend, seconds_each, op)?;
-                rates.push(ProductRate {
-                    name: format!("{name} {l}"),
-                    shape,
-                    gflop_per_s: 2.0 * macs / rate / 1e9,
-                });
-                Ok::<(), BackendError>(())
-            };
-        time("forward", [batch, fan_in, fan_out], &mut |b| {
-            b.linear_forward(&x, &weight, &bias, Activation::Relu, &mut out)
-        })?;
-        time("weight_grad", [fan_in, batch, fan_out], &mut |b| {
-            b.linear_backward_params(&x, &dz, &mut dw, &mut db)
-        })?;
-        time("input_grad", [batch, fan_out, fan_in], &mut |b| {
-            b.linear_backward_input(&dz, &weight, &x, Activation::Relu, &mut dx)
-        })?;
+        let seconds = time_layer_products(backend, (batch, fan_in, fan_out), seconds_each)?;
+        let shapes = [
+            ("forward", [batch, fan_in, fan_out]),
+            ("weight_grad", [fan_in, batch, fan_out]),
+            ("input_grad", [batch, fan_out, fan_in]),
+        ];
+        for ((name, shape), seconds) in shapes.into_iter().zip(seconds) {
+            rates.push(ProductRate {
+                name: format!("{name} {l}"),
+                shape,
+                gflop_per_s: 2.0 * macs / seconds / 1e9,
+            });
+        }
     }
     Ok(rates)
+}
+
+/// Median seconds per call of a layer's three products on `(batch, in, out)` as the training
+/// step runs them (with their fused epilogues): forward, weight gradient, input gradient.
+pub(crate) fn time_layer_products(
+    backend: &mut dyn Backend,
+    (batch, fan_in, fan_out): (usize, usize, usize),
+    seconds_each: f64,
+) -> Result<[f64; 3], BackendError> {
+    use crate::backend::Activation;
+    let x = filled(backend, "x", batch, fan_in)?;
+    let weight = filled(backend, "w", fan_in, fan_out)?;
+    let bias = filled(backend, "b", 1, fan_out)?;
+    let dz = filled(backend, "dz", batch, fan_out)?;
+    let mut out = backend.zeros("out", batch, fan_out)?;
+    let mut dw = backend.zeros("dw", fan_in, fan_out)?;
+    let mut db = backend.zeros("db", 1, fan_out)?;
+    let mut dx = backend.zeros("dx", batch, fan_in)?;
+    let forward = time_op(backend, seconds_each, &mut |b| {
+        b.linear_forward(&x, &weight, &bias, Activation::Relu, &mut out)
+    })?;
+    let weight_grad = time_op(backend, seconds_each, &mut |b| {
+        b.linear_backward_params(&x, &dz, &mut dw, &mut db)
+    })?;
+    let input_grad = time_op(backend, seconds_each, &mut |b| {
+        b.linear_backward_input(&dz, &weight, &x, Activation::Relu, &mut dx)
+    })?;
+    Ok([forward, weight_grad, input_grad])
 }
 
 pub(crate) fn filled(
