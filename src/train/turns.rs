@@ -220,8 +220,8 @@ mod tests {
         assert_eq!(turns.take(Device::Cpu, NOW), Take::NotYet);
     }
 
-    #[test]
-    fn a_waiting_worker_wakes_when_the_turn_is_passed() {
+    /// Turns held by the CPU, and a thread where the GPU waits for them, once it is in line.
+    fn gpu_in_line() -> (Arc<Turns>, std::thread::JoinHandle<Take>) {
         let turns = Arc::new(Turns::new(true));
         assert_eq!(turns.take(Device::Cpu, NOW), Take::Held { waited: false });
         let waiter = {
@@ -231,28 +231,22 @@ mod tests {
                 .spawn(move || turns.take(Device::Gpu, Duration::from_secs(30)))
                 .expect("thread")
         };
-        // Pass once the GPU is in line.
         while !turns.lock().waiting[Device::Gpu as usize] {
             std::thread::yield_now();
         }
+        (turns, waiter)
+    }
+
+    #[test]
+    fn a_waiting_worker_wakes_when_the_turn_is_passed() {
+        let (turns, waiter) = gpu_in_line();
         turns.pass(Device::Cpu);
         assert_eq!(waiter.join().expect("waiter"), Take::Held { waited: true });
     }
 
     #[test]
     fn switching_turns_off_releases_a_waiting_worker() {
-        let turns = Arc::new(Turns::new(true));
-        assert_eq!(turns.take(Device::Cpu, NOW), Take::Held { waited: false });
-        let waiter = {
-            let turns = Arc::clone(&turns);
-            std::thread::Builder::new()
-                .name("waiter".into())
-                .spawn(move || turns.take(Device::Gpu, Duration::from_secs(30)))
-                .expect("thread")
-        };
-        while !turns.lock().waiting[Device::Gpu as usize] {
-            std::thread::yield_now();
-        }
+        let (turns, waiter) = gpu_in_line();
         turns.set(false);
         assert_eq!(waiter.join().expect("waiter"), Take::Free);
     }
