@@ -42,8 +42,8 @@ pub struct Entry {
 pub enum What {
     /// A side-by-side run.
     Run {
-        /// How the devices shared the machine.
-        sharing: Sharing,
+        /// How the devices shared the machine; `None` when only one device trained.
+        sharing: Option<Sharing>,
         /// Each device's figures.
         devices: Vec<RunFigures>,
     },
@@ -203,11 +203,7 @@ impl Entry {
             enabled,
             what: What::Run {
                 // One device alone shares nothing.
-                sharing: if enabled.iter().all(|&e| e) {
-                    sharing
-                } else {
-                    Sharing::TakingTurns
-                },
+                sharing: (devices.len() == 2).then_some(sharing),
                 devices,
             },
         })
@@ -396,7 +392,7 @@ mod tests {
         let What::Run { devices, sharing } = &entry.what else {
             panic!("a run");
         };
-        assert_eq!(*sharing, Sharing::Together);
+        assert_eq!(*sharing, None, "the GPU never stepped: nothing was shared");
         assert_eq!(devices.len(), 1, "the GPU reported no step");
         let cpu = &devices[0];
         assert_eq!(cpu.steps, 100);

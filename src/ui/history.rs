@@ -163,10 +163,14 @@ impl HistoryPanel {
 
 fn kind_text(lang: Lang, entry: &Entry) -> String {
     match &entry.what {
-        What::Run { sharing, .. } => {
+        What::Run {
+            sharing: Some(sharing),
+            ..
+        } => {
             let (name, _) = super::toolbar::sharing_texts(*sharing);
             format!("{} ({})", lang.tr(Key::HistoryRun), lang.tr(name))
         }
+        What::Run { sharing: None, .. } => lang.tr(Key::HistoryRun).to_owned(),
         What::Sweep(s) => lang.fmt(Key::HistorySweep, &[("parameter", &s.parameter)]),
     }
 }
