@@ -70,10 +70,21 @@ mod tests {
         harness
             .state_mut()
             .run_commands(vec![UiCommand::SetSharing(Sharing::Together)]);
-        for run in &mut harness.state_mut().state.runs {
-            run.trace = crate::trace::TraceHistory::default();
-        }
-        assert!(step_until(&mut harness, Duration::from_secs(60), enough));
+        // Only steps that began after the switch count: a chunk recorded while taking turns
+        // may still arrive after it.
+        let switched_ns = harness
+            .state()
+            .session()
+            .map_or(0, |s| s.epoch.elapsed().as_nanos() as u64);
+        let after = move |app: &super::super::BatchScopeApp, device: Device| -> Vec<StepTrace> {
+            steps(app, device)
+                .into_iter()
+                .filter(|s| s.start_ns > switched_ns)
+                .collect()
+        };
+        assert!(step_until(&mut harness, Duration::from_secs(60), |app| {
+            after(app, Device::Cpu).len() > 20 && (!with_gpu || after(app, Device::Gpu).len() > 20)
+        }));
         harness.step();
         assert!(
             harness
@@ -82,7 +93,7 @@ mod tests {
         );
         if with_gpu {
             let app = harness.state();
-            let (cpu, gpu) = (steps(app, Device::Cpu), steps(app, Device::Gpu));
+            let (cpu, gpu) = (after(app, Device::Cpu), after(app, Device::Gpu));
             assert!(overlap(&cpu, &gpu), "both at once, and no step overlapped");
         }
 
