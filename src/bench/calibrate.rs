@@ -11,25 +11,23 @@
 use serde::Serialize;
 
 use super::{BenchPlan, filled, median_of_sorted, time_layer_products, time_op};
-use crate::backend::{Backend, BackendError};
+use crate::backend::{AdamHyper, Backend, BackendError};
 use crate::data::{Dataset, Synthetic};
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
-use crate::sim::cost::{Efficiency, predict, step_ops};
-use crate::sim::fit::{Probe, fit_curve, fit_dispatch};
+use crate::sim::cost::{Efficiency, Product, Products, predict, step_ops, update_work};
+use crate::sim::efficiency::{UpdateFit, Updates};
+use crate::sim::fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, fit_product};
 use crate::sim::profile::{Confidence, Figure, Kind, Profile};
 use crate::train::{Session, TrainConfig};
-
-/// Probes, each with whether its product is narrow.
-type Tagged = Vec<(Probe, bool)>;
 
 /// What a calibration measured and fitted.
 #[derive(Clone, Debug, Serialize)]
 pub struct Calibration {
     /// The local profile, its figures measured.
     pub profile: Profile,
-    /// The matrix-product probes: FLOPs and seconds.
-    pub compute_probes: Vec<Probe>,
+    /// The matrix-product probes: which product, FLOPs, seconds and shape.
+    pub compute_probes: Vec<(Product, ShapedProbe)>,
     /// The element-wise probes: bytes and seconds.
     pub memory_probes: Vec<Probe>,
 }
@@ -69,25 +67,24 @@ fn calibrate_inside(
         })?);
     }
     let dispatch_s = fit_dispatch(&launches);
-    // Bandwidth: a copy of 64 MiB reads and writes it.
-    let n = 16 << 20;
-    let big = backend.zeros("src", 1, n)?;
-    let mut big_dst = backend.zeros("dst", 1, n)?;
-    let t = time_op(backend, seconds_each, &mut |b| b.copy(&big, &mut big_dst))?;
-    let bandwidth = 2.0 * 4.0 * n as f64 / t;
-    drop((big, big_dst));
-    // Element-wise: SGD updates of 10² to 10⁷ values, 12 bytes each.
-    let mut memory_probes = Vec::new();
-    for k in 0..=10 {
-        let n = 10f64.powf(2.0 + f64::from(k) / 2.0) as usize;
-        let mut p = filled(backend, "p", 1, n)?;
-        let g = filled(backend, "g", 1, n)?;
-        let seconds = time_op(backend, seconds_each, &mut |b| b.sgd_step(&mut p, &g, 1e-3))?;
-        memory_probes.push(Probe {
-            size: 12.0 * n as f64,
-            seconds,
-        });
+    // Element-wise: each update rule on 10² to 10⁷ values, a quarter-decade apart; SGD's
+    // probes also give the memory curve.
+    let mut update_probes = [Vec::new(), Vec::new(), Vec::new()];
+    for k in 0..=20 {
+        let n = 10f64.powf(2.0 + f64::from(k) / 4.0) as usize;
+        for (rule, probes) in OptimizerKind::ALL.into_iter().zip(&mut update_probes) {
+            let seconds = time_update(backend, rule, n, seconds_each)?;
+            probes.push(Probe {
+                size: update_work(rule).1 * 4.0 * n as f64,
+                seconds,
+            });
+        }
     }
+    let memory_probes = update_probes[0].clone();
+    // The memory's bandwidth: SGD's largest update, 120 MB, far beyond any cache.
+    let bandwidth = memory_probes
+        .last()
+        .map_or(1e9, |p| p.size / p.seconds.max(1e-9));
     // Products of each kind at sizes apart from the grid's.
     let mut compute_probes = Vec::new();
     for &batch in &[2, 24, 200, 2000] {
@@ -106,14 +103,35 @@ fn calibrate_inside(
             )?);
         }
     }
-    let (narrow, wide): (Tagged, Tagged) = compute_probes.iter().partition(|(_, narrow)| *narrow);
-    let probes = |v: &[(Probe, bool)]| v.iter().map(|p| p.0).collect::<Vec<Probe>>();
+    let all: Vec<Probe> = compute_probes.iter().map(|p| p.1.probe).collect();
+    let [forward, weight_gradient, input_gradient] = Product::ALL.map(|kind| {
+        let own: Vec<ShapedProbe> = compute_probes
+            .iter()
+            .filter(|p| p.0 == kind)
+            .map(|p| p.1)
+            .collect();
+        fit_product(&own, peak_flops, dispatch_s)
+    });
     let efficiency = Efficiency {
-        compute: fit_curve(&probes(&wide), peak_flops, dispatch_s, 1.0),
-        memory: fit_curve(&memory_probes, bandwidth, dispatch_s, 20.0),
-        narrow: Some(fit_curve(&probes(&narrow), peak_flops, dispatch_s, 1.0)),
+        compute: fit_curve(&all, peak_flops, dispatch_s, 1.0, Trend::Rising),
+        memory: fit_curve(&memory_probes, bandwidth, dispatch_s, 20.0, Trend::Free),
+        products: Some(Products {
+            forward,
+            weight_gradient,
+            input_gradient,
+        }),
+        updates: Some({
+            let [sgd, momentum, adam] = update_probes.map(|p| UpdateFit {
+                curve: fit_curve(&p, bandwidth, dispatch_s, 20.0, Trend::Free),
+                call_us: 0.0,
+            });
+            Updates {
+                sgd,
+                momentum,
+                adam,
+            }
+        }),
     };
-    let compute_probes = probes(&compute_probes);
     let name = backend.name();
     let mut profile = Profile {
         id: "local-cpu".into(),
@@ -130,7 +148,10 @@ fn calibrate_inside(
             ),
         ),
         tensor_tflops: None,
-        mem_bw_gbs: measured(bandwidth / 1e9, "measured: a 64 MiB copy"),
+        mem_bw_gbs: measured(
+            bandwidth / 1e9,
+            "measured: an SGD update of 10^7 values (120 MB)",
+        ),
         mem_gb: measured(
             crate::device::host_memory_available().map_or(1.0, |b| b as f64 / 1e9),
             "measured: memory available now (MemAvailable)",
@@ -149,6 +170,19 @@ fn calibrate_inside(
         row_overhead_ns: None,
         efficiency: Some(efficiency),
     };
+    // What each op costs the host inside a step, beyond the kernel itself (finding its
+    // operands, checking shapes, a cold cache): the steps of a tiny model and a deeper one at
+    // batch 1, whose difference is 25 ops (five layers of three products and two updates).
+    let shallow = session(&[2, 4, 3], 1, OptimizerKind::Sgd)?;
+    let deep = session(&[2, 4, 4, 4, 4, 4, 4, 3], 1, OptimizerKind::Sgd)?;
+    let extra_ms = step_time_ms(backend, &deep, seconds_each)?
+        - step_time_ms(backend, &shallow, seconds_each)?
+        - (predict_ms(&profile, &deep) - predict_ms(&profile, &shallow));
+    profile.dispatch_us = measured(
+        (extra_ms * 1e3 / 25.0).max(dispatch_s * 1e6),
+        "measured: steps of layers 2,4,3 and 2,4,4,4,4,4,4,3 at batch 1, less their predicted \
+         kernels, per op of the difference",
+    );
     // What a step costs beyond its kernels, once and per row: a tiny model's steps at batch 1
     // and 2000, less their predicted kernels.
     let mut beyond = Vec::new();
@@ -166,6 +200,16 @@ fn calibrate_inside(
         (per_row_us * 1e3).max(0.001),
         "measured: steps of layers 2,4,3 at batch 1 and 2000, less their predicted kernels",
     ));
+    // What each other rule's update of a tensor costs in a step beyond SGD's: steps of the
+    // tiny model (four parameter tensors) less their prediction.
+    for rule in [OptimizerKind::Momentum, OptimizerKind::Adam] {
+        let tiny = session(&[2, 4, 3], 1, rule)?;
+        let measured_ms = step_time_ms(backend, &tiny, seconds_each)?;
+        let beyond_us = (measured_ms - predict_ms(&profile, &tiny)) * 1e3;
+        if let Some(updates) = profile.efficiency.as_mut().and_then(|e| e.updates.as_mut()) {
+            updates.get_mut(rule).call_us = (beyond_us / 4.0).max(0.0);
+        }
+    }
     Ok(Calibration {
         profile,
         compute_probes,
@@ -173,23 +217,69 @@ fn calibrate_inside(
     })
 }
 
-/// Times the three products of a layer of `(batch, in, out)`, as the step runs them; each with
-/// whether it is narrow.
+/// Seconds per call of `rule`'s update of `n` values, as one tensor.
+fn time_update(
+    backend: &mut dyn Backend,
+    rule: OptimizerKind,
+    n: usize,
+    seconds: f64,
+) -> Result<f64, BackendError> {
+    let mut p = filled(backend, "p", 1, n)?;
+    let g = filled(backend, "g", 1, n)?;
+    let mut m = backend.zeros("m", 1, n)?;
+    let mut v = backend.zeros("v", 1, n)?;
+    let hyper = AdamHyper {
+        lr: 1e-3,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        step: 1,
+    };
+    time_op(backend, seconds, &mut |b| match rule {
+        OptimizerKind::Sgd => b.sgd_step(&mut p, &g, 1e-3),
+        OptimizerKind::Momentum => b.momentum_step(&mut p, &g, &mut m, 1e-3, 0.9),
+        OptimizerKind::Adam => b.adam_step(&mut p, &g, &mut m, &mut v, hyper),
+    })
+}
+
+/// Times the three products of a layer of `(batch, in, out)`, as the step runs them.
 fn product_probes(
     backend: &mut dyn Backend,
     (batch, fan_in, fan_out): (usize, usize, usize),
     seconds_each: f64,
-) -> Result<Vec<(Probe, bool)>, BackendError> {
-    let narrow = batch.min(fan_in).min(fan_out) <= crate::sim::cost::NARROW;
+) -> Result<Vec<(Product, ShapedProbe)>, BackendError> {
     let (b, i, o) = (batch as f64, fan_in as f64, fan_out as f64);
     let [forward, params, input] =
         time_layer_products(backend, (batch, fan_in, fan_out), seconds_each)?;
-    // The FLOPs the cost model counts for each (see `step_ops`).
-    let probe = |size, seconds| (Probe { size, seconds }, narrow);
+    // The FLOPs and shapes the cost model gives each (see `step_ops`).
+    let probe = |kind, size, seconds, dims| {
+        (
+            kind,
+            ShapedProbe {
+                probe: Probe { size, seconds },
+                dims,
+            },
+        )
+    };
     Ok(vec![
-        probe(2.0 * b * i * o + 2.0 * b * o, forward),
-        probe(2.0 * b * i * o + b * o, params),
-        probe(2.0 * b * i * o + b * i, input),
+        probe(
+            Product::Forward,
+            2.0 * b * i * o + 2.0 * b * o,
+            forward,
+            [b, o, i],
+        ),
+        probe(
+            Product::WeightGradient,
+            2.0 * b * i * o + b * o,
+            params,
+            [i, o, b],
+        ),
+        probe(
+            Product::InputGradient,
+            2.0 * b * i * o + b * i,
+            input,
+            [b, i, o],
+        ),
     ])
 }
 

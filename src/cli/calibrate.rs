@@ -86,10 +86,31 @@ pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
                 "  compute efficiency by FLOPs: {}",
                 points(&e.compute)
             ))?;
+            if let Some(products) = &e.products {
+                for kind in crate::sim::cost::Product::ALL {
+                    let table = &products.get(kind).table;
+                    let (low, high) = table
+                        .iter()
+                        .fold((f64::MAX, 0.0f64), |(l, h), p| (l.min(p.1), h.max(p.1)));
+                    out.line(format!(
+                        "  {kind:?}: {} shapes probed, {:.1}% to {:.1}% of the peak",
+                        table.len(),
+                        low * 100.0,
+                        high * 100.0
+                    ))?;
+                }
+            }
             out.line(format!(
                 "  memory efficiency by bytes:  {}",
                 points(&e.memory)
             ))?;
+            if let Some(u) = &e.updates {
+                out.line(format!(
+                    "  Adam's update efficiency by bytes: {}; {:.2} µs a tensor in a step",
+                    points(&u.adam.curve),
+                    u.adam.call_us
+                ))?;
+            }
         }
     }
     if let Some(path) = &args.out {

@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-pub use super::efficiency::{Curve, Efficiency};
+pub use super::efficiency::{Curve, Efficiency, Product, ProductFit, Products};
 use super::profile::{Kind, Profile};
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
@@ -27,8 +27,11 @@ use crate::precision::Precision;
 pub enum OpKind {
     /// A matrix product (with its fused bias and activation).
     MatMul,
-    /// Element-wise work: activations' gradients, the loss, the optimizer's update.
+    /// Element-wise work: the loss and its gradient.
     Elementwise,
+    /// The optimizer's update of one parameter tensor (element-wise, but each rule has its own
+    /// arithmetic, so a fitted profile gives each its own curve).
+    Update,
     /// A copy over the host link.
     Copy,
 }
@@ -44,14 +47,19 @@ pub struct Op {
     pub flops: f64,
     /// Bytes read and written in the device's memory (or over the link, for a copy).
     pub bytes: f64,
-    /// A matrix product with a dimension of at most [`NARROW`] (a small batch, a layer of a
-    /// few units): such products reach a different share of the peak than square ones of the
-    /// same FLOPs, so a fitted profile may give them a curve of their own.
-    pub narrow: bool,
+    /// A matrix product's shape `[m, n, k]`: an `m × k` matrix times a `k × n` one. A product
+    /// with a short inner dimension `k`, or a thin output, reaches a smaller share of the peak
+    /// than a square one of the same FLOPs (see [`ProductFit`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dims: Option<[f64; 3]>,
+    /// Which of a layer's products it is, for a matrix product: each is its own kernel, and a
+    /// fitted profile may give each its own efficiency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub product: Option<Product>,
+    /// The update rule, for an [`OpKind::Update`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub optimizer: Option<OptimizerKind>,
 }
-
-/// The largest dimension of a product called narrow.
-pub const NARROW: usize = 32;
 
 impl Op {
     /// FLOPs per byte moved.
@@ -89,9 +97,10 @@ pub fn step_ops(
         // Inputs as f32, one target per row (a class or each output).
         flops: 0.0,
         bytes: 4.0 * b * (inputs + outputs),
-        narrow: false,
+        dims: None,
+        product: None,
+        optimizer: None,
     }];
-    let narrow = |i: f64, o: f64| [b, i, o].iter().any(|&d| d <= NARROW as f64);
     let pairs: Vec<(f64, f64)> = layers
         .windows(2)
         .map(|w| (w[0] as f64, w[1] as f64))
@@ -103,7 +112,9 @@ pub fn step_ops(
             // The product, then the bias and the activation on each output.
             flops: 2.0 * b * i * o + 2.0 * b * o,
             bytes: act * (b * i + b * o) + par * (i * o + o),
-            narrow: narrow(i, o),
+            dims: Some([b, o, i]),
+            product: Some(Product::Forward),
+            optimizer: None,
         });
     }
     ops.push(Op {
@@ -112,7 +123,9 @@ pub fn step_ops(
         // Softmax and cross-entropy (or squared error) per output: about five operations.
         flops: 5.0 * b * outputs,
         bytes: act * 2.0 * b * outputs + 4.0 * b,
-        narrow: false,
+        dims: None,
+        product: None,
+        optimizer: None,
     });
     for (l, &(i, o)) in pairs.iter().enumerate().rev() {
         ops.push(Op {
@@ -120,7 +133,9 @@ pub fn step_ops(
             kind: OpKind::MatMul,
             flops: 2.0 * b * i * o + b * o,
             bytes: act * (b * i + b * o) + par * (i * o + o),
-            narrow: narrow(i, o),
+            dims: Some([i, o, b]),
+            product: Some(Product::WeightGradient),
+            optimizer: None,
         });
         if l > 0 {
             ops.push(Op {
@@ -129,17 +144,13 @@ pub fn step_ops(
                 // The product, then the activation's derivative on each input.
                 flops: 2.0 * b * i * o + b * i,
                 bytes: act * (b * o + 2.0 * b * i) + par * i * o,
-                narrow: narrow(i, o),
+                dims: Some([b, i, o]),
+                product: Some(Product::InputGradient),
+                optimizer: None,
             });
         }
     }
-    // Per parameter: SGD reads the value and the gradient and writes the value; momentum adds
-    // one state tensor read and written; Adam two.
-    let (flops_per, touches) = match optimizer {
-        OptimizerKind::Sgd => (2.0, 3.0),
-        OptimizerKind::Momentum => (4.0, 5.0),
-        OptimizerKind::Adam => (12.0, 7.0),
-    };
+    let (flops_per, touches) = update_work(optimizer);
     // Optimizer state and master values are FP32 except in pure 16-bit formats.
     let state = if matches!(precision, Precision::Fp16 | Precision::Bf16) {
         2.0
@@ -150,14 +161,26 @@ pub fn step_ops(
         for (what, n) in [("weights", i * o), ("biases", o)] {
             ops.push(Op {
                 name: format!("layer {} update {what}", l + 1),
-                kind: OpKind::Elementwise,
+                kind: OpKind::Update,
                 flops: flops_per * n,
                 bytes: touches * state * n,
-                narrow: false,
+                dims: None,
+                product: None,
+                optimizer: Some(optimizer),
             });
         }
     }
     ops
+}
+
+/// FLOPs and values read or written per parameter by `rule`'s update: SGD reads the value and
+/// the gradient and writes the value; momentum adds one state tensor read and written; Adam two.
+pub fn update_work(rule: OptimizerKind) -> (f64, f64) {
+    match rule {
+        OptimizerKind::Sgd => (2.0, 3.0),
+        OptimizerKind::Momentum => (4.0, 5.0),
+        OptimizerKind::Adam => (12.0, 7.0),
+    }
 }
 
 /// Host-side latency of a copy over a `PCIe` link before its bytes flow (estimate).
@@ -249,23 +272,35 @@ pub fn predict(
                 (latency + op.bytes / rate, Bound::Link)
             } else {
                 let compute = if op.kind == OpKind::MatMul {
-                    let curve = match (&efficiency.narrow, op.narrow) {
-                        (Some(narrow), true) => narrow,
-                        _ => &efficiency.compute,
-                    };
-                    op.flops / (peak * curve.at(op.flops))
+                    efficiency.product_seconds(op.flops, op.product, op.dims, peak)
                 } else {
                     // Element-wise work runs on the vector units at the FP32 rate.
                     op.flops / (profile.fp32_tflops.value * 1e12)
                 };
-                let memory = op.bytes / (bandwidth * efficiency.memory.at(op.bytes));
-                [
+                let (curve, call_s) = match (&efficiency.updates, op.optimizer) {
+                    (Some(updates), Some(rule)) if op.kind == OpKind::Update => {
+                        let fit = updates.get(rule);
+                        (&fit.curve, fit.call_us * 1e-6)
+                    }
+                    _ => (&efficiency.memory, 0.0),
+                };
+                let memory = op.bytes / (bandwidth * curve.at(op.bytes));
+                let (seconds, bound) = [
                     (compute, Bound::Compute),
                     (memory, Bound::Memory),
                     (dispatch_s, Bound::Overhead),
                 ]
                 .into_iter()
-                .fold((0.0, Bound::Overhead), |a, b| if b.0 > a.0 { b } else { a })
+                .fold((0.0, Bound::Overhead), |a, b| if b.0 > a.0 { b } else { a });
+                // A GPU runs one kernel while the host launches the next, so a launch costs
+                // only when it takes longer than the kernel; a CPU is its own host and pays
+                // for both, one after the other.
+                let serial_s = if profile.kind == Kind::Cpu && bound != Bound::Overhead {
+                    dispatch_s
+                } else {
+                    0.0
+                };
+                (seconds + serial_s + call_s, bound)
             };
             OpCost {
                 op: op.clone(),

@@ -3,6 +3,29 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::nn::OptimizerKind;
+
+/// Which of a dense layer's three products.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Product {
+    /// `x · W`, with the bias and activation fused.
+    Forward,
+    /// `xᵀ · dz`, with the bias's gradient.
+    WeightGradient,
+    /// `dz · Wᵀ`, with the activation's derivative.
+    InputGradient,
+}
+
+impl Product {
+    /// All three, in the order a step runs a layer's.
+    pub const ALL: [Product; 3] = [
+        Product::Forward,
+        Product::WeightGradient,
+        Product::InputGradient,
+    ];
+}
+
 /// Efficiency against op size: `(size, share of the peak)` points, interpolated linearly in
 /// log10 of the size and held flat beyond the ends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,10 +60,186 @@ pub struct Efficiency {
     pub compute: Curve,
     /// Share of the memory bandwidth an op reaches, by the bytes it moves.
     pub memory: Curve,
-    /// Share of the arithmetic peak a narrow product reaches (see `cost::Op::narrow`), by its
-    /// FLOPs, where fitted; `compute` otherwise.
+    /// Where fitted, each of a layer's three products with its own curve and the sizes at
+    /// which its short dimensions halve its rate; `compute`, whatever the shape, otherwise.
     #[serde(default)]
-    pub narrow: Option<Curve>,
+    pub products: Option<Products>,
+    /// Share of the memory bandwidth each update rule reaches, by the bytes it moves, where
+    /// fitted; `memory` otherwise. Adam's square root and division cost a CPU more than SGD's
+    /// multiply-add, which the bytes alone do not say.
+    #[serde(default)]
+    pub updates: Option<Updates>,
+}
+
+/// One product kernel's measured efficiency by shape: a table of probed shapes, read between
+/// them by a locally weighted fit in the logarithms of the three dimensions. A product's
+/// efficiency on a CPU is not a function of its FLOPs alone: with an inner dimension of 2 it
+/// spends its time writing outputs; with one row it reads each weight once for two FLOPs; a
+/// transposed operand is copied into a cache-friendly layout first. Probing shapes and reading
+/// between them, as Calculon's GEMM tables do, keeps all of that without a formula for each.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProductFit {
+    /// `([m, n, k], share of the peak)` for each probed shape.
+    pub table: Vec<([f64; 3], f64)>,
+}
+
+/// The width, in decades, of the neighbourhood a shape is read from.
+const NEIGHBOURHOOD: f64 = 0.5;
+
+impl ProductFit {
+    /// The share of the peak a product of shape `dims` reaches: a locally weighted linear fit
+    /// of log efficiency against the logs of the three dimensions, weighting each probe by a
+    /// Gaussian of its distance in decades. Linear in the logs, it keeps the slopes the probes
+    /// show (a one-row product's efficiency grows with its rows) where a plain average of
+    /// neighbours would flatten them.
+    pub fn at(&self, dims: [f64; 3]) -> f64 {
+        let q = dims.map(|d| d.max(1.0).log10());
+        // Normal equations of weighted least squares with a small ridge on the slopes, for
+        // `ln e = c + Σ s_j (log d_j - log q_j)`: the intercept is the answer.
+        let mut a = [[0.0f64; 4]; 4];
+        let mut rhs = [0.0f64; 4];
+        for (probed, efficiency) in &self.table {
+            let x: Vec<f64> = probed
+                .iter()
+                .zip(&q)
+                .map(|(p, q)| p.max(1.0).log10() - q)
+                .collect();
+            let d2: f64 = x.iter().map(|v| v * v).sum();
+            let w = (-d2 / (2.0 * NEIGHBOURHOOD * NEIGHBOURHOOD)).exp();
+            let row = [1.0, x[0], x[1], x[2]];
+            for i in 0..4 {
+                for j in 0..4 {
+                    a[i][j] += w * row[i] * row[j];
+                }
+                rhs[i] += w * row[i] * efficiency.ln();
+            }
+        }
+        let total = a[0][0];
+        if total <= 0.0 {
+            return 1.0;
+        }
+        for (i, row) in a.iter_mut().enumerate().skip(1) {
+            row[i] += 1e-3 * total;
+        }
+        solve4(a, rhs).map_or(1.0, |c| c[0].exp().clamp(1e-6, 1.0))
+    }
+
+    /// Seconds of a product of `flops` and shape `dims` on a device of `peak` FLOP/s.
+    pub fn seconds(&self, flops: f64, dims: [f64; 3], peak: f64) -> f64 {
+        flops / (peak * self.at(dims))
+    }
+}
+
+/// The fitted efficiency of each of a dense layer's products.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Products {
+    /// `x · W`.
+    pub forward: ProductFit,
+    /// `xᵀ · dz`.
+    pub weight_gradient: ProductFit,
+    /// `dz · Wᵀ`.
+    pub input_gradient: ProductFit,
+}
+
+impl Products {
+    /// The fit of `product`.
+    pub fn get(&self, product: Product) -> &ProductFit {
+        match product {
+            Product::Forward => &self.forward,
+            Product::WeightGradient => &self.weight_gradient,
+            Product::InputGradient => &self.input_gradient,
+        }
+    }
+}
+
+impl Efficiency {
+    /// Seconds of a product of `flops` on a device of `peak` FLOP/s: from its own fit where the
+    /// profile has one, else from `compute`.
+    pub fn product_seconds(
+        &self,
+        flops: f64,
+        product: Option<Product>,
+        dims: Option<[f64; 3]>,
+        peak: f64,
+    ) -> f64 {
+        match (&self.products, product, dims) {
+            (Some(fits), Some(product), Some(dims)) => fits.get(product).seconds(flops, dims, peak),
+            _ => flops / (peak * self.compute.at(flops)),
+        }
+    }
+}
+
+/// Solves `a · x = b` by Gaussian elimination with partial pivoting; `None` when singular.
+fn solve4(mut a: [[f64; 4]; 4], mut b: [f64; 4]) -> Option<[f64; 4]> {
+    for col in 0..4 {
+        let pivot = (col..4).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() < 1e-300 {
+            return None;
+        }
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        let (top, below) = a.split_at_mut(col + 1);
+        let pivot_row = top[col];
+        for (offset, row) in below.iter_mut().enumerate() {
+            let f = row[col] / pivot_row[col];
+            for (value, p) in row.iter_mut().zip(pivot_row).skip(col) {
+                *value -= f * p;
+            }
+            b[col + 1 + offset] -= f * b[col];
+        }
+    }
+    let mut x = [0.0; 4];
+    for row in (0..4).rev() {
+        let tail: f64 = (row + 1..4).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - tail) / a[row][row];
+    }
+    Some(x)
+}
+
+/// One update rule's fitted cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateFit {
+    /// Share of the memory bandwidth by the bytes it moves.
+    pub curve: Curve,
+    /// Microseconds each tensor's update costs inside a training step beyond what the update
+    /// alone takes (the step's state and caches), measured against plain SGD's.
+    #[serde(default)]
+    pub call_us: f64,
+}
+
+/// The fitted cost of each update rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Updates {
+    /// Plain SGD.
+    pub sgd: UpdateFit,
+    /// SGD with momentum.
+    pub momentum: UpdateFit,
+    /// Adam.
+    pub adam: UpdateFit,
+}
+
+impl Updates {
+    /// The fit of `rule`.
+    pub fn get(&self, rule: OptimizerKind) -> &UpdateFit {
+        match rule {
+            OptimizerKind::Sgd => &self.sgd,
+            OptimizerKind::Momentum => &self.momentum,
+            OptimizerKind::Adam => &self.adam,
+        }
+    }
+
+    /// The fit of `rule`, to change.
+    pub fn get_mut(&mut self, rule: OptimizerKind) -> &mut UpdateFit {
+        match rule {
+            OptimizerKind::Sgd => &mut self.sgd,
+            OptimizerKind::Momentum => &mut self.momentum,
+            OptimizerKind::Adam => &mut self.adam,
+        }
+    }
 }
 
 impl Default for Efficiency {
@@ -56,7 +255,8 @@ impl Default for Efficiency {
                 (1e11, 0.80),
             ]),
             memory: Curve(vec![(1e3, 0.02), (1e5, 0.20), (1e7, 0.70), (1e9, 0.85)]),
-            narrow: None,
+            products: None,
+            updates: None,
         }
     }
 }
