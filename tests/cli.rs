@@ -699,9 +699,40 @@ fn calibrate_writes_a_local_profile_that_simulate_reads() {
             .as_f64()
             .is_some_and(|t| t > 0.0)
     );
-    // Only the CPU is calibrated so far, and it says so.
-    let (code, _, stderr) = batchscope(&["calibrate", "--device", "gpu"]);
+    // The GPU adapter is calibrated too, a software one named as such; an unknown device is
+    // refused with the choices.
+    let (code, _, stderr) = batchscope(&["calibrate", "--device", "tpu"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("only the CPU"), "{stderr}");
+    assert!(stderr.contains("cpu, gpu or both"), "{stderr}");
+    let gpu_path = dir.join("gpu.toml");
+    let gpu_text = gpu_path.to_str().expect("utf-8 path");
+    let (code, stdout, stderr) = batchscope(&[
+        "calibrate",
+        "--device",
+        "gpu",
+        "--seconds",
+        "0.005",
+        "--out",
+        gpu_text,
+    ]);
+    if code != 0 && !ci() && stderr.contains("cannot calibrate") {
+        eprintln!("no GPU adapter here: {stderr}");
+    } else {
+        assert_eq!(code, 0, "{stderr}");
+        let software = stdout.contains("llvmpipe") || stdout.contains("lavapipe");
+        assert_eq!(software, stdout.contains("a software adapter"), "{stdout}");
+        let (code, stdout, stderr) = batchscope(&[
+            "simulate",
+            "--profile",
+            gpu_text,
+            "--dataset",
+            "spiral",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let line: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+        assert_eq!(line["profile"], "local-gpu");
+        assert_eq!(line["simulated"], true);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

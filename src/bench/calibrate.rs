@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use super::{BenchPlan, filled, median_of_sorted, time_layer_products, time_op};
-use crate::backend::{AdamHyper, Backend, BackendError};
+use crate::backend::{AdamHyper, AdapterSummary, Backend, BackendError};
 use crate::data::{Dataset, Synthetic};
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
@@ -40,23 +40,24 @@ fn measured(value: f64, source: &str) -> Figure {
     }
 }
 
-/// Calibrates `backend` (the CPU) with probes of about `seconds_each` each.
-pub fn calibrate_cpu(
+/// Calibrates `backend` (the CPU, or a GPU adapter) with probes of about `seconds_each` each.
+/// `progress` hears what is being probed, for a long calibration (a software adapter's).
+pub fn calibrate(
     backend: &mut dyn Backend,
     seconds_each: f64,
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Calibration, BackendError> {
     let mut result = None;
-    backend.enter(&mut |b| result = Some(calibrate_inside(b, seconds_each)));
+    backend.enter(&mut |b| result = Some(calibrate_inside(b, seconds_each, progress)));
     result.unwrap_or_else(|| Err(BackendError::Setup("the calibration did not run".into())))
 }
 
 fn calibrate_inside(
     backend: &mut dyn Backend,
     seconds_each: f64,
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Calibration, BackendError> {
-    let threads = backend.threads().unwrap_or(1);
-    let peak = super::peak::measure(0.2);
-    let peak_flops = peak.gflop_per_s * 1e9 * threads as f64;
+    let adapter = backend.adapter_summary();
     // A launch: the update of one value, several times.
     let mut tiny = filled(backend, "p", 1, 1)?;
     let tiny_grad = filled(backend, "g", 1, 1)?;
@@ -69,6 +70,7 @@ fn calibrate_inside(
     let dispatch_s = fit_dispatch(&launches);
     // Element-wise: each update rule on 10² to 10⁷ values, a quarter-decade apart; SGD's
     // probes also give the memory curve.
+    progress("launch done; update rules on 10^2 to 10^7 values");
     let mut update_probes = [Vec::new(), Vec::new(), Vec::new()];
     for k in 0..=20 {
         let n = 10f64.powf(2.0 + f64::from(k) / 4.0) as usize;
@@ -85,25 +87,45 @@ fn calibrate_inside(
     let bandwidth = memory_probes
         .last()
         .map_or(1e9, |p| p.size / p.seconds.max(1e-9));
-    // Products of each kind at sizes apart from the grid's.
+    // Products of each kind at sizes apart from the grid's; a shape's larger batches are left
+    // out where the smaller one's time says a call would take over a second (a software
+    // adapter's large products), and the fit reads between the others.
     let mut compute_probes = Vec::new();
-    for &batch in &[2, 24, 200, 2000] {
-        for &shape in &[
-            (24, 24),
-            (96, 96),
-            (384, 384),
-            (1536, 1536),
-            (3, 96),
-            (96, 3),
-        ] {
-            compute_probes.extend(product_probes(
-                backend,
-                (batch, shape.0, shape.1),
-                seconds_each,
-            )?);
+    for &shape in &[
+        (24, 24),
+        (96, 96),
+        (384, 384),
+        (1536, 1536),
+        (3, 96),
+        (96, 3),
+    ] {
+        let mut last: Option<(usize, f64)> = None;
+        for &batch in &[2, 24, 200, 2000] {
+            if let Some((last_batch, seconds)) = last
+                && seconds * batch as f64 / last_batch as f64 > 1.0
+            {
+                progress(&format!(
+                    "nothing more of {} by {}: a call at batch {batch} would take over a second",
+                    shape.0, shape.1
+                ));
+                break;
+            }
+            progress(&format!(
+                "products of a layer of {} by {} at batch {batch}",
+                shape.0, shape.1
+            ));
+            let probes = product_probes(backend, (batch, shape.0, shape.1), seconds_each)?;
+            let slowest = probes.iter().map(|p| p.1.probe.seconds).fold(0.0, f64::max);
+            last = Some((batch, slowest));
+            compute_probes.extend(probes);
         }
     }
     let all: Vec<Probe> = compute_probes.iter().map(|p| p.1.probe).collect();
+    let mut profile = match &adapter {
+        None => cpu_profile(backend),
+        Some(adapter) => gpu_profile(backend, adapter, &all)?,
+    };
+    let peak_flops = profile.fp32_tflops.value * 1e12;
     let [forward, weight_gradient, input_gradient] = Product::ALL.map(|kind| {
         let own: Vec<ShapedProbe> = compute_probes
             .iter()
@@ -132,44 +154,13 @@ fn calibrate_inside(
             }
         }),
     };
-    let name = backend.name();
-    let mut profile = Profile {
-        id: "local-cpu".into(),
-        name: format!("this machine's CPU ({name})"),
-        kind: Kind::Cpu,
-        arch: format!("{} FMA, {threads} threads", peak.isa),
-        year: 0,
-        software: "cpu".into(),
-        fp32_tflops: measured(
-            peak_flops / 1e12,
-            &format!(
-                "measured: FMA loop {:.1} GFLOP/s on one core x {threads} threads",
-                peak.gflop_per_s
-            ),
-        ),
-        tensor_tflops: None,
-        mem_bw_gbs: measured(
-            bandwidth / 1e9,
-            "measured: an SGD update of 10^7 values (120 MB)",
-        ),
-        mem_gb: measured(
-            crate::device::host_memory_available().map_or(1.0, |b| b as f64 / 1e9),
-            "measured: memory available now (MemAvailable)",
-        ),
-        llc_mb: None,
-        link: "host".into(),
-        link_gbs: None,
-        link_measured_gbs: None,
-        dispatch_us: measured(dispatch_s * 1e6, "measured: the update of one value"),
-        power_w: Figure {
-            value: 1.0,
-            source: "not measured".into(),
-            confidence: Confidence::Estimate,
-        },
-        step_overhead_us: None,
-        row_overhead_ns: None,
-        efficiency: Some(efficiency),
-    };
+    profile.mem_bw_gbs = measured(
+        bandwidth / 1e9,
+        "measured: an SGD update of 10^7 values (120 MB)",
+    );
+    profile.dispatch_us = measured(dispatch_s * 1e6, "measured: the update of one value");
+    profile.efficiency = Some(efficiency);
+    progress("steps of tiny models");
     // What each op costs the host inside a step, beyond the kernel itself (finding its
     // operands, checking shapes, a cold cache): the steps of a tiny model and a deeper one at
     // batch 1, whose difference is 25 ops (five layers of three products and two updates).
@@ -215,6 +206,116 @@ fn calibrate_inside(
         compute_probes,
         memory_probes,
     })
+}
+
+/// A local profile's figures, to be filled by the probes.
+fn local_profile(id: &str, name: String, kind: Kind, arch: String, software: &str) -> Profile {
+    let unknown = |what: &str| Figure {
+        value: 0.0,
+        source: format!("not measured: {what}"),
+        confidence: Confidence::Estimate,
+    };
+    Profile {
+        id: id.into(),
+        name,
+        kind,
+        arch,
+        year: 0,
+        software: software.into(),
+        fp32_tflops: unknown("the peak"),
+        tensor_tflops: None,
+        mem_bw_gbs: unknown("the bandwidth"),
+        mem_gb: measured(
+            crate::device::host_memory_available().map_or(1.0, |b| b as f64 / 1e9),
+            "measured: host memory available now (MemAvailable)",
+        ),
+        llc_mb: None,
+        link: "host".into(),
+        link_gbs: None,
+        link_measured_gbs: None,
+        dispatch_us: unknown("the launch"),
+        // A calibration does not read power.
+        power_w: None,
+        step_overhead_us: None,
+        row_overhead_ns: None,
+        efficiency: None,
+    }
+}
+
+/// This machine's CPU: its peak from an FMA loop on one core times the kernel threads.
+fn cpu_profile(backend: &dyn Backend) -> Profile {
+    let threads = backend.threads().unwrap_or(1);
+    let peak = super::peak::measure(0.2);
+    let mut profile = local_profile(
+        "local-cpu",
+        format!("this machine's CPU ({})", backend.name()),
+        Kind::Cpu,
+        format!("{} FMA, {threads} threads", peak.isa),
+        "cpu",
+    );
+    profile.fp32_tflops = measured(
+        peak.gflop_per_s * 1e9 * threads as f64 / 1e12,
+        &format!(
+            "measured: FMA loop {:.1} GFLOP/s on one core x {threads} threads",
+            peak.gflop_per_s
+        ),
+    );
+    profile
+}
+
+/// This machine's GPU adapter: its peak is its fastest product probe (no FMA loop runs on a
+/// GPU from here), its link a 64 MiB upload. A software adapter's memory is the host's.
+fn gpu_profile(
+    backend: &mut dyn Backend,
+    adapter: &AdapterSummary,
+    products: &[Probe],
+) -> Result<Profile, BackendError> {
+    let software = if adapter.software {
+        " — a software adapter: it runs on the CPU"
+    } else {
+        ""
+    };
+    let mut profile = local_profile(
+        "local-gpu",
+        format!("this machine's GPU ({}){software}", adapter.name),
+        if adapter.software || adapter.device_type == "IntegratedGpu" {
+            Kind::Apu
+        } else {
+            Kind::Gpu
+        },
+        format!("{} through wgpu ({})", adapter.device_type, adapter.backend),
+        &format!("wgpu-{}", adapter.backend.to_lowercase()),
+    );
+    let fastest = products
+        .iter()
+        .map(|p| p.size / p.seconds.max(1e-12))
+        .fold(1e6, f64::max);
+    profile.fp32_tflops = measured(
+        fastest / 1e12,
+        "measured: the fastest matrix-product probe (a lower bound on the peak)",
+    );
+    if !adapter.software {
+        profile.mem_gb = Figure {
+            value: adapter.max_buffer_size_bytes as f64 / 1e9,
+            source: "the adapter's largest buffer: wgpu does not report the memory itself".into(),
+            confidence: Confidence::Estimate,
+        };
+    }
+    // The link: a 64 MiB upload.
+    let n = 16 << 20;
+    let mut big = backend.zeros("upload", 1, n)?;
+    let values = vec![0.5f32; n];
+    let seconds = time_op(backend, 0.2, &mut |b| b.write(&mut big, &values))?;
+    profile.link = if adapter.software {
+        "host memory (software adapter)".into()
+    } else {
+        "host link (measured)".into()
+    };
+    profile.link_measured_gbs = Some(measured(
+        4.0 * n as f64 / seconds / 1e9,
+        "measured: a 64 MiB upload",
+    ));
+    Ok(profile)
 }
 
 /// Seconds per call of `rule`'s update of `n` values, as one tensor.
@@ -348,7 +449,7 @@ pub struct GridRow {
 }
 
 /// The check's grid: widths 16 to 1024, batches 1 to 4096, SGD and Adam, on the spiral.
-pub fn grid() -> Vec<(Vec<usize>, usize, OptimizerKind)> {
+pub fn grid() -> Vec<GridPoint> {
     let mut grid = Vec::new();
     for width in [16, 64, 256, 1024] {
         for batch in [1, 16, 256, 4096] {
@@ -360,12 +461,34 @@ pub fn grid() -> Vec<(Vec<usize>, usize, OptimizerKind)> {
     grid
 }
 
+/// Splits `grid` into the configurations whose step `profile` predicts under `limit_ms`, and
+/// those left out: on a software adapter a 1024-wide layer at batch 4096 takes many seconds a
+/// step, too long to time a dozen of.
+pub fn affordable(
+    grid: Vec<(Vec<usize>, usize, OptimizerKind)>,
+    profile: &Profile,
+    limit_ms: f64,
+) -> (Vec<GridPoint>, Vec<GridPoint>) {
+    grid.into_iter().partition(|(layers, batch, optimizer)| {
+        let spec = ModelSpec {
+            layers: layers.clone(),
+            activation: crate::backend::Activation::Relu,
+            loss: crate::nn::Loss::SoftmaxCrossEntropy,
+        };
+        let ops = step_ops(&spec, *batch, *optimizer, Precision::Fp32);
+        predict(profile, &ops, Precision::Fp32, *batch, (0.0, true)).step_time_ms < limit_ms
+    })
+}
+
+/// One configuration of the grid: layers, batch, optimizer.
+pub type GridPoint = (Vec<usize>, usize, OptimizerKind);
+
 /// Predicts and measures each configuration of `grid` on `backend` with `profile`, reporting
 /// each row as it is measured.
 pub fn check(
     backend: &mut dyn Backend,
     profile: &Profile,
-    grid: &[(Vec<usize>, usize, OptimizerKind)],
+    grid: &[GridPoint],
     seconds_each: f64,
     report: &mut dyn FnMut(&GridRow),
 ) -> Result<Vec<GridRow>, BackendError> {

@@ -84,8 +84,9 @@ pub struct Profile {
     pub link_measured_gbs: Option<Figure>,
     /// The host's cost of one kernel launch, µs.
     pub dispatch_us: Figure,
-    /// Power, W.
-    pub power_w: Figure,
+    /// Power, W (none in a calibrated profile: a calibration does not read power).
+    #[serde(default)]
+    pub power_w: Option<Figure>,
     /// The host's cost of one training step beyond its kernels (the loader's batch, the
     /// bookkeeping), µs: measured by a calibration, none otherwise.
     #[serde(default)]
@@ -116,10 +117,10 @@ impl Profile {
             ("mem_bw_gbs", &self.mem_bw_gbs),
             ("mem_gb", &self.mem_gb),
             ("dispatch_us", &self.dispatch_us),
-            ("power_w", &self.power_w),
         ];
         let optional = [
             ("tensor_tflops", &self.tensor_tflops),
+            ("power_w", &self.power_w),
             ("llc_mb", &self.llc_mb),
             ("link_gbs", &self.link_gbs),
             ("link_measured_gbs", &self.link_measured_gbs),
@@ -147,8 +148,11 @@ impl Profile {
                 return Err(format!("{}: {name} has no source", self.id));
             }
         }
-        if self.kind != Kind::Cpu && self.link_gbs.is_none() {
-            return Err(format!("{}: a {:?} needs link_gbs", self.id, self.kind));
+        if self.kind != Kind::Cpu && self.link_gbs.is_none() && self.link_measured_gbs.is_none() {
+            return Err(format!(
+                "{}: a {:?} needs link_gbs or link_measured_gbs",
+                self.id, self.kind
+            ));
         }
         Ok(())
     }
@@ -234,6 +238,8 @@ mod tests {
             assert_ne!(p.kind, Kind::Cpu, "{id}");
         }
         assert!(profiles.iter().filter(|p| p.kind == Kind::Cpu).count() >= 2);
+        // Power is optional only for calibrated profiles.
+        assert!(profiles.iter().all(|p| p.power_w.is_some()));
     }
 
     #[test]
