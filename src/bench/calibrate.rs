@@ -41,11 +41,12 @@ fn measured(value: f64, source: &str) -> Figure {
 }
 
 /// Calibrates `backend` (the CPU, or a GPU adapter) with probes of about `seconds_each` each.
-/// `progress` hears what is being probed, for a long calibration (a software adapter's).
+/// `progress` hears what is being probed, for a long calibration (a software adapter's), and
+/// answers whether to go on: `false` stops the calibration with [`CANCELLED`].
 pub fn calibrate(
     backend: &mut dyn Backend,
     seconds_each: f64,
-    progress: &mut (dyn FnMut(&str) + Send),
+    progress: &mut (dyn FnMut(&str) -> bool + Send),
 ) -> Result<Calibration, BackendError> {
     let mut result = None;
     backend.enter(&mut |b| result = Some(calibrate_inside(b, seconds_each, progress)));
@@ -55,7 +56,7 @@ pub fn calibrate(
 fn calibrate_inside(
     backend: &mut dyn Backend,
     seconds_each: f64,
-    progress: &mut (dyn FnMut(&str) + Send),
+    progress: &mut (dyn FnMut(&str) -> bool + Send),
 ) -> Result<Calibration, BackendError> {
     let adapter = backend.adapter_summary();
     // A launch: the update of one value, several times.
@@ -70,10 +71,10 @@ fn calibrate_inside(
     let dispatch_s = fit_dispatch(&launches);
     // Element-wise: each update rule on 10² to 10⁷ values, a quarter-decade apart; SGD's
     // probes also give the memory curve.
-    progress("launch done; update rules on 10^2 to 10^7 values");
     let mut update_probes = [Vec::new(), Vec::new(), Vec::new()];
     for k in 0..=20 {
         let n = 10f64.powf(2.0 + f64::from(k) / 4.0) as usize;
+        step(progress, &format!("the update rules on {n} values"))?;
         for (rule, probes) in OptimizerKind::ALL.into_iter().zip(&mut update_probes) {
             let seconds = time_update(backend, rule, n, seconds_each)?;
             probes.push(Probe {
@@ -104,16 +105,23 @@ fn calibrate_inside(
             if let Some((last_batch, seconds)) = last
                 && seconds * batch as f64 / last_batch as f64 > 1.0
             {
-                progress(&format!(
-                    "nothing more of {} by {}: a call at batch {batch} would take over a second",
-                    shape.0, shape.1
-                ));
+                step(
+                    progress,
+                    &format!(
+                        "nothing more of {} by {}: a call at batch {batch} would take over a \
+                         second",
+                        shape.0, shape.1
+                    ),
+                )?;
                 break;
             }
-            progress(&format!(
-                "products of a layer of {} by {} at batch {batch}",
-                shape.0, shape.1
-            ));
+            step(
+                progress,
+                &format!(
+                    "products of a layer of {} by {} at batch {batch}",
+                    shape.0, shape.1
+                ),
+            )?;
             let probes = product_probes(backend, (batch, shape.0, shape.1), seconds_each)?;
             let slowest = probes.iter().map(|p| p.1.probe.seconds).fold(0.0, f64::max);
             last = Some((batch, slowest));
@@ -160,7 +168,7 @@ fn calibrate_inside(
     );
     profile.dispatch_us = measured(dispatch_s * 1e6, "measured: the update of one value");
     profile.efficiency = Some(efficiency);
-    progress("steps of tiny models");
+    step(progress, "steps of tiny models")?;
     // What each op costs the host inside a step, beyond the kernel itself (finding its
     // operands, checking shapes, a cold cache): the steps of a tiny model and a deeper one at
     // batch 1, whose difference is 25 ops (five layers of three products and two updates).
@@ -206,6 +214,18 @@ fn calibrate_inside(
         compute_probes,
         memory_probes,
     })
+}
+
+/// The error of a calibration stopped by its `progress`.
+pub const CANCELLED: &str = "the calibration was cancelled";
+
+/// Tells `progress` what comes next; an error if it says stop.
+fn step(progress: &mut (dyn FnMut(&str) -> bool + Send), what: &str) -> Result<(), BackendError> {
+    if progress(what) {
+        Ok(())
+    } else {
+        Err(BackendError::Setup(CANCELLED.into()))
+    }
 }
 
 /// A local profile's figures, to be filled by the probes.

@@ -77,6 +77,7 @@ pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
         let start = std::time::Instant::now();
         let calibration = calibrate(backend.as_mut(), args.seconds, &mut |what| {
             eprintln!("[{:6.1} s] probing {what}", start.elapsed().as_secs_f64());
+            true
         })
         .map_err(|e| Failure::BadInput(e.to_string()))?;
         print_fit(out, args, &calibration)?;
