@@ -95,6 +95,8 @@ impl BatchScopeApp {
             UiCommand::RestoreEntry(id) => self.restore_entry(id),
             UiCommand::TimeRequests => self.time_requests(),
             UiCommand::CancelRequests => self.cancel_serving(),
+            UiCommand::Calibrate => self.calibrate_machine(),
+            UiCommand::CancelCalibration => self.cancel_calibration(),
             UiCommand::CancelSweep => {
                 // Dropping the job cancels it; what was measured stays.
                 self.jobs.sweep = None;
@@ -134,6 +136,9 @@ impl BatchScopeApp {
     fn run(&mut self) {
         if self.jobs.serving.is_some() || self.jobs.pending_serving {
             self.cancel_serving();
+        }
+        if self.jobs.calibration.is_some() || self.jobs.pending_calibration {
+            self.cancel_calibration();
         }
         if self.jobs.sweep.is_some() || self.jobs.pending_sweep.is_some() {
             self.jobs.sweep = None;

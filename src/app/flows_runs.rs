@@ -391,4 +391,83 @@ mod tests {
             !app.is_running()
         }));
     }
+
+    #[test]
+    fn calibrating_in_the_window_adds_this_machines_profile_and_checks_the_model() {
+        // The CPU alone, with short probes: the GPU's calibration is the command line's test.
+        let mut harness = harness(AppOptions {
+            gpu: crate::backend::GpuChoice::Unavailable("not in this test".into()),
+            calibration_seconds: 0.005,
+            ..AppOptions::default()
+        });
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            devices_settled
+        ));
+        harness.get_by_label("Run").click();
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.state.runs[0].last_log.is_some()
+        }));
+        harness.get_by_label("Simulator").click();
+        harness.run_steps(2);
+        // Calibrating pauses training first, then probes; Cancel stops it.
+        harness.get_by_label("Calibrate this machine").click();
+        harness.run_steps(1);
+        assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
+            !app.is_running() && app.jobs.calibration.is_some()
+        }));
+        harness.get_by_label("Cancel").click();
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.state.calibration.as_ref().is_some_and(|c| c.ended)
+        }));
+        let status = harness.state().state.calibration.clone().expect("status");
+        assert!(status.cancelled && status.made.is_empty(), "{status:?}");
+        assert!(
+            harness
+                .query_by_label_contains("Calibration cancelled")
+                .is_some()
+        );
+        // A whole calibration adds this CPU's profile, which the tab checks against the
+        // measured step once the CPU has trained again.
+        harness.get_by_label("Calibrate this machine").click();
+        assert!(step_until(&mut harness, Duration::from_secs(120), |app| {
+            app.state.calibration.as_ref().is_some_and(|c| c.ended)
+        }));
+        let status = harness.state().state.calibration.clone().expect("status");
+        assert_eq!(status.made.len(), 1, "{status:?}");
+        assert_eq!(
+            status.failures.len(),
+            1,
+            "the GPU is unavailable: {status:?}"
+        );
+        assert_eq!(harness.state().state.profiles[0].id, "local-cpu");
+        harness.state_mut().panels.roofline.profile = Some("local-cpu".into());
+        harness.get_by_label("Run").click();
+        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
+            app.state.runs[0].last_log.is_some()
+        }));
+        harness.run_steps(2);
+        assert!(
+            harness
+                .query_by_label_contains("Check on this machine: predicted")
+                .is_some()
+        );
+        // The profile is kept between sessions; a damaged store is a note, not a failure.
+        let stored = harness.state().local_profiles_toml();
+        let (back, note) = super::super::restore::restore_local_profiles(Some(&stored));
+        assert!(note.is_none());
+        assert_eq!(back, vec![harness.state().state.profiles[0].clone()]);
+        let (back, note) =
+            super::super::restore::restore_local_profiles(Some("[[profile]]\nid = 3"));
+        assert!(back.is_empty());
+        assert!(matches!(
+            note,
+            Some(super::super::restore::RestoreNote::ProfilesUnreadable(_))
+        ));
+        harness.get_by_label("Pause").click();
+        assert!(step_until(&mut harness, Duration::from_secs(10), |app| {
+            !app.is_running()
+        }));
+    }
 }

@@ -25,6 +25,10 @@ pub(super) struct Jobs {
     pub serving: Option<Job<crate::bench::infer::ServingNews>>,
     /// A serving measurement asked for, waiting for training to pause before it starts.
     pub pending_serving: bool,
+    /// The Simulator tab's calibration running.
+    pub calibration: Option<Job<crate::bench::calibrate_each::CalibrationNews>>,
+    /// A calibration asked for, waiting for training to pause before it starts.
+    pub pending_calibration: bool,
     /// The turn both workers pass between them while they take turns.
     pub turns: std::sync::Arc<crate::train::Turns>,
 }

@@ -46,6 +46,8 @@ impl BatchScopeApp {
         self.poll_sweep();
         self.start_pending_serving();
         self.poll_serving();
+        self.start_pending_calibration();
+        self.poll_calibration();
         let mut commands = Vec::new();
         if let Some(chosen) = self.panels.opener.poll(self.state.lang) {
             commands.push(UiCommand::chosen(chosen));

@@ -9,6 +9,7 @@
 //!
 //! One frame: `logic()`, then `ui()`, then the commands `ui()` returned.
 
+mod calibration;
 mod commands;
 mod flows;
 mod flows_runs;
@@ -60,6 +61,8 @@ pub struct AppOptions {
     /// Start the training workers on the first frame (tests that feed the app events of their
     /// own turn it off, and run no threads).
     pub start_workers: bool,
+    /// Seconds each probe of the Simulator tab's calibration is timed for (tests shorten it).
+    pub calibration_seconds: f64,
 }
 
 impl Default for AppOptions {
@@ -73,6 +76,7 @@ impl Default for AppOptions {
             exit_after: None,
             open: None,
             start_workers: true,
+            calibration_seconds: 0.05,
         }
     }
 }
@@ -280,6 +284,7 @@ impl eframe::App for BatchScopeApp {
         if self.options.exit_after.is_none() {
             eframe::set_value(storage, SAVED_KEY, &self.saved());
             storage.set_string(HISTORY_KEY, self.history_json());
+            storage.set_string(restore::LOCAL_PROFILES_KEY, self.local_profiles_toml());
         }
     }
 }
@@ -313,9 +318,19 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
                 Some(storage) => restore::history(storage.get_string(HISTORY_KEY).as_deref()),
                 None => Default::default(),
             };
+            let (profiles, profiles_note) = match cc.storage.filter(|_| remember) {
+                Some(storage) => restore::restore_local_profiles(
+                    storage.get_string(restore::LOCAL_PROFILES_KEY).as_deref(),
+                ),
+                None => Default::default(),
+            };
             let mut app = BatchScopeApp::with_restored(options, saved, notes);
             app.state.history = history;
             app.state.restore_notes.extend(history_notes);
+            app.state.restore_notes.extend(profiles_note);
+            for profile in profiles {
+                app.state.add_local_profile(profile);
+            }
             Ok(Box::new(app))
         }),
     )

@@ -50,6 +50,10 @@ pub const SAVED_KEY: &str = "batchscope-settings";
 /// The storage key of the history of finished runs (JSON).
 pub const HISTORY_KEY: &str = "batchscope-history";
 
+/// The eframe storage key of the calibrated profiles (TOML, the format of
+/// `assets/profiles.toml`).
+pub const LOCAL_PROFILES_KEY: &str = "batchscope-local-profiles";
+
 /// The stored history, and a note if entries of it could not be read.
 pub fn history(text: Option<&str>) -> (History, Vec<RestoreNote>) {
     let Some(text) = text else {
@@ -80,6 +84,8 @@ pub enum RestoreNote {
     HistoryLeftOut(usize),
     /// The saved history could not be read at all: what the reader said.
     HistoryUnreadable(String),
+    /// The calibrated profiles saved last time could not be read: what the reader said.
+    ProfilesUnreadable(String),
     /// The saved settings do not fit the data set they were saved with: defaults are used.
     DidNotFit {
         /// The data set.
@@ -118,6 +124,9 @@ impl RestoreNote {
                 &[("path", &path.display().to_string())],
             ),
             RestoreNote::HistoryLeftOut(n) => lang.fmt(Key::HistoryLeftOut, &[("n", n)]),
+            RestoreNote::ProfilesUnreadable(why) => {
+                lang.fmt(Key::ProfilesUnreadable, &[("why", why)])
+            }
             RestoreNote::HistoryUnreadable(why) => {
                 lang.fmt(Key::HistoryUnreadable, &[("why", why)])
             }
@@ -367,6 +376,25 @@ fn take<T: DeserializeOwned>(
     };
     notes.push(RestoreNote::Field { name, why });
     default
+}
+
+/// The local profiles kept from an earlier session; a damaged store is a note, not an error.
+pub fn restore_local_profiles(
+    text: Option<&str>,
+) -> (Vec<crate::sim::profile::Profile>, Option<RestoreNote>) {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return (Vec::new(), None);
+    };
+    match crate::sim::profile::parse(text) {
+        Ok(profiles) => (
+            profiles
+                .into_iter()
+                .filter(|p| p.id.starts_with("local-"))
+                .collect(),
+            None,
+        ),
+        Err(why) => (Vec::new(), Some(RestoreNote::ProfilesUnreadable(why))),
+    }
 }
 
 #[cfg(test)]

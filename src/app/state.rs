@@ -103,8 +103,10 @@ pub struct AppState {
     pub sharing: crate::train::Sharing,
     /// Finished runs and sweeps.
     pub history: crate::bench::history::History,
-    /// The hardware profiles of the Simulator tab.
+    /// The hardware profiles of the Simulator tab: this machine's calibrated ones first.
     pub profiles: Vec<crate::sim::profile::Profile>,
+    /// The last calibration of the Simulator tab, running or ended.
+    pub calibration: Option<crate::bench::calibrate_each::CalibrationStatus>,
 }
 
 impl AppState {
@@ -126,6 +128,7 @@ impl AppState {
             sharing: crate::train::Sharing::default(),
             history: crate::bench::history::History::default(),
             profiles: crate::sim::profile::shipped(),
+            calibration: None,
         }
     }
 

@@ -144,6 +144,7 @@ impl BatchScopeApp {
                                 config: &session.config,
                                 spec: &spec,
                                 measured_ms: [measured(0), measured(1)],
+                                calibration: state.calibration.as_ref(),
                             };
                             panels
                                 .roofline

@@ -4,6 +4,7 @@
 //! each run, [`Summary`] turns them into statistics, and the CLI prints them.
 
 pub mod calibrate;
+pub mod calibrate_each;
 pub mod history;
 pub mod infer;
 pub mod peak;

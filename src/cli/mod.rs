@@ -155,6 +155,7 @@ pub fn main() -> ExitCode {
                 open: cli.path,
                 exit_after: cli.exit_after_secs.map(Duration::from_secs_f64),
                 start_workers: true,
+                ..AppOptions::default()
             };
             crate::app::run_native(options).map_err(Failure::Output)
         }

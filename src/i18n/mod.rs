@@ -366,6 +366,14 @@ strings! {
     SimRoof => "roof", "屋顶";
     SimRidge => "ridge point", "脊点";
     SimRoofNote => "Roof: {peak} TFLOP/s peak, {bandwidth} GB/s memory; ops left of the ridge point ({ridge} FLOP/byte) cannot reach the peak however well written. Points: each op at the FLOP/s it would attain (simulated).", "屋顶：峰值 {peak} TFLOP/s，内存带宽 {bandwidth} GB/s；脊点（{ridge} FLOP/字节）左侧的算子无论写得多好都达不到峰值。点：每个算子预计能达到的 FLOP/s（模拟值）。";
+    SimCalibrate => "Calibrate this machine", "校准本机";
+    SimCalibrateTip => "Measures this machine's CPU and GPU adapter with short probes (the peak, the memory bandwidth, each update rule, each product at some twenty shapes, the host's cost per op and per step, the GPU's upload), as `batchscope calibrate` does, and adds a profile for each to the list: then the prediction for these settings can be checked against the measured step. Training pauses meanwhile, and each device is probed alone. About 20 s on a CPU, longer on a software adapter.", "像 `batchscope calibrate` 一样，用简短的探测测量本机的 CPU 和 GPU 适配器（峰值、内存带宽、每种更新规则、每种矩阵乘法的约二十种形状、每个算子和每步的主机开销、GPU 的上传），并为每个设备在列表中加入一个配置：这样就能把对当前设置的预测与实测的每步时间对照。期间训练暂停，每个设备单独探测。CPU 约需 20 秒，软件适配器更久。";
+    SimCalibrating => "Calibrating the {device}: {what}", "正在校准 {device}：{what}";
+    SimCalibrated => "Calibrated: {names}. Choose one above to check the model against this machine.", "已校准：{names}。在上方选择其一，即可用本机检验模型。";
+    SimCalibrationCancelled => "Calibration cancelled; the profiles made before stay.", "校准已取消；之前生成的配置保留。";
+    SimCalibrationFailed => "The {device} could not be calibrated: {why}", "无法校准 {device}：{why}";
+    SimCheck => "Check on this machine: predicted {predicted}, measured {measured} on the {device} column: error {error}", "在本机检验：预测 {predicted}，“{device}”列实测 {measured}：误差 {error}";
+    SimCheckWaiting => "Train on the {device} to check this profile's prediction against the measured step.", "在 {device} 上训练，即可把这个配置的预测与实测的每步时间对照。";
     SimOp => "Op", "算子";
     SimFlops => "FLOPs", "FLOP 数";
     SimBytes => "Bytes", "字节数";
@@ -408,6 +416,7 @@ strings! {
     HistoryTimeToTarget => "time to target", "达到目标用时";
     HistoryPeakMemory => "peak memory", "峰值内存";
     HistoryLeftOut => "{n} saved history entries could not be read and were left out.", "有 {n} 条已保存的历史记录无法读取，已略去。";
+    ProfilesUnreadable => "The calibrated profiles saved last time could not be read ({why}): calibrate again on the Simulator tab.", "无法读取上次保存的校准配置（{why}）：请在“模拟器”页重新校准。";
     HistoryUnreadable => "The saved history could not be read ({why}): it starts empty.", "无法读取已保存的历史记录（{why}）：历史记录从空开始。";
     SavedData => "data settings", "数据设置";
     SavedSource => "data set", "数据集";

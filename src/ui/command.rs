@@ -89,6 +89,10 @@ pub enum UiCommand {
     TimeRequests,
     /// Stop that measurement.
     CancelRequests,
+    /// Calibrate this machine's devices (the Simulator tab).
+    Calibrate,
+    /// Stop the calibration.
+    CancelCalibration,
 }
 
 impl UiCommand {

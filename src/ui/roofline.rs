@@ -9,6 +9,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
+use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
 use crate::nn::ModelSpec;
 use crate::sim::cost::{Bound, Prediction, predict, step_ops};
@@ -32,6 +33,8 @@ pub struct RooflineView<'a> {
     pub spec: &'a ModelSpec,
     /// The measured step time of the CPU and the GPU, ms, where they have trained.
     pub measured_ms: [Option<f64>; 2],
+    /// The last calibration, running or ended.
+    pub calibration: Option<&'a CalibrationStatus>,
 }
 
 fn bound_color(bound: Bound) -> Color32 {
@@ -60,9 +63,10 @@ impl RooflinePanel {
         lang: Lang,
         profiles: &[Profile],
         view: &RooflineView<'_>,
-        _commands: &mut Vec<UiCommand>,
+        commands: &mut Vec<UiCommand>,
     ) {
         ui.label(lang.tr(Key::SimIntro));
+        calibration_ui(ui, lang, view.calibration, commands);
         let Some(first) = profiles.first() else {
             return;
         };
@@ -99,16 +103,110 @@ impl RooflinePanel {
             ))
             .strong(),
         );
-        for (device, measured) in ["CPU", "GPU"].into_iter().zip(view.measured_ms) {
-            if let Some(ms) = measured {
-                ui.label(lang.fmt(
-                    Key::SimMeasuredHere,
-                    &[("device", &device), ("step", &format_ms(ms))],
-                ));
+        match local_device(chosen) {
+            Some(index) => check_ui(ui, lang, &prediction, index, view.measured_ms[index]),
+            None => {
+                for (device, measured) in ["CPU", "GPU"].into_iter().zip(view.measured_ms) {
+                    if let Some(ms) = measured {
+                        ui.label(lang.fmt(
+                            Key::SimMeasuredHere,
+                            &[("device", &device), ("step", &format_ms(ms))],
+                        ));
+                    }
+                }
             }
         }
         roofline_ui(ui, lang, chosen, &prediction);
         ops_table_ui(ui, lang, &prediction);
+    }
+}
+
+/// The column a calibrated profile describes (0: the CPU, 1: the GPU); none for a shipped one.
+fn local_device(profile: &Profile) -> Option<usize> {
+    match profile.id.as_str() {
+        "local-cpu" => Some(0),
+        "local-gpu" => Some(1),
+        _ => None,
+    }
+}
+
+/// The model checked where it can be: this machine's profile's prediction against the step
+/// its column measured, with the error.
+fn check_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    prediction: &Prediction,
+    index: usize,
+    measured_ms: Option<f64>,
+) {
+    let device = ["CPU", "GPU"][index];
+    let Some(measured) = measured_ms.filter(|m| *m > 0.0) else {
+        ui.label(lang.fmt(Key::SimCheckWaiting, &[("device", &device)]));
+        return;
+    };
+    let error = prediction.step_time_ms / measured - 1.0;
+    let text = lang.fmt(
+        Key::SimCheck,
+        &[
+            ("predicted", &format_ms(prediction.step_time_ms)),
+            ("measured", &format_ms(measured)),
+            ("device", &device),
+            ("error", &format!("{:+.0}%", error * 100.0)),
+        ],
+    );
+    let colour = if error.abs() <= 0.25 {
+        ui.visuals().text_color()
+    } else {
+        ui.visuals().warn_fg_color
+    };
+    ui.label(RichText::new(text).color(colour));
+}
+
+/// The Calibrate button, or the calibration's progress with Cancel, and how the last one
+/// ended.
+fn calibration_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    status: Option<&CalibrationStatus>,
+    commands: &mut Vec<UiCommand>,
+) {
+    let running = status.is_some_and(|s| !s.ended);
+    ui.horizontal(|ui| {
+        if running {
+            ui.spinner();
+            if let Some((device, what)) = status.and_then(|s| s.doing.as_ref()) {
+                ui.label(lang.fmt(
+                    Key::SimCalibrating,
+                    &[("device", &device.as_str().to_uppercase()), ("what", what)],
+                ));
+            }
+            if ui.button(lang.tr(Key::Cancel)).clicked() {
+                commands.push(UiCommand::CancelCalibration);
+            }
+        } else if ui
+            .button(lang.tr(Key::SimCalibrate))
+            .on_hover_text(lang.tr(Key::SimCalibrateTip))
+            .clicked()
+        {
+            commands.push(UiCommand::Calibrate);
+        }
+    });
+    let Some(status) = status else {
+        return;
+    };
+    for (device, why) in &status.failures {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            lang.fmt(
+                Key::SimCalibrationFailed,
+                &[("device", &device.as_str().to_uppercase()), ("why", why)],
+            ),
+        );
+    }
+    if status.ended && status.cancelled {
+        ui.label(lang.tr(Key::SimCalibrationCancelled));
+    } else if status.ended && !status.made.is_empty() {
+        ui.label(lang.fmt(Key::SimCalibrated, &[("names", &status.made.join(", "))]));
     }
 }
 
@@ -241,6 +339,7 @@ mod tests {
                     config: &s.config,
                     spec: &s.spec,
                     measured_ms: [Some(0.05), None],
+                    calibration: None,
                 };
                 s.panel.ui(ui, lang, &profiles, &view, &mut Vec::new());
             },

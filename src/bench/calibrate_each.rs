@@ -1,0 +1,131 @@
+//! A calibration run from the window: each device in turn on a backend of its own, reporting
+//! what it probes so the window can show progress, and stopping between probes on Cancel.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::calibrate::{CANCELLED, calibrate};
+use crate::backend::Backend;
+use crate::device::Device;
+use crate::sim::profile::Profile;
+
+/// What a calibration reports.
+#[derive(Clone, Debug)]
+pub enum CalibrationNews {
+    /// What is being probed now, on which device.
+    Step(Device, String),
+    /// A device's local profile, measured.
+    Done(Box<Profile>),
+    /// A device could not be calibrated, and why.
+    Failed(Device, String),
+    /// The user cancelled it.
+    Cancelled,
+}
+
+/// Where a calibration stands, for the window.
+#[derive(Clone, Debug, Default)]
+pub struct CalibrationStatus {
+    /// The device being probed and what, while it runs.
+    pub doing: Option<(Device, String)>,
+    /// The names of the profiles made so far.
+    pub made: Vec<String>,
+    /// The devices that failed, and why.
+    pub failures: Vec<(Device, String)>,
+    /// Whether it has ended (finished, failed or cancelled).
+    pub ended: bool,
+    /// Whether the user cancelled it.
+    pub cancelled: bool,
+}
+
+impl CalibrationStatus {
+    /// Takes in one piece of news (a profile is kept by the caller).
+    pub fn apply(&mut self, news: &CalibrationNews) {
+        match news {
+            CalibrationNews::Step(device, what) => self.doing = Some((*device, what.clone())),
+            CalibrationNews::Done(profile) => self.made.push(profile.name.clone()),
+            CalibrationNews::Failed(device, why) => self.failures.push((*device, why.clone())),
+            CalibrationNews::Cancelled => {
+                self.cancelled = true;
+                self.ended = true;
+            }
+        }
+    }
+}
+
+/// Calibrates `devices` one after the other (each has the machine to itself), each on a backend
+/// of its own from `open`, with probes of `seconds_each`, stopping at the next probe once
+/// `cancel` is set.
+pub fn calibrate_each(
+    devices: &[Device],
+    seconds_each: f64,
+    open: &dyn Fn(Device) -> Result<Box<dyn Backend>, String>,
+    cancel: &AtomicBool,
+    report: &mut (dyn FnMut(CalibrationNews) + Send),
+) {
+    for &device in devices {
+        if cancel.load(Ordering::Relaxed) {
+            report(CalibrationNews::Cancelled);
+            return;
+        }
+        let mut backend = match open(device) {
+            Ok(backend) => backend,
+            Err(why) => {
+                report(CalibrationNews::Failed(device, why));
+                continue;
+            }
+        };
+        let result = calibrate(backend.as_mut(), seconds_each, &mut |what| {
+            report(CalibrationNews::Step(device, what.to_owned()));
+            !cancel.load(Ordering::Relaxed)
+        });
+        match result {
+            Ok(calibration) => report(CalibrationNews::Done(Box::new(calibration.profile))),
+            Err(e) if e.to_string().contains(CANCELLED) => {
+                report(CalibrationNews::Cancelled);
+                return;
+            }
+            Err(e) => report(CalibrationNews::Failed(device, e.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_calibration_reports_each_probe_and_stops_on_cancel() {
+        let cancel = AtomicBool::new(false);
+        let mut news = Vec::new();
+        let open = |_| crate::backend::open(Device::Cpu, &crate::backend::OpenOptions::default());
+        // Cancelled after the third piece of news: no profile, the status says cancelled.
+        calibrate_each(&[Device::Cpu], 0.005, &open, &cancel, &mut |n| {
+            news.push(n);
+            if news.len() == 3 {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        });
+        let mut status = CalibrationStatus::default();
+        for n in &news {
+            status.apply(n);
+        }
+        assert!(status.cancelled && status.ended, "{news:?}");
+        assert!(status.made.is_empty());
+        assert!(
+            news.iter()
+                .any(|n| matches!(n, CalibrationNews::Step(Device::Cpu, _)))
+        );
+        // A device that cannot open is a failure with its reason, not a stop.
+        let cancel = AtomicBool::new(false);
+        let mut news = Vec::new();
+        calibrate_each(
+            &[Device::Gpu],
+            0.005,
+            &|_| Err("no adapter here".into()),
+            &cancel,
+            &mut |n| news.push(n),
+        );
+        assert!(
+            matches!(&news[..], [CalibrationNews::Failed(Device::Gpu, why)] if why == "no adapter here")
+        );
+    }
+}
