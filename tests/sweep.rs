@@ -146,9 +146,14 @@ fn the_command_measures_every_value_on_both_devices_and_writes_the_csv() {
 #[test]
 fn a_sweep_on_a_profile_sets_this_cpu_measured_against_a_simulated_gpu() {
     let _alone = one_at_a_time();
+    let dir = std::env::temp_dir().join(format!("batchscope-sweep-sim-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let csv = dir.join("sweep.csv");
     let output = Command::new(env!("CARGO_BIN_EXE_batchscope"))
         .args([
             "sweep",
+            "--out",
+            csv.to_str().expect("utf-8 path"),
             "--vary",
             "batch=1,64,1024",
             "--device",
@@ -192,4 +197,21 @@ fn a_sweep_on_a_profile_sets_this_cpu_measured_against_a_simulated_gpu() {
         summary["crossover_with_measured_cpu"].is_object(),
         "{summary}"
     );
+    // The export labels each row measured or simulated.
+    let text = std::fs::read_to_string(&csv).expect("CSV written");
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(rows[0].ends_with(",source"), "{text}");
+    assert_eq!(
+        rows.iter().filter(|r| r.ends_with(",measured")).count(),
+        3,
+        "{text}"
+    );
+    let simulated_rows: Vec<&&str> = rows.iter().filter(|r| r.ends_with(",simulated")).collect();
+    assert_eq!(simulated_rows.len(), 3, "{text}");
+    assert!(simulated_rows.iter().all(|r| r.starts_with("nvidia-t4,")));
+    assert!(
+        rows.iter()
+            .all(|r| r.split(',').count() == rows[0].split(',').count())
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -95,6 +95,10 @@ impl BatchScopeApp {
             UiCommand::RestoreEntry(id) => self.restore_entry(id),
             UiCommand::TimeRequests => self.time_requests(),
             UiCommand::CancelRequests => self.cancel_serving(),
+            UiCommand::SimulateSweepOn(profile) => {
+                self.state.sweep_profile = profile;
+                self.simulate_sweep();
+            }
             UiCommand::Calibrate => self.calibrate_machine(),
             UiCommand::CancelCalibration => self.cancel_calibration(),
             UiCommand::CancelSweep => {
@@ -391,9 +395,23 @@ impl BatchScopeApp {
         self.pause();
         let devices = self.sweep_devices();
         self.state.sweep = Some(crate::bench::sweep::Results::new(sweep.clone(), &devices));
+        self.simulate_sweep();
         self.jobs.sweep = None;
         self.jobs.pending_sweep = Some(sweep);
         self.start_pending_sweep();
+    }
+
+    /// Predicts the sweep's values on the profile chosen for it (none chosen: no line).
+    fn simulate_sweep(&mut self) {
+        let state = &self.state;
+        self.state.sweep_simulated = match (&state.sweep, &self.session, &state.sweep_profile) {
+            (Some(results), Some(session), Some(id)) => {
+                state.profiles.iter().find(|p| &p.id == id).map(|p| {
+                    crate::bench::sweep_sim::SimulatedSweep::new(&results.sweep, session, p)
+                })
+            }
+            _ => None,
+        };
     }
 
     /// The devices a sweep measures: those of the run in progress.
@@ -527,7 +545,10 @@ impl BatchScopeApp {
         let Some(results) = &self.state.sweep else {
             return;
         };
-        let text = crate::bench::sweep::to_csv(results.sweep.parameter, &results.points);
+        let mut text = crate::bench::sweep::to_csv(results.sweep.parameter, &results.points);
+        if let Some(simulated) = &self.state.sweep_simulated {
+            text.push_str(&simulated.csv_rows());
+        }
         let shown = path.display();
         let lang = self.state.lang;
         let written = crate::trace::chrome::check_destination(path)

@@ -276,8 +276,8 @@ mod tests {
             assert_eq!(points.count(), 2, "{device:?}: {results:?}");
         }
         // Both lines are drawn (both plots' legends name them); a software adapter is said.
-        assert!(harness.query_all_by_label("GPU").count() >= 2);
-        assert!(harness.query_all_by_label("CPU").count() >= 2);
+        assert!(harness.query_all_by_label("GPU (measured)").count() >= 2);
+        assert!(harness.query_all_by_label("CPU (measured)").count() >= 2);
         if results.software_gpu {
             assert!(
                 harness
@@ -285,6 +285,30 @@ mod tests {
                     .is_some()
             );
         }
+        // What if: the same values simulated on a T4 join the plot as a labelled line, with
+        // where the T4 would overtake this CPU as measured; the export marks those rows.
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::SimulateSweepOn(Some("nvidia-t4".into()))]);
+        harness.run_steps(2);
+        let simulated = harness
+            .state()
+            .state
+            .sweep_simulated
+            .clone()
+            .expect("simulated");
+        assert_eq!(simulated.points.len(), 2);
+        assert!(simulated.points.iter().all(|p| p.simulated));
+        assert!(harness.query_all_by_label("NVIDIA T4 (simulated)").count() >= 2);
+        assert!(
+            harness
+                .query_by_label_contains("NVIDIA T4, simulated, against this CPU, measured")
+                .is_some()
+        );
+        harness
+            .state_mut()
+            .run_commands(vec![UiCommand::SimulateSweepOn(None)]);
+        assert!(harness.state().state.sweep_simulated.is_none());
     }
 
     #[test]

@@ -105,6 +105,10 @@ pub struct AppState {
     pub history: crate::bench::history::History,
     /// The hardware profiles of the Simulator tab: this machine's calibrated ones first.
     pub profiles: Vec<crate::sim::profile::Profile>,
+    /// The Experiments tab's sweep predicted on the profile chosen for it, if one is.
+    pub sweep_simulated: Option<crate::bench::sweep_sim::SimulatedSweep>,
+    /// The id of that profile.
+    pub sweep_profile: Option<String>,
     /// The last calibration of the Simulator tab, running or ended.
     pub calibration: Option<crate::bench::calibrate_each::CalibrationStatus>,
 }
@@ -129,6 +133,8 @@ impl AppState {
             history: crate::bench::history::History::default(),
             profiles: crate::sim::profile::shipped(),
             calibration: None,
+            sweep_simulated: None,
+            sweep_profile: None,
         }
     }
 

@@ -112,14 +112,14 @@ impl BatchScopeApp {
                         .show(ui, |ui| {
                             let sweeping = state.sweep.as_ref().is_some_and(|s| !s.ended);
                             let serving = state.serving.as_ref().is_some_and(|s| !s.ended);
-                            panels.experiments.ui(
-                                ui,
-                                lang,
-                                state.sweep.as_ref(),
-                                session_exists && !serving,
-                                state.sweep_export.as_deref(),
-                                &mut commands,
-                            );
+                            let view = crate::ui::experiments::ExperimentsView {
+                                results: state.sweep.as_ref(),
+                                can_run: session_exists && !serving,
+                                exported: state.sweep_export.as_deref(),
+                                profiles: &state.profiles,
+                                simulated: state.sweep_simulated.as_ref(),
+                            };
+                            panels.experiments.ui(ui, lang, view, &mut commands);
                             ui.separator();
                             crate::ui::serving::serving_ui(
                                 ui,

@@ -9,6 +9,7 @@ pub mod history;
 pub mod infer;
 pub mod peak;
 pub mod sweep;
+pub mod sweep_sim;
 
 use std::time::Instant;
 

@@ -14,6 +14,7 @@ use super::failure::Failure;
 use super::output::{Out, OutputError};
 use super::run::{open_backend_with, parse_run};
 use crate::bench::sweep::{Crossover, Parameter, Point, PointPlan, Report, Results, Sweep};
+use crate::bench::sweep_sim::SimulatedSweep;
 
 #[derive(Args, Debug)]
 pub(super) struct SweepArgs {
@@ -166,8 +167,15 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
     }
     let points = &results.points;
     let crossover = results.crossover();
+    let simulated_sweep = profile
+        .as_ref()
+        .map(|p| SimulatedSweep::new(&sweep, &session, p));
     if let Some(path) = &args.out {
-        write_csv(path, sweep.parameter, points)
+        let mut text = crate::bench::sweep::to_csv(sweep.parameter, points);
+        if let Some(s) = &simulated_sweep {
+            text.push_str(&s.csv_rows());
+        }
+        std::fs::write(path, text)
             .map_err(|e| Failure::BadInput(format!("cannot write {}: {e}", path.display())))?;
     }
     if args.run.json {
@@ -179,8 +187,8 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
     } else if let Some(crossover) = &crossover {
         out.line(format!("crossover: {crossover}"))?;
     }
-    if let Some(profile) = &profile {
-        simulated(out, args.run.json, &sweep, &session, profile, &results)?;
+    if let Some(s) = &simulated_sweep {
+        simulated(out, args.run.json, sweep.parameter, s, &results)?;
     }
     if device_failed {
         Err(Failure::DeviceFailed)
@@ -189,83 +197,51 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
     }
 }
 
-/// `sweep --profile`: each value predicted on `profile` (simulated), then where the simulated
-/// device's samples/s reach this machine's measured CPU's.
+/// `sweep --profile`: each value predicted on the profile (simulated), then where the
+/// simulated device's samples/s reach this machine's measured CPU's.
 fn simulated(
     out: &mut Out,
     json: bool,
-    sweep: &Sweep,
-    session: &crate::train::Session,
-    profile: &crate::sim::profile::Profile,
+    parameter: Parameter,
+    simulated: &SimulatedSweep,
     measured: &Results,
 ) -> Result<(), Failure> {
-    use crate::sim::cost::{predict, step_ops};
-    let (sessions, _) = sweep.sessions(session);
-    let mut rows = Vec::new();
-    for (&value, s) in sweep.values.iter().zip(&sessions) {
-        let Ok(s) = s else {
-            continue;
-        };
-        let c = &s.config;
-        let spec = c.model_spec(&s.data);
-        let ops = step_ops(&spec, c.batch, c.optimizer, c.precision);
-        let loader = (
-            f64::from(c.pipeline.loader.storage_latency_ms),
-            c.pipeline.loader.workers > 0,
-        );
-        let p = predict(profile, &ops, c.precision, c.batch, loader);
-        let point = SimulatedPoint {
-            simulated: true,
-            profile: &profile.id,
-            parameter: sweep.parameter,
-            value: value.to_string(),
-            samples_per_s: p.samples_per_s,
-            step_time_ms: p.step_time_ms,
-            bound: p.bound,
-        };
+    for p in &simulated.points {
         if json {
-            out.json(&point)?;
+            out.json(&SimulatedPoint {
+                simulated: true,
+                profile: &simulated.profile,
+                parameter,
+                value: p.value.to_string(),
+                samples_per_s: p.samples_per_s,
+                step_time_ms: p.step_time_ms,
+                bound: p.bound,
+            })?;
         } else {
             out.line(format!(
                 "{} {}={}: {:.0} samples/s, step {:.4} ms, {:?}-bound (SIMULATED, not measured)",
-                profile.id,
-                sweep.parameter.as_str(),
-                value,
+                simulated.profile,
+                parameter.as_str(),
+                p.value,
                 p.samples_per_s,
                 p.step_time_ms,
                 p.bound
             ))?;
         }
-        rows.push((value, p.samples_per_s));
     }
-    // The measured CPU against the simulated profile, at the values both have.
-    let mut values = Vec::new();
-    let (mut cpu, mut sim) = (Vec::new(), Vec::new());
-    for (value, rate) in rows {
-        let (Some(x), Some(point)) = (
-            value.number(),
-            measured.point(crate::device::Device::Cpu, value),
-        ) else {
-            continue;
-        };
-        values.push(x);
-        cpu.push(point.samples_per_s);
-        sim.push(rate);
-    }
-    let crossover =
-        (!values.is_empty()).then(|| crate::bench::sweep::crossover(&values, &cpu, &sim, false));
+    let crossover = simulated.crossover_with_measured_cpu(measured);
     if json {
         out.json(&SimulatedSummary {
             simulated: true,
-            profile: &profile.id,
-            parameter: sweep.parameter,
+            profile: &simulated.profile,
+            parameter,
             crossover_with_measured_cpu: crossover.as_ref(),
         })?;
     } else if let Some(c) = &crossover {
         out.line(format!(
             "crossover, this CPU measured against {} SIMULATED: {}",
-            profile.name,
-            c.to_string().replace("the GPU", &profile.name)
+            simulated.name,
+            c.to_string().replace("the GPU", &simulated.name)
         ))?;
     }
     Ok(())
@@ -294,13 +270,4 @@ fn point_line(point: &Point) -> String {
         point.steps_per_run,
         point.gflop_per_s
     )
-}
-
-/// Writes the points as CSV (see `bench::sweep::to_csv`).
-fn write_csv(
-    path: &std::path::Path,
-    parameter: Parameter,
-    points: &[Point],
-) -> std::io::Result<()> {
-    std::fs::write(path, crate::bench::sweep::to_csv(parameter, points))
 }

@@ -218,6 +218,14 @@ strings! {
     SweepFairness => "Measured one device at a time on this machine, in this run; the live training was paused.", "在本机本次运行中依次测量各设备；实时训练已暂停。";
     StepTimeMs => "Step time (ms)", "每步时间（毫秒）";
     Crossover => "crossover", "交叉点";
+    SweepSimOn => "What if: simulate on", "假设：模拟于";
+    SweepSimNone => "no profile", "不模拟";
+    SweepSimTip => "Adds a dashed line: the sweep's values predicted on that hardware profile (simulated, not measured; see the Simulator tab), and where it would overtake this CPU as measured. A classroom without that GPU can still see where the lines cross.", "增加一条虚线：扫描的各取值在该硬件配置上的预测（模拟值，非实测；见“模拟器”页），以及它会在哪里超过本机实测的 CPU。没有这块 GPU 的课堂也能看到两条线在哪里相交。";
+    SweepMeasuredLine => "{device} (measured)", "{device}（实测）";
+    SweepSimulatedLine => "{name} (simulated)", "{name}（模拟）";
+    SweepSimulatedColumn => "{name} samples/s (simulated)", "{name} 样本/秒（模拟）";
+    SweepSimCrossoverLine => "crossover with the simulated GPU", "与模拟 GPU 的交叉点";
+    SweepSimCrossover => "{name}, simulated, against this CPU, measured: {text}", "模拟的 {name} 对比本机实测的 CPU：{text}";
     CrossoverAt => "The GPU overtakes the CPU at about {value} (interpolated on log scales between the measured {low} and {high}).", "GPU 在约 {value} 处超过 CPU（在实测的 {low} 与 {high} 之间按对数刻度插值）。";
     CrossoverFromStart => "The GPU is at least as fast as the CPU from the first value measured ({value}).", "从测量的第一个取值（{value}）起，GPU 就不慢于 CPU。";
     CrossoverNothing => "No crossover: no value was measured on both devices.", "没有交叉点：没有任何取值在两个设备上都测到。";

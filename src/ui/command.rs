@@ -89,6 +89,8 @@ pub enum UiCommand {
     TimeRequests,
     /// Stop that measurement.
     CancelRequests,
+    /// Predict the sweep on this profile beside the measured lines (none: no simulated line).
+    SimulateSweepOn(Option<String>),
     /// Calibrate this machine's devices (the Simulator tab).
     Calibrate,
     /// Stop the calibration.

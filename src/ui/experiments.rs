@@ -8,8 +8,10 @@ use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
 use crate::bench::sweep::{Crossover, Note, Parameter, Results, Shortfall, Sweep, Value};
+use crate::bench::sweep_sim::SimulatedSweep;
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
+use crate::sim::profile::{Kind, Profile};
 
 /// The tab's own state: the setting chosen and the values typed.
 #[derive(Clone, Debug)]
@@ -28,6 +30,24 @@ impl Default for ExperimentsPanel {
         }
     }
 }
+
+/// What the tab draws from.
+#[derive(Clone, Copy)]
+pub struct ExperimentsView<'a> {
+    /// The last sweep, running or ended.
+    pub results: Option<&'a Results>,
+    /// A run exists whose settings the sweep starts from, and nothing else measures.
+    pub can_run: bool,
+    /// What the last CSV export did.
+    pub exported: Option<&'a str>,
+    /// The hardware profiles a sweep can be simulated on.
+    pub profiles: &'a [Profile],
+    /// The sweep's values predicted on the chosen profile, if one is.
+    pub simulated: Option<&'a SimulatedSweep>,
+}
+
+/// The colour of a simulated line: grey-violet, drawn dashed, never a device's colour.
+const SIMULATED: Color32 = Color32::from_rgb(190, 150, 230);
 
 /// The values a sweep of `parameter` starts from.
 pub fn preset(parameter: Parameter) -> &'static str {
@@ -107,16 +127,21 @@ pub fn crossover_text(lang: Lang, crossover: &Crossover) -> String {
 }
 
 impl ExperimentsPanel {
-    /// Draws the tab. `can_run`: a run exists whose settings the sweep starts from.
+    /// Draws the tab.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         lang: Lang,
-        results: Option<&Results>,
-        can_run: bool,
-        exported: Option<&str>,
+        view: ExperimentsView<'_>,
         commands: &mut Vec<UiCommand>,
     ) {
+        let ExperimentsView {
+            results,
+            can_run,
+            exported,
+            profiles,
+            simulated,
+        } = view;
         ui.label(lang.tr(Key::ExperimentsIntro));
         let running = results.is_some_and(|r| !r.ended);
         let parsed = Sweep::parse(&format!("{}={}", self.parameter.as_str(), self.values));
@@ -153,6 +178,7 @@ impl ExperimentsPanel {
         if let Err(e) = &parsed {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
+        what_if_ui(ui, lang, profiles, simulated, commands);
         let Some(results) = results else {
             return;
         };
@@ -176,8 +202,25 @@ impl ExperimentsPanel {
         if let Some(c) = &crossover {
             ui.label(RichText::new(crossover_text(lang, c)).strong());
         }
-        plot_ui(ui, lang, results, crossover.as_ref());
-        table_ui(ui, lang, results);
+        let simulated_crossover = simulated.and_then(|s| s.crossover_with_measured_cpu(results));
+        if let (Some(s), Some(c)) = (simulated, &simulated_crossover) {
+            ui.label(
+                RichText::new(lang.fmt(
+                    Key::SweepSimCrossover,
+                    &[("name", &s.name), ("text", &crossover_text(lang, c))],
+                ))
+                .strong()
+                .color(SIMULATED),
+            );
+        }
+        plot_ui(
+            ui,
+            lang,
+            results,
+            [crossover.as_ref(), simulated_crossover.as_ref()],
+            simulated,
+        );
+        table_ui(ui, lang, results, simulated);
         if !running && !results.points.is_empty() {
             ui.horizontal(|ui| {
                 if ui
@@ -195,6 +238,39 @@ impl ExperimentsPanel {
     }
 }
 
+/// The what-if choice: a profile whose simulated line joins the measured ones.
+fn what_if_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    profiles: &[Profile],
+    simulated: Option<&SimulatedSweep>,
+    commands: &mut Vec<UiCommand>,
+) {
+    ui.horizontal(|ui| {
+        let chosen = simulated.map(|s| s.profile.as_str());
+        let none = lang.tr(Key::SweepSimNone);
+        let text = simulated.map_or(none, |s| s.name.as_str());
+        egui::ComboBox::from_label(lang.tr(Key::SweepSimOn))
+            .selected_text(text)
+            .show_ui(ui, |ui| {
+                if ui.selectable_label(chosen.is_none(), none).clicked() && chosen.is_some() {
+                    commands.push(UiCommand::SimulateSweepOn(None));
+                }
+                for p in profiles.iter().filter(|p| p.kind != Kind::Cpu) {
+                    if ui
+                        .selectable_label(chosen == Some(p.id.as_str()), &p.name)
+                        .clicked()
+                        && chosen != Some(p.id.as_str())
+                    {
+                        commands.push(UiCommand::SimulateSweepOn(Some(p.id.clone())));
+                    }
+                }
+            })
+            .response
+            .on_hover_text(lang.tr(Key::SweepSimTip));
+    });
+}
+
 /// Where a value sits on the plot's x axis: log10 of a count, or its place for a precision.
 fn x_of(results: &Results, value: Value) -> f64 {
     match value.number() {
@@ -208,8 +284,16 @@ fn x_of(results: &Results, value: Value) -> f64 {
     }
 }
 
-/// Samples/s and step time against the value, log-log, one line per device.
-fn plot_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, crossover: Option<&Crossover>) {
+/// Samples/s and step time against the value, log-log, one line per device measured and a
+/// dashed one for the simulated profile; the crossovers marked (measured GPU against CPU, then
+/// simulated profile against the measured CPU).
+fn plot_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    results: &Results,
+    crossovers: [Option<&Crossover>; 2],
+    simulated: Option<&SimulatedSweep>,
+) {
     let numeric = results.sweep.values.iter().all(|v| v.number().is_some());
     let power = |mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| {
         format!("{:.3}", 10f64.powf(mark.value))
@@ -256,7 +340,10 @@ fn plot_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, crossover: Option<&
                             [x_of(results, p.value), y.max(1e-9).log10()]
                         })
                         .collect();
-                    let name = device.as_str().to_uppercase();
+                    let name = lang.fmt(
+                        Key::SweepMeasuredLine,
+                        &[("device", &device.as_str().to_uppercase())],
+                    );
                     plot.line(
                         Line::new(name.clone(), PlotPoints::from(points.clone()))
                             .color(device_color(device)),
@@ -267,11 +354,43 @@ fn plot_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, crossover: Option<&
                             .color(device_color(device)),
                     );
                 }
-                if let Some(Crossover::At { value, .. }) = crossover {
-                    plot.vline(
-                        VLine::new(lang.tr(Key::Crossover), value.log10())
-                            .color(Color32::from_rgb(240, 180, 60)),
+                if let Some(s) = simulated {
+                    let points: Vec<[f64; 2]> = s
+                        .points
+                        .iter()
+                        .map(|p| {
+                            let y = if of == 0 {
+                                p.samples_per_s
+                            } else {
+                                p.step_time_ms
+                            };
+                            [x_of(results, p.value), y.max(1e-9).log10()]
+                        })
+                        .collect();
+                    let name = lang.fmt(Key::SweepSimulatedLine, &[("name", &s.name)]);
+                    plot.line(
+                        Line::new(name.clone(), PlotPoints::from(points.clone()))
+                            .color(SIMULATED)
+                            .style(egui_plot::LineStyle::dashed_dense()),
                     );
+                    plot.points(
+                        Points::new(name, PlotPoints::from(points))
+                            .radius(3.0)
+                            .shape(egui_plot::MarkerShape::Diamond)
+                            .color(SIMULATED),
+                    );
+                }
+                for (crossover, key, colour) in [
+                    (
+                        crossovers[0],
+                        Key::Crossover,
+                        Color32::from_rgb(240, 180, 60),
+                    ),
+                    (crossovers[1], Key::SweepSimCrossoverLine, SIMULATED),
+                ] {
+                    if let Some(Crossover::At { value, .. }) = crossover {
+                        plot.vline(VLine::new(lang.tr(key), value.log10()).color(colour));
+                    }
                 }
             });
     }
@@ -280,7 +399,7 @@ fn plot_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, crossover: Option<&
 /// The table in the style of `torch.utils.benchmark.Compare`: one row per value, each device's
 /// samples/s and step time, coloured against the best of its column, a mark where the runs
 /// spread more than asked.
-fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results) {
+fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, simulated: Option<&SimulatedSweep>) {
     let best = |device: Device| {
         results
             .points
@@ -292,7 +411,7 @@ fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results) {
     let bests = [best(Device::Cpu), best(Device::Gpu)];
     egui::Grid::new("sweep-table")
         .striped(true)
-        .num_columns(6)
+        .num_columns(7)
         .show(ui, |ui| {
             ui.label(RichText::new(lang.tr(parameter_key(results.sweep.parameter))).strong());
             for device in Device::ALL {
@@ -303,6 +422,13 @@ fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results) {
                 ui.label(RichText::new(format!("{name} {}", lang.tr(Key::StepTimeMs))).strong());
             }
             ui.label(RichText::new("GPU / CPU").strong());
+            if let Some(s) = simulated {
+                ui.label(
+                    RichText::new(lang.fmt(Key::SweepSimulatedColumn, &[("name", &s.name)]))
+                        .strong()
+                        .color(SIMULATED),
+                );
+            }
             ui.end_row();
             for &value in &results.sweep.values {
                 ui.label(value.to_string());
@@ -337,6 +463,18 @@ fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results) {
                     .zip(results.point(Device::Cpu, value))
                     .map(|(g, c)| g.samples_per_s / c.samples_per_s);
                 ui.label(ratio.map_or_else(|| "—".to_owned(), |r| format!("{r:.2}×")));
+                if let Some(s) = simulated {
+                    let point = s.points.iter().find(|p| p.value == value);
+                    ui.label(
+                        RichText::new(
+                            point.map_or_else(
+                                || "—".to_owned(),
+                                |p| format!("{:.0}", p.samples_per_s),
+                            ),
+                        )
+                        .color(SIMULATED),
+                    );
+                }
                 ui.end_row();
             }
         });
@@ -348,6 +486,16 @@ mod tests {
 
     use super::*;
     use crate::bench::sweep::{Point, Report};
+
+    fn view(results: Option<&Results>) -> ExperimentsView<'_> {
+        ExperimentsView {
+            results,
+            can_run: true,
+            exported: None,
+            profiles: &[],
+            simulated: None,
+        }
+    }
 
     fn point(device: Device, batch: usize, samples_per_s: f64, noisy: bool) -> Point {
         Point {
@@ -391,7 +539,7 @@ mod tests {
             let mut panel = ExperimentsPanel::default();
             let mut harness = crate::ui::testing::harness(
                 move |ui, commands: &mut Vec<UiCommand>| {
-                    panel.ui(ui, lang, Some(&results), true, None, commands);
+                    panel.ui(ui, lang, view(Some(&results)), commands);
                 },
                 Vec::new(),
             );
@@ -429,7 +577,7 @@ mod tests {
         };
         let mut harness = crate::ui::testing::harness(
             move |ui, commands: &mut Vec<UiCommand>| {
-                panel.ui(ui, Lang::En, None, true, None, commands);
+                panel.ui(ui, Lang::En, view(None), commands);
             },
             Vec::new(),
         );
@@ -447,7 +595,7 @@ mod tests {
         let mut panel = ExperimentsPanel::default();
         let mut harness = crate::ui::testing::harness(
             move |ui, commands: &mut Vec<UiCommand>| {
-                panel.ui(ui, Lang::En, Some(&running), true, None, commands);
+                panel.ui(ui, Lang::En, view(Some(&running)), commands);
             },
             Vec::new(),
         );
@@ -455,5 +603,99 @@ mod tests {
         harness.get_by_label("Cancel").click();
         harness.run();
         assert_eq!(harness.state(), &[UiCommand::CancelSweep]);
+    }
+
+    #[test]
+    fn a_profile_adds_a_simulated_line_and_its_crossover_with_the_measured_cpu() {
+        use crate::bench::sweep_sim::SimPoint;
+        use crate::sim::cost::Bound;
+        // A simulated GPU at 100, 900 and 4000 samples/s against the CPU's measured 1000.
+        let simulated = SimulatedSweep {
+            profile: "nvidia-t4".into(),
+            name: "NVIDIA T4".into(),
+            points: [(16, 100.0), (64, 900.0), (256, 4000.0)]
+                .into_iter()
+                .map(|(batch, rate)| SimPoint {
+                    simulated: true,
+                    value: Value::Count(batch),
+                    samples_per_s: rate,
+                    step_time_ms: batch as f64 / rate * 1e3,
+                    bound: Bound::Overhead,
+                })
+                .collect(),
+        };
+        for (lang, line, column, headline) in [
+            (
+                Lang::En,
+                "NVIDIA T4 (simulated)",
+                "NVIDIA T4 samples/s (simulated)",
+                "NVIDIA T4, simulated, against this CPU, measured: The GPU overtakes the CPU at about",
+            ),
+            (
+                Lang::Zh,
+                "NVIDIA T4（模拟）",
+                "NVIDIA T4 样本/秒（模拟）",
+                "模拟的 NVIDIA T4 对比本机实测的 CPU：GPU 在约",
+            ),
+        ] {
+            let results = results();
+            let simulated = simulated.clone();
+            let profiles = crate::sim::profile::shipped();
+            let mut panel = ExperimentsPanel::default();
+            let mut harness = crate::ui::testing::harness(
+                move |ui, commands: &mut Vec<UiCommand>| {
+                    let view = ExperimentsView {
+                        simulated: Some(&simulated),
+                        profiles: &profiles,
+                        ..view(Some(&results))
+                    };
+                    panel.ui(ui, lang, view, commands);
+                },
+                Vec::new(),
+            );
+            harness.run();
+            assert!(
+                harness.query_by_label_contains(headline).is_some(),
+                "{lang:?}"
+            );
+            assert!(harness.query_by_label(column).is_some(), "{lang:?}");
+            assert!(harness.query_by_label("4000").is_some());
+            // The legend names each line measured or simulated.
+            assert!(
+                harness.query_all_by_label_contains(line).count() >= 2,
+                "{lang:?}"
+            );
+            let measured = if lang == Lang::En {
+                "CPU (measured)"
+            } else {
+                "CPU（实测）"
+            };
+            assert!(
+                harness.query_all_by_label_contains(measured).count() >= 2,
+                "{lang:?}"
+            );
+        }
+        // Choosing a profile, or none, asks for it.
+        let mut panel = ExperimentsPanel::default();
+        let profiles = crate::sim::profile::shipped();
+        let mut harness = crate::ui::testing::harness(
+            move |ui, commands: &mut Vec<UiCommand>| {
+                let view = ExperimentsView {
+                    profiles: &profiles,
+                    ..view(None)
+                };
+                panel.ui(ui, Lang::En, view, commands);
+            },
+            Vec::new(),
+        );
+        harness.run();
+        harness.get_by_label("What if: simulate on").click();
+        harness.run();
+        harness.get_by_label("NVIDIA H100 SXM").click();
+        harness.run();
+        assert_eq!(
+            harness.state(),
+            &[UiCommand::SimulateSweepOn(Some("nvidia-h100-sxm".into()))]
+        );
     }
 }
