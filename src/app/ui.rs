@@ -64,12 +64,30 @@ impl BatchScopeApp {
             ui.separator();
             match state.tab {
                 Tab::Training => {
+                    let what_if = &mut panels.roofline.what_if;
+                    let step = self
+                        .session
+                        .as_ref()
+                        .map(|s| (&s.config, s.config.model_spec(&s.data)));
                     ui.columns(2, |cols| {
                         let columns = panels.columns.iter_mut().zip(&state.runs);
                         for ((panel, run), ui) in columns.zip(cols.iter_mut()) {
                             egui::ScrollArea::vertical()
                                 .id_salt(("column", run.device))
-                                .show(ui, |ui| panel.ui(ui, lang, run, data.as_deref()));
+                                .show(ui, |ui| {
+                                    if run.device == crate::device::Device::Gpu
+                                        && let Some((config, spec)) = &step
+                                    {
+                                        crate::ui::roofline::what_if_ui(
+                                            ui,
+                                            lang,
+                                            &state.profiles,
+                                            what_if,
+                                            (config, spec),
+                                        );
+                                    }
+                                    panel.ui(ui, lang, run, data.as_deref());
+                                });
                         }
                     });
                 }

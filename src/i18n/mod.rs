@@ -382,6 +382,9 @@ strings! {
     SimCalibrationFailed => "The {device} could not be calibrated: {why}", "无法校准 {device}：{why}";
     SimCheck => "Check on this machine: predicted {predicted}, measured {measured} on the {device} column: error {error}", "在本机检验：预测 {predicted}，“{device}”列实测 {measured}：误差 {error}";
     SimCheckWaiting => "Train on the {device} to check this profile's prediction against the measured step.", "在 {device} 上训练，即可把这个配置的预测与实测的每步时间对照。";
+    WhatIfGpu => "What if the GPU were", "假设 GPU 是";
+    WhatIfGpuTip => "Predicts this step on a GPU this machine may not have, from its published figures (the Simulator tab shows how, op by op). Simulated, not measured: the column below is what this machine measured.", "根据公开参数预测这一步在本机可能没有的 GPU 上的表现（“模拟器”页逐个算子展示其算法）。这是模拟值，不是实测值：下面这一列才是本机的实测结果。";
+    WhatIfLine => "{name}: {rate} samples/s, one step {step}, {bound} (simulated, not measured)", "{name}：每秒 {rate} 个样本，每步 {step}，{bound}（模拟值，非实测）";
     SimOp => "Op", "算子";
     SimFlops => "FLOPs", "FLOP 数";
     SimBytes => "Bytes", "字节数";

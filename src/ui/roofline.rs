@@ -13,15 +13,70 @@ use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
 use crate::nn::ModelSpec;
 use crate::sim::cost::{Bound, Prediction, predict, step_ops};
-use crate::sim::profile::Profile;
+use crate::sim::profile::{Kind, Profile};
 use crate::train::TrainConfig;
 use crate::units::{format_ms, format_rate};
 
-/// The tab's own state: the profile chosen.
+/// The tab's own state: the profile chosen, and the one the GPU column's what-if line
+/// predicts on.
 #[derive(Clone, Debug, Default)]
 pub struct RooflinePanel {
     /// The id of the profile chosen (the first shipped one until the user picks).
     pub profile: Option<String>,
+    /// The id of the profile of the GPU column's what-if line (none: no line).
+    pub what_if: Option<String>,
+}
+
+/// The prediction for the applied settings on `profile`.
+fn predict_step(profile: &Profile, config: &TrainConfig, spec: &ModelSpec) -> Prediction {
+    let ops = step_ops(spec, config.batch, config.optimizer, config.precision);
+    let loader = (
+        f64::from(config.pipeline.loader.storage_latency_ms),
+        config.pipeline.loader.workers > 0,
+    );
+    predict(profile, &ops, config.precision, config.batch, loader)
+}
+
+/// The GPU column's what-if line: the applied step predicted on a GPU profile chosen here,
+/// beside the measured columns, labelled simulated.
+pub fn what_if_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    profiles: &[Profile],
+    chosen: &mut Option<String>,
+    (config, spec): (&TrainConfig, &ModelSpec),
+) {
+    let profile = chosen
+        .as_ref()
+        .and_then(|id| profiles.iter().find(|p| &p.id == id));
+    ui.horizontal_wrapped(|ui| {
+        let none = lang.tr(Key::SweepSimNone);
+        egui::ComboBox::from_label(lang.tr(Key::WhatIfGpu))
+            .selected_text(profile.map_or(none, |p| p.name.as_str()))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(chosen, None, none);
+                for p in profiles.iter().filter(|p| p.kind != Kind::Cpu) {
+                    ui.selectable_value(chosen, Some(p.id.clone()), &p.name);
+                }
+            })
+            .response
+            .on_hover_text(lang.tr(Key::WhatIfGpuTip));
+    });
+    if let Some(profile) = profile {
+        let p = predict_step(profile, config, spec);
+        ui.label(
+            RichText::new(lang.fmt(
+                Key::WhatIfLine,
+                &[
+                    ("name", &profile.name),
+                    ("rate", &format_rate(p.samples_per_s)),
+                    ("step", &format_ms(p.step_time_ms)),
+                    ("bound", &lang.tr(bound_key(p.bound))),
+                ],
+            ))
+            .color(Color32::from_rgb(190, 150, 230)),
+        );
+    }
 }
 
 /// What the tab draws from: the applied settings and the model they make, and what was
@@ -84,13 +139,7 @@ impl RooflinePanel {
                     }
                 }
             });
-        let c = view.config;
-        let ops = step_ops(view.spec, c.batch, c.optimizer, c.precision);
-        let loader = (
-            f64::from(c.pipeline.loader.storage_latency_ms),
-            c.pipeline.loader.workers > 0,
-        );
-        let prediction = predict(chosen, &ops, c.precision, c.batch, loader);
+        let prediction = predict_step(chosen, view.config, view.spec);
         ui.label(
             RichText::new(lang.fmt(
                 Key::SimHeadline,
@@ -383,6 +432,52 @@ mod tests {
             let mut h = harness(lang);
             assert!(h.query_by_label_contains(t4).is_some(), "{lang:?}");
             h.state_mut().panel.profile = Some("nvidia-h100-sxm".into());
+            h.run();
+            assert!(h.query_by_label_contains(t4).is_none());
+            assert!(h.query_by_label_contains(h100).is_some(), "{lang:?}");
+        }
+    }
+
+    #[test]
+    fn the_gpu_columns_what_if_line_predicts_on_the_profile_chosen_and_says_simulated() {
+        for (lang, t4, h100, simulated) in [
+            (
+                Lang::En,
+                "NVIDIA T4: ",
+                "NVIDIA H100 SXM: ",
+                "(simulated, not measured)",
+            ),
+            (
+                Lang::Zh,
+                "NVIDIA T4：",
+                "NVIDIA H100 SXM：",
+                "（模拟值，非实测）",
+            ),
+        ] {
+            let profiles = shipped();
+            let config = TrainConfig::default();
+            let spec = ModelSpec {
+                layers: vec![2, 16, 16, 3],
+                activation: crate::backend::Activation::Relu,
+                loss: crate::nn::Loss::SoftmaxCrossEntropy,
+            };
+            let mut h = crate::ui::testing::harness(
+                move |ui, chosen: &mut Option<String>| {
+                    what_if_ui(ui, lang, &profiles, chosen, (&config, &spec));
+                },
+                None,
+            );
+            h.run();
+            assert!(
+                h.query_by_label_contains(simulated).is_none(),
+                "none chosen"
+            );
+            *h.state_mut() = Some("nvidia-t4".into());
+            h.run();
+            // One line names the profile and says simulated.
+            assert!(h.query_by_label_contains(t4).is_some(), "{lang:?}");
+            assert!(h.query_by_label_contains(simulated).is_some(), "{lang:?}");
+            *h.state_mut() = Some("nvidia-h100-sxm".into());
             h.run();
             assert!(h.query_by_label_contains(t4).is_none());
             assert!(h.query_by_label_contains(h100).is_some(), "{lang:?}");
