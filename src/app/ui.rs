@@ -163,6 +163,7 @@ impl BatchScopeApp {
                                 spec: &spec,
                                 measured_ms: [measured(0), measured(1)],
                                 calibration: state.calibration.as_ref(),
+                                eval_rows: crate::train::eval_rows(&session.data),
                             };
                             panels
                                 .roofline

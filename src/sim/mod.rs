@@ -6,10 +6,12 @@
 //! - [`profile`]: the hardware profiles, each figure with its source and confidence;
 //! - [`cost`]: the roofline cost model of a training step, op by op;
 //! - [`efficiency`]: the share of the peak an op reaches, by its size;
-//! - [`fit`]: efficiency curves fitted to probe timings (the calibration).
+//! - [`fit`]: efficiency curves fitted to probe timings (the calibration);
+//! - [`fits`]: memory on a profile: the largest batch that fits, and `ZeRO`'s stages.
 
 pub mod cost;
 pub mod efficiency;
 pub mod estimate;
 pub mod fit;
+pub mod fits;
 pub mod profile;

@@ -13,18 +13,32 @@ use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
 use crate::nn::ModelSpec;
 use crate::sim::cost::{Bound, Prediction, predict, step_ops};
+use crate::sim::estimate::PRESETS;
+use crate::sim::fits::{Model, Stage, largest_batch, model_states_per_gpu};
 use crate::sim::profile::{Kind, Profile};
 use crate::train::TrainConfig;
-use crate::units::{format_ms, format_rate};
+use crate::units::{format_bytes, format_ms, format_rate, grouped};
 
 /// The tab's own state: the profile chosen, and the one the GPU column's what-if line
 /// predicts on.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RooflinePanel {
     /// The id of the profile chosen (the first shipped one until the user picks).
     pub profile: Option<String>,
     /// The id of the profile of the GPU column's what-if line (none: no line).
     pub what_if: Option<String>,
+    /// GPUs the large model's memory is spread over.
+    pub gpus: u32,
+}
+
+impl Default for RooflinePanel {
+    fn default() -> Self {
+        Self {
+            profile: None,
+            what_if: None,
+            gpus: 8,
+        }
+    }
 }
 
 /// The prediction for the applied settings on `profile`.
@@ -90,6 +104,8 @@ pub struct RooflineView<'a> {
     pub measured_ms: [Option<f64>; 2],
     /// The last calibration, running or ended.
     pub calibration: Option<&'a CalibrationStatus>,
+    /// Rows an evaluation handles at once (for the memory estimate).
+    pub eval_rows: usize,
 }
 
 fn bound_color(bound: Bound) -> Color32 {
@@ -167,6 +183,90 @@ impl RooflinePanel {
         }
         roofline_ui(ui, lang, chosen, &prediction);
         ops_table_ui(ui, lang, &prediction);
+        ui.separator();
+        self.memory_ui(ui, lang, chosen, view);
+    }
+
+    /// Memory on the profile: whether this model and batch fit, the largest batch that does,
+    /// and a large model's memory per GPU with data parallelism and `ZeRO`'s stages.
+    fn memory_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        profile: &Profile,
+        view: &RooflineView<'_>,
+    ) {
+        let c = view.config;
+        let model = Model {
+            spec: view.spec,
+            optimizer: c.optimizer,
+            precision: c.precision,
+            eval_rows: view.eval_rows,
+        };
+        let capacity = profile.mem_gb.value * 1e9;
+        let needs = model.at(c.batch).total() as f64;
+        let key = if needs <= capacity {
+            Key::SimMemoryFits
+        } else {
+            Key::SimMemoryDoesNotFit
+        };
+        let largest = largest_batch(model, capacity).map_or_else(
+            || lang.tr(Key::SimMemoryNone).to_owned(),
+            |b| grouped(b as u64),
+        );
+        ui.label(RichText::new(lang.tr(Key::SimMemoryTitle)).strong());
+        ui.label(lang.fmt(
+            key,
+            &[
+                ("batch", &grouped(c.batch as u64)),
+                ("needs", &format_bytes(needs as u64)),
+                ("capacity", &format_bytes(capacity as u64)),
+                ("name", &profile.name),
+                ("largest", &largest),
+            ],
+        ));
+        let Some(large) = PRESETS.last().copied() else {
+            return;
+        };
+        ui.horizontal(|ui| {
+            ui.label(lang.fmt(
+                Key::SimZeroTitle,
+                &[
+                    ("model", &large.name),
+                    ("params", &grouped(large.parameters)),
+                ],
+            ));
+            ui.add(
+                egui::DragValue::new(&mut self.gpus)
+                    .range(1..=4096)
+                    .suffix(lang.tr(Key::SimZeroGpus)),
+            )
+            .on_hover_text(lang.tr(Key::SimZeroTip));
+        });
+        egui::Grid::new("zero").striped(true).show(ui, |ui| {
+            for stage in Stage::ALL {
+                let bytes = model_states_per_gpu(large.parameters, self.gpus, stage);
+                ui.label(lang.tr(stage_key(stage)));
+                ui.label(format_bytes(bytes as u64));
+                let (fits, colour) = if bytes <= capacity {
+                    (Key::SimZeroFits, ui.visuals().text_color())
+                } else {
+                    (Key::SimZeroDoesNotFit, ui.visuals().warn_fg_color)
+                };
+                ui.label(RichText::new(lang.fmt(fits, &[("name", &profile.name)])).color(colour));
+                ui.end_row();
+            }
+        });
+        ui.label(RichText::new(lang.tr(Key::SimZeroNote)).small());
+    }
+}
+
+fn stage_key(stage: Stage) -> Key {
+    match stage {
+        Stage::DataParallel => Key::SimStageDp,
+        Stage::Zero1 => Key::SimStageZero1,
+        Stage::Zero2 => Key::SimStageZero2,
+        Stage::Zero3 => Key::SimStageZero3,
     }
 }
 
@@ -389,6 +489,7 @@ mod tests {
                     spec: &s.spec,
                     measured_ms: [Some(0.05), None],
                     calibration: None,
+                    eval_rows: 720,
                 };
                 s.panel.ui(ui, lang, &profiles, &view, &mut Vec::new());
             },
@@ -482,5 +583,29 @@ mod tests {
             assert!(h.query_by_label_contains(t4).is_none());
             assert!(h.query_by_label_contains(h100).is_some(), "{lang:?}");
         }
+    }
+
+    #[test]
+    fn memory_on_a_profile_says_what_fits_and_zero_spreads_a_large_model() {
+        let mut h = harness(Lang::En);
+        // The spiral's small MLP fits a T4 many times over.
+        assert!(
+            h.query_by_label_contains(
+                "NVIDIA T4's 14.9 GiB: it fits. The largest batch that fits:"
+            )
+            .is_some()
+        );
+        // A 7B model over 8 GPUs: data parallelism needs 108 GB on each, which a T4 does not
+        // have; ZeRO stage 3 needs 13.5 GB, which it does.
+        assert_eq!(
+            h.query_all_by_label("does not fit on a NVIDIA T4").count(),
+            3,
+            "data parallel, stage 1 and stage 2"
+        );
+        assert_eq!(h.query_all_by_label("fits on each NVIDIA T4").count(), 1);
+        // On 64 GPUs stage 2 fits too.
+        h.state_mut().panel.gpus = 64;
+        h.run();
+        assert_eq!(h.query_all_by_label("fits on each NVIDIA T4").count(), 2);
     }
 }
