@@ -109,6 +109,8 @@ pub struct AppState {
     pub sweep_simulated: Option<crate::bench::sweep_sim::SimulatedSweep>,
     /// The id of that profile.
     pub sweep_profile: Option<String>,
+    /// The software stacks of the Simulator tab's ecosystem card.
+    pub stacks: Vec<crate::sim::ecosystem::Stack>,
     /// The last calibration of the Simulator tab, running or ended.
     pub calibration: Option<crate::bench::calibrate_each::CalibrationStatus>,
 }
@@ -133,6 +135,7 @@ impl AppState {
             history: crate::bench::history::History::default(),
             profiles: crate::sim::profile::shipped(),
             calibration: None,
+            stacks: crate::sim::ecosystem::shipped(),
             sweep_simulated: None,
             sweep_profile: None,
         }

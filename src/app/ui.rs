@@ -164,6 +164,13 @@ impl BatchScopeApp {
                                 measured_ms: [measured(0), measured(1)],
                                 calibration: state.calibration.as_ref(),
                                 eval_rows: crate::train::eval_rows(&session.data),
+                                stacks: &state.stacks,
+                                adapter: match &state.runs[1].status {
+                                    crate::train::DeviceStatus::Ready { adapter, .. } => {
+                                        adapter.as_ref()
+                                    }
+                                    _ => None,
+                                },
                             };
                             panels
                                 .roofline

@@ -399,6 +399,16 @@ strings! {
     SimZeroFits => "fits on each {name}", "每块 {name} 放得下";
     SimZeroDoesNotFit => "does not fit on a {name}", "单块 {name} 放不下";
     SimZeroNote => "Estimated, per GPU, model states only (the ZeRO paper's accounting: 2 + 2 + 12 bytes per parameter); activations, buffers and fragmentation come on top. \"Parameter sharding or several GPUs\" in numbers.", "估算值，按每块 GPU 计，仅模型状态（ZeRO 论文的算法：每个参数 2 + 2 + 12 字节）；激活值、缓冲区和碎片另计。这就是“参数分片或多块 GPU”的具体数字。";
+    EcoTitle => "The ecosystem: what would train this network", "生态：用什么软件来训练这个网络";
+    EcoTip => "Why the ecosystem favours GPUs: a framework does not write its own kernels, it calls the vendor's tuned libraries through the vendor's stack. Facts with their sources, from assets/ecosystem.toml.", "为什么生态偏向 GPU：框架并不自己编写内核，而是通过厂商的软件栈调用厂商调优过的库。以下事实及其来源见 assets/ecosystem.toml。";
+    EcoOnProfile => "On {name} a framework would train with", "在 {name} 上，框架会用";
+    EcoThisApp => "This app ({here})", "本应用（{here}）";
+    EcoAdapter => "on this machine: {name} through {api}{software}", "本机：{name}，经由 {api}{software}";
+    EcoSoftwareAdapter => ", a software adapter that runs on the CPU", "，这是在 CPU 上运行的软件适配器";
+    EcoNoAdapter => "no GPU adapter is up on this machine", "本机没有可用的 GPU 适配器";
+    EcoHeading => "{heading}: {name}", "{heading}：{name}";
+    EcoRunsOn => "Runs on: {devices}", "运行于：{devices}";
+    EcoSources => "Sources:", "来源：";
     SimOp => "Op", "算子";
     SimFlops => "FLOPs", "FLOP 数";
     SimBytes => "Bytes", "字节数";

@@ -5,11 +5,13 @@
 //! - [`estimate`]: the memory of a model and batch, by role;
 //! - [`profile`]: the hardware profiles, each figure with its source and confidence;
 //! - [`cost`]: the roofline cost model of a training step, op by op;
+//! - [`ecosystem`]: the software path each kind of device would train with;
 //! - [`efficiency`]: the share of the peak an op reaches, by its size;
 //! - [`fit`]: efficiency curves fitted to probe timings (the calibration);
 //! - [`fits`]: memory on a profile: the largest batch that fits, and `ZeRO`'s stages.
 
 pub mod cost;
+pub mod ecosystem;
 pub mod efficiency;
 pub mod estimate;
 pub mod fit;

@@ -6,10 +6,11 @@
 //! - [`command`]: the commands and the central area's views;
 //! - [`labels`], [`fonts`]: names, colours and fonts shared by the panels;
 //! - [`toolbar`], [`notices`], [`setup`], [`column`](mod@column), [`journey`], [`memory`], [`precision`],
-//!   [`preview`], [`open`], [`experiments`], [`serving`], [`history`], [`roofline`]: the panels.
+//!   [`preview`], [`open`], [`experiments`], [`serving`], [`history`], [`roofline`], [`ecosystem`]: the panels.
 
 pub mod column;
 pub mod command;
+pub mod ecosystem;
 pub mod experiments;
 pub mod fonts;
 pub mod history;

@@ -9,10 +9,12 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
+use crate::backend::AdapterSummary;
 use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
 use crate::nn::ModelSpec;
 use crate::sim::cost::{Bound, Prediction, predict, step_ops};
+use crate::sim::ecosystem::Stack;
 use crate::sim::estimate::PRESETS;
 use crate::sim::fits::{Model, Stage, largest_batch, model_states_per_gpu};
 use crate::sim::profile::{Kind, Profile};
@@ -106,6 +108,10 @@ pub struct RooflineView<'a> {
     pub calibration: Option<&'a CalibrationStatus>,
     /// Rows an evaluation handles at once (for the memory estimate).
     pub eval_rows: usize,
+    /// The software stacks of the ecosystem card.
+    pub stacks: &'a [Stack],
+    /// This machine's GPU adapter, if it is up.
+    pub adapter: Option<&'a AdapterSummary>,
 }
 
 fn bound_color(bound: Bound) -> Color32 {
@@ -185,6 +191,8 @@ impl RooflinePanel {
         ops_table_ui(ui, lang, &prediction);
         ui.separator();
         self.memory_ui(ui, lang, chosen, view);
+        ui.separator();
+        super::ecosystem::ecosystem_ui(ui, lang, chosen, view.stacks, view.adapter);
     }
 
     /// Memory on the profile: whether this model and batch fit, the largest batch that does,
@@ -490,6 +498,8 @@ mod tests {
                     measured_ms: [Some(0.05), None],
                     calibration: None,
                     eval_rows: 720,
+                    stacks: &[],
+                    adapter: None,
                 };
                 s.panel.ui(ui, lang, &profiles, &view, &mut Vec::new());
             },
