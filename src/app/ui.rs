@@ -135,6 +135,7 @@ impl BatchScopeApp {
                                 can_run: session_exists && !serving,
                                 exported: state.sweep_export.as_deref(),
                                 profiles: &state.profiles,
+                                chosen: state.sweep_profile.as_deref(),
                                 simulated: state.sweep_simulated.as_ref(),
                             };
                             panels.experiments.ui(ui, lang, view, &mut commands);

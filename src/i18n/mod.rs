@@ -386,8 +386,8 @@ strings! {
     WhatIfGpuTip => "Predicts this step on a GPU this machine may not have, from its published figures (the Simulator tab shows how, op by op). Simulated, not measured: the column below is what this machine measured.", "根据公开参数预测这一步在本机可能没有的 GPU 上的表现（“模拟器”页逐个算子展示其算法）。这是模拟值，不是实测值：下面这一列才是本机的实测结果。";
     WhatIfLine => "{name}: {rate} samples/s, one step {step}, {bound} (simulated, not measured)", "{name}：每秒 {rate} 个样本，每步 {step}，{bound}（模拟值，非实测）";
     SimMemoryTitle => "Memory on this profile (estimated)", "此配置上的内存（估算）";
-    SimMemoryFits => "This model at batch {batch} needs about {needs} of the {name}'s {capacity}: it fits. The largest batch that fits: {largest}.", "此模型在批量 {batch} 时约需 {needs}，{name} 有 {capacity}：放得下。能放下的最大批量：{largest}。";
-    SimMemoryDoesNotFit => "This model at batch {batch} needs about {needs}, more than the {name}'s {capacity}: it does not fit. The largest batch that fits: {largest}.", "此模型在批量 {batch} 时约需 {needs}，超过 {name} 的 {capacity}：放不下。能放下的最大批量：{largest}。";
+    SimMemoryFits => "This model at batch {batch} needs about {needs} of this profile's {capacity}: it fits. The largest batch that fits: {largest}.", "此模型在批量 {batch} 时约需 {needs}，此配置有 {capacity}：放得下。能放下的最大批量：{largest}。";
+    SimMemoryDoesNotFit => "This model at batch {batch} needs about {needs}, more than this profile's {capacity}: it does not fit. The largest batch that fits: {largest}.", "此模型在批量 {batch} 时约需 {needs}，超过此配置的 {capacity}：放不下。能放下的最大批量：{largest}。";
     SimMemoryNone => "none (not even one row)", "没有（连一行都放不下）";
     SimZeroTitle => "A {model} ({params} parameters), mixed precision and Adam, spread over", "{model}（{params} 个参数），混合精度与 Adam，分布在";
     SimZeroGpus => " GPUs", " 块 GPU 上";
@@ -396,8 +396,8 @@ strings! {
     SimStageZero1 => "ZeRO stage 1 (optimizer state split)", "ZeRO 第 1 阶段（分摊优化器状态）";
     SimStageZero2 => "ZeRO stage 2 (+ gradients)", "ZeRO 第 2 阶段（+ 梯度）";
     SimStageZero3 => "ZeRO stage 3 (+ parameters)", "ZeRO 第 3 阶段（+ 参数）";
-    SimZeroFits => "fits on each {name}", "每块 {name} 放得下";
-    SimZeroDoesNotFit => "does not fit on a {name}", "单块 {name} 放不下";
+    SimZeroFits => "fits in each GPU's {capacity}", "每块 GPU 的 {capacity} 放得下";
+    SimZeroDoesNotFit => "does not fit in one GPU's {capacity}", "单块 GPU 的 {capacity} 放不下";
     SimZeroNote => "Estimated, per GPU, model states only (the ZeRO paper's accounting: 2 + 2 + 12 bytes per parameter); activations, buffers and fragmentation come on top. \"Parameter sharding or several GPUs\" in numbers.", "估算值，按每块 GPU 计，仅模型状态（ZeRO 论文的算法：每个参数 2 + 2 + 12 字节）；激活值、缓冲区和碎片另计。这就是“参数分片或多块 GPU”的具体数字。";
     EcoTitle => "The ecosystem: what would train this network", "生态：用什么软件来训练这个网络";
     EcoTip => "Why the ecosystem favours GPUs: a framework does not write its own kernels, it calls the vendor's tuned libraries through the vendor's stack. Facts with their sources, from assets/ecosystem.toml.", "为什么生态偏向 GPU：框架并不自己编写内核，而是通过厂商的软件栈调用厂商调优过的库。以下事实及其来源见 assets/ecosystem.toml。";

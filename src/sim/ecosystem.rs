@@ -15,8 +15,10 @@ const SHIPPED: &str = include_str!("../../assets/ecosystem.toml");
 pub struct Stack {
     /// The id a profile's `software` names (`cuda`, `rocm`, `metal`, `cpu`, `wgpu`).
     pub id: String,
-    /// Its name.
+    /// Its name, in English and in Chinese.
     pub name: String,
+    /// 中文。
+    pub name_zh: String,
     /// The devices it runs on, in English and in Chinese.
     pub devices: String,
     /// 中文。
@@ -39,6 +41,14 @@ impl Stack {
         match lang {
             Lang::En => [&self.devices, &self.libraries, &self.note],
             Lang::Zh => [&self.devices_zh, &self.libraries_zh, &self.note_zh],
+        }
+    }
+
+    /// Its name in `lang`.
+    pub fn name(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::En => &self.name,
+            Lang::Zh => &self.name_zh,
         }
     }
 }

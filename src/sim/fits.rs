@@ -35,7 +35,7 @@ impl Model<'_> {
     }
 }
 
-/// The largest batch whose estimate fits `capacity_bytes`, searched up to 2^26 rows; none when
+/// The largest batch whose estimate fits `capacity_bytes`, searched up to 2^40 rows; none when
 /// not even one row does.
 pub fn largest_batch(model: Model<'_>, capacity_bytes: f64) -> Option<usize> {
     let fits = |batch: usize| model.at(batch).total() as f64 <= capacity_bytes;
@@ -43,11 +43,11 @@ pub fn largest_batch(model: Model<'_>, capacity_bytes: f64) -> Option<usize> {
         return None;
     }
     let (mut low, mut high) = (1usize, 2usize);
-    while high <= 1 << 26 && fits(high) {
+    while high <= 1 << 40 && fits(high) {
         low = high;
         high *= 2;
     }
-    if high > 1 << 26 {
+    if high > 1 << 40 {
         return Some(low);
     }
     // fits(low), !fits(high)

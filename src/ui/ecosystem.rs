@@ -19,7 +19,8 @@ pub fn ecosystem_ui(
 ) {
     ui.label(RichText::new(lang.tr(Key::EcoTitle)).strong())
         .on_hover_text(lang.tr(Key::EcoTip));
-    if let Some(stack) = stack_of(stacks, &profile.software) {
+    // A calibrated GPU profile is this app's own path: the card below says it.
+    if let Some(stack) = stack_of(stacks, &profile.software).filter(|s| s.id != "wgpu") {
         stack_ui(
             ui,
             lang,
@@ -62,7 +63,7 @@ fn stack_ui(ui: &mut egui::Ui, lang: Lang, heading: &str, stack: &Stack) {
         ui.label(
             RichText::new(lang.fmt(
                 Key::EcoHeading,
-                &[("heading", &heading), ("name", &stack.name)],
+                &[("heading", &heading), ("name", &stack.name(lang))],
             ))
             .strong(),
         );

@@ -42,7 +42,9 @@ pub struct ExperimentsView<'a> {
     pub exported: Option<&'a str>,
     /// The hardware profiles a sweep can be simulated on.
     pub profiles: &'a [Profile],
-    /// The sweep's values predicted on the chosen profile, if one is.
+    /// The id of the profile chosen for the what-if line, if one is.
+    pub chosen: Option<&'a str>,
+    /// The sweep's values predicted on it, once a sweep exists.
     pub simulated: Option<&'a SimulatedSweep>,
 }
 
@@ -140,6 +142,7 @@ impl ExperimentsPanel {
             can_run,
             exported,
             profiles,
+            chosen,
             simulated,
         } = view;
         ui.label(lang.tr(Key::ExperimentsIntro));
@@ -178,7 +181,7 @@ impl ExperimentsPanel {
         if let Err(e) = &parsed {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
-        what_if_ui(ui, lang, profiles, simulated, commands);
+        what_if_ui(ui, lang, profiles, chosen, commands);
         let Some(results) = results else {
             return;
         };
@@ -243,13 +246,14 @@ fn what_if_ui(
     ui: &mut egui::Ui,
     lang: Lang,
     profiles: &[Profile],
-    simulated: Option<&SimulatedSweep>,
+    chosen: Option<&str>,
     commands: &mut Vec<UiCommand>,
 ) {
     ui.horizontal(|ui| {
-        let chosen = simulated.map(|s| s.profile.as_str());
         let none = lang.tr(Key::SweepSimNone);
-        let text = simulated.map_or(none, |s| s.name.as_str());
+        let text = chosen
+            .and_then(|id| profiles.iter().find(|p| p.id == id))
+            .map_or(none, |p| p.name.as_str());
         egui::ComboBox::from_label(lang.tr(Key::SweepSimOn))
             .selected_text(text)
             .show_ui(ui, |ui| {
@@ -493,6 +497,7 @@ mod tests {
             can_run: true,
             exported: None,
             profiles: &[],
+            chosen: None,
             simulated: None,
         }
     }
@@ -645,6 +650,7 @@ mod tests {
             let mut harness = crate::ui::testing::harness(
                 move |ui, commands: &mut Vec<UiCommand>| {
                     let view = ExperimentsView {
+                        chosen: Some("nvidia-t4"),
                         simulated: Some(&simulated),
                         profiles: &profiles,
                         ..view(Some(&results))

@@ -229,7 +229,6 @@ impl RooflinePanel {
                 ("batch", &grouped(c.batch as u64)),
                 ("needs", &format_bytes(needs as u64)),
                 ("capacity", &format_bytes(capacity as u64)),
-                ("name", &profile.name),
                 ("largest", &largest),
             ],
         ));
@@ -261,7 +260,10 @@ impl RooflinePanel {
                 } else {
                     (Key::SimZeroDoesNotFit, ui.visuals().warn_fg_color)
                 };
-                ui.label(RichText::new(lang.fmt(fits, &[("name", &profile.name)])).color(colour));
+                ui.label(
+                    RichText::new(lang.fmt(fits, &[("capacity", &format_bytes(capacity as u64))]))
+                        .color(colour),
+                );
                 ui.end_row();
             }
         });
@@ -601,21 +603,28 @@ mod tests {
         // The spiral's small MLP fits a T4 many times over.
         assert!(
             h.query_by_label_contains(
-                "NVIDIA T4's 14.9 GiB: it fits. The largest batch that fits:"
+                "of this profile's 14.9 GiB: it fits. The largest batch that fits:"
             )
             .is_some()
         );
         // A 7B model over 8 GPUs: data parallelism needs 108 GB on each, which a T4 does not
         // have; ZeRO stage 3 needs 13.5 GB, which it does.
         assert_eq!(
-            h.query_all_by_label("does not fit on a NVIDIA T4").count(),
+            h.query_all_by_label("does not fit in one GPU's 14.9 GiB")
+                .count(),
             3,
             "data parallel, stage 1 and stage 2"
         );
-        assert_eq!(h.query_all_by_label("fits on each NVIDIA T4").count(), 1);
+        assert_eq!(
+            h.query_all_by_label("fits in each GPU's 14.9 GiB").count(),
+            1
+        );
         // On 64 GPUs stage 2 fits too.
         h.state_mut().panel.gpus = 64;
         h.run();
-        assert_eq!(h.query_all_by_label("fits on each NVIDIA T4").count(), 2);
+        assert_eq!(
+            h.query_all_by_label("fits in each GPU's 14.9 GiB").count(),
+            2
+        );
     }
 }
