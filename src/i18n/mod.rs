@@ -409,6 +409,7 @@ strings! {
     EcoHeading => "{heading}: {name}", "{heading}：{name}";
     EcoRunsOn => "Runs on: {devices}", "运行于：{devices}";
     EcoSources => "Sources:", "来源：";
+    SimHover => "{op}: {intensity} FLOP/byte, {tflops} TFLOP/s, {time}, {bound} (simulated)", "{op}：{intensity} FLOP/字节，{tflops} TFLOP/s，{time}，{bound}（模拟）";
     SimOp => "Op", "算子";
     SimFlops => "FLOPs", "FLOP 数";
     SimBytes => "Bytes", "字节数";

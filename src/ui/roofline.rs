@@ -369,6 +369,9 @@ fn calibration_ui(
     }
 }
 
+/// One bound's points on the roofline: its name, colour, points and each point's op.
+type Series = (String, Color32, Vec<[f64; 2]>, Vec<String>);
+
 /// The roof and the ops, on log-log axes of intensity (FLOP/byte) and TFLOP/s.
 fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Prediction) {
     let peak = prediction.peak_tflops;
@@ -394,6 +397,52 @@ fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Pr
             format!("{v:.0e}")
         }
     };
+    // One series of points per bound, and each point's op, for the hover label.
+    let series: Vec<Series> = [Bound::Compute, Bound::Memory, Bound::Overhead]
+        .into_iter()
+        .map(|bound| {
+            let ops: Vec<&crate::sim::cost::OpCost> = prediction
+                .ops
+                .iter()
+                .filter(|c| c.bound == bound && c.op.flops > 0.0)
+                .collect();
+            let points: Vec<[f64; 2]> = ops
+                .iter()
+                .map(|c| {
+                    [
+                        c.op.intensity().max(1e-3).log10(),
+                        c.attained_tflops.max(1e-9).log10(),
+                    ]
+                })
+                .collect();
+            let labels: Vec<String> = ops
+                .iter()
+                .map(|c| {
+                    lang.fmt(
+                        Key::SimHover,
+                        &[
+                            ("op", &c.op.name),
+                            ("intensity", &format!("{:.2}", c.op.intensity())),
+                            ("tflops", &format!("{:.3}", c.attained_tflops)),
+                            ("time", &format_ms(c.time_ms)),
+                            ("bound", &lang.tr(bound_key(bound))),
+                        ],
+                    )
+                })
+                .collect();
+            (
+                lang.tr(bound_key(bound)).to_owned(),
+                bound_color(bound),
+                points,
+                labels,
+            )
+        })
+        .filter(|s| !s.2.is_empty())
+        .collect();
+    let hover: Vec<(String, Vec<String>)> = series
+        .iter()
+        .map(|(name, _, _, labels)| (name.clone(), labels.clone()))
+        .collect();
     ui.label(lang.tr(Key::SimAxes));
     Plot::new("roofline")
         .height(260.0)
@@ -401,6 +450,15 @@ fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Pr
         .x_axis_formatter(power)
         .y_axis_formatter(power)
         .allow_scroll(false)
+        .label_formatter(move |position| match position {
+            egui_plot::HoverPosition::NearDataPoint {
+                plot_name, index, ..
+            } => hover
+                .iter()
+                .find(|(name, _)| name == plot_name)
+                .and_then(|(_, labels)| labels.get(*index).cloned()),
+            egui_plot::HoverPosition::Elsewhere { .. } => None,
+        })
         .show(ui, |plot| {
             plot.line(
                 Line::new(lang.tr(Key::SimRoof), PlotPoints::from(roof))
@@ -412,26 +470,8 @@ fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Pr
                     .color(Color32::GRAY)
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
-            for bound in [Bound::Compute, Bound::Memory, Bound::Overhead] {
-                let points: Vec<[f64; 2]> = prediction
-                    .ops
-                    .iter()
-                    .filter(|c| c.bound == bound && c.op.flops > 0.0)
-                    .map(|c| {
-                        [
-                            c.op.intensity().max(1e-3).log10(),
-                            c.attained_tflops.max(1e-9).log10(),
-                        ]
-                    })
-                    .collect();
-                if points.is_empty() {
-                    continue;
-                }
-                plot.points(
-                    Points::new(lang.tr(bound_key(bound)), points)
-                        .radius(4.0)
-                        .color(bound_color(bound)),
-                );
+            for (name, colour, points, _) in series {
+                plot.points(Points::new(name, points).radius(4.0).color(colour));
             }
         });
     ui.label(
