@@ -179,3 +179,14 @@ impl Instrumented for CpuBackend {
         Ok(std::mem::take(&mut self.census))
     }
 }
+
+/// Zero for a value below f32's smallest normal. An optimizer's state decays towards zero
+/// where a gradient stays zero (a dead unit), and on x86 every operation on a subnormal value
+/// takes a slow path: measured on this machine, a batch-1 Adam step of layers 2,256,256,3 took
+/// 1.19 ms with subnormal state and 0.15 ms with it flushed. A state this small changes no
+/// update (its step is far below the resolution of any weight it could change); WGSL lets GPUs
+/// flush subnormals too, and PyTorch offers the same as `torch.set_flush_denormal(True)`.
+#[inline]
+pub(super) fn flush_subnormal(x: f32) -> f32 {
+    if x.abs() < f32::MIN_POSITIVE { 0.0 } else { x }
+}
