@@ -122,6 +122,12 @@ fn print_fit(
         p.dispatch_us.value,
         p.step_overhead_us.as_ref().map_or(0.0, |f| f.value)
     ))?;
+    if let Some(factor) = &p.in_step_factor {
+        out.line(format!(
+            "  kernels in a step take {:.2}x their time probed alone",
+            factor.value
+        ))?;
+    }
     if let Some(link) = &p.link_measured_gbs {
         out.line(format!("  upload {:.1} GB/s ({})", link.value, p.link))?;
     }

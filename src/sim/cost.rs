@@ -258,6 +258,7 @@ pub fn predict(
     let bandwidth = profile.mem_bw_gbs.value * 1e9;
     let dispatch_s = profile.dispatch_us.value * 1e-6;
     let link = profile.link_bytes_per_s();
+    let in_step = profile.in_step_factor.as_ref().map_or(1.0, |f| f.value);
     let costs: Vec<OpCost> = ops
         .iter()
         .filter(|op| op.kind != OpKind::Copy || link.is_some())
@@ -300,7 +301,7 @@ pub fn predict(
                 } else {
                     0.0
                 };
-                (seconds + serial_s + call_s, bound)
+                (seconds * in_step + serial_s + call_s, bound)
             };
             OpCost {
                 op: op.clone(),

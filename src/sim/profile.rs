@@ -95,6 +95,10 @@ pub struct Profile {
     /// statistics), ns: measured by a calibration, none otherwise.
     #[serde(default)]
     pub row_overhead_ns: Option<Figure>,
+    /// How much longer a step's kernels take than the same kernels probed alone (their operands
+    /// no longer in the caches, the step's own data): measured by a calibration, 1 otherwise.
+    #[serde(default)]
+    pub in_step_factor: Option<Figure>,
     /// Efficiency against op size, fitted by a calibration (the model's defaults otherwise).
     #[serde(default)]
     pub efficiency: Option<super::efficiency::Efficiency>,
@@ -126,6 +130,7 @@ impl Profile {
             ("link_measured_gbs", &self.link_measured_gbs),
             ("step_overhead_us", &self.step_overhead_us),
             ("row_overhead_ns", &self.row_overhead_ns),
+            ("in_step_factor", &self.in_step_factor),
         ];
         all.extend(
             optional
