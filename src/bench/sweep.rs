@@ -614,21 +614,27 @@ impl Results {
     /// The crossover, when both devices measured a numeric parameter at some common value.
     pub fn crossover(&self) -> Option<Crossover> {
         let rate = |device, value| self.point(device, value).map(|p| p.samples_per_s);
-        let mut rows: Vec<(f64, f64, f64)> = self
+        let rows: Vec<(f64, f64, f64)> = self
             .sweep
             .values
             .iter()
             .filter_map(|&v| Some((v.number()?, rate(Device::Cpu, v)?, rate(Device::Gpu, v)?)))
             .collect();
-        if rows.is_empty() {
-            return None;
-        }
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let values: Vec<f64> = rows.iter().map(|r| r.0).collect();
-        let cpu: Vec<f64> = rows.iter().map(|r| r.1).collect();
-        let gpu: Vec<f64> = rows.iter().map(|r| r.2).collect();
-        Some(crossover(&values, &cpu, &gpu, self.software_gpu))
+        crossover_of_rows(rows, self.software_gpu)
     }
+}
+
+/// The crossover of `(value, CPU samples/s, GPU samples/s)` rows in any order; none without
+/// rows.
+pub fn crossover_of_rows(mut rows: Vec<(f64, f64, f64)>, software_gpu: bool) -> Option<Crossover> {
+    if rows.is_empty() {
+        return None;
+    }
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let values: Vec<f64> = rows.iter().map(|r| r.0).collect();
+    let cpu: Vec<f64> = rows.iter().map(|r| r.1).collect();
+    let gpu: Vec<f64> = rows.iter().map(|r| r.2).collect();
+    Some(crossover(&values, &cpu, &gpu, software_gpu))
 }
 
 /// Where the GPU's samples/s first reach the CPU's.

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::sweep::{Crossover, Results, Sweep, Value, crossover};
+use super::sweep::{Crossover, Results, Sweep, Value, crossover_of_rows};
 use crate::device::Device;
 use crate::sim::cost::{Bound, predict, step_ops};
 use crate::sim::profile::Profile;
@@ -72,7 +72,7 @@ impl SimulatedSweep {
     /// Where the simulated device's samples/s reach the CPU's measured ones, at the values
     /// both have; none before the CPU has a point.
     pub fn crossover_with_measured_cpu(&self, measured: &Results) -> Option<Crossover> {
-        let mut rows: Vec<(f64, f64, f64)> = self
+        let rows = self
             .points
             .iter()
             .filter_map(|p| {
@@ -80,14 +80,7 @@ impl SimulatedSweep {
                 Some((p.value.number()?, cpu.samples_per_s, p.samples_per_s))
             })
             .collect();
-        if rows.is_empty() {
-            return None;
-        }
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let values: Vec<f64> = rows.iter().map(|r| r.0).collect();
-        let cpu: Vec<f64> = rows.iter().map(|r| r.1).collect();
-        let sim: Vec<f64> = rows.iter().map(|r| r.2).collect();
-        Some(crossover(&values, &cpu, &sim, false))
+        crossover_of_rows(rows, false)
     }
 
     /// The points as CSV rows in the columns of `sweep::to_csv`, the measurement-only columns

@@ -9,7 +9,6 @@ use super::failure::Failure;
 use super::output::Out;
 use crate::backend::{self, Backend, OpenOptions};
 use crate::bench::calibrate::{Calibration, GridRow, affordable, calibrate, check, grid};
-use crate::device::Device;
 use crate::sim::profile::Profile;
 
 #[derive(Args, Debug)]
@@ -48,16 +47,7 @@ struct GridSummary {
 
 /// `batchscope calibrate`.
 pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
-    let devices = match args.device.as_str() {
-        "cpu" => vec![Device::Cpu],
-        "gpu" => vec![Device::Gpu],
-        "both" => vec![Device::Cpu, Device::Gpu],
-        other => {
-            return Err(Failure::BadInput(format!(
-                "--device {other}: choose cpu, gpu or both"
-            )));
-        }
-    };
+    let devices = super::run::parse_devices(&args.device)?;
     if !(0.005..=10.0).contains(&args.seconds) {
         return Err(Failure::BadInput(format!(
             "--seconds {}: choose from 0.005 to 10",

@@ -129,16 +129,7 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
             args.optimizer
         ))
     })?;
-    let devices = match args.device.as_str() {
-        "cpu" => vec![Device::Cpu],
-        "gpu" => vec![Device::Gpu],
-        "both" => vec![Device::Cpu, Device::Gpu],
-        other => {
-            return Err(Failure::BadInput(format!(
-                "--device `{other}`: choose cpu, gpu or both"
-            )));
-        }
-    };
+    let devices = parse_devices(&args.device)?;
     let kind = match &source {
         Source::Generator(kind, _) => *kind,
         _ => Synthetic::Spiral,
@@ -219,4 +210,16 @@ pub(super) fn open_backend_with(
         gpu: GpuChoice::Auto,
     };
     backend::open(device, &options)
+}
+
+/// The devices `--device cpu|gpu|both` names.
+pub(super) fn parse_devices(text: &str) -> Result<Vec<Device>, Failure> {
+    match text {
+        "cpu" => Ok(vec![Device::Cpu]),
+        "gpu" => Ok(vec![Device::Gpu]),
+        "both" => Ok(vec![Device::Cpu, Device::Gpu]),
+        other => Err(Failure::BadInput(format!(
+            "--device `{other}`: choose cpu, gpu or both"
+        ))),
+    }
 }

@@ -330,19 +330,17 @@ fn plot_ui(
             .y_axis_formatter(power)
             .allow_scroll(false)
             .show(ui, |plot| {
+                // A point at (value, samples/s or step time), on the plot's log axes.
+                let at = |value, rate: f64, step: f64| {
+                    let y = if of == 0 { rate } else { step };
+                    [x_of(results, value), y.max(1e-9).log10()]
+                };
                 for device in Device::ALL {
                     let points: Vec<[f64; 2]> = results
                         .points
                         .iter()
                         .filter(|p| p.device == device)
-                        .map(|p| {
-                            let y = if of == 0 {
-                                p.samples_per_s
-                            } else {
-                                p.step_time_ms
-                            };
-                            [x_of(results, p.value), y.max(1e-9).log10()]
-                        })
+                        .map(|p| at(p.value, p.samples_per_s, p.step_time_ms))
                         .collect();
                     let name = lang.fmt(
                         Key::SweepMeasuredLine,
@@ -362,14 +360,7 @@ fn plot_ui(
                     let points: Vec<[f64; 2]> = s
                         .points
                         .iter()
-                        .map(|p| {
-                            let y = if of == 0 {
-                                p.samples_per_s
-                            } else {
-                                p.step_time_ms
-                            };
-                            [x_of(results, p.value), y.max(1e-9).log10()]
-                        })
+                        .map(|p| at(p.value, p.samples_per_s, p.step_time_ms))
                         .collect();
                     let name = lang.fmt(Key::SweepSimulatedLine, &[("name", &s.name)]);
                     plot.line(
