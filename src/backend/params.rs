@@ -91,6 +91,18 @@ pub struct AdamHyper {
 }
 
 impl AdamHyper {
+    /// PyTorch's defaults (β1 = 0.9, β2 = 0.999, ε = 1e-8) at learning rate `lr`, update
+    /// number `step`.
+    pub fn defaults(lr: f32, step: u32) -> Self {
+        Self {
+            lr,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            step,
+        }
+    }
+
     /// `(1 − β1^t, 1 − β2^t)`, in f32 as both devices use them.
     pub fn bias_corrections(&self) -> (f32, f32) {
         let t = self.step as i32;

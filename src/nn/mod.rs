@@ -169,19 +169,9 @@ impl Param {
             (OptimizerKind::Momentum, [velocity]) => {
                 backend.momentum_step(value, grad, velocity, lr, OptimizerKind::MOMENTUM)
             }
-            (OptimizerKind::Adam, [m, v]) => backend.adam_step(
-                value,
-                grad,
-                m,
-                v,
-                AdamHyper {
-                    lr,
-                    beta1: 0.9,
-                    beta2: 0.999,
-                    eps: 1e-8,
-                    step,
-                },
-            ),
+            (OptimizerKind::Adam, [m, v]) => {
+                backend.adam_step(value, grad, m, v, AdamHyper::defaults(lr, step))
+            }
             _ => Err(BackendError::Shape {
                 op: "optimizer",
                 detail: format!(

@@ -100,11 +100,7 @@ impl ProductFit {
         let mut a = [[0.0f64; 4]; 4];
         let mut rhs = [0.0f64; 4];
         for (probed, efficiency) in &self.table {
-            let x: Vec<f64> = probed
-                .iter()
-                .zip(&q)
-                .map(|(p, q)| p.max(1.0).log10() - q)
-                .collect();
+            let x: [f64; 3] = std::array::from_fn(|j| probed[j].max(1.0).log10() - q[j]);
             let d2: f64 = x.iter().map(|v| v * v).sum();
             let w = (-d2 / (2.0 * NEIGHBOURHOOD * NEIGHBOURHOOD)).exp();
             let row = [1.0, x[0], x[1], x[2]];
