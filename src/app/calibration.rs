@@ -39,11 +39,7 @@ impl BatchScopeApp {
         self.jobs.pending_calibration = false;
         let devices: Vec<Device> = Device::ALL.into_iter().collect();
         let seconds = self.options.calibration_seconds;
-        let options = crate::backend::OpenOptions {
-            cpu_threads: self.options.cpu_threads,
-            split: crate::backend::cpu::Split::BySize,
-            gpu: self.options.gpu.clone(),
-        };
+        let options = self.measuring_options();
         let work = move |ctx: crate::job::JobContext<CalibrationNews>| {
             let open = |device| crate::backend::open(device, &options);
             calibrate_each(&devices, seconds, &open, ctx.cancel_flag(), &mut |news| {

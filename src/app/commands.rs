@@ -414,6 +414,16 @@ impl BatchScopeApp {
         };
     }
 
+    /// How the window's own measurements (sweeps, serving, calibration) open a device: the
+    /// kernel threads the app was started with, each kernel split by its size.
+    pub(super) fn measuring_options(&self) -> crate::backend::OpenOptions {
+        crate::backend::OpenOptions {
+            cpu_threads: self.options.cpu_threads,
+            split: crate::backend::cpu::Split::BySize,
+            gpu: self.options.gpu.clone(),
+        }
+    }
+
     /// The devices a sweep measures: those of the run in progress.
     pub(super) fn sweep_devices(&self) -> Vec<Device> {
         Device::ALL
@@ -433,11 +443,7 @@ impl BatchScopeApp {
             return;
         };
         let devices = self.sweep_devices();
-        let options = crate::backend::OpenOptions {
-            cpu_threads: self.options.cpu_threads,
-            split: crate::backend::cpu::Split::BySize,
-            gpu: self.options.gpu.clone(),
-        };
+        let options = self.measuring_options();
         let work = {
             let (sweep, devices) = (sweep.clone(), devices.clone());
             move |ctx: crate::job::JobContext<sweep::Report>| {

@@ -376,9 +376,12 @@ mod tests {
         }));
     }
 
-    #[test]
-    fn the_simulator_tab_draws_the_running_sessions_ops_on_a_chosen_profile() {
-        let mut harness = harness(AppOptions::default());
+    /// A window of `options` that has trained the CPU (and the GPU, where it is up) and shows
+    /// the Simulator tab.
+    fn trained_on_the_simulator_tab(
+        options: AppOptions,
+    ) -> egui_kittest::Harness<'static, super::super::BatchScopeApp> {
+        let mut harness = harness(options);
         assert!(step_until(
             &mut harness,
             Duration::from_secs(20),
@@ -390,6 +393,12 @@ mod tests {
         }));
         harness.get_by_label("Simulator").click();
         harness.run_steps(2);
+        harness
+    }
+
+    #[test]
+    fn the_simulator_tab_draws_the_running_sessions_ops_on_a_chosen_profile() {
+        let mut harness = trained_on_the_simulator_tab(AppOptions::default());
         // The applied model's ops, the prediction labelled simulated, the measurement beside.
         assert!(harness.query_by_label("layer 1 forward").is_some());
         assert!(harness.query_by_label("layer 3 update weights").is_some());
@@ -419,22 +428,11 @@ mod tests {
     #[test]
     fn calibrating_in_the_window_adds_this_machines_profile_and_checks_the_model() {
         // The CPU alone, with short probes: the GPU's calibration is the command line's test.
-        let mut harness = harness(AppOptions {
+        let mut harness = trained_on_the_simulator_tab(AppOptions {
             gpu: crate::backend::GpuChoice::Unavailable("not in this test".into()),
             calibration_seconds: 0.005,
             ..AppOptions::default()
         });
-        assert!(step_until(
-            &mut harness,
-            Duration::from_secs(20),
-            devices_settled
-        ));
-        harness.get_by_label("Run").click();
-        assert!(step_until(&mut harness, Duration::from_secs(30), |app| {
-            app.state.runs[0].last_log.is_some()
-        }));
-        harness.get_by_label("Simulator").click();
-        harness.run_steps(2);
         // Calibrating pauses training first, then probes; Cancel stops it.
         harness.get_by_label("Calibrate this machine").click();
         harness.run_steps(1);

@@ -53,11 +53,7 @@ impl BatchScopeApp {
             return;
         };
         let (plan, devices) = (serving.plan, serving.devices.clone());
-        let options = crate::backend::OpenOptions {
-            cpu_threads: self.options.cpu_threads,
-            split: crate::backend::cpu::Split::BySize,
-            gpu: self.options.gpu.clone(),
-        };
+        let options = self.measuring_options();
         let work = move |ctx: crate::job::JobContext<ServingNews>| {
             let open = |device| crate::backend::open(device, &options);
             infer::serve_each(

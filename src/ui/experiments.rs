@@ -7,6 +7,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
+use super::labels::SIMULATED_COLOR;
 use crate::bench::sweep::{Crossover, Note, Parameter, Results, Shortfall, Sweep, Value};
 use crate::bench::sweep_sim::SimulatedSweep;
 use crate::device::Device;
@@ -47,9 +48,6 @@ pub struct ExperimentsView<'a> {
     /// The sweep's values predicted on it, once a sweep exists.
     pub simulated: Option<&'a SimulatedSweep>,
 }
-
-/// The colour of a simulated line: grey-violet, drawn dashed, never a device's colour.
-const SIMULATED: Color32 = Color32::from_rgb(190, 150, 230);
 
 /// The values a sweep of `parameter` starts from.
 pub fn preset(parameter: Parameter) -> &'static str {
@@ -213,7 +211,7 @@ impl ExperimentsPanel {
                     &[("name", &s.name), ("text", &crossover_text(lang, c))],
                 ))
                 .strong()
-                .color(SIMULATED),
+                .color(SIMULATED_COLOR),
             );
         }
         plot_ui(
@@ -365,14 +363,14 @@ fn plot_ui(
                     let name = lang.fmt(Key::SweepSimulatedLine, &[("name", &s.name)]);
                     plot.line(
                         Line::new(name.clone(), PlotPoints::from(points.clone()))
-                            .color(SIMULATED)
+                            .color(SIMULATED_COLOR)
                             .style(egui_plot::LineStyle::dashed_dense()),
                     );
                     plot.points(
                         Points::new(name, PlotPoints::from(points))
                             .radius(3.0)
                             .shape(egui_plot::MarkerShape::Diamond)
-                            .color(SIMULATED),
+                            .color(SIMULATED_COLOR),
                     );
                 }
                 for (crossover, key, colour) in [
@@ -381,7 +379,7 @@ fn plot_ui(
                         Key::Crossover,
                         Color32::from_rgb(240, 180, 60),
                     ),
-                    (crossovers[1], Key::SweepSimCrossoverLine, SIMULATED),
+                    (crossovers[1], Key::SweepSimCrossoverLine, SIMULATED_COLOR),
                 ] {
                     if let Some(Crossover::At { value, .. }) = crossover {
                         plot.vline(VLine::new(lang.tr(key), value.log10()).color(colour));
@@ -421,7 +419,7 @@ fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, simulated: Option<
                 ui.label(
                     RichText::new(lang.fmt(Key::SweepSimulatedColumn, &[("name", &s.name)]))
                         .strong()
-                        .color(SIMULATED),
+                        .color(SIMULATED_COLOR),
                 );
             }
             ui.end_row();
@@ -467,7 +465,7 @@ fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, simulated: Option<
                                 |p| format!("{:.0}", p.samples_per_s),
                             ),
                         )
-                        .color(SIMULATED),
+                        .color(SIMULATED_COLOR),
                     );
                 }
                 ui.end_row();

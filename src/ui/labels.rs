@@ -10,6 +10,9 @@ use crate::memory::Role;
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
 
+/// The colour of a simulated figure (a line drawn dashed, a what-if line): never a device's.
+pub const SIMULATED_COLOR: Color32 = Color32::from_rgb(190, 150, 230);
+
 /// Colours of the classes: distinct on a dark background and at a projector.
 pub const CLASS_COLORS: [Color32; 10] = [
     Color32::from_rgb(239, 83, 80),

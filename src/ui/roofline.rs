@@ -90,7 +90,7 @@ pub fn what_if_ui(
                     ("bound", &lang.tr(bound_key(p.bound))),
                 ],
             ))
-            .color(Color32::from_rgb(190, 150, 230)),
+            .color(super::labels::SIMULATED_COLOR),
         );
     }
 }
