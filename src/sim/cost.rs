@@ -278,14 +278,14 @@ pub fn predict(
                     // Element-wise work runs on the vector units at the FP32 rate.
                     op.flops / (profile.fp32_tflops.value * 1e12)
                 };
-                let (curve, call_s) = match (&efficiency.updates, op.optimizer) {
+                let (curve, call_s, cold) = match (&efficiency.updates, op.optimizer) {
                     (Some(updates), Some(rule)) if op.kind == OpKind::Update => {
                         let fit = updates.get(rule);
-                        (&fit.curve, fit.call_us * 1e-6)
+                        (&fit.curve, fit.call_us * 1e-6, fit.in_step)
                     }
-                    _ => (&efficiency.memory, 0.0),
+                    _ => (&efficiency.memory, 0.0, 1.0),
                 };
-                let memory = op.bytes / (bandwidth * curve.at(op.bytes));
+                let memory = cold * op.bytes / (bandwidth * curve.at(op.bytes));
                 let (seconds, bound) = [
                     (compute, Bound::Compute),
                     (memory, Bound::Memory),
@@ -455,6 +455,60 @@ mod tests {
         let big = step("nvidia-t4", &[784, 4096, 4096, 10], 1024);
         let bigger = step("nvidia-t4", &[784, 4096, 4096, 10], 2048);
         assert!(bigger.step_time_ms / big.step_time_ms > 1.7);
+    }
+
+    #[test]
+    fn a_rules_in_step_factor_scales_only_its_memory_bound_updates() {
+        use crate::sim::efficiency::{UpdateFit, Updates};
+        let ops = step_ops(
+            &spec(&[1024, 4096, 3]),
+            4,
+            OptimizerKind::Adam,
+            Precision::Fp32,
+        );
+        let mut p = profile("nvidia-t4");
+        let fit = UpdateFit {
+            curve: Curve(vec![(1e3, 0.5)]),
+            call_us: 0.0,
+            in_step: 1.0,
+        };
+        p.efficiency = Some(Efficiency {
+            updates: Some(Updates {
+                sgd: fit.clone(),
+                momentum: fit.clone(),
+                adam: fit,
+            }),
+            ..Efficiency::default()
+        });
+        let time_of = |p: &Profile| {
+            predict(p, &ops, Precision::Fp32, 4, (0.0, true))
+                .ops
+                .into_iter()
+                .map(|c| (c.op.name, c.bound, c.time_ms))
+                .collect::<Vec<_>>()
+        };
+        let before = time_of(&p);
+        if let Some(u) = p.efficiency.as_mut().and_then(|e| e.updates.as_mut()) {
+            u.adam.in_step = 3.0;
+        }
+        let after = time_of(&p);
+        let mut scaled = 0;
+        for (op, (b, a)) in ops.iter().zip(before.iter().zip(&after)) {
+            if op.kind == OpKind::Update && b.1 == Bound::Memory {
+                assert!(
+                    (a.2 / b.2 - 3.0).abs() < 1e-9,
+                    "{}: {} then {}",
+                    b.0,
+                    b.2,
+                    a.2
+                );
+                scaled += 1;
+            } else if op.kind != OpKind::Update {
+                assert_eq!(a.2, b.2, "{}", b.0);
+            }
+        }
+        // The first layer's 4 M weights are memory-bound on the T4; its biases are not.
+        assert!(scaled > 0, "no memory-bound update: {before:?}");
     }
 
     #[test]

@@ -204,6 +204,14 @@ pub struct UpdateFit {
     /// alone takes (the step's state and caches), measured against plain SGD's.
     #[serde(default)]
     pub call_us: f64,
+    /// How much slower its memory traffic runs inside a step than probed alone: a step's
+    /// backward pass has pushed the rule's state (momentum, Adam's moments) out of the caches.
+    #[serde(default = "one")]
+    pub in_step: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// The fitted cost of each update rule.
