@@ -2,6 +2,7 @@
 //! Each returns the dimensions the op needs, so a backend cannot check one shape and use another.
 
 use super::error::BackendError;
+use super::params::{ConvShape, PoolShape};
 use super::tensor::{Tensor, check_device, check_shape};
 use crate::device::Device;
 
@@ -131,4 +132,118 @@ pub(crate) fn elementwise(
 /// `read`: the tensor is on `device`.
 pub(crate) fn read(device: Device, t: &Tensor) -> Result<(), BackendError> {
     check_device(device, "read", &[t])
+}
+
+/// Images of `image` values each in `t`: how many, or why not.
+fn images(op: &'static str, t: &Tensor, image: usize) -> Result<usize, BackendError> {
+    if image == 0 || t.is_empty() || !t.len().is_multiple_of(image) {
+        return Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "`{}` has {} values, not a whole number of images of {image}",
+                t.label(),
+                t.len()
+            ),
+        });
+    }
+    Ok(t.len() / image)
+}
+
+/// `t` holds `batch` images of `image` values.
+fn check_images(
+    op: &'static str,
+    t: &Tensor,
+    batch: usize,
+    image: usize,
+) -> Result<(), BackendError> {
+    if t.len() == batch * image {
+        Ok(())
+    } else {
+        Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "`{}` has {} values, not {batch} images of {image}",
+                t.label(),
+                t.len()
+            ),
+        })
+    }
+}
+
+/// A convolution's geometry is one this app builds: an odd kernel, no empty dimension.
+fn check_conv(op: &'static str, s: ConvShape) -> Result<(), BackendError> {
+    if !s.kernel.is_multiple_of(2) && s.pixels() > 0 && s.channels_in > 0 && s.channels_out > 0 {
+        Ok(())
+    } else {
+        Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "a {}×{} kernel over {}×{} images of {} channels into {}: the kernel must be \
+                 odd and no size zero",
+                s.kernel, s.kernel, s.height, s.width, s.channels_in, s.channels_out
+            ),
+        })
+    }
+}
+
+/// `im2col`: returns the batch.
+pub(crate) fn im2col(
+    device: Device,
+    x: &Tensor,
+    s: ConvShape,
+    col: &Tensor,
+) -> Result<usize, BackendError> {
+    const OP: &str = "im2col";
+    check_device(device, OP, &[x, col])?;
+    check_conv(OP, s)?;
+    let batch = images(OP, x, s.image_in())?;
+    check_shape(OP, col, batch * s.pixels(), s.patch())?;
+    Ok(batch)
+}
+
+/// `col2im`: returns the batch.
+pub(crate) fn col2im(
+    device: Device,
+    dcol: &Tensor,
+    a_prev: &Tensor,
+    s: ConvShape,
+    dx: &Tensor,
+) -> Result<usize, BackendError> {
+    const OP: &str = "col2im";
+    check_device(device, OP, &[dcol, a_prev, dx])?;
+    check_conv(OP, s)?;
+    let batch = images(OP, dx, s.image_in())?;
+    check_shape(OP, dcol, batch * s.pixels(), s.patch())?;
+    check_images(OP, a_prev, batch, s.image_in())?;
+    Ok(batch)
+}
+
+/// `max_pool` and its backward pass: returns the batch. `x` and `dx` are inputs, `out` and
+/// `dout` outputs of the pooling.
+pub(crate) fn max_pool(
+    device: Device,
+    inputs: &[&Tensor],
+    outputs: &[&Tensor],
+    s: PoolShape,
+) -> Result<usize, BackendError> {
+    const OP: &str = "max_pool";
+    let all: Vec<&Tensor> = inputs.iter().chain(outputs).copied().collect();
+    check_device(device, OP, &all)?;
+    if s.image_out() == 0 {
+        return Err(BackendError::Shape {
+            op: OP,
+            detail: format!(
+                "{}×{} images of {} channels are too small to pool 2×2",
+                s.height, s.width, s.channels
+            ),
+        });
+    }
+    let batch = images(OP, inputs[0], s.image_in())?;
+    for t in &inputs[1..] {
+        check_images(OP, t, batch, s.image_in())?;
+    }
+    for t in outputs {
+        check_images(OP, t, batch, s.image_out())?;
+    }
+    Ok(batch)
 }

@@ -22,7 +22,7 @@ pub mod traits;
 pub use error::BackendError;
 pub use identity::{AdapterSummary, KernelSizes};
 pub use open::{GpuChoice, OpenOptions, open};
-pub use params::{Activation, AdamHyper, KernelTimes, UploadMode};
+pub use params::{Activation, AdamHyper, ConvShape, KernelTimes, PoolShape, UploadMode};
 pub use tensor::{Tensor, WORKING_COPIES, check_device, check_shape};
 pub use traits::{Backend, ComputeOps, DeviceInfo, DeviceMemory, Instrumented};
 

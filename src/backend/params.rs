@@ -131,3 +131,86 @@ pub enum UploadMode {
     /// copied straight into one, and a copy command moves them into the tensor.
     StagingRing,
 }
+
+/// The geometry of a 2-D convolution over channels-last images (each row of a batch holds
+/// `height · width · channels_in` values, a pixel's channels side by side): stride 1, zero
+/// padding of `kernel / 2` on every side, so the output has the input's height and width.
+///
+/// Channels last, because then a convolution is a dense layer over image patches: `im2col`
+/// makes one row of `kernel² · channels_in` values per output pixel, and the existing product
+/// with weights `[kernel² · channels_in, channels_out]` gives `[batch · pixels, channels_out]`,
+/// which is the output image, channels last, with nothing to permute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ConvShape {
+    /// Image height in pixels.
+    pub height: usize,
+    /// Image width in pixels.
+    pub width: usize,
+    /// Channels of the input image.
+    pub channels_in: usize,
+    /// Filters, the channels of the output.
+    pub channels_out: usize,
+    /// Side of the square kernel: odd (3 or 5).
+    pub kernel: usize,
+}
+
+impl ConvShape {
+    /// Zero padding on each side.
+    pub fn pad(&self) -> usize {
+        self.kernel / 2
+    }
+
+    /// Pixels of one image.
+    pub fn pixels(&self) -> usize {
+        self.height * self.width
+    }
+
+    /// Values of one patch: a row of `im2col`, a row of the weights.
+    pub fn patch(&self) -> usize {
+        self.kernel * self.kernel * self.channels_in
+    }
+
+    /// Values of one input image.
+    pub fn image_in(&self) -> usize {
+        self.pixels() * self.channels_in
+    }
+
+    /// Values of one output image.
+    pub fn image_out(&self) -> usize {
+        self.pixels() * self.channels_out
+    }
+}
+
+/// The geometry of a 2×2 max pooling with stride 2 over channels-last images. An odd last row
+/// or column is left out, as `torch.nn.MaxPool2d(2)` leaves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct PoolShape {
+    /// Input height in pixels.
+    pub height: usize,
+    /// Input width in pixels.
+    pub width: usize,
+    /// Channels, the same in and out.
+    pub channels: usize,
+}
+
+impl PoolShape {
+    /// Output height.
+    pub fn out_height(&self) -> usize {
+        self.height / 2
+    }
+
+    /// Output width.
+    pub fn out_width(&self) -> usize {
+        self.width / 2
+    }
+
+    /// Values of one input image.
+    pub fn image_in(&self) -> usize {
+        self.height * self.width * self.channels
+    }
+
+    /// Values of one output image.
+    pub fn image_out(&self) -> usize {
+        self.out_height() * self.out_width() * self.channels
+    }
+}

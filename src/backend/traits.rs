@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::error::BackendError;
 use super::identity::AdapterSummary;
-use super::params::{Activation, AdamHyper, KernelTimes, UploadMode};
+use super::params::{Activation, AdamHyper, ConvShape, KernelTimes, PoolShape, UploadMode};
 use super::tensor::Tensor;
 use crate::device::Device;
 use crate::memory::{MemorySnapshot, Role};
@@ -158,6 +158,50 @@ pub trait ComputeOps {
         dz: &Tensor,
         dw: &mut Tensor,
         db: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// The patches of a convolution as rows (channels-last images, see [`ConvShape`]):
+    /// `col[(b·H + y)·W + x, (ky·K + kx)·C_in + c] = x[b, y + ky − pad, x + kx − pad, c]`, zero
+    /// outside the image. `x` holds whole images; `col` is `[batch · H · W, K² · C_in]`, so
+    /// that `linear_forward(col, w, bias, act, out)` with `w` `[K² · C_in, C_out]` is the
+    /// convolution with its bias and activation, `out` `[batch · H · W, C_out]`.
+    fn im2col(
+        &mut self,
+        x: &Tensor,
+        shape: ConvShape,
+        col: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// The adjoint of [`ComputeOps::im2col`] through the activation before it: each input
+    /// value's gradient is the sum, over the kernel positions that read it (ky then kx
+    /// ascending), of its entries in `dcol`, times `act'(a_prev)` at that value.
+    fn col2im(
+        &mut self,
+        dcol: &Tensor,
+        a_prev: &Tensor,
+        act_prev: Activation,
+        shape: ConvShape,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// 2×2 max pooling with stride 2 over channels-last images (see [`PoolShape`]).
+    fn max_pool(
+        &mut self,
+        x: &Tensor,
+        shape: PoolShape,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// Max pooling's gradient, through the activation whose output `x` is: in each window the
+    /// first largest value in row-major order gets `dout · act'(x)` (one value of a tie, so
+    /// the gradient is not counted twice), every other value 0, as does a left-out odd edge.
+    fn max_pool_backward(
+        &mut self,
+        x: &Tensor,
+        dout: &Tensor,
+        act: Activation,
+        shape: PoolShape,
+        dx: &mut Tensor,
     ) -> Result<(), BackendError>;
 
     /// Softmax cross-entropy with mean reduction over the batch.

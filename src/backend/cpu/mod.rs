@@ -13,6 +13,7 @@ mod matmul;
 mod memory;
 mod ops;
 mod product;
+mod spatial;
 mod tuning;
 mod values;
 

@@ -29,6 +29,10 @@ const OPTIMIZER_WGSL: &str = include_str!("../../../shaders/optimizer.wgsl");
 const ELEMENTWISE_WGSL: &str = include_str!("../../../shaders/elementwise.wgsl");
 /// Widening 16-bit storage into f32 working copies and narrowing back.
 const CONVERT_WGSL: &str = include_str!("../../../shaders/convert.wgsl");
+/// The activations and their derivatives, put in front of the shaders that use them.
+const ACTIVATION_WGSL: &str = include_str!("../../../shaders/activation.wgsl");
+/// Convolution patches (`im2col`, `col2im`) and 2×2 max pooling, channels last.
+const SPATIAL_WGSL: &str = include_str!("../../../shaders/spatial.wgsl");
 
 impl KernelSizes {
     /// The largest sizes the limits allow, up to what the shaders' workgroup arrays hold.
@@ -281,6 +285,22 @@ uniform! {
 }
 
 uniform! {
+    /// `spatial.wgsl`: one pass of a convolution's patches or of pooling.
+    SpatialParams {
+        len: u32,
+        groups_x: u32,
+        height: u32,
+        width: u32,
+        /// Input channels (convolution) or channels (pooling).
+        channels: u32,
+        kernel: u32,
+        /// An [`Activation`] code.
+        act: u32,
+        _pad0: u32,
+    }
+}
+
+uniform! {
     /// `convert.wgsl`: widening or narrowing one tensor.
     ConvertParams {
         len: u32,
@@ -303,6 +323,10 @@ pub(super) enum KernelId {
     Elementwise,
     Widen,
     Narrow,
+    Im2col,
+    Col2im,
+    MaxPool,
+    MaxPoolBackward,
 }
 
 /// A compiled kernel: its pipeline and the layout its bind groups must follow.
@@ -353,6 +377,10 @@ pub(super) struct Kernels {
     elementwise: Kernel,
     widen: Kernel,
     narrow: Kernel,
+    im2col: Kernel,
+    col2im: Kernel,
+    max_pool: Kernel,
+    max_pool_backward: Kernel,
 }
 
 /// The source a shader file is compiled from: the generated codes, the 16-bit conversions where
@@ -363,7 +391,12 @@ fn source(file: &str) -> String {
     } else {
         ""
     };
-    [codes_wgsl().as_str(), half, file].concat()
+    let activation = if file == MATMUL_WGSL || file == SPATIAL_WGSL {
+        ACTIVATION_WGSL
+    } else {
+        ""
+    };
+    [codes_wgsl().as_str(), half, activation, file].concat()
 }
 
 impl Kernels {
@@ -374,6 +407,7 @@ impl Kernels {
         let reduce = [("WORKGROUP", f64::from(sizes.column_sum))];
         let convert = source(CONVERT_WGSL);
         let loss = source(LOSS_WGSL);
+        let spatial = source(SPATIAL_WGSL);
         Self {
             matmul: Kernel::new(device, "matmul", &source(MATMUL_WGSL), "main", &tile),
             column_sum: Kernel::new(
@@ -401,6 +435,16 @@ impl Kernels {
             ),
             widen: Kernel::new(device, "widen", &convert, "widen", &wide),
             narrow: Kernel::new(device, "narrow", &convert, "narrow", &wide),
+            im2col: Kernel::new(device, "im2col", &spatial, "im2col", &wide),
+            col2im: Kernel::new(device, "col2im", &spatial, "col2im", &wide),
+            max_pool: Kernel::new(device, "max_pool", &spatial, "max_pool", &wide),
+            max_pool_backward: Kernel::new(
+                device,
+                "max_pool_backward",
+                &spatial,
+                "max_pool_backward",
+                &wide,
+            ),
         }
     }
 
@@ -415,6 +459,10 @@ impl Kernels {
             KernelId::Elementwise => &self.elementwise,
             KernelId::Widen => &self.widen,
             KernelId::Narrow => &self.narrow,
+            KernelId::Im2col => &self.im2col,
+            KernelId::Col2im => &self.col2im,
+            KernelId::MaxPool => &self.max_pool,
+            KernelId::MaxPoolBackward => &self.max_pool_backward,
         }
     }
 }
@@ -481,6 +529,11 @@ mod tests {
                 shader_params(CONVERT_WGSL),
                 rust_params::<ConvertParams>(),
             ),
+            (
+                "spatial.wgsl",
+                shader_params(SPATIAL_WGSL),
+                rust_params::<SpatialParams>(),
+            ),
         ];
         for (file, shader, rust) in pairs {
             assert_eq!(shader, rust, "{file}: (fields and offsets, size) differ");
@@ -498,6 +551,8 @@ mod tests {
             ("optimizer.wgsl", OPTIMIZER_WGSL),
             ("elementwise.wgsl", ELEMENTWISE_WGSL),
             ("convert.wgsl", CONVERT_WGSL),
+            ("activation.wgsl", ACTIVATION_WGSL),
+            ("spatial.wgsl", SPATIAL_WGSL),
         ] {
             // A case label or a comparison with a bare number is a code written twice.
             for line in text.lines().map(str::trim).filter(|l| !l.starts_with("//")) {

@@ -31,6 +31,7 @@ mod operands;
 mod ops;
 mod pool;
 mod readback;
+mod spatial;
 mod timing;
 mod upload;
 mod working;

@@ -10,7 +10,7 @@ use super::kernels::{
 };
 use crate::backend::checks;
 use crate::backend::error::BackendError;
-use crate::backend::params::{Activation, AdamHyper};
+use crate::backend::params::{Activation, AdamHyper, ConvShape, PoolShape};
 use crate::backend::tensor::{Storage, Tensor, check_device};
 use crate::backend::traits::ComputeOps;
 use crate::device::Device;
@@ -302,6 +302,46 @@ impl ComputeOps for GpuBackend {
             groups,
         )?;
         self.store(db, 3)
+    }
+
+    fn im2col(
+        &mut self,
+        x: &Tensor,
+        shape: ConvShape,
+        col: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.im2col_op(x, shape, col)
+    }
+
+    fn col2im(
+        &mut self,
+        dcol: &Tensor,
+        a_prev: &Tensor,
+        act_prev: Activation,
+        shape: ConvShape,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.col2im_op(dcol, a_prev, act_prev, shape, dx)
+    }
+
+    fn max_pool(
+        &mut self,
+        x: &Tensor,
+        shape: PoolShape,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.max_pool_op(x, shape, out)
+    }
+
+    fn max_pool_backward(
+        &mut self,
+        x: &Tensor,
+        dout: &Tensor,
+        act: Activation,
+        shape: PoolShape,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.max_pool_backward_op(x, dout, act, shape, dx)
     }
 
     fn softmax_cross_entropy(

@@ -1,0 +1,336 @@
+//! Convolution and pooling on both devices against an f64 reference written from the
+//! definitions (not from `im2col`): the forward values, and every gradient against central
+//! finite differences, kernel sizes 3 and 5, several channel counts, padding at every border,
+//! an odd edge left out by the pooling, and ties inside a pooling window.
+
+mod common;
+
+use batchscope::backend::{Activation, Backend, ConvShape, PoolShape, Tensor};
+use common::{Rng64, assert_close, central_differences, to_f32};
+
+const H: f64 = 1e-4;
+const ABS: f64 = 2e-4;
+const REL: f64 = 2e-3;
+
+fn act64(a: Activation, z: f64) -> f64 {
+    match a {
+        Activation::Identity => z,
+        Activation::Relu => z.max(0.0),
+        Activation::Tanh => z.tanh(),
+        Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
+    }
+}
+
+/// `act(conv(x, w) + b)` by the definition, channels last, zero padding, stride 1. `w` is
+/// `[(ky·K + kx)·C_in + ci, co]`.
+fn conv64(x: &[f64], w: &[f64], b: &[f64], s: ConvShape, act: Activation) -> Vec<f64> {
+    let batch = x.len() / s.image_in();
+    let (hh, ww, ci_n, co_n, k) = (
+        s.height as isize,
+        s.width as isize,
+        s.channels_in,
+        s.channels_out,
+        s.kernel as isize,
+    );
+    let pad = k / 2;
+    let mut out = Vec::with_capacity(batch * s.image_out());
+    for n in 0..batch {
+        for y in 0..hh {
+            for xx in 0..ww {
+                for (co, &bias) in b.iter().enumerate().take(co_n) {
+                    let mut z = bias;
+                    for ky in 0..k {
+                        for kx in 0..k {
+                            let (sy, sx) = (y + ky - pad, xx + kx - pad);
+                            if sy < 0 || sy >= hh || sx < 0 || sx >= ww {
+                                continue;
+                            }
+                            for ci in 0..ci_n {
+                                let xi = n * s.image_in() + ((sy * ww + sx) as usize) * ci_n + ci;
+                                let wi = ((ky * k + kx) as usize * ci_n + ci) * co_n + co;
+                                z += x[xi] * w[wi];
+                            }
+                        }
+                    }
+                    out.push(act64(act, z));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// 2×2 max pooling by the definition, channels last, an odd edge left out.
+fn pool64(a: &[f64], s: PoolShape) -> Vec<f64> {
+    let batch = a.len() / s.image_in();
+    let mut out = Vec::with_capacity(batch * s.image_out());
+    for n in 0..batch {
+        for oy in 0..s.out_height() {
+            for ox in 0..s.out_width() {
+                for c in 0..s.channels {
+                    let at = |y: usize, x: usize| {
+                        a[n * s.image_in() + (y * s.width + x) * s.channels + c]
+                    };
+                    let m = [(0, 0), (0, 1), (1, 0), (1, 1)]
+                        .iter()
+                        .map(|&(dy, dx)| at(2 * oy + dy, 2 * ox + dx))
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    out.push(m);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `x · w + b` in f64, `x` is `[rows, fan_in]`.
+fn dense64(x: &[f64], w: &[f64], b: &[f64], fan_in: usize, fan_out: usize) -> Vec<f64> {
+    let rows = x.len() / fan_in;
+    let mut out = vec![0.0; rows * fan_out];
+    for r in 0..rows {
+        for j in 0..fan_out {
+            out[r * fan_out + j] = (0..fan_in)
+                .map(|k| x[r * fan_in + k] * w[k * fan_out + j])
+                .sum::<f64>()
+                + b[j];
+        }
+    }
+    out
+}
+
+fn upload(b: &mut dyn Backend, label: &str, rows: usize, cols: usize, v: &[f64]) -> Tensor {
+    let mut t = b.zeros(label, rows, cols).expect("alloc");
+    b.write(&mut t, &to_f32(v)).expect("write");
+    t
+}
+
+/// A convolution block (conv with `act`, then 2×2 max pooling) and a linear layer, under the
+/// loss `L = Σ out ⊙ R`: the forward values and ∂L/∂(w, b, w2, b2, x), the way a training step
+/// composes the ops (`im2col`, the dense product, pooling, and back).
+fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: usize) {
+    let pool = PoolShape {
+        height: s.height,
+        width: s.width,
+        channels: s.channels_out,
+    };
+    let n_out = 3;
+    let mut rng = Rng64::new((s.kernel * 100 + s.channels_in * 10 + s.channels_out) as u64);
+    let x = rng.vec(batch * s.image_in(), 1.0);
+    let w = rng.vec(s.patch() * s.channels_out, 0.5);
+    let bias = rng.vec(s.channels_out, 0.3);
+    let w2 = rng.vec(pool.image_out() * n_out, 0.5);
+    let b2 = rng.vec(n_out, 0.3);
+    let r = rng.vec(batch * n_out, 1.0);
+    let forward = |x: &[f64], w: &[f64], bias: &[f64], w2: &[f64], b2: &[f64]| {
+        let pooled = pool64(&conv64(x, w, bias, s, act), pool);
+        dense64(&pooled, w2, b2, pool.image_out(), n_out)
+    };
+    let loss = |x: &[f64], w: &[f64], bias: &[f64], w2: &[f64], b2: &[f64]| -> f64 {
+        let out = forward(x, w, bias, w2, b2);
+        out.iter().zip(&r).map(|(o, r)| o * r).sum()
+    };
+
+    let rows = batch * s.pixels();
+    let tx = upload(b, "x", batch, s.image_in(), &x);
+    let tw = upload(b, "w", s.patch(), s.channels_out, &w);
+    let tb = upload(b, "b", 1, s.channels_out, &bias);
+    let tw2 = upload(b, "w2", pool.image_out(), n_out, &w2);
+    let tb2 = upload(b, "b2", 1, n_out, &b2);
+    let dz2 = upload(b, "dz2", batch, n_out, &r);
+    let mut col = b.zeros("col", rows, s.patch()).expect("alloc");
+    let mut a1 = b.zeros("a1", rows, s.channels_out).expect("alloc");
+    let mut pooled = b.zeros("pooled", batch, pool.image_out()).expect("alloc");
+    let mut out = b.zeros("out", batch, n_out).expect("alloc");
+    let mut dpooled = b.zeros("dpooled", batch, pool.image_out()).expect("alloc");
+    let mut dz1 = b.zeros("dz1", rows, s.channels_out).expect("alloc");
+    let mut dcol = b.zeros("dcol", rows, s.patch()).expect("alloc");
+    let mut dx = b.zeros("dx", batch, s.image_in()).expect("alloc");
+    let mut dw = b.zeros("dw", s.patch(), s.channels_out).expect("alloc");
+    let mut db = b.zeros("db", 1, s.channels_out).expect("alloc");
+    let mut dw2 = b.zeros("dw2", pool.image_out(), n_out).expect("alloc");
+    let mut db2 = b.zeros("db2", 1, n_out).expect("alloc");
+
+    b.im2col(&tx, s, &mut col).expect("im2col");
+    b.linear_forward(&col, &tw, &tb, act, &mut a1)
+        .expect("conv");
+    b.max_pool(&a1, pool, &mut pooled).expect("pool");
+    b.linear_forward(&pooled, &tw2, &tb2, Activation::Identity, &mut out)
+        .expect("dense");
+    b.linear_backward_params(&pooled, &dz2, &mut dw2, &mut db2)
+        .expect("dense params");
+    // The pooled values have no activation of their own: the pooling's backward applies the
+    // convolution's.
+    b.linear_backward_input(&dz2, &tw2, &pooled, Activation::Identity, &mut dpooled)
+        .expect("dense input");
+    b.max_pool_backward(&a1, &dpooled, act, pool, &mut dz1)
+        .expect("pool backward");
+    b.linear_backward_params(&col, &dz1, &mut dw, &mut db)
+        .expect("conv params");
+    b.linear_backward_input(&dz1, &tw, &col, Activation::Identity, &mut dcol)
+        .expect("conv input");
+    b.col2im(&dcol, &tx, Activation::Identity, s, &mut dx)
+        .expect("col2im");
+
+    let name = format!(
+        "{}x{} {}→{} {}x{} {}",
+        s.kernel,
+        s.kernel,
+        s.channels_in,
+        s.channels_out,
+        s.height,
+        s.width,
+        act.as_str()
+    );
+    let conv = conv64(&x, &w, &bias, s, act);
+    assert_close(
+        &format!("{name} conv"),
+        &b.read(&a1).expect("read"),
+        &conv,
+        ABS,
+        REL,
+    );
+    assert_close(
+        &format!("{name} pooled"),
+        &b.read(&pooled).expect("read"),
+        &pool64(&conv, pool),
+        ABS,
+        REL,
+    );
+    assert_close(
+        &format!("{name} out"),
+        &b.read(&out).expect("read"),
+        &forward(&x, &w, &bias, &w2, &b2),
+        ABS,
+        REL,
+    );
+    let checks: [(&str, &Tensor, Vec<f64>); 5] = [
+        (
+            "dw",
+            &dw,
+            central_differences(&w, H, |v| loss(&x, v, &bias, &w2, &b2)),
+        ),
+        (
+            "db",
+            &db,
+            central_differences(&bias, H, |v| loss(&x, &w, v, &w2, &b2)),
+        ),
+        (
+            "dw2",
+            &dw2,
+            central_differences(&w2, H, |v| loss(&x, &w, &bias, v, &b2)),
+        ),
+        (
+            "db2",
+            &db2,
+            central_differences(&b2, H, |v| loss(&x, &w, &bias, &w2, v)),
+        ),
+        (
+            "dx",
+            &dx,
+            central_differences(&x, H, |v| loss(v, &w, &bias, &w2, &b2)),
+        ),
+    ];
+    for (what, tensor, numeric) in checks {
+        assert_close(
+            &format!("{name} {what}"),
+            &b.read(tensor).expect("read"),
+            &numeric,
+            ABS,
+            REL,
+        );
+    }
+}
+
+fn shape(kernel: usize, channels_in: usize, channels_out: usize, h: usize, w: usize) -> ConvShape {
+    ConvShape {
+        height: h,
+        width: w,
+        channels_in,
+        channels_out,
+        kernel,
+    }
+}
+
+/// 3×3, one input channel (a grey image), an odd height whose last row the pooling leaves out.
+fn conv3_grey_tanh(b: &mut dyn Backend) {
+    conv_block_case(b, shape(3, 1, 4, 5, 6), Activation::Tanh, 2);
+}
+/// 3×3 over several channels, with ReLU as a CNN has it.
+fn conv3_channels_relu(b: &mut dyn Backend) {
+    conv_block_case(b, shape(3, 3, 2, 6, 4), Activation::Relu, 3);
+}
+/// 5×5 on an image smaller than twice the kernel: most taps are padding.
+fn conv5_sigmoid(b: &mut dyn Backend) {
+    conv_block_case(b, shape(5, 2, 3, 4, 5), Activation::Sigmoid, 2);
+}
+/// Large enough that the CPU splits its rows over the pool and takes `gemm`'s path, and the
+/// GPU runs many workgroups.
+fn conv3_large_relu(b: &mut dyn Backend) {
+    conv_block_case(b, shape(3, 4, 8, 12, 12), Activation::Relu, 4);
+}
+
+/// Ties in a pooling window: the gradient goes to the first of the largest values in row-major
+/// order and to none of the others, so it is not counted twice; an odd column gets none.
+fn pooling_ties(b: &mut dyn Backend) {
+    let s = PoolShape {
+        height: 2,
+        width: 5,
+        channels: 2,
+    };
+    // Channel 0: all four equal in the first window; in the second, the last two tie.
+    // Channel 1: the second value wins alone, then the first two tie.
+    #[rustfmt::skip]
+    let x = [
+        1.0, 0.0,   1.0, 5.0,   2.0, 3.0,   2.0, 3.0,   9.0, 9.0,
+        1.0, 0.0,   1.0, 0.0,   4.0, 1.0,   4.0, 0.0,   9.0, 9.0,
+    ];
+    let tx = upload(b, "x", 1, 20, &x);
+    let dout = upload(b, "dout", 1, 4, &[10.0, 20.0, 30.0, 40.0]);
+    let mut pooled = b.zeros("pooled", 1, 4).expect("alloc");
+    let mut dx = b.zeros("dx", 1, 20).expect("alloc");
+    b.max_pool(&tx, s, &mut pooled).expect("pool");
+    b.max_pool_backward(&tx, &dout, Activation::Identity, s, &mut dx)
+        .expect("pool backward");
+    assert_eq!(b.read(&pooled).expect("read"), [1.0, 5.0, 4.0, 3.0]);
+    #[rustfmt::skip]
+    let want = [
+        10.0, 0.0,   0.0, 20.0,   0.0, 40.0,   0.0, 0.0,   0.0, 0.0,
+        0.0, 0.0,    0.0, 0.0,    30.0, 0.0,   0.0, 0.0,   0.0, 0.0,
+    ];
+    assert_eq!(b.read(&dx).expect("read"), want);
+}
+
+/// A shape that does not fit is refused with the op named, on both devices.
+fn mismatched_shapes_are_refused(b: &mut dyn Backend) {
+    let s = shape(3, 2, 4, 4, 4);
+    let x = b.zeros("x", 2, 31).expect("alloc");
+    let mut col = b.zeros("col", 32, 18).expect("alloc");
+    let e = b
+        .im2col(&x, s, &mut col)
+        .expect_err("31 values are not images of 32");
+    assert!(e.to_string().contains("im2col"), "{e}");
+    let even = shape(4, 2, 4, 4, 4);
+    let x = b.zeros("x", 1, 32).expect("alloc");
+    let e = b.im2col(&x, even, &mut col).expect_err("an even kernel");
+    assert!(e.to_string().contains("odd"), "{e}");
+    let tiny = PoolShape {
+        height: 1,
+        width: 8,
+        channels: 1,
+    };
+    let x = b.zeros("x", 1, 8).expect("alloc");
+    let mut out = b.zeros("out", 1, 1).expect("alloc");
+    let e = b
+        .max_pool(&x, tiny, &mut out)
+        .expect_err("one row cannot be pooled 2×2");
+    assert!(e.to_string().contains("too small"), "{e}");
+}
+
+on_both_devices! {
+    conv3_grey_tanh_gradients => super::conv3_grey_tanh;
+    conv3_channels_relu_gradients => super::conv3_channels_relu;
+    conv5_sigmoid_gradients => super::conv5_sigmoid;
+    conv3_large_relu_gradients => super::conv3_large_relu;
+    pooling_gives_a_tie_to_the_first => super::pooling_ties;
+    convolution_shapes_are_checked => super::mismatched_shapes_are_refused;
+}
