@@ -15,6 +15,7 @@ use crate::setting::SettingError;
 use crate::train::compare::{self, Comparison};
 use crate::train::worker::Command;
 use crate::train::{DeviceStatus, RunState, Session, SessionError, TrainConfig};
+use crate::ui::mismatch::MismatchView;
 use crate::ui::open::OpenKind;
 use crate::ui::{Tab, UiCommand};
 
@@ -87,6 +88,7 @@ impl BatchScopeApp {
             },
             UiCommand::ReleaseCached => self.send_all(|| Command::ReleaseCached),
             UiCommand::ComparePrecisions => self.compare_precisions(),
+            UiCommand::DemonstrateMismatch => self.demonstrate_mismatch(),
             UiCommand::RunSweep(sweep) => self.run_sweep(sweep),
             UiCommand::SetSharing(sharing) => self.set_sharing(sharing),
             UiCommand::DeleteEntry(id) => {
@@ -478,6 +480,25 @@ impl BatchScopeApp {
                     });
                     results.ended = true;
                 }
+            }
+        }
+    }
+
+    /// Runs the device-mismatch lesson's op on a thread of its own (opening a GPU takes a
+    /// moment, longer on a software adapter).
+    fn demonstrate_mismatch(&mut self) {
+        let options = self.measuring_options();
+        let work = move |ctx: crate::job::JobContext<Result<_, String>>| {
+            ctx.send(crate::train::mismatch::demonstrate(&options));
+        };
+        match crate::job::Job::spawn("mismatch", self.notify(), work) {
+            Ok(job) => {
+                self.state.mismatch = MismatchView::Running;
+                self.jobs.mismatch = Some(job);
+            }
+            Err(e) => {
+                self.state.mismatch =
+                    MismatchView::Unavailable(format!("cannot start the lesson's thread: {e}"));
             }
         }
     }

@@ -492,4 +492,53 @@ mod tests {
             !app.is_running()
         }));
     }
+
+    #[test]
+    fn the_mismatch_button_runs_a_real_op_and_shows_its_typed_error_then_the_fix() {
+        use crate::ui::mismatch::MismatchView;
+        let gpu = gpu_expected();
+        let mut harness = if gpu {
+            harness(AppOptions::default())
+        } else {
+            settled_without_gpu("no adapter in this test")
+        };
+        harness.get_by_label("Batch journey").click();
+        harness.run_steps(2);
+        harness
+            .get_by_label("Run one op with the batch on the CPU")
+            .click();
+        assert!(
+            step_until(&mut harness, Duration::from_secs(60), |app| {
+                !matches!(
+                    app.state.mismatch,
+                    MismatchView::Running | MismatchView::NotRun
+                )
+            }),
+            "the lesson did not end"
+        );
+        harness.run_steps(2);
+        if gpu {
+            assert!(
+                matches!(harness.state().state.mismatch, MismatchView::Done(_)),
+                "{:?}",
+                harness.state().state.mismatch
+            );
+            harness.get_by_label(
+                "expected all tensors on the same device, found gpu and cpu (in linear_forward)",
+            );
+            assert_eq!(
+                harness
+                    .query_all_by_label_contains("The fix: copy the batch to the GPU first")
+                    .count(),
+                1
+            );
+        } else {
+            assert_eq!(
+                harness
+                    .query_all_by_label_contains("on one device this mistake cannot happen")
+                    .count(),
+                1
+            );
+        }
+    }
 }

@@ -29,6 +29,8 @@ pub(super) struct Jobs {
     pub calibration: Option<Job<crate::bench::calibrate_each::CalibrationNews>>,
     /// A calibration asked for, waiting for training to pause before it starts.
     pub pending_calibration: bool,
+    /// The journey tab's device-mismatch lesson running.
+    pub mismatch: Option<Job<Result<crate::train::mismatch::Mismatch, String>>>,
     /// The turn both workers pass between them while they take turns.
     pub turns: std::sync::Arc<crate::train::Turns>,
 }

@@ -9,6 +9,7 @@ use super::{BatchScopeApp, install_fonts};
 use crate::train::worker::Event;
 use crate::train::{DeviceStatus, RunState};
 use crate::ui::UiCommand;
+use crate::ui::mismatch::MismatchView;
 use crate::ui::open::OpenKind;
 use crate::ui::toolbar::RunButton;
 
@@ -42,6 +43,7 @@ impl BatchScopeApp {
         }
         self.poll_load();
         self.poll_comparison();
+        self.poll_mismatch();
         self.start_pending_sweep();
         self.poll_sweep();
         self.start_pending_serving();
@@ -136,6 +138,26 @@ impl BatchScopeApp {
         );
         if let Some(entry) = entry {
             self.state.history.push(entry);
+        }
+    }
+
+    /// Takes in what the device-mismatch lesson found.
+    fn poll_mismatch(&mut self) {
+        let Some(job) = self.jobs.mismatch.as_mut() else {
+            return;
+        };
+        for outcome in job.poll() {
+            self.state.mismatch = match outcome {
+                Ok(m) => MismatchView::Done(m),
+                Err(why) => MismatchView::Unavailable(why),
+            };
+        }
+        if job.is_finished() {
+            if self.state.mismatch == MismatchView::Running {
+                self.state.mismatch =
+                    MismatchView::Unavailable("the lesson's thread ended without a result".into());
+            }
+            self.jobs.mismatch = None;
         }
     }
 

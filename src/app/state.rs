@@ -113,6 +113,8 @@ pub struct AppState {
     pub stacks: Vec<crate::sim::ecosystem::Stack>,
     /// The last calibration of the Simulator tab, running or ended.
     pub calibration: Option<crate::bench::calibrate_each::CalibrationStatus>,
+    /// The journey tab's device-mismatch lesson.
+    pub mismatch: crate::ui::mismatch::MismatchView,
 }
 
 impl AppState {
@@ -138,6 +140,7 @@ impl AppState {
             stacks: crate::sim::ecosystem::shipped(),
             sweep_simulated: None,
             sweep_profile: None,
+            mismatch: crate::ui::mismatch::MismatchView::NotRun,
         }
     }
 

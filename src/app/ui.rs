@@ -99,6 +99,13 @@ impl BatchScopeApp {
                                 ui.label(RichText::new(message).weak());
                             }
                             panels.journey.ui(ui, lang, &state.runs, &mut commands);
+                            ui.separator();
+                            crate::ui::mismatch::mismatch_ui(
+                                ui,
+                                lang,
+                                &state.mismatch,
+                                &mut commands,
+                            );
                         });
                     // The timeline follows the run: draw again when new steps come.
                     if running {

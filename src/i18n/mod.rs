@@ -522,6 +522,15 @@ strings! {
     RecordSpansTip => "Record what every thread and the device do, for the timeline and the breakdown. Costs a few percent of step time (see batchscope bench --recording-overhead).", "记录每个线程和设备的工作，用于时间线和时间分解。会占用百分之几的步时间（见 batchscope bench --recording-overhead）。";
     ExportTrace => "Export trace…", "导出追踪…";
     ExportTraceTip => "Save the recorded steps as Chrome trace JSON, which opens in Perfetto (ui.perfetto.dev) or chrome://tracing.", "把已记录的步骤保存为 Chrome trace JSON，可在 Perfetto（ui.perfetto.dev）或 chrome://tracing 中打开。";
+    MismatchTitle => "The model on the GPU, the batch left on the CPU", "模型在 GPU 上，批次却留在 CPU 上";
+    MismatchIntro => "A training step only runs when the model and the batch are in the same device's memory. Put a layer's weights on the GPU, leave the batch where the loader made it, and run one real op between them.", "只有模型和批次在同一设备的内存里，训练步骤才能运行。把一层的权重放到 GPU 上，让批次留在加载器生成它的地方，然后在两者之间真正运行一个运算。";
+    MismatchRun => "Run one op with the batch on the CPU", "在 CPU 上的批次上运行一个运算";
+    MismatchRunTip => "Opens the GPU, puts one dense layer's weights on it, makes a batch of 8 rows in the CPU's memory and calls the GPU's dense-layer op on both: the backend refuses it with its own typed error. Then it copies the batch to the GPU and runs the same op again.", "打开 GPU，把一个全连接层的权重放上去，在 CPU 内存里生成 8 行的批次，然后对两者调用 GPU 的全连接层运算：后端用它自己的类型化错误拒绝。接着把批次复制到 GPU，再运行同一个运算。";
+    MismatchRunning => "Opening the GPU and running the op…", "正在打开 GPU 并运行运算…";
+    MismatchError => "The op's error, in the backend's own words:", "运算返回的错误（后端的原文）：";
+    MismatchMeaning => "The op {op} runs on the {expected}, but one of its tensors is still in the {found}'s memory: every tensor of an op must be on the same device, and nothing moves on its own.", "运算 {op} 在 {expected} 上运行，但它的一个张量还在 {found} 的内存里：一个运算的所有张量都必须在同一设备上，数据不会自己移动。";
+    MismatchFix => "The fix: copy the batch to the GPU first ({bytes} bytes, as PyTorch's .to(device) does). The same op then ran on {adapter}; its first output row: {row}.", "解决办法：先把批次复制到 GPU（{bytes} 字节，就像 PyTorch 的 .to(device)）。同一个运算随后在 {adapter} 上运行成功，第一行输出：{row}。";
+    MismatchNoGpu => "No GPU to put the weights on ({why}): on one device this mistake cannot happen.", "没有可以放权重的 GPU（{why}）：只有一个设备时不会出现这个错误。";
     TraceSaved => "Trace saved to {path}", "追踪已保存到 {path}";
     TraceSaveFailed => "Could not save the trace to {path}: {error}", "无法把追踪保存到 {path}：{error}";
     Diagram => "Hardware path of one batch", "一批数据的硬件路径";

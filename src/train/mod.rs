@@ -15,6 +15,7 @@ pub mod config;
 pub mod device_run;
 pub mod fit;
 pub mod metrics;
+pub mod mismatch;
 pub mod report;
 pub mod runner;
 pub mod session;

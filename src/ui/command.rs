@@ -57,6 +57,8 @@ pub enum UiCommand {
     DismissRestoreNotes,
     /// Train on the previewed data set: apply the settings with it, and show the columns.
     UseLoaded,
+    /// Run one op with the model on the GPU and the batch on the CPU, then with the batch moved.
+    DemonstrateMismatch,
     /// Show a view of the central area.
     ShowTab(Tab),
     /// Run with new loader, sync, upload and recording settings from the next step on.

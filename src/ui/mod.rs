@@ -17,6 +17,7 @@ pub mod history;
 pub mod journey;
 pub mod labels;
 pub mod memory;
+pub mod mismatch;
 pub mod notices;
 pub mod open;
 pub mod precision;
