@@ -530,6 +530,7 @@ strings! {
     MismatchError => "The op's error, in the backend's own words:", "运算返回的错误（后端的原文）：";
     MismatchMeaning => "The op {op} runs on the {expected}, but one of its tensors is still in the {found}'s memory: every tensor of an op must be on the same device, and nothing moves on its own.", "运算 {op} 在 {expected} 上运行，但它的一个张量还在 {found} 的内存里：一个运算的所有张量都必须在同一设备上，数据不会自己移动。";
     MismatchFix => "The fix: copy the batch to the GPU first ({bytes} bytes, as PyTorch's .to(device) does). The same op then ran on {adapter}; its first output row: {row}.", "解决办法：先把批次复制到 GPU（{bytes} 字节，就像 PyTorch 的 .to(device)）。同一个运算随后在 {adapter} 上运行成功，第一行输出：{row}。";
+    MismatchSoftware => "{adapter} (a software adapter: it runs the GPU code on the CPU, and its memory is the CPU's, yet the backend keeps the devices apart all the same)", "{adapter}（软件适配器：它在 CPU 上运行 GPU 代码，内存也是 CPU 的，但后端照样把两个设备分开）";
     MismatchNoGpu => "No GPU to put the weights on ({why}): on one device this mistake cannot happen.", "没有可以放权重的 GPU（{why}）：只有一个设备时不会出现这个错误。";
     TraceSaved => "Trace saved to {path}", "追踪已保存到 {path}";
     TraceSaveFailed => "Could not save the trace to {path}: {error}", "无法把追踪保存到 {path}：{error}";

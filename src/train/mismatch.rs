@@ -18,6 +18,8 @@ const OUTPUTS: usize = 4;
 pub struct Mismatch {
     /// The GPU adapter the weights were put on.
     pub adapter: String,
+    /// Whether that adapter is a software one (it runs the GPU code on the CPU).
+    pub software: bool,
     /// The error the op returned with the batch on the CPU: the backend's own, not a copy.
     pub error: BackendError,
     /// The same op once the batch was copied to the GPU: its output's first row, read back.
@@ -32,6 +34,7 @@ pub struct Mismatch {
 pub fn demonstrate(options: &OpenOptions) -> Result<Mismatch, String> {
     let mut gpu = open(Device::Gpu, options)?;
     let adapter = gpu.name();
+    let software = gpu.adapter_summary().is_some_and(|a| a.software);
     let mut cpu = CpuBackend::new(1).map_err(|e| e.to_string())?;
     let fail = |e: BackendError| e.to_string();
     // The model on the GPU: one dense layer.
@@ -72,6 +75,7 @@ pub fn demonstrate(options: &OpenOptions) -> Result<Mismatch, String> {
     let result = gpu.read(&out).map_err(fail)?;
     Ok(Mismatch {
         adapter,
+        software,
         error,
         fixed_row: result[..OUTPUTS].to_vec(),
         copied_bytes: on_gpu.size_in_bytes(),

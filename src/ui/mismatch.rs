@@ -83,12 +83,17 @@ fn done_ui(ui: &mut egui::Ui, lang: Lang, m: &Mismatch) {
             ],
         ));
     }
+    let adapter = if m.software {
+        lang.fmt(Key::MismatchSoftware, &[("adapter", &m.adapter)])
+    } else {
+        m.adapter.clone()
+    };
     let row: Vec<String> = m.fixed_row.iter().map(|v| format!("{v:.3}")).collect();
     ui.label(lang.fmt(
         Key::MismatchFix,
         &[
             ("bytes", &m.copied_bytes),
-            ("adapter", &m.adapter),
+            ("adapter", &adapter),
             ("row", &format!("[{}]", row.join(", "))),
         ],
     ));
@@ -105,6 +110,7 @@ mod tests {
     fn done() -> MismatchView {
         MismatchView::Done(Mismatch {
             adapter: "llvmpipe (LLVM 15.0.6, 256 bits)".into(),
+            software: true,
             error: BackendError::DeviceMismatch {
                 expected: Device::Gpu,
                 found: Device::Cpu,
@@ -124,16 +130,18 @@ mod tests {
 
     #[test]
     fn the_error_shows_verbatim_and_is_explained_in_both_languages() {
-        for (lang, meaning, fix) in [
+        for (lang, meaning, fix, software) in [
             (
                 Lang::En,
                 "still in the CPU",
                 "The fix: copy the batch to the GPU first (64 bytes",
+                "a software adapter",
             ),
             (
                 Lang::Zh,
                 "还在 CPU",
                 "解决办法：先把批次复制到 GPU（64 字节",
+                "软件适配器",
             ),
         ] {
             let h = harness(lang, done());
@@ -150,6 +158,11 @@ mod tests {
                 h.query_all_by_label_contains("[0.050, 0.075, 0.100, 0.125]")
                     .count(),
                 1
+            );
+            assert_eq!(
+                h.query_all_by_label_contains(software).count(),
+                1,
+                "{lang:?}"
             );
         }
     }
