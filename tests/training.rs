@@ -313,3 +313,43 @@ fn once_a_step_is_timed_every_log_reports_a_kernel_time() {
         assert!(timed > 0, "recording {record}: no step was ever timed");
     }
 }
+
+/// The kernels of one timed step, as the log reports them, on `b` (up to 40 logged intervals:
+/// the GPU's timing is sampled).
+fn timed_labels(b: &mut dyn Backend) -> Option<Vec<String>> {
+    let mut config = spiral_config();
+    config.pipeline.kernel_timing_every = 1;
+    let session = Session::new(config).expect("valid config");
+    let mut runner = Runner::new(b, &session).expect("model fits");
+    for _ in 0..40 {
+        runner.step(b, false).expect("step");
+        runner.step(b, true).expect("step");
+        let log = runner.log(b).expect("log");
+        if let Some(k) = log.kernels {
+            let mut labels: Vec<String> = k.kernels.into_iter().map(|(l, _)| l).collect();
+            labels.sort();
+            return Some(labels);
+        }
+    }
+    None
+}
+
+/// Both devices time the same step's ops under the same labels, and every label has its kind:
+/// the journey's grouping by kind of op compares like with like.
+#[test]
+fn both_devices_time_the_ops_of_a_step_under_the_same_labels() {
+    use batchscope::sim::groups::OpGroup;
+    let cpu = timed_labels(&mut common::cpu()).expect("the CPU times the ops of a shown step");
+    assert!(cpu.iter().any(|l| l == "linear_forward"), "{cpu:?}");
+    assert!(cpu.iter().any(|l| l == "adam_step"), "{cpu:?}");
+    for label in &cpu {
+        assert_ne!(OpGroup::of_kernel(label), OpGroup::Other, "{label}");
+    }
+    let Some(mut gpu) = common::gpu() else { return };
+    if !gpu.adapter().timestamps {
+        eprintln!("adapter has no timestamp queries; the CPU's labels only");
+        return;
+    }
+    let gpu_labels = timed_labels(&mut gpu).expect("the GPU times a step within 40 logs");
+    assert_eq!(cpu, gpu_labels);
+}

@@ -1178,6 +1178,7 @@ pub(super) mod tests {
                 loss_scale: None,
                 skipped_steps: None,
                 kernel_time_ms: None,
+                kernels: None,
                 rounding: None,
             }),
         }

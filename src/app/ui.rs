@@ -92,6 +92,15 @@ impl BatchScopeApp {
                     });
                 }
                 Tab::Journey => {
+                    let ops = self.session.as_ref().map(|s| {
+                        let c = &s.config;
+                        crate::sim::cost::step_ops(
+                            &c.model_spec(&s.data),
+                            c.batch,
+                            c.optimizer,
+                            c.precision,
+                        )
+                    });
                     egui::ScrollArea::vertical()
                         .id_salt("journey")
                         .show(ui, |ui| {
@@ -99,6 +108,8 @@ impl BatchScopeApp {
                                 ui.label(RichText::new(message).weak());
                             }
                             panels.journey.ui(ui, lang, &state.runs, &mut commands);
+                            ui.separator();
+                            crate::ui::op_kinds::op_kinds_ui(ui, lang, &state.runs, ops.as_deref());
                             ui.separator();
                             crate::ui::mismatch::mismatch_ui(
                                 ui,

@@ -294,15 +294,15 @@ pub trait Instrumented {
         Ok(())
     }
 
-    /// Whether the kernels recorded from now on are timed (GPU timestamp queries, where the
-    /// adapter has them). Timed kernels are taken in at the next sync: as spans while
-    /// recording, and always as [`Instrumented::kernel_times`]. The CPU's kernels are timed by
-    /// the caller's clock, so the CPU ignores it.
+    /// Whether the kernels recorded from now on are timed one by one (GPU timestamp queries,
+    /// where the adapter has them; on the CPU the host's clock around each op). The GPU's are
+    /// taken in at the next sync: as spans while recording, and always as
+    /// [`Instrumented::kernel_times`]; the CPU's are there at once.
     fn time_kernels(&mut self, _on: bool) {}
 
     /// The kernels of the latest step whose kernels were all timed, as taken in at the last
-    /// sync (no wait of its own). `None` until a step has been timed, and always on the CPU and
-    /// on adapters without timestamp queries.
+    /// sync (no wait of its own). `None` until a step has been timed, and always on adapters
+    /// without timestamp queries.
     fn kernel_times(&self) -> Option<&KernelTimes> {
         None
     }

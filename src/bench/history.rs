@@ -373,6 +373,7 @@ mod tests {
                     loss_scale: None,
                     skipped_steps: None,
                     kernel_time_ms: None,
+                    kernels: None,
                     rounding: None,
                 }),
             });

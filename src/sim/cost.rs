@@ -118,7 +118,7 @@ pub fn step_ops(
         });
     }
     ops.push(Op {
-        name: "loss and its gradient".into(),
+        name: LOSS_OP.into(),
         kind: OpKind::Elementwise,
         // Softmax and cross-entropy (or squared error) per output: about five operations.
         flops: 5.0 * b * outputs,
@@ -236,6 +236,9 @@ pub struct Prediction {
     /// Each op.
     pub ops: Vec<OpCost>,
 }
+
+/// The name of the step's loss op (forward and gradient in one kernel).
+pub const LOSS_OP: &str = "loss and its gradient";
 
 /// Predicts one training step of `ops` on `profile`, `batch` rows a step, with the data
 /// loader's time per batch `loader.0` ms (hidden behind the step when `loader.1`, as worker

@@ -8,7 +8,8 @@
 //! - [`ecosystem`]: the software path each kind of device would train with;
 //! - [`efficiency`]: the share of the peak an op reaches, by its size;
 //! - [`fit`]: efficiency curves fitted to probe timings (the calibration);
-//! - [`fits`]: memory on a profile: the largest batch that fits, and `ZeRO`'s stages.
+//! - [`fits`]: memory on a profile: the largest batch that fits, and `ZeRO`'s stages;
+//! - [`groups`]: a step's FLOPs and measured kernel time by kind of op.
 
 pub mod cost;
 pub mod ecosystem;
@@ -16,4 +17,5 @@ pub mod efficiency;
 pub mod estimate;
 pub mod fit;
 pub mod fits;
+pub mod groups;
 pub mod profile;

@@ -96,6 +96,8 @@ pub struct DeviceRun {
     /// GPU kernel time of the latest step whose kernels were timed, in ms; kept until a newer
     /// timed step replaces it.
     pub kernel_time_ms: Option<f64>,
+    /// Each op of the latest step whose ops were timed, kept until a newer one is.
+    pub kernels: Option<crate::backend::KernelTimes>,
     /// The last whole-set evaluation.
     pub last_eval: Option<EvalReport>,
     /// Training loss per logged interval.
@@ -153,6 +155,7 @@ impl DeviceRun {
             precision: Precision::Fp32,
             last_log: None,
             kernel_time_ms: None,
+            kernels: None,
             last_eval: None,
             batch_loss: Curve::default(),
             train_loss: Curve::default(),
@@ -268,6 +271,9 @@ impl DeviceRun {
                 }
                 if log.kernel_time_ms.is_some() {
                     self.kernel_time_ms = log.kernel_time_ms;
+                }
+                if log.kernels.is_some() {
+                    self.kernels.clone_from(&log.kernels);
                 }
                 let steps = log
                     .step

@@ -37,6 +37,11 @@ pub struct StepLog {
     /// GPU time of the kernels of the last step, from timestamp queries, in milliseconds.
     /// `None` on the CPU and on adapters without timestamps.
     pub kernel_time_ms: Option<f64>,
+    /// Each op of the latest step whose ops were timed (GPU timestamp queries, or the host's
+    /// clock on the CPU), by the label both devices give that work. Not exported: the JSON
+    /// lines keep one number per log.
+    #[serde(skip)]
+    pub kernels: Option<crate::backend::KernelTimes>,
     /// What storing values in 16 bits lost since the previous log, by role, counted where the
     /// rounding happened (16-bit precisions only).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -22,6 +22,9 @@ use crate::nn::{Mlp, Stats};
 use crate::precision::{Precision, RoundingCensus};
 use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
 
+/// The CPU times each op of one step in this many (see `Runner::step`).
+const CPU_OPS_TIMED_EVERY: u64 = 256;
+
 /// Drives one model through the data on one backend.
 pub struct Runner {
     device: Device,
@@ -293,7 +296,13 @@ impl Runner {
         } else {
             display_due && synced
         };
-        backend.time_kernels(kernels_timed);
+        // Each op of a CPU step timed on its own costs about 50 ns an op, a third of the smallest
+        // steps, so only some steps are, for the breakdown by kind of op: steps 1, 2, 4 … 256,
+        // then every 256th. Not the steps whose loss is shown: those follow the logging and the
+        // evaluation, with the caches cold, and would show a slower step than the run's.
+        let ops_timed = step.is_power_of_two() && step <= CPU_OPS_TIMED_EVERY
+            || step.is_multiple_of(CPU_OPS_TIMED_EVERY);
+        backend.time_kernels(if gpu { kernels_timed } else { ops_timed });
         let recorder = backend.recorder();
         recorder.set_step(step);
         let start_ns = recorder.now_ns();
@@ -473,7 +482,10 @@ impl Runner {
             step_time_ms: elapsed_s * 1e3 / steps as f64,
             loss_scale: self.model.scaler().map(|s| s.scale),
             skipped_steps: self.model.scaler().map(|s| s.skipped),
-            kernel_time_ms: backend.kernel_times().map(|k| k.total_ns as f64 / 1e6),
+            kernel_time_ms: (self.device == Device::Gpu)
+                .then(|| backend.kernel_times().map(|k| k.total_ns as f64 / 1e6))
+                .flatten(),
+            kernels: backend.kernel_times().cloned(),
             rounding,
         };
         self.restart_clock();

@@ -566,6 +566,7 @@ mod tests {
             loss_scale: None,
             skipped_steps: None,
             kernel_time_ms,
+            kernels: None,
             rounding: None,
         }
     }

@@ -19,6 +19,7 @@ pub mod labels;
 pub mod memory;
 pub mod mismatch;
 pub mod notices;
+pub mod op_kinds;
 pub mod open;
 pub mod precision;
 pub mod preview;

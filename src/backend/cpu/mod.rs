@@ -14,6 +14,7 @@ mod memory;
 mod ops;
 mod product;
 mod spatial;
+mod timed;
 mod tuning;
 mod values;
 
@@ -21,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::backend::error::BackendError;
+use crate::backend::params::KernelTimes;
 use crate::backend::tensor::{Tensor, WORKING_COPIES, WORKING_LABELS, largest_half};
 use crate::backend::traits::{Backend, DeviceInfo, DeviceMemory, Instrumented};
 use crate::device::Device;
@@ -62,6 +64,27 @@ pub struct CpuBackend {
     working: Vec<Tensor>,
     /// What rounding into 16 bits lost since it was last taken.
     census: RoundingCensus,
+    /// The ops of the latest step whose ops were timed.
+    kernels: KernelClock,
+}
+
+/// The per-op timing of the latest timed step.
+#[derive(Debug, Default)]
+struct KernelClock {
+    /// Whether the ops of the step in progress are timed.
+    timing: bool,
+    /// The ops of the latest timed step (in progress while `timing`).
+    times: Option<KernelTimes>,
+}
+
+impl KernelClock {
+    /// Starts timing the next step's ops afresh, or stops, keeping the last timed step's.
+    fn set(&mut self, on: bool) {
+        self.timing = on;
+        if on {
+            self.times = Some(KernelTimes::default());
+        }
+    }
 }
 
 /// A CPU tensor's bytes, given back to the ledger when it is dropped.
@@ -118,6 +141,7 @@ impl CpuBackend {
             ledger: SharedLedger::default(),
             working: Vec::new(),
             census: RoundingCensus::default(),
+            kernels: KernelClock::default(),
         })
     }
 
@@ -178,6 +202,16 @@ impl Instrumented for CpuBackend {
 
     fn take_rounding_census(&mut self) -> Result<RoundingCensus, BackendError> {
         Ok(std::mem::take(&mut self.census))
+    }
+
+    /// Times each op of the coming steps by the host clock (about 50 ns an op: enough to slow
+    /// the smallest steps, so the caller times only some).
+    fn time_kernels(&mut self, on: bool) {
+        self.kernels.set(on);
+    }
+
+    fn kernel_times(&self) -> Option<&KernelTimes> {
+        self.kernels.times.as_ref()
     }
 }
 

@@ -9,9 +9,8 @@ use super::values::{host, host_mut, map_values, put, slots, store, view, view_mu
 use super::{CHUNK, CpuBackend, flush_subnormal};
 use crate::backend::checks;
 use crate::backend::error::BackendError;
-use crate::backend::params::{Activation, AdamHyper, ConvShape, PoolShape};
+use crate::backend::params::{Activation, AdamHyper};
 use crate::backend::tensor::{Storage, Tensor, check_device};
-use crate::backend::traits::ComputeOps;
 use crate::device::Device;
 use crate::precision::{DType, Half};
 
@@ -19,8 +18,8 @@ use crate::precision::{DType, Half};
 /// chunk iterators yields them.
 type AdamChunks<'a> = (((&'a mut [f32], &'a [f32]), &'a mut [f32]), &'a mut [f32]);
 
-impl ComputeOps for CpuBackend {
-    fn copy(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
+impl CpuBackend {
+    pub(super) fn copy_op(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
         checks::copy(Device::Cpu, src, dst)?;
         if src.dtype() == dst.dtype() {
             match (src.storage(), dst.storage_mut()) {
@@ -38,7 +37,7 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn linear_forward(
+    pub(super) fn linear_forward_op(
         &mut self,
         x: &Tensor,
         w: &Tensor,
@@ -62,7 +61,7 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn linear_backward_input(
+    pub(super) fn linear_backward_input_op(
         &mut self,
         dz: &Tensor,
         w: &Tensor,
@@ -87,7 +86,7 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn linear_backward_params(
+    pub(super) fn linear_backward_params_op(
         &mut self,
         x: &Tensor,
         dz: &Tensor,
@@ -98,6 +97,8 @@ impl ComputeOps for CpuBackend {
         let mut work = self.take_working(&[x, dz, dw, db])?;
         let [s0, s1, s2, s3] = slots(&mut work);
         let (x_f, dz_f) = (view(x, s0)?, view(dz, s1)?);
+        // Timed as two kernels, as the GPU runs them: the product, then the column sums.
+        let clock = self.op_start();
         self.product(
             (x_f, Layout::Transposed),
             (dz_f, Layout::Normal),
@@ -106,6 +107,8 @@ impl ComputeOps for CpuBackend {
             Epilogue::None,
         );
         store(dw, s2, &mut self.census);
+        self.op_end("weight_grad", clock);
+        let clock = self.op_start();
         // Row by row, so the inner loop runs along contiguous memory; each column still sums
         // its rows in ascending order, as the shader does.
         let db_f = view_mut(db, &mut *s3, false)?;
@@ -116,51 +119,12 @@ impl ComputeOps for CpuBackend {
             }
         }
         store(db, s3, &mut self.census);
+        self.op_end("bias_grad", clock);
         self.working = work;
         Ok(())
     }
 
-    fn im2col(
-        &mut self,
-        x: &Tensor,
-        shape: ConvShape,
-        col: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        self.im2col_op(x, shape, col)
-    }
-
-    fn col2im(
-        &mut self,
-        dcol: &Tensor,
-        a_prev: &Tensor,
-        act_prev: Activation,
-        shape: ConvShape,
-        dx: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        self.col2im_op(dcol, a_prev, act_prev, shape, dx)
-    }
-
-    fn max_pool(
-        &mut self,
-        x: &Tensor,
-        shape: PoolShape,
-        out: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        self.max_pool_op(x, shape, out)
-    }
-
-    fn max_pool_backward(
-        &mut self,
-        x: &Tensor,
-        dout: &Tensor,
-        act: Activation,
-        shape: PoolShape,
-        dx: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        self.max_pool_backward_op(x, dout, act, shape, dx)
-    }
-
-    fn softmax_cross_entropy(
+    pub(super) fn softmax_cross_entropy_op(
         &mut self,
         logits: &Tensor,
         targets: &Tensor,
@@ -219,7 +183,7 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn mse_loss(
+    pub(super) fn mse_loss_op(
         &mut self,
         pred: &Tensor,
         targets: &Tensor,
@@ -257,7 +221,12 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
+    pub(super) fn sgd_step_op(
+        &mut self,
+        param: &mut Tensor,
+        grad: &Tensor,
+        lr: f32,
+    ) -> Result<(), BackendError> {
         checks::elementwise(Device::Cpu, "sgd_step", param, &[grad])?;
         let mut work = self.take_working(&[param, grad])?;
         let [s0, s1, ..] = slots(&mut work);
@@ -281,7 +250,7 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn momentum_step(
+    pub(super) fn momentum_step_op(
         &mut self,
         param: &mut Tensor,
         grad: &Tensor,
@@ -317,7 +286,7 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn adam_step(
+    pub(super) fn adam_step_op(
         &mut self,
         param: &mut Tensor,
         grad: &Tensor,
@@ -366,7 +335,7 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
+    pub(super) fn round_to_op(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
         check_device(Device::Cpu, "round_to", &[t])?;
         if t.dtype() == DType::F32 {
             let count = self.census.role_mut(t.role());
@@ -381,13 +350,13 @@ impl ComputeOps for CpuBackend {
         Ok(())
     }
 
-    fn scale(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError> {
+    pub(super) fn scale_op(&mut self, t: &mut Tensor, factor: f32) -> Result<(), BackendError> {
         check_device(Device::Cpu, "scale", &[t])?;
         map_values(t, |v| v * factor, &mut self.census);
         Ok(())
     }
 
-    fn count_non_finite(&mut self, tensors: &[&Tensor]) -> Result<u64, BackendError> {
+    pub(super) fn count_non_finite_op(tensors: &[&Tensor]) -> Result<u64, BackendError> {
         check_device(Device::Cpu, "count_non_finite", tensors)?;
         let mut count = 0u64;
         for t in tensors {
@@ -405,9 +374,5 @@ impl ComputeOps for CpuBackend {
             } as u64;
         }
         Ok(count)
-    }
-
-    fn flush(&mut self) -> Result<(), BackendError> {
-        Ok(())
     }
 }

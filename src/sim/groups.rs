@@ -1,0 +1,205 @@
+//! Where a step's time goes by kind of op (the article's first section): each op of the cost
+//! model and each kernel measured in a step put in one of a few groups, so that a group's share
+//! of the step's FLOPs can stand beside its share of the measured kernel time. Matrix products
+//! are most of the arithmetic; the groups beside them show how much time the rest takes.
+
+use serde::Serialize;
+
+use super::cost::{LOSS_OP, Op, OpKind, Product};
+use crate::backend::KernelTimes;
+
+/// A kind of op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpGroup {
+    /// Dense layers' products, forward and backward, with their fused bias and activation.
+    MatrixProducts,
+    /// A convolution's own passes: making its patches and folding their gradient back.
+    Convolutions,
+    /// Element-wise work: bias gradients, pooling, conversions between number formats,
+    /// scaling and checks.
+    Elementwise,
+    /// The loss and its gradient.
+    Loss,
+    /// The optimizer's updates.
+    Optimizer,
+    /// Work this grouping does not know by name.
+    Other,
+}
+
+impl OpGroup {
+    /// Every group, in the order a table shows them.
+    pub const ALL: [OpGroup; 6] = [
+        OpGroup::MatrixProducts,
+        OpGroup::Convolutions,
+        OpGroup::Elementwise,
+        OpGroup::Loss,
+        OpGroup::Optimizer,
+        OpGroup::Other,
+    ];
+
+    /// The group of a kernel, by the label both devices give it.
+    pub fn of_kernel(label: &str) -> Self {
+        match label {
+            "linear_forward" | "linear_backward_input" | "weight_grad" => Self::MatrixProducts,
+            "im2col" | "col2im" => Self::Convolutions,
+            "softmax_cross_entropy" | "mse_loss" => Self::Loss,
+            "sgd_step" | "momentum_step" | "adam_step" => Self::Optimizer,
+            "bias_grad" | "max_pool" | "max_pool_backward" | "scale" | "count_non_finite"
+            | "copy" => Self::Elementwise,
+            l if l.starts_with("round_") || l.starts_with("widen_") || l.starts_with("narrow_") => {
+                Self::Elementwise
+            }
+            _ => Self::Other,
+        }
+    }
+}
+
+/// One group's share of a step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupShare {
+    /// The group.
+    pub group: OpGroup,
+    /// Its FLOPs, as the cost model counts them.
+    pub flops: f64,
+    /// Its share of the step's FLOPs (0 to 1).
+    pub flops_share: f64,
+    /// Its measured kernel time, ns, when the step's kernels were timed.
+    pub time_ns: Option<u64>,
+    /// Its share of the measured kernel time (0 to 1).
+    pub time_share: Option<f64>,
+}
+
+/// The FLOPs of `ops` by group. A weight gradient's FLOPs include its bias gradient's column
+/// sums (`m · n` additions), which run as a kernel of their own: they are counted as
+/// element-wise, where that kernel's time goes. Copies do no arithmetic and are left out.
+fn flops_by_group(ops: &[Op]) -> Vec<(OpGroup, f64)> {
+    let mut out = Vec::new();
+    for op in ops {
+        match op.kind {
+            OpKind::MatMul => {
+                let bias = match (op.product, op.dims) {
+                    (Some(Product::WeightGradient), Some([_, n, k])) => n * k,
+                    _ => 0.0,
+                };
+                out.push((OpGroup::MatrixProducts, op.flops - bias));
+                out.push((OpGroup::Elementwise, bias));
+            }
+            OpKind::Update => out.push((OpGroup::Optimizer, op.flops)),
+            OpKind::Elementwise if op.name == LOSS_OP => out.push((OpGroup::Loss, op.flops)),
+            OpKind::Elementwise => out.push((OpGroup::Elementwise, op.flops)),
+            OpKind::Copy => {}
+        }
+    }
+    out
+}
+
+/// Each group's share of the FLOPs of `ops` and, where `kernels` were timed, of their time.
+/// Groups with neither FLOPs nor time are left out.
+pub fn shares(ops: &[Op], kernels: Option<&KernelTimes>) -> Vec<GroupShare> {
+    let flops = flops_by_group(ops);
+    let total_flops: f64 = flops.iter().map(|f| f.1).sum();
+    let total_ns = kernels.map(|k| k.kernels.iter().map(|(_, ns)| ns).sum::<u64>());
+    OpGroup::ALL
+        .into_iter()
+        .filter_map(|group| {
+            let f: f64 = flops.iter().filter(|x| x.0 == group).map(|x| x.1).sum();
+            let time_ns = kernels.map(|k| {
+                k.kernels
+                    .iter()
+                    .filter(|(label, _)| OpGroup::of_kernel(label) == group)
+                    .map(|(_, ns)| ns)
+                    .sum::<u64>()
+            });
+            if f <= 0.0 && time_ns.unwrap_or(0) == 0 {
+                return None;
+            }
+            Some(GroupShare {
+                group,
+                flops: f,
+                flops_share: if total_flops > 0.0 {
+                    f / total_flops
+                } else {
+                    0.0
+                },
+                time_ns,
+                time_share: time_ns
+                    .zip(total_ns)
+                    .map(|(t, all)| t as f64 / all.max(1) as f64),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Activation;
+    use crate::nn::{Loss, ModelSpec, OptimizerKind};
+    use crate::precision::Precision;
+    use crate::sim::cost::step_ops;
+
+    fn ops(layers: &[usize], batch: usize) -> Vec<Op> {
+        let spec = ModelSpec {
+            layers: layers.to_vec(),
+            activation: Activation::Relu,
+            loss: Loss::SoftmaxCrossEntropy,
+        };
+        step_ops(&spec, batch, OptimizerKind::Adam, Precision::Fp32)
+    }
+
+    #[test]
+    fn flops_shares_add_up_and_products_dominate_a_wide_model() {
+        let s = shares(&ops(&[784, 256, 10], 64), None);
+        let total: f64 = s.iter().map(|g| g.flops_share).sum();
+        assert!((total - 1.0).abs() < 1e-12, "{s:?}");
+        let products = s
+            .iter()
+            .find(|g| g.group == OpGroup::MatrixProducts)
+            .expect("products");
+        assert!(products.flops_share > 0.95, "{s:?}");
+        assert!(
+            s.iter()
+                .all(|g| g.time_ns.is_none() && g.time_share.is_none())
+        );
+        // A bias gradient's column sums are element-wise: 64 rows × (256 + 10) outputs.
+        let elementwise = s
+            .iter()
+            .find(|g| g.group == OpGroup::Elementwise)
+            .expect("bias");
+        assert_eq!(elementwise.flops, 64.0 * 266.0);
+    }
+
+    #[test]
+    fn measured_kernels_are_grouped_by_their_labels() {
+        let kernels = KernelTimes {
+            kernels: vec![
+                ("linear_forward".into(), 300),
+                ("linear_forward".into(), 100),
+                ("softmax_cross_entropy".into(), 200),
+                ("weight_grad".into(), 100),
+                ("bias_grad".into(), 50),
+                ("adam_step".into(), 150),
+                ("narrow_fp16".into(), 50),
+                ("mystery".into(), 50),
+            ],
+            total_ns: 1000,
+        };
+        let s = shares(&ops(&[2, 16, 3], 8), Some(&kernels));
+        let time = |g| {
+            s.iter()
+                .find(|x| x.group == g)
+                .and_then(|x| x.time_ns)
+                .unwrap_or(0)
+        };
+        assert_eq!(time(OpGroup::MatrixProducts), 500);
+        assert_eq!(time(OpGroup::Loss), 200);
+        assert_eq!(time(OpGroup::Optimizer), 150);
+        assert_eq!(time(OpGroup::Elementwise), 100);
+        assert_eq!(time(OpGroup::Other), 50);
+        let shares: f64 = s.iter().filter_map(|g| g.time_share).sum();
+        assert!((shares - 1.0).abs() < 1e-12);
+        // No convolution in an MLP: neither FLOPs nor time, so no row.
+        assert!(s.iter().all(|g| g.group != OpGroup::Convolutions));
+    }
+}
