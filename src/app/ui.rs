@@ -190,6 +190,10 @@ impl BatchScopeApp {
                                     }
                                     _ => None,
                                 },
+                                kernels: [
+                                    state.runs[0].kernels.as_ref(),
+                                    state.runs[1].kernels.as_ref(),
+                                ],
                             };
                             panels
                                 .roofline

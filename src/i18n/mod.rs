@@ -409,6 +409,8 @@ strings! {
     EcoHeading => "{heading}: {name}", "{heading}：{name}";
     EcoRunsOn => "Runs on: {devices}", "运行于：{devices}";
     EcoSources => "Sources:", "来源：";
+    SimMeasuredPoints => "Measured (this run)", "实测（本次运行）";
+    SimMeasuredHover => "{op}: {intensity} FLOP/byte, {tflops} TFLOP/s reached, {time} (measured in this run)", "{op}：{intensity} FLOP/字节，实际达到 {tflops} TFLOP/s，{time}（本次运行实测）";
     SimHover => "{op}: {intensity} FLOP/byte, {tflops} TFLOP/s, {time}, {bound} (simulated)", "{op}：{intensity} FLOP/字节，{tflops} TFLOP/s，{time}，{bound}（模拟）";
     SimOp => "Op", "算子";
     SimFlops => "FLOPs", "FLOP 数";

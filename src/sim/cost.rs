@@ -157,8 +157,10 @@ pub fn step_ops(
     } else {
         4.0
     };
-    for (l, &(i, o)) in pairs.iter().enumerate() {
-        for (what, n) in [("weights", i * o), ("biases", o)] {
+    // Every layer's weights, then every layer's biases: the order the model updates them in.
+    for (what, biases) in [("weights", false), ("biases", true)] {
+        for (l, &(i, o)) in pairs.iter().enumerate() {
+            let n = if biases { o } else { i * o };
             ops.push(Op {
                 name: format!("layer {} update {what}", l + 1),
                 kind: OpKind::Update,

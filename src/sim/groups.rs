@@ -131,6 +131,84 @@ pub fn shares(ops: &[Op], kernels: Option<&KernelTimes>) -> Vec<GroupShare> {
         .collect()
 }
 
+/// The work an op or a kernel is, for matching one to the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    Forward,
+    WeightGradient,
+    BiasGradient,
+    InputGradient,
+    Loss,
+    Update,
+}
+
+fn work_of_kernel(label: &str) -> Option<Work> {
+    match label {
+        "linear_forward" => Some(Work::Forward),
+        "weight_grad" => Some(Work::WeightGradient),
+        "bias_grad" => Some(Work::BiasGradient),
+        "linear_backward_input" => Some(Work::InputGradient),
+        "softmax_cross_entropy" | "mse_loss" => Some(Work::Loss),
+        "sgd_step" | "momentum_step" | "adam_step" => Some(Work::Update),
+        _ => None,
+    }
+}
+
+fn work_of_op(op: &Op) -> Option<Work> {
+    match (op.kind, op.product) {
+        (OpKind::MatMul, Some(Product::Forward)) => Some(Work::Forward),
+        (OpKind::MatMul, Some(Product::WeightGradient)) => Some(Work::WeightGradient),
+        (OpKind::MatMul, Some(Product::InputGradient)) => Some(Work::InputGradient),
+        (OpKind::Elementwise, _) if op.name == LOSS_OP => Some(Work::Loss),
+        (OpKind::Update, _) => Some(Work::Update),
+        _ => None,
+    }
+}
+
+/// Each op of `ops` that a timed kernel did, with that kernel's time in ns: the i-th kernel of
+/// a kind of work is the i-th op of that kind, in the step's order (forward from the first layer,
+/// backward from the last, every weight then every bias updated), the order both devices run
+/// them in. A weight gradient's time includes its bias gradient's column sums, whose FLOPs the
+/// op counts. A kind whose kernels and ops do not pair up one to one (a step that was not
+/// all timed) gives no pairs rather than wrong ones.
+pub fn measured_ops(ops: &[Op], kernels: &KernelTimes) -> Vec<(usize, u64)> {
+    let times = |work: Work| -> Vec<u64> {
+        kernels
+            .kernels
+            .iter()
+            .filter(|(label, _)| work_of_kernel(label) == Some(work))
+            .map(|(_, ns)| *ns)
+            .collect()
+    };
+    let mut out = Vec::new();
+    for work in [
+        Work::Forward,
+        Work::WeightGradient,
+        Work::InputGradient,
+        Work::Loss,
+        Work::Update,
+    ] {
+        let indices: Vec<usize> = (0..ops.len())
+            .filter(|&i| work_of_op(&ops[i]) == Some(work))
+            .collect();
+        let mut ns = times(work);
+        if work == Work::WeightGradient {
+            let bias = times(Work::BiasGradient);
+            if bias.len() != ns.len() {
+                continue;
+            }
+            for (t, b) in ns.iter_mut().zip(bias) {
+                *t += b;
+            }
+        }
+        if ns.len() == indices.len() {
+            out.extend(indices.into_iter().zip(ns));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +246,69 @@ mod tests {
             .find(|g| g.group == OpGroup::Elementwise)
             .expect("bias");
         assert_eq!(elementwise.flops, 64.0 * 266.0);
+    }
+
+    #[test]
+    fn measured_kernels_are_paired_with_the_ops_they_did_in_order() {
+        // 2-16-3: two forwards, the loss, two weight gradients (last layer first) and their
+        // column sums, one input gradient, four updates (weights, then biases).
+        let ops = ops(&[2, 16, 3], 8);
+        let labels = [
+            ("linear_forward", 10),
+            ("linear_forward", 20),
+            ("softmax_cross_entropy", 30),
+            ("weight_grad", 40),
+            ("bias_grad", 1),
+            ("linear_backward_input", 50),
+            ("weight_grad", 60),
+            ("bias_grad", 2),
+            ("adam_step", 70),
+            ("adam_step", 80),
+            ("adam_step", 90),
+            ("adam_step", 100),
+        ];
+        let kernels = KernelTimes {
+            kernels: labels
+                .iter()
+                .map(|(l, ns)| ((*l).to_owned(), *ns))
+                .collect(),
+            total_ns: 0,
+        };
+        let by_name: Vec<(String, u64)> = measured_ops(&ops, &kernels)
+            .into_iter()
+            .map(|(i, ns)| (ops[i].name.clone(), ns))
+            .collect();
+        let want = [
+            ("layer 1 forward", 10),
+            ("layer 2 forward", 20),
+            ("loss and its gradient", 30),
+            ("layer 2 weight gradient", 41),
+            ("layer 2 input gradient", 50),
+            ("layer 1 weight gradient", 62),
+            ("layer 1 update weights", 70),
+            ("layer 2 update weights", 80),
+            ("layer 1 update biases", 90),
+            ("layer 2 update biases", 100),
+        ];
+        let want: Vec<(String, u64)> = want.iter().map(|(n, t)| ((*n).to_owned(), *t)).collect();
+        assert_eq!(by_name, want);
+        // A step timed only in part pairs nothing of the kinds it cut short.
+        let partial = KernelTimes {
+            kernels: kernels.kernels[..3].to_vec(),
+            total_ns: 0,
+        };
+        let names: Vec<&str> = measured_ops(&ops, &partial)
+            .into_iter()
+            .map(|(i, _)| ops[i].name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "layer 1 forward",
+                "layer 2 forward",
+                "loss and its gradient"
+            ]
+        );
     }
 
     #[test]

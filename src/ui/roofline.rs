@@ -9,7 +9,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
-use crate::backend::AdapterSummary;
+use crate::backend::{AdapterSummary, KernelTimes};
 use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
 use crate::nn::ModelSpec;
@@ -17,6 +17,7 @@ use crate::sim::cost::{Bound, Prediction, predict, step_ops};
 use crate::sim::ecosystem::Stack;
 use crate::sim::estimate::PRESETS;
 use crate::sim::fits::{Model, Stage, largest_batch, model_states_per_gpu};
+use crate::sim::groups::measured_ops;
 use crate::sim::profile::{Kind, Profile};
 use crate::train::TrainConfig;
 use crate::units::{format_bytes, format_ms, format_rate, grouped};
@@ -112,6 +113,8 @@ pub struct RooflineView<'a> {
     pub stacks: &'a [Stack],
     /// This machine's GPU adapter, if it is up.
     pub adapter: Option<&'a AdapterSummary>,
+    /// The ops of the latest step each device timed one by one, CPU then GPU.
+    pub kernels: [Option<&'a KernelTimes>; 2],
 }
 
 fn bound_color(bound: Bound) -> Color32 {
@@ -187,7 +190,8 @@ impl RooflinePanel {
                 }
             }
         }
-        roofline_ui(ui, lang, chosen, &prediction);
+        let measured = local_device(chosen).and_then(|i| view.kernels[i]);
+        roofline_ui(ui, lang, chosen, &prediction, measured);
         ops_table_ui(ui, lang, &prediction);
         ui.separator();
         self.memory_ui(ui, lang, chosen, view);
@@ -373,7 +377,15 @@ fn calibration_ui(
 type Series = (String, Color32, Vec<[f64; 2]>, Vec<String>);
 
 /// The roof and the ops, on log-log axes of intensity (FLOP/byte) and TFLOP/s.
-fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Prediction) {
+/// The roof, each op of the step where the model puts it, and, on this machine's own profile,
+/// where the ops of a step timed one by one really were (`measured`).
+fn roofline_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    profile: &Profile,
+    prediction: &Prediction,
+    measured: Option<&KernelTimes>,
+) {
     let peak = prediction.peak_tflops;
     let bandwidth_tb = profile.mem_bw_gbs.value / 1e3;
     let ridge = peak / bandwidth_tb;
@@ -438,6 +450,7 @@ fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Pr
             )
         })
         .filter(|s| !s.2.is_empty())
+        .chain(measured.map(|k| measured_series(lang, prediction, k)))
         .collect();
     let hover: Vec<(String, Vec<String>)> = series
         .iter()
@@ -470,8 +483,15 @@ fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Pr
                     .color(Color32::GRAY)
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
+            let measured_name = lang.tr(Key::SimMeasuredPoints);
             for (name, colour, points, _) in series {
-                plot.points(Points::new(name, points).radius(4.0).color(colour));
+                let hollow = name == measured_name;
+                plot.points(
+                    Points::new(name, points)
+                        .radius(if hollow { 6.0 } else { 4.0 })
+                        .filled(!hollow)
+                        .color(colour),
+                );
             }
         });
     ui.label(
@@ -485,6 +505,35 @@ fn roofline_ui(ui: &mut egui::Ui, lang: Lang, profile: &Profile, prediction: &Pr
         ))
         .small(),
     );
+}
+
+/// The ops of a step timed one by one on this machine, at the FLOP/s they reached.
+fn measured_series(lang: Lang, prediction: &Prediction, kernels: &KernelTimes) -> Series {
+    let ops: Vec<crate::sim::cost::Op> = prediction.ops.iter().map(|c| c.op.clone()).collect();
+    let (mut points, mut labels) = (Vec::new(), Vec::new());
+    for (i, ns) in measured_ops(&ops, kernels) {
+        let op = &ops[i];
+        if op.flops <= 0.0 || ns == 0 {
+            continue;
+        }
+        let tflops = op.flops / ns as f64 / 1e3;
+        points.push([op.intensity().max(1e-3).log10(), tflops.max(1e-9).log10()]);
+        labels.push(lang.fmt(
+            Key::SimMeasuredHover,
+            &[
+                ("op", &op.name),
+                ("intensity", &format!("{:.2}", op.intensity())),
+                ("tflops", &format!("{tflops:.4}")),
+                ("time", &format_ms(ns as f64 / 1e6)),
+            ],
+        ));
+    }
+    (
+        lang.tr(Key::SimMeasuredPoints).to_owned(),
+        Color32::WHITE,
+        points,
+        labels,
+    )
 }
 
 /// Each op's predicted time and bound.
@@ -542,6 +591,7 @@ mod tests {
                     eval_rows: 720,
                     stacks: &[],
                     adapter: None,
+                    kernels: [None, None],
                 };
                 s.panel.ui(ui, lang, &profiles, &view, &mut Vec::new());
             },
@@ -570,6 +620,69 @@ mod tests {
                 .is_some()
         );
         assert!(h.query_by_label_contains("Measured here: CPU").is_some());
+    }
+
+    #[test]
+    fn on_this_machines_profile_the_ops_of_a_timed_step_are_drawn_as_measured() {
+        let mut local = shipped()
+            .into_iter()
+            .find(|p| p.kind == Kind::Cpu)
+            .expect("a CPU profile");
+        local.id = "local-cpu".into();
+        let profiles = vec![local];
+        let labels = [
+            "linear_forward",
+            "linear_forward",
+            "linear_forward",
+            "softmax_cross_entropy",
+            "weight_grad",
+            "bias_grad",
+            "linear_backward_input",
+            "weight_grad",
+            "bias_grad",
+            "linear_backward_input",
+            "weight_grad",
+            "bias_grad",
+        ];
+        let kernels = KernelTimes {
+            kernels: labels.iter().map(|l| ((*l).to_owned(), 1000)).collect(),
+            total_ns: 12_000,
+        };
+        for (lang, with) in [
+            (Lang::En, Some(&kernels)),
+            (Lang::Zh, Some(&kernels)),
+            (Lang::En, None),
+        ] {
+            let kernels = with.cloned();
+            let profiles = profiles.clone();
+            let mut h = crate::ui::testing::harness(
+                move |ui, panel: &mut RooflinePanel| {
+                    let config = TrainConfig::default();
+                    let spec = ModelSpec {
+                        layers: vec![2, 16, 16, 3],
+                        activation: crate::backend::Activation::Relu,
+                        loss: crate::nn::Loss::SoftmaxCrossEntropy,
+                    };
+                    let view = RooflineView {
+                        config: &config,
+                        spec: &spec,
+                        measured_ms: [Some(0.05), None],
+                        calibration: None,
+                        eval_rows: 720,
+                        stacks: &[],
+                        adapter: None,
+                        kernels: [kernels.as_ref(), None],
+                    };
+                    panel.ui(ui, lang, &profiles, &view, &mut Vec::new());
+                },
+                RooflinePanel::default(),
+            );
+            h.run();
+            let legend = h
+                .query_all_by_label(lang.tr(Key::SimMeasuredPoints))
+                .count();
+            assert_eq!(legend > 0, with.is_some(), "{lang:?}");
+        }
     }
 
     #[test]
