@@ -658,11 +658,56 @@ fn profiles_list_every_figure_with_its_source_and_simulate_labels_its_prediction
         ops.iter()
             .any(|o| o["name"] == "layer 2 forward" && o["bound"] == "compute")
     );
-    // The text says simulated on every line that has a figure.
-    let (code, stdout, _) = batchscope(&["simulate", "--dataset", "spiral"]);
+    // Memory on the profile, and the largest preset spread over 8 GPUs with ZeRO.
+    let (code, stdout, stderr) = batchscope(&[
+        "simulate",
+        "--dataset",
+        "spiral",
+        "--profile",
+        "nvidia-t4",
+        "--gpus",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let line: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(line["memory"]["fits"], true, "{line}");
+    assert_eq!(
+        line["memory"]["capacity_bytes"], 16_000_000_000_u64,
+        "{line}"
+    );
+    let psi = line["zero"]["parameters"].as_f64().expect("parameters");
+    let per_gpu: Vec<f64> = line["zero"]["per_gpu_bytes"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .map(|s| s[1].as_f64().expect("bytes"))
+        .collect();
+    // The ZeRO paper's formulas with K = 12 (Adam, mixed precision): 16Ψ, 4Ψ + 12Ψ/N,
+    // 2Ψ + 14Ψ/N, 16Ψ/N.
+    let want = [
+        16.0 * psi,
+        4.0 * psi + 1.5 * psi,
+        2.0 * psi + 1.75 * psi,
+        2.0 * psi,
+    ];
+    for (got, want) in per_gpu.iter().zip(want) {
+        assert!((got - want).abs() <= 1.0, "{per_gpu:?} vs {want}");
+    }
+    // The text says simulated (or, for memory, estimated) on every line that has a figure.
+    let (code, stdout, _) = batchscope(&["simulate", "--dataset", "spiral", "--gpus", "4"]);
     assert_eq!(code, 0);
     assert!(
-        stdout.lines().skip(1).all(|l| l.contains("(simulated)")),
+        stdout
+            .lines()
+            .skip(1)
+            .all(|l| l.contains("(simulated)") || l.contains("(estimated)")),
+        "{stdout}"
+    );
+    // With --gpus every profile gets the ZeRO line.
+    assert_eq!(
+        stdout.matches("model states per GPU").count(),
+        stdout.matches("samples/s").count(),
         "{stdout}"
     );
     assert!(stdout.starts_with("SIMULATED (not measured)"));

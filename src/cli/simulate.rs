@@ -10,7 +10,10 @@ use super::failure::Failure;
 use super::output::Out;
 use super::run::parse_run;
 use crate::sim::cost::{Prediction, predict, step_ops};
+use crate::sim::estimate::PRESETS;
+use crate::sim::fits::{Model, Stage, largest_batch, model_states_per_gpu};
 use crate::sim::profile::{self, Profile};
+use crate::units::format_bytes;
 
 /// `batchscope profiles`.
 pub(super) fn profiles(out: &mut Out, json: bool) -> Result<(), Failure> {
@@ -71,6 +74,10 @@ pub(super) struct SimulateArgs {
     /// Print every op of the step, not only the summary.
     #[arg(long)]
     ops: bool,
+    /// GPUs to spread the largest preset model over: its memory per GPU with data parallelism
+    /// and `ZeRO` stages 1–3, on each profile.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    gpus: Option<u32>,
 }
 
 /// One line of JSON: the prediction, labelled simulated.
@@ -80,6 +87,28 @@ struct Line<'a> {
     prediction: &'a Prediction,
     predicted_step_time_ms: f64,
     predicted_samples_per_s: f64,
+    memory: Memory,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zero: Option<Zero>,
+}
+
+/// Whether the model and batch fit in the profile's memory (estimated, not measured).
+#[derive(Serialize)]
+struct Memory {
+    needs_bytes: u64,
+    capacity_bytes: u64,
+    fits: bool,
+    /// The largest batch that fits; `None` when not even one row does.
+    largest_batch: Option<usize>,
+}
+
+/// The largest preset's model states per GPU across `gpus` GPUs, by stage.
+#[derive(Serialize)]
+struct Zero {
+    model: &'static str,
+    parameters: u64,
+    gpus: u32,
+    per_gpu_bytes: Vec<(Stage, u64)>,
 }
 
 /// `batchscope simulate`.
@@ -105,13 +134,38 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
             config.precision.as_str()
         ))?;
     }
+    let model = Model {
+        spec: &spec,
+        optimizer: config.optimizer,
+        precision: config.precision,
+        eval_rows: crate::train::eval_rows(&session.data),
+    };
+    let needs_bytes = model.at(config.batch).total();
     for p in &profiles {
         let prediction = predict(p, &ops, config.precision, config.batch, loader_time);
+        let capacity = p.mem_gb.value * 1e9;
+        let memory = Memory {
+            needs_bytes,
+            capacity_bytes: capacity as u64,
+            fits: needs_bytes as f64 <= capacity,
+            largest_batch: largest_batch(model, capacity),
+        };
+        let zero = args.gpus.zip(PRESETS.last()).map(|(gpus, large)| Zero {
+            model: large.name,
+            parameters: large.parameters,
+            gpus,
+            per_gpu_bytes: Stage::ALL
+                .into_iter()
+                .map(|s| (s, model_states_per_gpu(large.parameters, gpus, s) as u64))
+                .collect(),
+        });
         if args.run.json {
             out.json(&Line {
                 prediction: &prediction,
                 predicted_step_time_ms: prediction.step_time_ms,
                 predicted_samples_per_s: prediction.samples_per_s,
+                memory,
+                zero,
             })?;
             continue;
         }
@@ -119,6 +173,40 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
             "{:<18} step {:>10.4} ms  {:>12.0} samples/s  {:?}-bound (simulated)",
             p.id, prediction.step_time_ms, prediction.samples_per_s, prediction.bound
         ))?;
+        out.line(format!(
+            "{:<18} memory: batch {} needs {} of {}: {}; the largest batch that fits: {} \
+             (estimated)",
+            "",
+            config.batch,
+            format_bytes(memory.needs_bytes),
+            format_bytes(memory.capacity_bytes),
+            if memory.fits { "fits" } else { "does NOT fit" },
+            memory
+                .largest_batch
+                .map_or_else(|| "none".to_owned(), |b| b.to_string()),
+        ))?;
+        if let Some(z) = &zero {
+            let stages: Vec<String> = z
+                .per_gpu_bytes
+                .iter()
+                .map(|(s, b)| {
+                    let fits = if *b as f64 <= capacity {
+                        ""
+                    } else {
+                        " (too much)"
+                    };
+                    format!("{s:?} {}{fits}", format_bytes(*b))
+                })
+                .collect();
+            out.line(format!(
+                "{:<18} {} ({} parameters) on {} GPUs, model states per GPU: {} (estimated)",
+                "",
+                z.model,
+                z.parameters,
+                z.gpus,
+                stages.join(", ")
+            ))?;
+        }
         if args.ops {
             for c in &prediction.ops {
                 out.line(format!(
