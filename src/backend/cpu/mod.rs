@@ -2,8 +2,10 @@
 //!
 //! Matrix products go to the `gemm` crate (see `matmul.rs`), with bias, activation and the
 //! activation's derivative applied in one pass over the output right after. The smallest
-//! products, and everything element-wise, are plain loops here. Nothing in a step allocates,
-//! except `gemm`'s own packing buffer for large products.
+//! products, and everything element-wise, are plain loops here; convolutions are patches
+//! (`spatial.rs`) and the same products. Nothing in a step allocates, except `gemm`'s own
+//! packing buffer for large products and, in a step whose ops are timed (`timed.rs`), each op's
+//! label.
 //!
 //! Thread count by work size: a kernel uses the pool's threads only when its work is large
 //! enough to pay for the hand-off (two threads lose to one on small work), so the CPU column is
