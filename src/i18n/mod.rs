@@ -409,6 +409,13 @@ strings! {
     EcoHeading => "{heading}: {name}", "{heading}：{name}";
     EcoRunsOn => "Runs on: {devices}", "运行于：{devices}";
     EcoSources => "Sources:", "来源：";
+    OpUpload => "upload batch", "上传批次";
+    OpLoss => "loss and its gradient", "损失及其梯度";
+    OpForward => "layer {layer} forward", "第 {layer} 层 前向";
+    OpWeightGradient => "layer {layer} weight gradient", "第 {layer} 层 权重梯度";
+    OpInputGradient => "layer {layer} input gradient", "第 {layer} 层 输入梯度";
+    OpUpdateWeights => "layer {layer} update weights", "第 {layer} 层 更新权重";
+    OpUpdateBiases => "layer {layer} update biases", "第 {layer} 层 更新偏置";
     SimMeasuredPoints => "Measured (this run)", "实测（本次运行）";
     SimMeasuredHover => "{op}: {intensity} FLOP/byte, {tflops} TFLOP/s reached, {time} (measured in this run)", "{op}：{intensity} FLOP/字节，实际达到 {tflops} TFLOP/s，{time}（本次运行实测）";
     SimHover => "{op}: {intensity} FLOP/byte, {tflops} TFLOP/s, {time}, {bound} (simulated)", "{op}：{intensity} FLOP/字节，{tflops} TFLOP/s，{time}，{bound}（模拟）";

@@ -59,6 +59,12 @@ pub struct Op {
     /// The update rule, for an [`OpKind::Update`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optimizer: Option<OptimizerKind>,
+    /// The layer it belongs to, from 1, where it belongs to one (for names in each language).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<usize>,
+    /// For an update: whether it updates the layer's biases (else its weights).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub biases: bool,
 }
 
 impl Op {
@@ -100,6 +106,8 @@ pub fn step_ops(
         dims: None,
         product: None,
         optimizer: None,
+        layer: None,
+        biases: false,
     }];
     let pairs: Vec<(f64, f64)> = layers
         .windows(2)
@@ -115,6 +123,8 @@ pub fn step_ops(
             dims: Some([b, o, i]),
             product: Some(Product::Forward),
             optimizer: None,
+            layer: Some(l + 1),
+            biases: false,
         });
     }
     ops.push(Op {
@@ -126,6 +136,8 @@ pub fn step_ops(
         dims: None,
         product: None,
         optimizer: None,
+        layer: None,
+        biases: false,
     });
     for (l, &(i, o)) in pairs.iter().enumerate().rev() {
         ops.push(Op {
@@ -136,6 +148,8 @@ pub fn step_ops(
             dims: Some([i, o, b]),
             product: Some(Product::WeightGradient),
             optimizer: None,
+            layer: Some(l + 1),
+            biases: false,
         });
         if l > 0 {
             ops.push(Op {
@@ -147,6 +161,8 @@ pub fn step_ops(
                 dims: Some([b, i, o]),
                 product: Some(Product::InputGradient),
                 optimizer: None,
+                layer: Some(l + 1),
+                biases: false,
             });
         }
     }
@@ -169,6 +185,8 @@ pub fn step_ops(
                 dims: None,
                 product: None,
                 optimizer: Some(optimizer),
+                layer: Some(l + 1),
+                biases,
             });
         }
     }

@@ -9,6 +9,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
+use super::labels::op_name;
 use crate::backend::{AdapterSummary, KernelTimes};
 use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
@@ -433,7 +434,7 @@ fn roofline_ui(
                     lang.fmt(
                         Key::SimHover,
                         &[
-                            ("op", &c.op.name),
+                            ("op", &op_name(lang, &c.op)),
                             ("intensity", &format!("{:.2}", c.op.intensity())),
                             ("tflops", &format!("{:.3}", c.attained_tflops)),
                             ("time", &format_ms(c.time_ms)),
@@ -521,7 +522,7 @@ fn measured_series(lang: Lang, prediction: &Prediction, kernels: &KernelTimes) -
         labels.push(lang.fmt(
             Key::SimMeasuredHover,
             &[
-                ("op", &op.name),
+                ("op", &op_name(lang, op)),
                 ("intensity", &format!("{:.2}", op.intensity())),
                 ("tflops", &format!("{tflops:.4}")),
                 ("time", &format_ms(ns as f64 / 1e6)),
@@ -550,7 +551,7 @@ fn ops_table_ui(ui: &mut egui::Ui, lang: Lang, prediction: &Prediction) {
         }
         ui.end_row();
         for c in &prediction.ops {
-            ui.label(&c.op.name);
+            ui.label(op_name(lang, &c.op));
             ui.label(format!("{:.3e}", c.op.flops));
             ui.label(format!("{:.3e}", c.op.bytes));
             ui.label(format_ms(c.time_ms));
@@ -620,6 +621,16 @@ mod tests {
                 .is_some()
         );
         assert!(h.query_by_label_contains("Measured here: CPU").is_some());
+    }
+
+    #[test]
+    fn the_ops_are_named_in_the_uis_language() {
+        let h = harness(Lang::Zh);
+        h.get_by_label("第 1 层 前向");
+        h.get_by_label("第 2 层 输入梯度");
+        h.get_by_label("第 3 层 更新偏置");
+        h.get_by_label("损失及其梯度");
+        assert!(h.query_by_label("layer 1 forward").is_none());
     }
 
     #[test]
