@@ -184,7 +184,8 @@ pub const PRESETS: [Preset; 3] = [
         parameters: 110_000_000,
     },
     Preset {
-        name: "7B language model (LLaMA-7B)",
+        // Proper names only: the same in both languages.
+        name: "LLaMA-7B",
         parameters: 6_738_415_616,
     },
 ];
