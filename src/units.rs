@@ -8,7 +8,8 @@ pub fn format_bytes(bytes: u64) -> String {
         b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30)),
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / f64::from(1u32 << 20)),
         b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
-        b => format!("{b} bytes"),
+        // The unit symbol, not the English word: the same in both languages.
+        b => format!("{b} B"),
     }
 }
 
@@ -93,7 +94,7 @@ mod tests {
 
     #[test]
     fn quantities_read_in_the_unit_that_fits() {
-        assert_eq!(format_bytes(512), "512 bytes");
+        assert_eq!(format_bytes(512), "512 B");
         assert_eq!(format_bytes(4096), "4.0 KiB");
         assert_eq!(format_bytes(3 << 29), "1.5 GiB");
         assert_eq!(format_ns(12_500.0), "12.5 µs");

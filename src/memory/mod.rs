@@ -330,7 +330,7 @@ mod tests {
         let e = l.out_of_memory(Device::Gpu, "layer0.output", Role::Activations, 512);
         let text = e.to_string();
         assert!(
-            text.starts_with("GPU out of memory: tried to allocate 512 bytes"),
+            text.starts_with("GPU out of memory: tried to allocate 512 B "),
             "{text}"
         );
         for part in [

@@ -337,15 +337,17 @@ fn calibration_ui(
     let running = status.is_some_and(|s| !s.ended);
     ui.horizontal(|ui| {
         if running {
+            // Cancel first, where it stays put: after the progress text, whose length changes
+            // with every probe, it moved under the pointer (and a test's click missed it).
+            if ui.button(lang.tr(Key::Cancel)).clicked() {
+                commands.push(UiCommand::CancelCalibration);
+            }
             ui.spinner();
             if let Some((device, what)) = status.and_then(|s| s.doing.as_ref()) {
                 ui.label(lang.fmt(
                     Key::SimCalibrating,
                     &[("device", &device.as_str().to_uppercase()), ("what", what)],
                 ));
-            }
-            if ui.button(lang.tr(Key::Cancel)).clicked() {
-                commands.push(UiCommand::CancelCalibration);
             }
         } else if ui
             .button(lang.tr(Key::SimCalibrate))
