@@ -409,6 +409,9 @@ strings! {
     EcoHeading => "{heading}: {name}", "{heading}：{name}";
     EcoRunsOn => "Runs on: {devices}", "运行于：{devices}";
     EcoSources => "Sources:", "来源：";
+    LocalCpuProfile => "this machine's CPU", "本机的 CPU";
+    LocalGpuProfile => "this machine's GPU ({adapter})", "本机的 GPU（{adapter}）";
+    LocalSoftwareGpuProfile => "this machine's GPU ({adapter}), a software adapter: it runs on the CPU", "本机的 GPU（{adapter}），软件适配器：它在 CPU 上运行";
     OpUpload => "upload batch", "上传批次";
     OpLoss => "loss and its gradient", "损失及其梯度";
     OpForward => "layer {layer} forward", "第 {layer} 层 前向";

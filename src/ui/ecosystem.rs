@@ -24,7 +24,10 @@ pub fn ecosystem_ui(
         stack_ui(
             ui,
             lang,
-            &lang.fmt(Key::EcoOnProfile, &[("name", &profile.name)]),
+            &lang.fmt(
+                Key::EcoOnProfile,
+                &[("name", &super::labels::profile_name(lang, profile))],
+            ),
             stack,
         );
     }

@@ -143,6 +143,15 @@ impl ExperimentsPanel {
             chosen,
             simulated,
         } = view;
+        // The profile named in the UI's language (this machine's calibrated ones).
+        let localized = simulated.map(|s| SimulatedSweep {
+            name: profiles
+                .iter()
+                .find(|p| p.id == s.profile)
+                .map_or_else(|| s.name.clone(), |p| super::labels::profile_name(lang, p)),
+            ..s.clone()
+        });
+        let simulated = localized.as_ref();
         ui.label(lang.tr(Key::ExperimentsIntro));
         let running = results.is_some_and(|r| !r.ended);
         let parsed = Sweep::parse(&format!("{}={}", self.parameter.as_str(), self.values));
@@ -251,7 +260,7 @@ fn what_if_ui(
         let none = lang.tr(Key::SweepSimNone);
         let text = chosen
             .and_then(|id| profiles.iter().find(|p| p.id == id))
-            .map_or(none, |p| p.name.as_str());
+            .map_or_else(|| none.to_owned(), |p| super::labels::profile_name(lang, p));
         egui::ComboBox::from_label(lang.tr(Key::SweepSimOn))
             .selected_text(text)
             .show_ui(ui, |ui| {
@@ -260,7 +269,10 @@ fn what_if_ui(
                 }
                 for p in profiles.iter().filter(|p| p.kind != Kind::Cpu) {
                     if ui
-                        .selectable_label(chosen == Some(p.id.as_str()), &p.name)
+                        .selectable_label(
+                            chosen == Some(p.id.as_str()),
+                            super::labels::profile_name(lang, p),
+                        )
                         .clicked()
                         && chosen != Some(p.id.as_str())
                     {

@@ -139,3 +139,50 @@ pub fn op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
     };
     lang.fmt(key, &[("layer", &op.layer.unwrap_or(0))])
 }
+
+/// A hardware profile's name in `lang`. Shipped profiles are named by their makers (proper
+/// names, the same in both languages); this machine's calibrated profiles carry an English name
+/// in their file, rebuilt here in Chinese from the adapter's name inside it.
+pub fn profile_name(lang: Lang, p: &crate::sim::profile::Profile) -> String {
+    let adapter = || {
+        let start = p.name.find('(')?;
+        let end = p.name.rfind(')')?;
+        (end > start).then(|| p.name[start + 1..end].to_owned())
+    };
+    match (lang, p.id.as_str()) {
+        (Lang::Zh, "local-cpu") => lang.tr(Key::LocalCpuProfile).to_owned(),
+        (Lang::Zh, "local-gpu") => {
+            let key = if p.name.contains("software adapter") {
+                Key::LocalSoftwareGpuProfile
+            } else {
+                Key::LocalGpuProfile
+            };
+            lang.fmt(key, &[("adapter", &adapter().unwrap_or_default())])
+        }
+        _ => p.name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::profile::shipped;
+
+    #[test]
+    fn this_machines_profiles_are_named_in_chinese_and_shipped_ones_keep_their_names() {
+        let mut p = shipped().remove(0);
+        let shipped_name = p.name.clone();
+        assert_eq!(profile_name(Lang::Zh, &p), shipped_name);
+        p.id = "local-gpu".into();
+        p.name = "this machine's GPU (llvmpipe (LLVM 15.0.6, 256 bits)) — a software adapter: it \
+                  runs on the CPU"
+            .into();
+        assert_eq!(
+            profile_name(Lang::Zh, &p),
+            "本机的 GPU（llvmpipe (LLVM 15.0.6, 256 bits)），软件适配器：它在 CPU 上运行"
+        );
+        assert_eq!(profile_name(Lang::En, &p), p.name);
+        p.id = "local-cpu".into();
+        assert_eq!(profile_name(Lang::Zh, &p), "本机的 CPU");
+    }
+}

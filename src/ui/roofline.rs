@@ -9,7 +9,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
-use super::labels::op_name;
+use super::labels::{op_name, profile_name};
 use crate::backend::{AdapterSummary, KernelTimes};
 use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
@@ -70,11 +70,11 @@ pub fn what_if_ui(
     ui.horizontal_wrapped(|ui| {
         let none = lang.tr(Key::SweepSimNone);
         egui::ComboBox::from_label(lang.tr(Key::WhatIfGpu))
-            .selected_text(profile.map_or(none, |p| p.name.as_str()))
+            .selected_text(profile.map_or_else(|| none.to_owned(), |p| profile_name(lang, p)))
             .show_ui(ui, |ui| {
                 ui.selectable_value(chosen, None, none);
                 for p in profiles.iter().filter(|p| p.kind != Kind::Cpu) {
-                    ui.selectable_value(chosen, Some(p.id.clone()), &p.name);
+                    ui.selectable_value(chosen, Some(p.id.clone()), profile_name(lang, p));
                 }
             })
             .response
@@ -86,7 +86,7 @@ pub fn what_if_ui(
             RichText::new(lang.fmt(
                 Key::WhatIfLine,
                 &[
-                    ("name", &profile.name),
+                    ("name", &profile_name(lang, profile)),
                     ("rate", &format_rate(p.samples_per_s)),
                     ("step", &format_ms(p.step_time_ms)),
                     ("bound", &lang.tr(bound_key(p.bound))),
@@ -157,10 +157,13 @@ impl RooflinePanel {
             .and_then(|id| profiles.iter().find(|p| &p.id == id))
             .unwrap_or(first);
         egui::ComboBox::from_label(lang.tr(Key::SimProfile))
-            .selected_text(&chosen.name)
+            .selected_text(profile_name(lang, chosen))
             .show_ui(ui, |ui| {
                 for p in profiles {
-                    if ui.selectable_label(p.id == chosen.id, &p.name).clicked() {
+                    if ui
+                        .selectable_label(p.id == chosen.id, profile_name(lang, p))
+                        .clicked()
+                    {
                         self.profile = Some(p.id.clone());
                     }
                 }
@@ -170,7 +173,7 @@ impl RooflinePanel {
             RichText::new(lang.fmt(
                 Key::SimHeadline,
                 &[
-                    ("name", &chosen.name),
+                    ("name", &profile_name(lang, chosen)),
                     ("step", &format_ms(prediction.step_time_ms)),
                     ("rate", &format_rate(prediction.samples_per_s)),
                     ("bound", &lang.tr(bound_key(prediction.bound))),
