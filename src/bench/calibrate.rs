@@ -25,6 +25,69 @@ use crate::sim::fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, fit_pr
 use crate::sim::profile::{Confidence, Figure, Kind, Profile};
 use crate::train::{Session, TrainConfig};
 
+/// What a calibration is probing, for its progress: English as [`std::fmt::Display`] (the
+/// command line), and in the window's language by its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probing {
+    /// Each update rule on this many values.
+    UpdateRules {
+        /// Values updated.
+        values: usize,
+    },
+    /// A dense layer's three products.
+    Products {
+        /// The layer's inputs.
+        fan_in: usize,
+        /// Its outputs.
+        fan_out: usize,
+        /// Rows.
+        batch: usize,
+    },
+    /// A layer's larger batches left out: a call would take over a second.
+    TooSlow {
+        /// The layer's inputs.
+        fan_in: usize,
+        /// Its outputs.
+        fan_out: usize,
+        /// The first batch left out.
+        batch: usize,
+    },
+    /// Steps of tiny models (the host's cost per op and per step).
+    TinySteps,
+    /// Steps of small and mid-sized models (kernels inside a step).
+    MidSteps,
+    /// Steps with each update rule (their state read cold).
+    RuleSteps,
+}
+
+impl std::fmt::Display for Probing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Probing::UpdateRules { values } => write!(f, "the update rules on {values} values"),
+            Probing::Products {
+                fan_in,
+                fan_out,
+                batch,
+            } => write!(
+                f,
+                "products of a layer of {fan_in} by {fan_out} at batch {batch}"
+            ),
+            Probing::TooSlow {
+                fan_in,
+                fan_out,
+                batch,
+            } => write!(
+                f,
+                "nothing more of {fan_in} by {fan_out}: a call at batch {batch} would take over \
+                 a second"
+            ),
+            Probing::TinySteps => f.write_str("steps of tiny models"),
+            Probing::MidSteps => f.write_str("steps of small and mid-sized models"),
+            Probing::RuleSteps => f.write_str("steps with each update rule"),
+        }
+    }
+}
+
 /// What a calibration measured and fitted.
 #[derive(Clone, Debug, Serialize)]
 pub struct Calibration {
@@ -50,7 +113,7 @@ fn measured(value: f64, source: &str) -> Figure {
 pub fn calibrate(
     backend: &mut dyn Backend,
     seconds_each: f64,
-    progress: &mut (dyn FnMut(&str) -> bool + Send),
+    progress: &mut (dyn FnMut(&Probing) -> bool + Send),
 ) -> Result<Calibration, BackendError> {
     let mut result = None;
     backend.enter(&mut |b| result = Some(calibrate_inside(b, seconds_each, progress)));
@@ -60,7 +123,7 @@ pub fn calibrate(
 fn calibrate_inside(
     backend: &mut dyn Backend,
     seconds_each: f64,
-    progress: &mut (dyn FnMut(&str) -> bool + Send),
+    progress: &mut (dyn FnMut(&Probing) -> bool + Send),
 ) -> Result<Calibration, BackendError> {
     let adapter = backend.adapter_summary();
     // A launch: the update of one value, several times.
@@ -78,7 +141,7 @@ fn calibrate_inside(
     let mut update_probes = [Vec::new(), Vec::new(), Vec::new()];
     for k in 0..=20 {
         let n = 10f64.powf(2.0 + f64::from(k) / 4.0) as usize;
-        step(progress, &format!("the update rules on {n} values"))?;
+        step(progress, &Probing::UpdateRules { values: n })?;
         for (rule, probes) in OptimizerKind::ALL.into_iter().zip(&mut update_probes) {
             let seconds = time_update(backend, rule, n, seconds_each)?;
             probes.push(Probe {
@@ -123,20 +186,21 @@ fn calibrate_inside(
             {
                 step(
                     progress,
-                    &format!(
-                        "nothing more of {} by {}: a call at batch {batch} would take over a \
-                         second",
-                        shape.0, shape.1
-                    ),
+                    &Probing::TooSlow {
+                        fan_in: shape.0,
+                        fan_out: shape.1,
+                        batch,
+                    },
                 )?;
                 break;
             }
             step(
                 progress,
-                &format!(
-                    "products of a layer of {} by {} at batch {batch}",
-                    shape.0, shape.1
-                ),
+                &Probing::Products {
+                    fan_in: shape.0,
+                    fan_out: shape.1,
+                    batch,
+                },
             )?;
             let probes = product_probes(backend, (batch, shape.0, shape.1), seconds_each)?;
             let slowest = probes.iter().map(|p| p.1.probe.seconds).fold(0.0, f64::max);
@@ -185,7 +249,7 @@ fn calibrate_inside(
     );
     profile.dispatch_us = measured(dispatch_s * 1e6, "measured: the update of one value");
     profile.efficiency = Some(efficiency);
-    step(progress, "steps of tiny models")?;
+    step(progress, &Probing::TinySteps)?;
     // What each op costs the host inside a step, beyond the kernel itself (finding its
     // operands, checking shapes, a cold cache): the steps of a tiny model and a deeper one at
     // batch 1, whose difference is 25 ops (five layers of three products and two updates).
@@ -231,7 +295,7 @@ fn calibrate_inside(
     // Kernels inside a step run slower than probed alone, their operands no longer in the
     // caches: the median ratio of measured to predicted steps of four models apart from the
     // grid's sizes.
-    step(progress, "steps of small and mid-sized models")?;
+    step(progress, &Probing::MidSteps)?;
     let mut ratios = Vec::new();
     for (layers, batch) in [
         (&[2, 24, 24, 3][..], 200),
@@ -252,7 +316,7 @@ fn calibrate_inside(
     // the caches: what steps with the rule take beyond their prediction, less what the same
     // steps with SGD do, scales the rule's memory traffic. Batch 2, where the update is much
     // of the step, at two widths apart from the grid's; the mean of the two.
-    step(progress, "steps with each update rule")?;
+    step(progress, &Probing::RuleSteps)?;
     for rule in [OptimizerKind::Momentum, OptimizerKind::Adam] {
         let mut factors = Vec::new();
         for width in [96, 384] {
@@ -295,7 +359,10 @@ fn calibrate_inside(
 pub const CANCELLED: &str = "the calibration was cancelled";
 
 /// Tells `progress` what comes next; an error if it says stop.
-fn step(progress: &mut (dyn FnMut(&str) -> bool + Send), what: &str) -> Result<(), BackendError> {
+fn step(
+    progress: &mut (dyn FnMut(&Probing) -> bool + Send),
+    what: &Probing,
+) -> Result<(), BackendError> {
     if progress(what) {
         Ok(())
     } else {

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::calibrate::{CANCELLED, calibrate};
+use super::calibrate::{CANCELLED, Probing, calibrate};
 use crate::backend::Backend;
 use crate::device::Device;
 use crate::sim::profile::Profile;
@@ -12,7 +12,7 @@ use crate::sim::profile::Profile;
 #[derive(Clone, Debug)]
 pub enum CalibrationNews {
     /// What is being probed now, on which device.
-    Step(Device, String),
+    Step(Device, Probing),
     /// A device's local profile, measured.
     Done(Box<Profile>),
     /// A device could not be calibrated, and why.
@@ -25,7 +25,7 @@ pub enum CalibrationNews {
 #[derive(Clone, Debug, Default)]
 pub struct CalibrationStatus {
     /// The device being probed and what, while it runs.
-    pub doing: Option<(Device, String)>,
+    pub doing: Option<(Device, Probing)>,
     /// The names of the profiles made so far.
     pub made: Vec<String>,
     /// The devices that failed, and why.
@@ -40,7 +40,7 @@ impl CalibrationStatus {
     /// Takes in one piece of news (a profile is kept by the caller).
     pub fn apply(&mut self, news: &CalibrationNews) {
         match news {
-            CalibrationNews::Step(device, what) => self.doing = Some((*device, what.clone())),
+            CalibrationNews::Step(device, what) => self.doing = Some((*device, *what)),
             CalibrationNews::Done(profile) => self.made.push(profile.name.clone()),
             CalibrationNews::Failed(device, why) => self.failures.push((*device, why.clone())),
             CalibrationNews::Cancelled => {
@@ -74,7 +74,7 @@ pub fn calibrate_each(
             }
         };
         let result = calibrate(backend.as_mut(), seconds_each, &mut |what| {
-            report(CalibrationNews::Step(device, what.to_owned()));
+            report(CalibrationNews::Step(device, *what));
             !cancel.load(Ordering::Relaxed)
         });
         match result {

@@ -11,6 +11,7 @@ use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 use super::command::UiCommand;
 use super::labels::{op_name, profile_name};
 use crate::backend::{AdapterSummary, KernelTimes};
+use crate::bench::calibrate::Probing;
 use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
 use crate::nn::ModelSpec;
@@ -329,6 +330,34 @@ fn check_ui(
     ui.label(RichText::new(text).color(colour));
 }
 
+/// What a calibration is probing, in `lang`.
+fn probing_text(lang: Lang, what: &Probing) -> String {
+    match *what {
+        Probing::UpdateRules { values } => {
+            lang.fmt(Key::ProbingUpdates, &[("values", &grouped(values as u64))])
+        }
+        Probing::Products {
+            fan_in,
+            fan_out,
+            batch,
+        } => lang.fmt(
+            Key::ProbingProducts,
+            &[("in", &fan_in), ("out", &fan_out), ("batch", &batch)],
+        ),
+        Probing::TooSlow {
+            fan_in,
+            fan_out,
+            batch,
+        } => lang.fmt(
+            Key::ProbingTooSlow,
+            &[("in", &fan_in), ("out", &fan_out), ("batch", &batch)],
+        ),
+        Probing::TinySteps => lang.tr(Key::ProbingTinySteps).to_owned(),
+        Probing::MidSteps => lang.tr(Key::ProbingMidSteps).to_owned(),
+        Probing::RuleSteps => lang.tr(Key::ProbingRuleSteps).to_owned(),
+    }
+}
+
 /// The Calibrate button, or the calibration's progress with Cancel, and how the last one
 /// ended.
 fn calibration_ui(
@@ -349,7 +378,10 @@ fn calibration_ui(
             if let Some((device, what)) = status.and_then(|s| s.doing.as_ref()) {
                 ui.label(lang.fmt(
                     Key::SimCalibrating,
-                    &[("device", &device.as_str().to_uppercase()), ("what", what)],
+                    &[
+                        ("device", &device.as_str().to_uppercase()),
+                        ("what", &probing_text(lang, what)),
+                    ],
                 ));
             }
         } else if ui
@@ -626,6 +658,40 @@ mod tests {
                 .is_some()
         );
         assert!(h.query_by_label_contains("Measured here: CPU").is_some());
+    }
+
+    #[test]
+    fn a_calibrations_progress_is_told_in_the_uis_language_with_cancel_first() {
+        let status = CalibrationStatus {
+            doing: Some((
+                crate::device::Device::Cpu,
+                Probing::Products {
+                    fan_in: 3,
+                    fan_out: 96,
+                    batch: 8,
+                },
+            )),
+            ..CalibrationStatus::default()
+        };
+        for (lang, text) in [
+            (Lang::En, "the products of a 3×96 layer at batch 8"),
+            (Lang::Zh, "3×96 层在批大小 8 时的矩阵乘法"),
+        ] {
+            let status = status.clone();
+            let mut h = crate::ui::testing::harness(
+                move |ui, commands: &mut Vec<UiCommand>| {
+                    calibration_ui(ui, lang, Some(&status), commands);
+                },
+                Vec::new(),
+            );
+            h.run_steps(2);
+            let progress = h.get_by_label_contains(text).rect();
+            let cancel = h.get_by_label(lang.tr(Key::Cancel));
+            assert!(cancel.rect().right() <= progress.left(), "{lang:?}");
+            cancel.click();
+            h.run_steps(2);
+            assert_eq!(h.state(), &vec![UiCommand::CancelCalibration]);
+        }
     }
 
     #[test]
