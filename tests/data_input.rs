@@ -374,7 +374,7 @@ fn limits_say_the_number_and_the_limit() {
     };
     let message = refusal(&path, &small);
     assert!(
-        message.contains("big.csv: the file has 1.7 KiB, more than the 1000 bytes memory budget"),
+        message.contains("big.csv: the file has 1.7 KiB, more than the 1000 B memory budget"),
         "{message}"
     );
     let many = rows(300, |i| format!("{i},{i}"));
