@@ -6,20 +6,11 @@
 mod common;
 
 use batchscope::backend::{Activation, Backend, ConvShape, PoolShape, Tensor};
-use common::{Rng64, assert_close, central_differences, to_f32};
+use common::{Rng64, act64, assert_close, central_differences, upload};
 
 const H: f64 = 1e-4;
 const ABS: f64 = 2e-4;
 const REL: f64 = 2e-3;
-
-fn act64(a: Activation, z: f64) -> f64 {
-    match a {
-        Activation::Identity => z,
-        Activation::Relu => z.max(0.0),
-        Activation::Tanh => z.tanh(),
-        Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
-    }
-}
 
 /// `act(conv(x, w) + b)` by the definition, channels last, zero padding, stride 1. `w` is
 /// `[(ky·K + kx)·C_in + ci, co]`.
@@ -96,12 +87,6 @@ fn dense64(x: &[f64], w: &[f64], b: &[f64], fan_in: usize, fan_out: usize) -> Ve
         }
     }
     out
-}
-
-fn upload(b: &mut dyn Backend, label: &str, rows: usize, cols: usize, v: &[f64]) -> Tensor {
-    let mut t = b.zeros(label, rows, cols).expect("alloc");
-    b.write(&mut t, &to_f32(v)).expect("write");
-    t
 }
 
 /// A convolution block (conv with `act`, then 2×2 max pooling) and a linear layer, under the

@@ -7,20 +7,11 @@ mod common;
 
 use batchscope::backend::{Activation, AdamHyper, Backend};
 use batchscope::nn::{Loss, Mlp, ModelSpec, OptimizerKind};
-use common::{Rng64, assert_close, central_differences, to_f32};
+use common::{Rng64, act64, assert_close, central_differences, to_f32, upload};
 
 const H: f64 = 1e-4;
 const ABS: f64 = 2e-4;
 const REL: f64 = 2e-3;
-
-fn act64(a: Activation, z: f64) -> f64 {
-    match a {
-        Activation::Identity => z,
-        Activation::Relu => z.max(0.0),
-        Activation::Tanh => z.tanh(),
-        Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
-    }
-}
 
 /// `act(x · w + b)` in f64, `x` is `[rows, fan_in]`, `w` is `[fan_in, fan_out]`.
 fn dense64(
@@ -56,18 +47,6 @@ fn cross_entropy64(logits: &[f64], targets: &[usize], classes: usize) -> f64 {
         loss += sum.ln() - (row[t] - max);
     }
     loss / rows as f64
-}
-
-fn upload(
-    b: &mut dyn Backend,
-    label: &str,
-    rows: usize,
-    cols: usize,
-    v: &[f64],
-) -> batchscope::backend::Tensor {
-    let mut t = b.zeros(label, rows, cols).expect("alloc");
-    b.write(&mut t, &to_f32(v)).expect("write");
-    t
 }
 
 /// A dense layer with activation `act` followed by a linear layer, under the loss

@@ -3,6 +3,7 @@
 
 use batchscope::backend::cpu::CpuBackend;
 use batchscope::backend::gpu::GpuBackend;
+use batchscope::backend::{Activation, Backend, Tensor};
 
 /// The CPU backend with two threads, so the parallel paths run too.
 pub fn cpu() -> CpuBackend {
@@ -96,4 +97,21 @@ pub fn central_differences(x: &[f64], h: f64, mut f: impl FnMut(&[f64]) -> f64) 
             (up - down) / (2.0 * h)
         })
         .collect()
+}
+
+/// An activation in f64, for the references the backends are checked against.
+pub fn act64(a: Activation, z: f64) -> f64 {
+    match a {
+        Activation::Identity => z,
+        Activation::Relu => z.max(0.0),
+        Activation::Tanh => z.tanh(),
+        Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
+    }
+}
+
+/// A new workspace tensor on `b` holding `v` (rounded to f32).
+pub fn upload(b: &mut dyn Backend, label: &str, rows: usize, cols: usize, v: &[f64]) -> Tensor {
+    let mut t = b.zeros(label, rows, cols).expect("alloc");
+    b.write(&mut t, &to_f32(v)).expect("write");
+    t
 }
