@@ -22,7 +22,7 @@ use crate::precision::Precision;
 use crate::sim::cost::{Efficiency, OpKind, Product, Products, predict, step_ops, update_work};
 use crate::sim::efficiency::{UpdateFit, Updates};
 use crate::sim::fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, fit_product};
-use crate::sim::profile::{Confidence, Figure, Kind, Profile};
+use crate::sim::profile::{Confidence, Figure, Kind, LocalAdapter, Profile};
 use crate::train::{Session, TrainConfig};
 
 /// What a calibration is probing, for its progress: English as [`std::fmt::Display`] (the
@@ -402,6 +402,7 @@ fn local_profile(id: &str, name: String, kind: Kind, arch: String, software: &st
         row_overhead_ns: None,
         in_step_factor: None,
         efficiency: None,
+        adapter: None,
     }
 }
 
@@ -449,6 +450,10 @@ fn gpu_profile(
         format!("{} through wgpu ({})", adapter.device_type, adapter.backend),
         &format!("wgpu-{}", adapter.backend.to_lowercase()),
     );
+    profile.adapter = Some(LocalAdapter {
+        name: adapter.name.clone(),
+        software: adapter.software,
+    });
     let fastest = products
         .iter()
         .map(|p| p.size / p.seconds.max(1e-12))

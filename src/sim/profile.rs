@@ -102,6 +102,20 @@ pub struct Profile {
     /// Efficiency against op size, fitted by a calibration (the model's defaults otherwise).
     #[serde(default)]
     pub efficiency: Option<super::efficiency::Efficiency>,
+    /// The adapter a calibration of this machine's GPU measured, so that the window can name
+    /// the profile in each language (its `name` is English, for files and the command line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<LocalAdapter>,
+}
+
+/// This machine's GPU adapter, as its calibrated profile records it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalAdapter {
+    /// The adapter's name (`llvmpipe (LLVM 15.0.6, 256 bits)`).
+    pub name: String,
+    /// Whether it is a software adapter, running GPU code on the CPU.
+    pub software: bool,
 }
 
 impl Profile {

@@ -142,22 +142,17 @@ pub fn op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
 
 /// A hardware profile's name in `lang`. Shipped profiles are named by their makers (proper
 /// names, the same in both languages); this machine's calibrated profiles carry an English name
-/// in their file, rebuilt here in Chinese from the adapter's name inside it.
+/// in their file, and are named here in Chinese from what they record of the device.
 pub fn profile_name(lang: Lang, p: &crate::sim::profile::Profile) -> String {
-    let adapter = || {
-        let start = p.name.find('(')?;
-        let end = p.name.rfind(')')?;
-        (end > start).then(|| p.name[start + 1..end].to_owned())
-    };
-    match (lang, p.id.as_str()) {
-        (Lang::Zh, "local-cpu") => lang.tr(Key::LocalCpuProfile).to_owned(),
-        (Lang::Zh, "local-gpu") => {
-            let key = if p.name.contains("software adapter") {
+    match (lang, p.id.as_str(), &p.adapter) {
+        (Lang::Zh, "local-cpu", _) => lang.tr(Key::LocalCpuProfile).to_owned(),
+        (Lang::Zh, "local-gpu", Some(adapter)) => {
+            let key = if adapter.software {
                 Key::LocalSoftwareGpuProfile
             } else {
                 Key::LocalGpuProfile
             };
-            lang.fmt(key, &[("adapter", &adapter().unwrap_or_default())])
+            lang.fmt(key, &[("adapter", &adapter.name)])
         }
         _ => p.name.clone(),
     }
@@ -177,6 +172,10 @@ mod tests {
         p.name = "this machine's GPU (llvmpipe (LLVM 15.0.6, 256 bits)) — a software adapter: it \
                   runs on the CPU"
             .into();
+        p.adapter = Some(crate::sim::profile::LocalAdapter {
+            name: "llvmpipe (LLVM 15.0.6, 256 bits)".into(),
+            software: true,
+        });
         assert_eq!(
             profile_name(Lang::Zh, &p),
             "本机的 GPU（llvmpipe (LLVM 15.0.6, 256 bits)），软件适配器：它在 CPU 上运行"
