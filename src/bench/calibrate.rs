@@ -345,7 +345,8 @@ fn calibrate_inside(
             factors.push(1.0 + extra_ms / updates_ms.max(1e-9));
         }
         if let Some(updates) = profile.efficiency.as_mut().and_then(|e| e.updates.as_mut()) {
-            updates.get_mut(rule).in_step = (factors.iter().sum::<f64>() / 2.0).clamp(0.5, 4.0);
+            updates.get_mut(rule).in_step =
+                (factors.iter().sum::<f64>() / factors.len() as f64).clamp(0.5, 4.0);
         }
     }
     Ok(Calibration {

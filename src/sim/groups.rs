@@ -99,7 +99,7 @@ fn flops_by_group(ops: &[Op]) -> Vec<(OpGroup, f64)> {
 pub fn shares(ops: &[Op], kernels: Option<&KernelTimes>) -> Vec<GroupShare> {
     let flops = flops_by_group(ops);
     let total_flops: f64 = flops.iter().map(|f| f.1).sum();
-    let total_ns = kernels.map(|k| k.kernels.iter().map(|(_, ns)| ns).sum::<u64>());
+    let total_ns = kernels.map(|k| k.total_ns);
     OpGroup::ALL
         .into_iter()
         .filter_map(|group| {
