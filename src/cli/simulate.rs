@@ -11,7 +11,7 @@ use super::output::Out;
 use super::run::parse_run;
 use crate::sim::cost::{Prediction, predict, step_ops};
 use crate::sim::estimate::PRESETS;
-use crate::sim::fits::{Model, Stage, largest_batch, model_states_per_gpu};
+use crate::sim::fits::{MemoryFit, Model, Stage, model_states_per_gpu};
 use crate::sim::profile::{self, Profile};
 use crate::units::format_bytes;
 
@@ -87,19 +87,10 @@ struct Line<'a> {
     prediction: &'a Prediction,
     predicted_step_time_ms: f64,
     predicted_samples_per_s: f64,
-    memory: Memory,
+    /// Whether the model and batch fit in the profile's memory (estimated, not measured).
+    memory: MemoryFit,
     #[serde(skip_serializing_if = "Option::is_none")]
     zero: Option<Zero>,
-}
-
-/// Whether the model and batch fit in the profile's memory (estimated, not measured).
-#[derive(Serialize)]
-struct Memory {
-    needs_bytes: u64,
-    capacity_bytes: u64,
-    fits: bool,
-    /// The largest batch that fits; `None` when not even one row does.
-    largest_batch: Option<usize>,
 }
 
 /// The largest preset's model states per GPU across `gpus` GPUs, by stage.
@@ -140,16 +131,10 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
         precision: config.precision,
         eval_rows: crate::train::eval_rows(&session.data),
     };
-    let needs_bytes = model.at(config.batch).total();
     for p in &profiles {
         let prediction = predict(p, &ops, config.precision, config.batch, loader_time);
         let capacity = p.mem_gb.value * 1e9;
-        let memory = Memory {
-            needs_bytes,
-            capacity_bytes: capacity as u64,
-            fits: needs_bytes as f64 <= capacity,
-            largest_batch: largest_batch(model, capacity),
-        };
+        let memory = MemoryFit::of(model, config.batch, capacity);
         let zero = args.gpus.zip(PRESETS.last()).map(|(gpus, large)| Zero {
             model: large.name,
             parameters: large.parameters,

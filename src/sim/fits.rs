@@ -35,6 +35,32 @@ impl Model<'_> {
     }
 }
 
+/// Whether a model and batch fit in a profile's memory, and the largest batch that does.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MemoryFit {
+    /// What the model needs at the batch, bytes (estimated).
+    pub needs_bytes: u64,
+    /// The profile's memory, bytes.
+    pub capacity_bytes: u64,
+    /// `needs_bytes` fits in `capacity_bytes`.
+    pub fits: bool,
+    /// The largest batch that fits; none when not even one row does.
+    pub largest_batch: Option<usize>,
+}
+
+impl MemoryFit {
+    /// `model` at `batch` rows on a device of `capacity_bytes`.
+    pub fn of(model: Model<'_>, batch: usize, capacity_bytes: f64) -> Self {
+        let needs_bytes = model.at(batch).total();
+        Self {
+            needs_bytes,
+            capacity_bytes: capacity_bytes as u64,
+            fits: needs_bytes as f64 <= capacity_bytes,
+            largest_batch: largest_batch(model, capacity_bytes),
+        }
+    }
+}
+
 /// The largest batch whose estimate fits `capacity_bytes`, searched up to 2^40 rows; none when
 /// not even one row does.
 pub fn largest_batch(model: Model<'_>, capacity_bytes: f64) -> Option<usize> {

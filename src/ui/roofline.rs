@@ -18,7 +18,7 @@ use crate::nn::ModelSpec;
 use crate::sim::cost::{Bound, Prediction, predict, step_ops};
 use crate::sim::ecosystem::Stack;
 use crate::sim::estimate::PRESETS;
-use crate::sim::fits::{Model, Stage, largest_batch, model_states_per_gpu};
+use crate::sim::fits::{MemoryFit, Model, Stage, model_states_per_gpu};
 use crate::sim::groups::measured_ops;
 use crate::sim::profile::{Kind, Profile};
 use crate::train::TrainConfig;
@@ -221,13 +221,13 @@ impl RooflinePanel {
             eval_rows: view.eval_rows,
         };
         let capacity = profile.mem_gb.value * 1e9;
-        let needs = model.at(c.batch).total() as f64;
-        let key = if needs <= capacity {
+        let fit = MemoryFit::of(model, c.batch, capacity);
+        let key = if fit.fits {
             Key::SimMemoryFits
         } else {
             Key::SimMemoryDoesNotFit
         };
-        let largest = largest_batch(model, capacity).map_or_else(
+        let largest = fit.largest_batch.map_or_else(
             || lang.tr(Key::SimMemoryNone).to_owned(),
             |b| grouped(b as u64),
         );
@@ -236,8 +236,8 @@ impl RooflinePanel {
             key,
             &[
                 ("batch", &grouped(c.batch as u64)),
-                ("needs", &format_bytes(needs as u64)),
-                ("capacity", &format_bytes(capacity as u64)),
+                ("needs", &format_bytes(fit.needs_bytes)),
+                ("capacity", &format_bytes(fit.capacity_bytes)),
                 ("largest", &largest),
             ],
         ));
