@@ -56,6 +56,39 @@ pub enum SettingError {
         /// The most accepted.
         max: usize,
     },
+    /// Convolution blocks asked of a data set whose samples are not images.
+    ConvNeedsImages {
+        /// The data set's name.
+        data: String,
+    },
+    /// More convolution blocks than `max`.
+    ConvBlocks {
+        /// The number given.
+        value: usize,
+        /// The most accepted.
+        max: usize,
+    },
+    /// A convolution block with no filters or more than `max`.
+    ConvChannels {
+        /// The number given.
+        value: usize,
+        /// The most accepted.
+        max: usize,
+    },
+    /// A convolution kernel other than 3×3 or 5×5.
+    ConvKernel {
+        /// The side given.
+        value: usize,
+    },
+    /// The images are too small for the blocks: each 2×2 pooling halves them.
+    ConvImageTooSmall {
+        /// Blocks asked for.
+        blocks: usize,
+        /// Image width.
+        width: usize,
+        /// Image height.
+        height: usize,
+    },
     /// The model has more parameters than `max`.
     Parameters {
         /// The model's parameters.
@@ -199,6 +232,22 @@ impl SettingError {
             }
             E::NoDevice => lang.tr(Key::BadNoDevice).to_owned(),
             E::Depth { value, max } => lang.fmt(Key::BadDepth, &[("value", value), ("max", max)]),
+            E::ConvNeedsImages { data } => lang.fmt(Key::BadConvData, &[("data", data)]),
+            E::ConvBlocks { value, max } => {
+                lang.fmt(Key::BadConvBlocks, &[("value", value), ("max", max)])
+            }
+            E::ConvChannels { value, max } => {
+                lang.fmt(Key::BadConvChannels, &[("value", value), ("max", max)])
+            }
+            E::ConvKernel { value } => lang.fmt(Key::BadConvKernel, &[("value", value)]),
+            E::ConvImageTooSmall {
+                blocks,
+                width,
+                height,
+            } => lang.fmt(
+                Key::BadConvImage,
+                &[("blocks", blocks), ("width", width), ("height", height)],
+            ),
             E::Parameters { value, max } => lang.fmt(
                 Key::BadParameters,
                 &[

@@ -6,7 +6,8 @@
 mod common;
 
 use batchscope::backend::{Activation, AdamHyper, Backend};
-use batchscope::nn::{Loss, Mlp, ModelSpec, OptimizerKind};
+use batchscope::nn::{Loss, ModelSpec, Network, OptimizerKind};
+use common::reference::cross_entropy64;
 use common::{Rng64, act64, assert_close, central_differences, to_f32, upload};
 
 const H: f64 = 1e-4;
@@ -34,19 +35,6 @@ fn dense64(
         }
     }
     out
-}
-
-/// Mean softmax cross-entropy in f64.
-fn cross_entropy64(logits: &[f64], targets: &[usize], classes: usize) -> f64 {
-    let rows = targets.len();
-    let mut loss = 0.0;
-    for (r, &t) in targets.iter().enumerate() {
-        let row = &logits[r * classes..(r + 1) * classes];
-        let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let sum: f64 = row.iter().map(|v| (v - max).exp()).sum();
-        loss += sum.ln() - (row[t] - max);
-    }
-    loss / rows as f64
 }
 
 /// A dense layer with activation `act` followed by a linear layer, under the loss
@@ -369,12 +357,13 @@ fn whole_model_case(b: &mut dyn Backend, loss_kind: Loss) {
     };
     for activation in [Activation::Relu, Activation::Tanh, Activation::Sigmoid] {
         let spec = ModelSpec {
+            conv: None,
             layers: vec![3, 7, 5, outputs],
             activation,
             loss: loss_kind,
         };
         let rows = 6;
-        let mut model = Mlp::new(b, &spec, OptimizerKind::Sgd, rows, 42).expect("model");
+        let mut model = Network::new(b, &spec, OptimizerKind::Sgd, rows, 42).expect("model");
         let mut rng = Rng64::new(9);
         let x = rng.vec(rows * 3, 1.5);
         let targets: Vec<usize> = (0..rows).map(|r| r % 4).collect();

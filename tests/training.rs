@@ -18,6 +18,8 @@ fn spiral_config() -> TrainConfig {
             ..DatasetSpec::default()
         },
         source: batchscope::data::source::DataSource::Generated,
+        conv: Vec::new(),
+        conv_kernel: 3,
         hidden: vec![16, 16],
         activation: Activation::Relu,
         optimizer: OptimizerKind::Adam,

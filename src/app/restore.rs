@@ -16,8 +16,8 @@ use crate::data::source::DataSource;
 use crate::i18n::{Key, Lang};
 use crate::setting::SettingError;
 use crate::train::{
-    Pipeline, SessionError, Sharing, TrainConfig, check_batch, check_hidden, check_loss_weight,
-    check_lr,
+    Pipeline, SessionError, Sharing, TrainConfig, check_batch, check_conv, check_hidden,
+    check_loss_weight, check_lr,
 };
 
 /// What the app remembers between runs: the language and the settings.
@@ -155,6 +155,8 @@ struct RawConfig {
     data: Option<Box<RawValue>>,
     source: Option<Box<RawValue>>,
     hidden: Option<Box<RawValue>>,
+    conv: Option<Box<RawValue>>,
+    conv_kernel: Option<Box<RawValue>>,
     activation: Option<Box<RawValue>>,
     optimizer: Option<Box<RawValue>>,
     lr: Option<Box<RawValue>>,
@@ -285,6 +287,20 @@ fn restore_config(raw: &RawConfig, notes: &mut Vec<RestoreNote>) -> TrainConfig 
             Key::SavedSource,
             d.source,
             |_| Ok(()),
+            n,
+        ),
+        conv: take(
+            raw.conv.as_deref(),
+            Key::SavedConv,
+            d.conv,
+            |c| check_conv(c, 3),
+            n,
+        ),
+        conv_kernel: take(
+            raw.conv_kernel.as_deref(),
+            Key::SavedConvKernel,
+            d.conv_kernel,
+            |&k| check_conv(&[], k),
             n,
         ),
         hidden: take(

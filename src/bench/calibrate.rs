@@ -647,6 +647,7 @@ pub fn affordable(
     grid.into_iter().partition(|(layers, batch, optimizer)| {
         // The model `session` trains on the spiral, without generating the data.
         let spec = ModelSpec {
+            conv: None,
             layers: layers.clone(),
             activation: crate::backend::Activation::Relu,
             loss: crate::nn::Loss::SoftmaxCrossEntropy,

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::median_of_sorted;
 use crate::backend::{Backend, BackendError};
 use crate::device::Device;
-use crate::nn::{Mlp, OptimizerKind};
+use crate::nn::{Network, OptimizerKind};
 use crate::precision::Precision;
 use crate::trace::Category;
 use crate::train::{Runner, Session};
@@ -196,7 +196,7 @@ fn serve(
 ) -> Result<Latency, BackendError> {
     let spec = session.config.model_spec(&session.data);
     // A model whose buffers hold exactly `rows` rows; SGD keeps no optimizer state.
-    let mut model = Mlp::with_precision(
+    let mut model = Network::with_precision(
         backend,
         &spec,
         (OptimizerKind::Sgd, rows, session.config.seed),
@@ -250,7 +250,7 @@ fn serve(
 /// The spans of one request by category, in the order of [`Category::ALL`].
 fn recorded_request(
     backend: &mut dyn Backend,
-    model: &mut Mlp,
+    model: &mut Network,
     input: &[f32],
 ) -> Result<Vec<(String, usize)>, BackendError> {
     let was_recording = backend.recorder().enabled();

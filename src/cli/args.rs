@@ -67,9 +67,17 @@ pub(super) struct RunArgs {
     #[arg(long, default_value_t = 0.2)]
     pub noise: f32,
     /// Layer widths, input first and outputs last (default: the data set's features, 16, 16,
-    /// its classes, or 1 for regression).
+    /// its classes, or 1 for regression). After --conv: the dense layers only, hidden widths
+    /// and the classes (default: the classes alone).
     #[arg(long)]
     pub layers: Option<String>,
+    /// Convolution blocks before the dense layers, the filters of each, e.g. 8,16: each block
+    /// is a convolution with the activation, then 2×2 max pooling (a CNN, for image data).
+    #[arg(long)]
+    pub conv: Option<String>,
+    /// Side of the convolutions' kernels: 3 or 5.
+    #[arg(long, default_value_t = 3)]
+    pub conv_kernel: usize,
     #[command(flatten)]
     pub read: ReadArgs,
     /// Share of the rows held out as the test set.

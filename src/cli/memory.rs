@@ -29,7 +29,7 @@ pub(super) struct MemoryArgs {
 pub(super) fn run(out: &mut Out, args: &MemoryArgs) -> Result<(), Failure> {
     let (session, devices) = parse_run(&args.run)?;
     let spec = session.config.model_spec(&session.data);
-    let estimate = estimate::mlp(
+    let estimate = estimate::network(
         &spec,
         session.config.optimizer,
         session.config.batch,

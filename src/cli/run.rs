@@ -84,31 +84,25 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
         )),
         Source::Random => None,
     };
-    let layers = match (&args.layers, fixed) {
-        (Some(text), _) => {
+    let conv = args.conv.as_deref().map(parse_conv).transpose()?;
+    let layers = match (&args.layers, fixed, &conv) {
+        (Some(text), _, Some(_)) => parse_widths(text)?,
+        (Some(text), ..) => {
             ModelSpec::parse_layers(text).map_err(|e| Failure::BadInput(format!("--layers {e}")))?
         }
-        (None, Some((features, classes))) => vec![features, 16, 16, classes],
-        (None, None) => vec![2, 16, 16, args.classes.unwrap_or(2)],
+        (None, Some((_, classes)), Some(_)) => vec![classes],
+        (None, None, Some(_)) => vec![args.classes.unwrap_or(2)],
+        (None, Some((features, classes)), None) => vec![features, 16, 16, classes],
+        (None, None, None) => vec![2, 16, 16, args.classes.unwrap_or(2)],
+    };
+    check_widths(&layers, fixed, conv.is_some(), &args.dataset)?;
+    // The first width is the input's, except after convolution blocks, which set it.
+    let dense = if conv.is_some() {
+        &layers[..]
+    } else {
+        &layers[1..]
     };
     let (inputs, outputs) = (layers[0], layers[layers.len() - 1]);
-    if let Some((features, classes)) = fixed
-        && (inputs != features || outputs != classes)
-    {
-        {
-            return Err(Failure::BadInput(format!(
-                "--layers {}: the {} data set has {features} features and {classes} outputs \
-                 (its classes, or 1 for a regression target), so the layers must start with \
-                 {features} and end with {classes}",
-                layers
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(","),
-                args.dataset
-            )));
-        }
-    }
     let regression = matches!(&source, Source::File(t) if t.task == Task::Regression);
     if outputs < 2 && !regression {
         return Err(Failure::BadInput(
@@ -153,7 +147,9 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
         },
         // Files, shipped sets included, are loaded here and passed in with `from_table`.
         source: DataSource::Generated,
-        hidden: layers[1..layers.len() - 1].to_vec(),
+        conv: conv.unwrap_or_default(),
+        conv_kernel: args.conv_kernel,
+        hidden: dense[..dense.len() - 1].to_vec(),
         activation,
         optimizer,
         lr: args.lr,
@@ -185,6 +181,62 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
         session.map_err(|e| Failure::BadInput(e.to_string()))?,
         devices,
     ))
+}
+
+/// Widths separated by commas, each above zero.
+fn parse_widths(text: &str) -> Result<Vec<usize>, Failure> {
+    let widths: Result<Vec<usize>, _> = text.split(',').map(|p| p.trim().parse()).collect();
+    match widths {
+        Ok(w) if !w.is_empty() && !w.contains(&0) => Ok(w),
+        _ => Err(Failure::BadInput(format!(
+            "--layers `{text}`: after --conv give the dense layers' widths separated by commas, \
+             the classes last, all above zero, e.g. 64,10"
+        ))),
+    }
+}
+
+/// `--conv 8,16`: each block's filters.
+fn parse_conv(text: &str) -> Result<Vec<usize>, Failure> {
+    let blocks: Result<Vec<usize>, _> = text.split(',').map(|p| p.trim().parse()).collect();
+    blocks.map_err(|e| {
+        Failure::BadInput(format!(
+            "--conv `{text}`: {e}; expected each block's filters separated by commas, e.g. 8,16"
+        ))
+    })
+}
+
+/// The layers fit the data set: its features first (not after convolution blocks, which
+/// read its images) and its classes last.
+fn check_widths(
+    layers: &[usize],
+    fixed: Option<(usize, usize)>,
+    conv: bool,
+    dataset: &str,
+) -> Result<(), Failure> {
+    let Some((features, classes)) = fixed else {
+        return Ok(());
+    };
+    let (inputs, outputs) = (layers[0], layers[layers.len() - 1]);
+    if outputs == classes && (conv || inputs == features) {
+        return Ok(());
+    }
+    let list = layers
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    Err(Failure::BadInput(if conv {
+        format!(
+            "--layers {list}: the {dataset} data set has {classes} outputs (its classes, or 1 \
+             for a regression target), so the dense layers after --conv must end with {classes}"
+        )
+    } else {
+        format!(
+            "--layers {list}: the {dataset} data set has {features} features and {classes} \
+             outputs (its classes, or 1 for a regression target), so the layers must start \
+             with {features} and end with {classes}"
+        )
+    }))
 }
 
 /// Opens the backend for `device` with the options of `args`; a missing GPU is reported, not

@@ -475,6 +475,8 @@ strings! {
     SavedData => "data settings", "数据设置";
     SavedSource => "data set", "数据集";
     SavedHidden => "hidden layers", "隐藏层";
+    SavedConv => "convolution blocks", "卷积块";
+    SavedConvKernel => "convolution kernel", "卷积核";
     SavedActivation => "activation", "激活函数";
     SavedOptimizer => "optimizer", "优化器";
     SavedLr => "learning rate", "学习率";
@@ -485,6 +487,11 @@ strings! {
     SavedLossWeight => "loss weight", "损失权重";
     SavedPipeline => "pipeline settings", "流水线设置";
     BadNoDevice => "no device chosen: train on the CPU, the GPU or both", "未选择设备：请在 CPU、GPU 或两者上训练";
+    BadConvData => "Convolution blocks need images, and the samples of {data} are rows of numbers: choose an image data set (digits, MNIST, Fashion-MNIST, an image folder) or remove the blocks", "卷积块需要图像，而 {data} 的样本是一行行数字：请选择图像数据集（手写数字、MNIST、Fashion-MNIST、图像文件夹）或删除卷积块";
+    BadConvBlocks => "{value} convolution blocks: choose at most {max}", "{value} 个卷积块：请选择不超过 {max} 个";
+    BadConvChannels => "A convolution block of {value} filters: choose 1 to {max}", "含 {value} 个滤波器的卷积块：请选择 1 到 {max} 个";
+    BadConvKernel => "A {value}×{value} kernel: choose 3×3 or 5×5", "{value}×{value} 的卷积核：请选择 3×3 或 5×5";
+    BadConvImage => "{blocks} convolution blocks halve {width}×{height} images {blocks} times, which leaves no pixel: remove a block", "{blocks} 个卷积块会把 {width}×{height} 的图像减半 {blocks} 次，一个像素也不剩：请删除一个卷积块";
     BadDepth => "{value} hidden layers: choose at most {max}", "{value} 个隐藏层：请选择不超过 {max} 个";
     BadParameters => "a model of {value} parameters: choose fewer or narrower layers (at most {max} parameters)", "模型有 {value} 个参数：请减少层数或层宽度（最多 {max} 个参数）";
     BadHostMemory => "this run needs about {needs} of memory (estimated: weights, gradients, optimizer state and activations), more than the {available} this computer has available: use fewer or narrower layers, a smaller batch, or a smaller data set", "本次运行估计需要约 {needs} 内存（权重、梯度、优化器状态和激活值），超过本机当前可用的 {available}：请减少层数或层宽度、减小批大小，或使用更小的数据集";

@@ -1,154 +1,43 @@
-//! The network: a multi-layer perceptron, its seeded initialisation, and its training step,
-//! written once against the [`Backend`] trait so both devices run the very same algorithm.
+//! The network: a sequence of layers — convolution blocks (a CNN), then dense layers — its
+//! seeded initialisation, and its training step, written once against the [`Backend`] trait so
+//! both devices run the very same algorithm, and the same code trains an MLP and a CNN.
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Normal};
-
-use crate::backend::{Activation, AdamHyper, Backend, BackendError, Tensor};
+use crate::backend::{Activation, Backend, BackendError, Tensor};
 use crate::memory::Role;
 use crate::precision::DType;
-use crate::precision::{GradScaler, Half, Precision};
+use crate::precision::{GradScaler, Precision};
 
+mod init;
+mod param;
+mod passes;
 mod spec;
 
-pub use spec::{Loss, ModelSpec, OptimizerKind};
+pub use init::{LayerValues, initial_parameters};
+pub use spec::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
 
-/// `(weights, biases)` per layer, on the host.
-pub type LayerValues = Vec<(Vec<f32>, Vec<f32>)>;
+use param::Param;
+use passes::{ConvGrads, Forward, layer_activation, round};
 
-/// A parameter tensor with its gradient and optimizer state.
-struct Param {
-    value: Tensor,
-    grad: Tensor,
-    state: Vec<Tensor>,
-}
-
-impl Param {
-    fn new(
-        backend: &mut dyn Backend,
-        name: &str,
-        rows: usize,
-        cols: usize,
-        init: &[f32],
-        (optimizer, dtype): (OptimizerKind, DType),
-    ) -> Result<Self, BackendError> {
-        let shape = (rows, cols);
-        let mut value = backend.alloc_as(Role::Parameters, name, shape, dtype)?;
-        backend.write(&mut value, init)?;
-        let label = format!("{name}.grad");
-        let grad = backend.alloc_as(Role::Gradients, &label, shape, dtype)?;
-        let state = (0..optimizer.state_tensors())
-            .map(|i| {
-                let label = format!("{name}.{}", ["m", "v"][i]);
-                backend.alloc_as(Role::OptimizerState, &label, shape, dtype)
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Self { value, grad, state })
-    }
-
-    fn update(
-        &mut self,
-        backend: &mut dyn Backend,
-        optimizer: OptimizerKind,
-        lr: f32,
-        step: u32,
-    ) -> Result<(), BackendError> {
-        let Self { value, grad, state } = self;
-        match (optimizer, state.as_mut_slice()) {
-            (OptimizerKind::Sgd, _) => backend.sgd_step(value, grad, lr),
-            (OptimizerKind::Momentum, [velocity]) => {
-                backend.momentum_step(value, grad, velocity, lr, OptimizerKind::MOMENTUM)
-            }
-            (OptimizerKind::Adam, [m, v]) => {
-                backend.adam_step(value, grad, m, v, AdamHyper::defaults(lr, step))
-            }
-            _ => Err(BackendError::Shape {
-                op: "optimizer",
-                detail: format!(
-                    "{} needs {} state tensors",
-                    optimizer.as_str(),
-                    optimizer.state_tensors()
-                ),
-            }),
-        }
-    }
-}
-
-/// Host-side initial values, drawn from a seeded generator so both devices start identical.
-///
-/// Weights: He normal `N(0, 2 / fan_in)` before ReLU, Glorot normal `N(0, 2 / (fan_in + fan_out))`
-/// before tanh and sigmoid; biases start at zero.
-pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> LayerValues {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    spec.layers
-        .windows(2)
-        .map(|w| {
-            let (fan_in, fan_out) = (w[0], w[1]);
-            let variance = match spec.activation {
-                Activation::Relu => 2.0 / fan_in as f32,
-                _ => 2.0 / (fan_in + fan_out) as f32,
-            };
-            let normal = Normal::new(0.0, variance.sqrt()).unwrap_or_else(|_| {
-                // Unreachable: the variance is finite and positive for positive widths.
-                Normal::new(0.0, 1.0).unwrap_or_else(|_| unreachable!())
-            });
-            let weights = (0..fan_in * fan_out)
-                .map(|_| normal.sample(&mut rng))
-                .collect();
-            (weights, vec![0.0; fan_out])
-        })
-        .collect()
-}
-
-/// The activation after `layer`: the spec's for hidden layers, none for the output layer
-/// (softmax belongs to the loss).
-fn layer_activation(spec: &ModelSpec, layer: usize) -> Activation {
-    if layer + 2 == spec.layers.len() {
-        Activation::Identity
-    } else {
-        spec.activation
-    }
-}
-
-/// `activations[l + 1] = act(activations[l] · w_l + b_l)` through every layer.
-fn forward_layers(
-    backend: &mut dyn Backend,
-    spec: &ModelSpec,
-    weights: &[Param],
-    biases: &[Param],
-    activations: &mut [Tensor],
-) -> Result<(), BackendError> {
-    for (l, (w, b)) in weights.iter().zip(biases).enumerate() {
-        let (done, rest) = activations.split_at_mut(l + 1);
-        backend.linear_forward(
-            &done[l],
-            &w.value,
-            &b.value,
-            layer_activation(spec, l),
-            &mut rest[0],
-        )?;
-    }
-    Ok(())
-}
-
-/// An MLP on one device with everything a training step touches allocated up front:
-/// parameters, gradients, optimizer state, the activations kept for backward, and the inputs.
-pub struct Mlp {
+/// A network on one device with everything a training step touches allocated up front:
+/// parameters, gradients, optimizer state, the outputs kept for backward, and the inputs.
+pub struct Network {
     spec: ModelSpec,
     optimizer: OptimizerKind,
     batch: usize,
+    /// Per layer, convolutions first.
     weights: Vec<Param>,
     biases: Vec<Param>,
-    /// `activations[0]` is the input batch, `activations[l + 1]` the output of layer `l`.
-    activations: Vec<Tensor>,
-    /// `dz[l]`: gradient of the loss with respect to layer `l`'s pre-activation.
+    /// The training pass's tensors.
+    pass: Forward,
+    /// `dz[l]`: gradient of the loss with respect to layer `l`'s pre-activation output.
     dz: Vec<Tensor>,
+    /// The convolution blocks' backward tensors.
+    conv_grads: Vec<ConvGrads>,
     targets: Tensor,
-    /// `[Σ loss, Σ correct, Σ rows]` since the last [`Mlp::take_stats`].
+    /// `[Σ loss, Σ correct, Σ rows]` since the last [`Network::take_stats`].
     stats: Tensor,
-    /// Forward-only activations for evaluation, `eval_rows` rows at a time.
-    eval_activations: Vec<Tensor>,
+    /// Forward-only tensors for evaluation, `eval_rows` rows at a time.
+    eval: Forward,
     /// Rows per evaluation pass.
     eval_rows: usize,
     /// Training iterations (skipped updates included).
@@ -164,10 +53,6 @@ pub struct Mlp {
     loss_weight: f32,
 }
 
-/// Most rows per forward-only evaluation pass (training and test sets, decision-boundary grid):
-/// larger sets are evaluated in passes of this many rows.
-pub const EVAL_ROWS: usize = 1024;
-
 /// Training statistics accumulated on the device since they were last read.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
@@ -181,7 +66,7 @@ pub struct Stats {
     pub rows: usize,
 }
 
-impl Mlp {
+impl Network {
     /// Allocates the model for `batch` rows in FP32 and uploads the seeded initial parameters
     /// (evaluating [`EVAL_ROWS`] rows at a time).
     pub fn new(
@@ -207,75 +92,60 @@ impl Mlp {
     /// state (the master copy), adds FP16 copies of the weights for the passes, and stores the
     /// activations and the backward temporaries in FP16, as PyTorch's autocast does.
     ///
-    /// Evaluation runs `eval_rows` rows at a time (at most [`EVAL_ROWS`]): no more than the
-    /// largest set the run evaluates, so a small data set does not pay for 1024 rows.
+    /// Evaluation runs `eval_rows` rows at a time (as [`ModelSpec::eval_rows`] bounds them): no
+    /// more than the largest set the run evaluates, so a small data set does not pay for 1024.
     pub fn with_precision(
         backend: &mut dyn Backend,
         spec: &ModelSpec,
         (optimizer, batch, seed): (OptimizerKind, usize, u64),
         (precision, eval_rows): (Precision, usize),
     ) -> Result<Self, BackendError> {
-        let eval_rows = eval_rows.clamp(1, EVAL_ROWS);
+        let eval_rows = spec.eval_rows(eval_rows);
         let passes = DType::of(precision.format());
-        let master = if precision == Precision::Mixed {
-            DType::F32
-        } else {
-            passes
-        };
+        let mixed = precision == Precision::Mixed;
+        let master = if mixed { DType::F32 } else { passes };
         let init = initial_parameters(spec, seed);
-        let mut weights = Vec::new();
-        let mut biases = Vec::new();
-        for (l, (w, b)) in init.iter().enumerate() {
-            let (fan_in, fan_out) = (spec.layers[l], spec.layers[l + 1]);
-            weights.push(Param::new(
-                backend,
-                &format!("layer{l}.weight"),
-                fan_in,
-                fan_out,
-                w,
-                (optimizer, master),
-            )?);
-            biases.push(Param::new(
-                backend,
-                &format!("layer{l}.bias"),
-                1,
-                fan_out,
-                b,
-                (optimizer, master),
-            )?);
-        }
-        let input = (batch, spec.layers[0]);
-        let mut activations = vec![backend.alloc_as(Role::Inputs, "input", input, passes)?];
-        let mut dz = Vec::new();
-        for (l, &width) in spec.layers.iter().enumerate().skip(1) {
-            let label = format!("layer{}.output", l - 1);
-            let shape = (batch, width);
-            activations.push(backend.alloc_as(Role::Activations, &label, shape, passes)?);
-            // The gradient with respect to a layer's output lives only during backward.
-            let label = format!("layer{}.dz", l - 1);
-            dz.push(backend.alloc_as(Role::Workspace, &label, shape, passes)?);
-        }
-        let (mut half_weights, mut half_biases, mut scaler) = (Vec::new(), Vec::new(), None);
-        if precision == Precision::Mixed {
-            for (l, w) in init.iter().enumerate() {
-                let (fan_in, fan_out) = (spec.layers[l], spec.layers[l + 1]);
-                let label = format!("layer{l}.weight (fp16 copy)");
-                let shape = (fan_in, fan_out);
-                half_weights.push(backend.alloc_as(Role::Parameters, &label, shape, passes)?);
-                let label = format!("layer{l}.bias (fp16 copy)");
-                let shape = (1, w.1.len());
-                half_biases.push(backend.alloc_as(Role::Parameters, &label, shape, passes)?);
+        let conv = spec.conv_blocks().len();
+        let name = |l: usize| {
+            if l < conv {
+                format!("conv{l}")
+            } else {
+                format!("layer{}", l - conv)
             }
-            scaler = Some(GradScaler::default());
+        };
+        let (mut weights, mut biases) = (Vec::new(), Vec::new());
+        let (mut half_weights, mut half_biases) = (Vec::new(), Vec::new());
+        for (l, ((w, b), ((rows, cols), n))) in init.iter().zip(spec.parameter_shapes()).enumerate()
+        {
+            let name = name(l);
+            let state = (optimizer, master);
+            let label = format!("{name}.weight");
+            weights.push(Param::new(backend, &label, rows, cols, w, state)?);
+            let label = format!("{name}.bias");
+            biases.push(Param::new(backend, &label, 1, n, b, state)?);
+            if mixed {
+                let label = format!("{name}.weight (fp16 copy)");
+                half_weights.push(backend.alloc_as(
+                    Role::Parameters,
+                    &label,
+                    (rows, cols),
+                    passes,
+                )?);
+                let label = format!("{name}.bias (fp16 copy)");
+                half_biases.push(backend.alloc_as(Role::Parameters, &label, (1, n), passes)?);
+            }
         }
+        let pass = Forward::alloc(backend, spec, batch, (passes, false))?;
+        let (dz, conv_grads) = pass.alloc_grads(backend, passes)?;
         Ok(Self {
             spec: spec.clone(),
             optimizer,
             batch,
             weights,
             biases,
-            activations,
+            pass,
             dz,
+            conv_grads,
             // A class index per row, or one target value per output.
             targets: backend.alloc(
                 Role::Inputs,
@@ -283,23 +153,18 @@ impl Mlp {
                 batch,
                 match spec.loss {
                     Loss::SoftmaxCrossEntropy => 1,
-                    Loss::MeanSquaredError => spec.layers[spec.layers.len() - 1],
+                    Loss::MeanSquaredError => spec.outputs(),
                 },
             )?,
             stats: backend.zeros("loss-stats", 1, 3)?,
-            eval_activations: spec
-                .layers
-                .iter()
-                .enumerate()
-                .map(|(l, &width)| backend.zeros(&format!("eval{l}"), eval_rows, width))
-                .collect::<Result<_, _>>()?,
+            eval: Forward::alloc(backend, spec, eval_rows, (DType::F32, true))?,
             eval_rows,
             steps: 0,
             applied: 0,
             precision,
             half_weights,
             half_biases,
-            scaler,
+            scaler: mixed.then(GradScaler::default),
             loss_weight: 1.0,
         })
     }
@@ -315,6 +180,7 @@ impl Mlp {
         let first = |p: &[Param]| p.first().map(|p| (p.value.dtype(), p.grad.dtype()));
         let (value, grad) = first(&self.weights).unwrap_or_default();
         let activation = self
+            .pass
             .activations
             .last()
             .map(Tensor::dtype)
@@ -332,26 +198,15 @@ impl Mlp {
         self.scaler.as_ref()
     }
 
-    /// Rounds an f32 tensor's values to `format` (a 16-bit tensor's are already rounded).
-    fn round(
-        backend: &mut dyn Backend,
-        format: Option<Half>,
-        t: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        match format {
-            Some(f) if t.dtype() == DType::F32 => backend.round_to(t, f),
-            _ => Ok(()),
-        }
-    }
-
     /// Rows per batch.
     pub fn batch(&self) -> usize {
         self.batch
     }
 
-    /// The layer outputs of the last forward pass (`[0]` is the input batch).
-    pub fn activations(&self) -> &[Tensor] {
-        &self.activations
+    /// The outputs of the last forward pass that backward reads: each convolution block's
+    /// output and pooled output, each dense layer's output (not the input batch).
+    pub fn activations(&self) -> Vec<&Tensor> {
+        self.pass.outputs()
     }
 
     /// The architecture.
@@ -364,96 +219,109 @@ impl Mlp {
         self.steps
     }
 
-    /// Uploads a batch: `inputs` is `[batch, features]` row-major, `targets` holds class indices
-    /// (classification) or target values (regression).
+    /// Uploads a batch: `inputs` is `[batch, features]` row-major (an image's pixels channels
+    /// last), `targets` holds class indices (classification) or target values (regression).
     pub fn load_batch(
         &mut self,
         backend: &mut dyn Backend,
         inputs: &[f32],
         targets: &[f32],
     ) -> Result<(), BackendError> {
-        backend.write(&mut self.activations[0], inputs)?;
-        Self::round(backend, self.precision.format(), &mut self.activations[0])?;
+        let input = &mut self.pass.activations[0];
+        backend.write(input, inputs)?;
+        round(backend, self.precision.format(), input)?;
         backend.write(&mut self.targets, targets)
     }
 
     /// Forward pass over the loaded batch; the output layer's logits end in the last activation.
     pub fn forward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
-        let Some(format) = self.precision.format() else {
-            return forward_layers(
-                backend,
-                &self.spec,
-                &self.weights,
-                &self.biases,
-                &mut self.activations,
-            );
-        };
-        let mixed = self.precision == Precision::Mixed;
-        for l in 0..self.weights.len() {
-            if mixed {
-                // This step's FP16 copies of the FP32 master weights (the copy rounds).
-                backend.copy(&self.weights[l].value, &mut self.half_weights[l])?;
-                backend.copy(&self.biases[l].value, &mut self.half_biases[l])?;
+        if self.scaler.is_some() {
+            // This step's FP16 copies of the FP32 master weights (the copy rounds).
+            for (p, half) in self.weights.iter().zip(&mut self.half_weights) {
+                backend.copy(&p.value, half)?;
             }
-            let (w, b) = if mixed {
-                (&self.half_weights[l], &self.half_biases[l])
-            } else {
-                (&self.weights[l].value, &self.biases[l].value)
-            };
-            let (done, rest) = self.activations.split_at_mut(l + 1);
-            backend.linear_forward(
-                &done[l],
-                w,
-                b,
-                layer_activation(&self.spec, l),
-                &mut rest[0],
-            )?;
-            Self::round(backend, Some(format), &mut rest[0])?;
+            for (p, half) in self.biases.iter().zip(&mut self.half_biases) {
+                backend.copy(&p.value, half)?;
+            }
         }
-        Ok(())
+        let format = self.precision.format();
+        let params = if self.scaler.is_some() {
+            self.half_weights.iter().zip(&self.half_biases).collect()
+        } else {
+            param::values(&self.weights, &self.biases)
+        };
+        self.pass.run(backend, &self.spec, &params, format)
     }
-
     /// Loss and its gradient, then backward through every layer into the parameter gradients.
+    ///
+    /// A convolution block's gradient flows back through its pooling (to the first largest
+    /// value of each window, through the activation), its product, and `col2im`, which sums each
+    /// input value's patch entries; a dense layer's through its product and the activation of
+    /// the layer before (or, after a convolution block, straight into the pooled values).
     pub fn backward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         let last = self.weights.len() - 1;
-        let (output, dz) = (&self.activations[last + 1], &mut self.dz[last]);
+        let output = &self.pass.activations[last + 1];
         // The loss weight, and the loss scale of mixed precision (the loss scaled up so that
         // small gradients survive FP16), multiply the loss's gradient as it is written.
         let factor = self.loss_weight * self.scaler.as_ref().map_or(1.0, |s| s.scale);
-        let (targets, stats) = (&self.targets, &mut self.stats);
+        let (targets, stats, dz) = (&self.targets, &mut self.stats, &mut self.dz[last]);
         match self.spec.loss {
             Loss::SoftmaxCrossEntropy => {
                 backend.softmax_cross_entropy(output, targets, dz, stats, factor)?;
             }
-            Loss::MeanSquaredError => {
-                backend.mse_loss(output, targets, dz, stats, factor)?;
-            }
+            Loss::MeanSquaredError => backend.mse_loss(output, targets, dz, stats, factor)?,
         }
         let format = self.precision.format();
-        Self::round(backend, format, &mut self.dz[last])?;
+        round(backend, format, dz)?;
+        let Forward { activations, conv } = &self.pass;
         for l in (0..=last).rev() {
-            let Param { grad: dw, .. } = &mut self.weights[l];
-            let Param { grad: db, .. } = &mut self.biases[l];
-            backend.linear_backward_params(&self.activations[l], &self.dz[l], dw, db)?;
-            Self::round(backend, format, dw)?;
-            Self::round(backend, format, db)?;
-            if l > 0 {
-                let act_prev = layer_activation(&self.spec, l - 1);
-                let (before, after) = self.dz.split_at_mut(l);
-                let w = if self.scaler.is_some() {
-                    &self.half_weights[l]
-                } else {
-                    &self.weights[l].value
-                };
-                backend.linear_backward_input(
-                    &after[0],
-                    w,
-                    &self.activations[l],
-                    act_prev,
-                    &mut before[l - 1],
-                )?;
-                Self::round(backend, format, &mut before[l - 1])?;
+            // A convolution's weight gradient is the product of its patches with `dz`.
+            let input = conv.get(l).map_or(&activations[l], |t| &t.col);
+            let (dw, db) = (&mut self.weights[l].grad, &mut self.biases[l].grad);
+            backend.linear_backward_params(input, &self.dz[l], dw, db)?;
+            round(backend, format, dw)?;
+            round(backend, format, db)?;
+            if l == 0 {
+                continue;
             }
+            let w = if self.scaler.is_some() {
+                &self.half_weights[l]
+            } else {
+                &self.weights[l].value
+            };
+            let (before, after) = self.dz.split_at_mut(l);
+            let (dz, dz_prev) = (&after[0], &mut before[l - 1]);
+            let (grads_before, grads_after) = self.conv_grads.split_at_mut(l.min(conv.len()));
+            let Some(prev) = grads_before.get_mut(l - 1) else {
+                // Dense after dense: through the previous layer's activation.
+                let act = layer_activation(&self.spec, l - 1);
+                backend.linear_backward_input(dz, w, &activations[l], act, dz_prev)?;
+                round(backend, format, dz_prev)?;
+                continue;
+            };
+            let identity = Activation::Identity;
+            if let (
+                Some(t),
+                Some(ConvGrads {
+                    dcol: Some(dcol), ..
+                }),
+            ) = (conv.get(l), grads_after.first_mut())
+            {
+                // Convolution after convolution: into the patches, then back onto the pooled
+                // image they were cut from.
+                backend.linear_backward_input(dz, w, &t.col, identity, dcol)?;
+                round(backend, format, dcol)?;
+                backend.col2im(dcol, &activations[l], identity, t.conv, &mut prev.dpooled)?;
+            } else {
+                // The first dense layer after the blocks: pooled values have no activation.
+                let a = &activations[l];
+                backend.linear_backward_input(dz, w, a, identity, &mut prev.dpooled)?;
+            }
+            round(backend, format, &mut prev.dpooled)?;
+            let t = &conv[l - 1];
+            let act = self.spec.activation;
+            backend.max_pool_backward(&t.out, &prev.dpooled, act, t.pool, dz_prev)?;
+            round(backend, format, dz_prev)?;
         }
         Ok(())
     }
@@ -491,9 +359,9 @@ impl Mlp {
         for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
             p.update(backend, self.optimizer, lr, self.applied)?;
             // Pure FP16 or BF16: the updated values are stored in the format too.
-            Self::round(backend, format, &mut p.value)?;
+            round(backend, format, &mut p.value)?;
             for s in &mut p.state {
-                Self::round(backend, format, s)?;
+                round(backend, format, s)?;
             }
         }
         Ok(())
@@ -532,8 +400,8 @@ impl Mlp {
         backend: &mut dyn Backend,
         inputs: &[f32],
     ) -> Result<Vec<f32>, BackendError> {
-        let features = self.spec.layers[0];
-        let classes = self.spec.layers[self.spec.layers.len() - 1];
+        let features = self.spec.inputs();
+        let classes = self.spec.outputs();
         let rows = inputs.len() / features.max(1);
         let mut logits = Vec::with_capacity(rows * classes);
         let mut chunk = vec![0.0f32; self.eval_rows * features];
@@ -542,15 +410,10 @@ impl Mlp {
             chunk.fill(0.0);
             chunk[..n * features]
                 .copy_from_slice(&inputs[start * features..(start + n) * features]);
-            backend.write(&mut self.eval_activations[0], &chunk)?;
-            forward_layers(
-                backend,
-                &self.spec,
-                &self.weights,
-                &self.biases,
-                &mut self.eval_activations,
-            )?;
-            let out = backend.read(&self.eval_activations[self.weights.len()])?;
+            backend.write(&mut self.eval.activations[0], &chunk)?;
+            let params = param::values(&self.weights, &self.biases);
+            self.eval.run(backend, &self.spec, &params, None)?;
+            let out = backend.read(&self.eval.activations[self.weights.len()])?;
             logits.extend_from_slice(&out[..n * classes]);
         }
         Ok(logits)
@@ -558,7 +421,7 @@ impl Mlp {
 
     /// Logits of the loaded batch, read back to the host.
     pub fn read_logits(&mut self, backend: &mut dyn Backend) -> Result<Vec<f32>, BackendError> {
-        backend.read(&self.activations[self.weights.len()])
+        backend.read(&self.pass.activations[self.weights.len()])
     }
 
     /// All parameters read back, `(weights, biases)` per layer (for tests and exports).

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Activation;
-use crate::data::Task;
+use crate::backend::{Activation, ConvShape, PoolShape};
+use crate::data::{ImageShape, Task};
 
 /// What the output layer's values are compared with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -27,31 +27,194 @@ impl Loss {
     }
 }
 
-/// Layer widths (input first, outputs last), the hidden activation and the loss.
+/// The convolutional blocks before a CNN's dense layers: each a `kernel × kernel` convolution
+/// (stride 1, zero padding that keeps the size, bias, the model's activation) followed by 2×2
+/// max pooling, over channels-last images.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConvStack {
+    /// The input images.
+    pub image: ImageShape,
+    /// Filters of each block, e.g. `[8, 16]`.
+    pub channels: Vec<usize>,
+    /// Side of every block's kernel: 3 or 5.
+    pub kernel: usize,
+}
+
+/// Most rows per forward-only evaluation pass (training and test sets, decision-boundary grid):
+/// larger sets are evaluated in passes of this many rows.
+pub const EVAL_ROWS: usize = 1024;
+
+/// Values of one sample's evaluation buffers a CNN may hold at once: one evaluation pass takes
+/// as many rows as fit (its patch matrices are large: 9 values a pixel for a 3×3 kernel).
+const EVAL_VALUES: usize = 8 << 20;
+
+impl ConvStack {
+    /// Each block's convolution and pooling geometry, first block first.
+    pub fn blocks(&self) -> Vec<(ConvShape, PoolShape)> {
+        let (mut height, mut width, mut channels) =
+            (self.image.height, self.image.width, self.image.channels);
+        self.channels
+            .iter()
+            .map(|&out| {
+                let conv = ConvShape {
+                    height,
+                    width,
+                    channels_in: channels,
+                    channels_out: out,
+                    kernel: self.kernel,
+                };
+                let pool = PoolShape {
+                    height,
+                    width,
+                    channels: out,
+                };
+                (height, width, channels) = (height / 2, width / 2, out);
+                (conv, pool)
+            })
+            .collect()
+    }
+
+    /// Values per sample after the last pooling: the dense head's input width.
+    pub fn flattened(&self) -> usize {
+        self.blocks()
+            .last()
+            .map_or(self.image.len(), |(_, pool)| pool.image_out())
+    }
+
+    /// Why these blocks cannot run on these images, if they cannot: each pooling halves the
+    /// image, which must keep at least one pixel; the kernel is 3 or 5.
+    pub fn check(&self) -> Result<(), String> {
+        let blocks = self.channels.len() as u32;
+        let side = 1usize << blocks.min(usize::BITS - 1);
+        if ![3, 5].contains(&self.kernel) {
+            Err(format!("a {0}×{0} kernel: choose 3 or 5", self.kernel))
+        } else if self.channels.contains(&0) {
+            Err("a convolution block without filters".into())
+        } else if self.image.height < side || self.image.width < side {
+            Err(format!(
+                "{} blocks halve {}×{} images {} times: too small",
+                blocks, self.image.width, self.image.height, blocks
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Layer widths (input first, outputs last), the hidden activation and the loss; for a CNN, the
+/// convolution blocks before the dense layers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {
-    /// `[inputs, hidden..., outputs]`, e.g. `[2, 16, 16, 3]`.
+    /// The dense layers' widths `[inputs, hidden..., outputs]`, e.g. `[2, 16, 16, 3]`; after
+    /// convolution blocks the first is the flattened output of the last pooling.
     pub layers: Vec<usize>,
     /// Applied after every hidden layer; the output layer is linear (softmax is in the loss).
     pub activation: Activation,
     /// What the outputs are trained against.
     #[serde(default)]
     pub loss: Loss,
+    /// Convolution blocks before the dense layers (a CNN), or none (an MLP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conv: Option<ConvStack>,
 }
 
 impl ModelSpec {
-    /// Number of trainable values: `Σ (in · out + out)`, saturating (an absurd layer list
-    /// asked of the settings check must not overflow).
+    /// A multi-layer perceptron.
+    pub fn mlp(layers: Vec<usize>, activation: Activation, loss: Loss) -> Self {
+        Self {
+            layers,
+            activation,
+            loss,
+            conv: None,
+        }
+    }
+
+    /// A CNN: `conv`'s blocks, then dense layers of the widths `dense` (hidden widths and the
+    /// outputs) after the flattened last pooling.
+    pub fn cnn(conv: ConvStack, dense: &[usize], activation: Activation, loss: Loss) -> Self {
+        let mut layers = vec![conv.flattened()];
+        layers.extend_from_slice(dense);
+        Self {
+            layers,
+            activation,
+            loss,
+            conv: Some(conv),
+        }
+    }
+
+    /// Values of one input sample (an image's pixels for a CNN).
+    pub fn inputs(&self) -> usize {
+        match &self.conv {
+            Some(c) => c.image.len(),
+            None => self.layers.first().copied().unwrap_or(0),
+        }
+    }
+
+    /// Outputs per sample.
+    pub fn outputs(&self) -> usize {
+        self.layers.last().copied().unwrap_or(0)
+    }
+
+    /// The convolution blocks' geometry (empty for an MLP).
+    pub fn conv_blocks(&self) -> Vec<(ConvShape, PoolShape)> {
+        self.conv
+            .as_ref()
+            .map(ConvStack::blocks)
+            .unwrap_or_default()
+    }
+
+    /// Every layer's parameter shapes `(rows, cols)` of its weights (a convolution's are
+    /// `[K²·C_in, C_out]`) and its bias count, convolutions first.
+    pub fn parameter_shapes(&self) -> Vec<((usize, usize), usize)> {
+        let conv = self
+            .conv_blocks()
+            .into_iter()
+            .map(|(c, _)| ((c.patch(), c.channels_out), c.channels_out));
+        let dense = self.layers.windows(2).map(|w| ((w[0], w[1]), w[1]));
+        conv.chain(dense).collect()
+    }
+
+    /// Number of trainable values: `Σ (in · out + out)` over the layers, saturating (an absurd
+    /// layer list asked of the settings check must not overflow).
     pub fn parameter_count(&self) -> usize {
-        self.layers
-            .windows(2)
-            .map(|w| w[0].saturating_mul(w[1]).saturating_add(w[1]))
+        self.parameter_shapes()
+            .into_iter()
+            .map(|((i, o), b)| i.saturating_mul(o).saturating_add(b))
             .fold(0, usize::saturating_add)
     }
 
-    /// Multiply-adds of one forward pass per sample: `Σ in · out`.
+    /// Multiply-adds of one forward pass per sample: `Σ in · out` over the dense layers, and
+    /// `H · W · K² · C_in · C_out` over the convolutions.
     pub fn forward_macs_per_sample(&self) -> usize {
-        self.layers.windows(2).map(|w| w[0] * w[1]).sum()
+        let conv: usize = self
+            .conv_blocks()
+            .iter()
+            .map(|(c, _)| c.pixels() * c.patch() * c.channels_out)
+            .sum();
+        conv + self.layers.windows(2).map(|w| w[0] * w[1]).sum::<usize>()
+    }
+
+    /// Values per sample of every forward-only evaluation buffer: the input, each block's
+    /// patches, convolution output and pooled output, each dense layer's output.
+    pub fn eval_values_per_row(&self) -> usize {
+        let conv: usize = self
+            .conv_blocks()
+            .iter()
+            .map(|(c, p)| c.pixels() * (c.patch() + c.channels_out) + p.image_out())
+            .sum();
+        self.inputs() + conv + self.layers.iter().skip(1).sum::<usize>()
+    }
+
+    /// Rows per evaluation pass when `requested` are asked for: at most [`EVAL_ROWS`], and for a
+    /// CNN at most what keeps its evaluation buffers within 32 MiB of values.
+    pub fn eval_rows(&self, requested: usize) -> usize {
+        let rows = requested.clamp(1, EVAL_ROWS);
+        match self.conv {
+            Some(_) => rows
+                .min(EVAL_VALUES / self.eval_values_per_row().max(1))
+                .max(1),
+            None => rows,
+        }
     }
 
     /// Parses `2,16,16,3`.

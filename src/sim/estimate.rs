@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::memory::Role;
-use crate::nn::{EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
+use crate::nn::{Loss, ModelSpec, OptimizerKind};
 use crate::precision::DType;
 use crate::precision::Precision;
 use crate::units::grouped;
@@ -48,15 +48,47 @@ impl Estimate {
     }
 }
 
-/// What an MLP of `spec` trained with `optimizer` on batches of `batch` rows in `precision`,
-/// evaluating `eval_rows` rows at a time, holds, role by role, as BatchScope allocates it: every
-/// tensor of a step is made up front.
+/// A CNN's convolution blocks in values per batch: patches (the `im2col` matrices), outputs
+/// before pooling, pooled outputs, and the patches' gradients (all blocks but the first).
+#[derive(Default)]
+struct ConvValues {
+    patches: u64,
+    outputs: u64,
+    pooled: u64,
+    patch_grads: u64,
+    /// The largest of these tensors.
+    largest: u64,
+}
+
+impl ConvValues {
+    fn of(spec: &ModelSpec, b: u64) -> Self {
+        let mut v = Self::default();
+        for (i, (c, pool)) in spec.conv_blocks().into_iter().enumerate() {
+            let pixels = b * c.pixels() as u64;
+            let patches = pixels * c.patch() as u64;
+            v.patches += patches;
+            v.outputs += pixels * c.channels_out as u64;
+            v.pooled += b * pool.image_out() as u64;
+            if i > 0 {
+                v.patch_grads += patches;
+            }
+            v.largest = v.largest.max(patches).max(pixels * c.channels_out as u64);
+        }
+        v
+    }
+}
+
+/// What a network of `spec` trained with `optimizer` on batches of `batch` rows in
+/// `precision`, evaluating `eval_rows` rows at a time, holds, role by role, as BatchScope
+/// allocates it: every tensor of a step is made up front.
 ///
 /// FP16 and BF16 store every tensor of the step in 2 bytes a value; mixed precision keeps the
 /// FP32 master parameters, gradients and optimizer state, adds 2-byte copies of the weights and
 /// stores activations and backward temporaries in 2 bytes. Kernels compute in f32, so 16-bit
-/// training adds four f32 working copies as large as the largest 16-bit tensor.
-pub fn mlp(
+/// training adds four f32 working copies as large as the largest 16-bit tensor. A CNN's
+/// convolution blocks add their outputs before and after pooling to the activations, and their
+/// patch matrices (and the patches' gradients) to the workspace.
+pub fn network(
     spec: &ModelSpec,
     optimizer: OptimizerKind,
     batch: usize,
@@ -66,16 +98,17 @@ pub fn mlp(
     let p = spec.parameter_count() as u64;
     let b = batch as u64;
     let layers = &spec.layers;
-    let features = layers[0] as u64;
-    let outputs = *layers.last().unwrap_or(&1) as u64;
+    let features = spec.inputs() as u64;
+    let outputs = spec.outputs() as u64;
     let hidden_and_out: u64 = layers.iter().skip(1).map(|&w| w as u64).sum();
-    let all_widths: u64 = layers.iter().map(|&w| w as u64).sum();
+    let per_row = spec.eval_values_per_row() as u64;
     let states = optimizer.state_tensors() as u64;
     let target_cols = match spec.loss {
         Loss::SoftmaxCrossEntropy => 1,
         Loss::MeanSquaredError => outputs,
     };
-    let rows = eval_rows.clamp(1, EVAL_ROWS) as u64;
+    let rows = spec.eval_rows(eval_rows) as u64;
+    let conv = ConvValues::of(spec, b);
     let widths = layers
         .iter()
         .skip(1)
@@ -95,11 +128,15 @@ pub fn mlp(
     } else {
         String::new()
     };
-    // The largest 16-bit tensor: a weight matrix or a batch of the widest layer.
-    let largest = layers
-        .windows(2)
-        .map(|w| (w[0] * w[1]) as u64)
+    // The largest 16-bit tensor: a weight matrix, a batch of the widest layer, or a block's
+    // patches.
+    let largest = spec
+        .parameter_shapes()
+        .into_iter()
+        .map(|((i, o), _)| (i * o) as u64)
+        .chain([b * features])
         .chain(layers.iter().map(|&w| b * w as u64))
+        .chain([conv.largest])
         .max()
         .unwrap_or(0);
     let (working, working_formula) = if precision == Precision::Fp32 {
@@ -109,6 +146,28 @@ pub fn mlp(
             4 * largest * FP32,
             format!(" + 4 f32 working copies of {} values", grouped(largest)),
         )
+    };
+    let (conv_act, conv_act_formula, conv_work, conv_work_formula) = if spec.conv.is_some() {
+        let act = conv.outputs + conv.pooled;
+        let work = conv.outputs + conv.patches + conv.pooled + conv.patch_grads;
+        (
+            act,
+            format!(
+                " + convolution outputs {} and pooled {} values × {passes} B",
+                grouped(conv.outputs),
+                grouped(conv.pooled)
+            ),
+            work,
+            format!(
+                " + convolution temporaries {} values and patches {} (their gradients {}) \
+                 × {passes} B",
+                grouped(conv.outputs + conv.pooled),
+                grouped(conv.patches),
+                grouped(conv.patch_grads)
+            ),
+        )
+    } else {
+        (0, String::new(), 0, String::new())
     };
     let lines = vec![
         Line {
@@ -132,8 +191,8 @@ pub fn mlp(
         },
         Line {
             role: Role::Activations,
-            bytes: b * hidden_and_out * passes,
-            formula: format!("batch {b} × layer outputs ({widths}) × {passes} B"),
+            bytes: (b * hidden_and_out + conv_act) * passes,
+            formula: format!("batch {b} × layer outputs ({widths}) × {passes} B{conv_act_formula}"),
         },
         Line {
             role: Role::Inputs,
@@ -144,10 +203,13 @@ pub fn mlp(
         },
         Line {
             role: Role::Workspace,
-            bytes: b * hidden_and_out * passes + (rows * all_widths + 3) * FP32 + working,
+            bytes: (b * hidden_and_out + conv_work) * passes
+                + (rows * per_row + 3) * FP32
+                + working,
             formula: format!(
-                "backward temporaries {b} × ({widths}) × {passes} B + evaluation {rows} rows × \
-                 all widths ({all_widths}) × 4 B + 3 loss statistics × 4 B{working_formula}"
+                "backward temporaries {b} × ({widths}) × {passes} B{conv_work_formula} + \
+                 evaluation {rows} rows × {per_row} values × 4 B + 3 loss statistics × 4 B\
+                 {working_formula}"
             ),
         },
     ];
@@ -239,15 +301,17 @@ pub fn preset(preset: Preset, scheme: Scheme) -> Estimate {
 mod tests {
     use super::*;
     use crate::backend::Activation;
+    use crate::nn::EVAL_ROWS;
 
     #[test]
     fn the_mnist_mlp_needs_16_bytes_per_parameter_before_activations() {
         let spec = ModelSpec {
+            conv: None,
             layers: vec![784, 128, 10],
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        let e = mlp(&spec, OptimizerKind::Adam, 64, Precision::Fp32, EVAL_ROWS);
+        let e = network(&spec, OptimizerKind::Adam, 64, Precision::Fp32, EVAL_ROWS);
         assert_eq!(e.bytes(Role::Parameters), 4 * 101_770);
         assert_eq!(e.bytes(Role::Gradients), 4 * 101_770);
         assert_eq!(e.bytes(Role::OptimizerState), 8 * 101_770);

@@ -25,7 +25,7 @@ pub struct Model<'a> {
 impl Model<'_> {
     /// The estimate at `batch` rows a step.
     pub fn at(&self, batch: usize) -> Estimate {
-        estimate::mlp(
+        estimate::network(
             self.spec,
             self.optimizer,
             batch,
@@ -152,6 +152,7 @@ mod tests {
     #[test]
     fn the_largest_batch_that_fits_is_the_edge_of_the_estimate() {
         let spec = ModelSpec {
+            conv: None,
             layers: vec![784, 512, 10],
             activation: crate::backend::Activation::Relu,
             loss: crate::nn::Loss::SoftmaxCrossEntropy,

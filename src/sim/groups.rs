@@ -219,6 +219,7 @@ mod tests {
 
     fn ops(layers: &[usize], batch: usize) -> Vec<Op> {
         let spec = ModelSpec {
+            conv: None,
             layers: layers.to_vec(),
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,

@@ -8,7 +8,7 @@ use crate::data::dataloader::{Augment, LoaderConfig};
 use crate::data::source::DataSource;
 use crate::data::{Dataset, DatasetSpec, Task};
 use crate::device::Device;
-use crate::nn::{EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
+use crate::nn::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
 use crate::precision::Precision;
 use crate::setting::SettingError;
 
@@ -199,6 +199,13 @@ pub struct TrainConfig {
     /// Where the data comes from: a generator, a shipped real set, or the user's own file.
     #[serde(default)]
     pub source: DataSource,
+    /// Convolution blocks before the hidden layers, each value a block's filters (a `conv_kernel`
+    /// convolution with the activation, then 2×2 max pooling): a CNN; empty, an MLP.
+    #[serde(default)]
+    pub conv: Vec<usize>,
+    /// Side of the convolutions' kernels: 3 or 5.
+    #[serde(default = "three")]
+    pub conv_kernel: usize,
     /// Hidden-layer widths; the input and output widths come from the data set.
     pub hidden: Vec<usize>,
     /// Hidden activation.
@@ -233,6 +240,8 @@ impl Default for TrainConfig {
         Self {
             data: DatasetSpec::default(),
             source: DataSource::Generated,
+            conv: Vec::new(),
+            conv_kernel: 3,
             hidden: vec![16, 16],
             activation: Activation::Relu,
             optimizer: OptimizerKind::Adam,
@@ -251,6 +260,10 @@ fn one() -> f32 {
     1.0
 }
 
+fn three() -> usize {
+    3
+}
+
 /// The smallest loss weight: below it even FP32 loses the gradients (f32's smallest normal is
 /// 1.2e-38).
 pub const MIN_LOSS_WEIGHT: f32 = 1e-12;
@@ -262,6 +275,10 @@ pub const MAX_WIDTH: usize = 8192;
 /// Most hidden layers: deeper networks teach nothing more here, and each layer is several
 /// kernel launches per step (20,000 tiny layers would take minutes per step on a GPU).
 pub const MAX_HIDDEN_LAYERS: usize = 32;
+/// Most convolution blocks: each halves the image, and a 28×28 image is 1×1 after five.
+pub const MAX_CONV_BLOCKS: usize = 4;
+/// Most filters in one convolution block.
+pub const MAX_CONV_CHANNELS: usize = 256;
 /// Most parameters a model may have: 64 M weights are 256 MiB as f32, about 1 GiB with their
 /// gradients and Adam's two moments.
 pub const MAX_PARAMETERS: u64 = 64 << 20;
@@ -270,16 +287,49 @@ pub const MAX_PARAMETERS: u64 = 64 << 20;
 const HOST_MEMORY_SHARE: f64 = 0.8;
 
 impl TrainConfig {
-    /// The model these settings describe for `data`.
+    /// The model these settings describe for `data`: a CNN when convolution blocks are set
+    /// and the samples are images (otherwise [`TrainConfig::validate`] refuses the blocks).
     pub fn model_spec(&self, data: &Dataset) -> ModelSpec {
-        let mut layers = vec![data.features];
-        layers.extend(&self.hidden);
-        layers.push(data.outputs());
-        ModelSpec {
-            layers,
-            activation: self.activation,
-            loss: Loss::for_task(data.task),
+        let mut dense = self.hidden.clone();
+        dense.push(data.outputs());
+        let loss = Loss::for_task(data.task);
+        match data.image {
+            Some(image) if !self.conv.is_empty() => {
+                let conv = ConvStack {
+                    image,
+                    channels: self.conv.clone(),
+                    kernel: self.conv_kernel,
+                };
+                ModelSpec::cnn(conv, &dense, self.activation, loss)
+            }
+            _ => {
+                let mut layers = vec![data.features];
+                layers.extend(dense);
+                ModelSpec::mlp(layers, self.activation, loss)
+            }
         }
+    }
+
+    /// The convolution blocks fit the data: images, few enough blocks to pool, sensible sizes.
+    fn check_conv(&self, data: &Dataset) -> Result<(), SettingError> {
+        if self.conv.is_empty() {
+            return Ok(());
+        }
+        check_conv(&self.conv, self.conv_kernel)?;
+        let Some(image) = data.image else {
+            return Err(SettingError::ConvNeedsImages {
+                data: data.name.clone(),
+            });
+        };
+        let side = 1 << self.conv.len();
+        if image.width < side || image.height < side {
+            return Err(SettingError::ConvImageTooSmall {
+                blocks: self.conv.len(),
+                width: image.width,
+                height: image.height,
+            });
+        }
+        Ok(())
     }
 
     /// Checks the settings against the data set; the error names the setting and its limit.
@@ -295,6 +345,7 @@ impl TrainConfig {
             });
         }
         check_hidden(&self.hidden)?;
+        self.check_conv(data)?;
         let spec = self.model_spec(data);
         let parameters = spec.parameter_count() as u64;
         if parameters > MAX_PARAMETERS {
@@ -324,7 +375,7 @@ impl TrainConfig {
             return Ok(());
         };
         let spec = self.model_spec(data);
-        let needs = crate::sim::estimate::mlp(
+        let needs = crate::sim::estimate::network(
             &spec,
             self.optimizer,
             self.batch,
@@ -390,6 +441,26 @@ pub fn check_hidden(hidden: &[usize]) -> Result<(), SettingError> {
         }),
         None => Ok(()),
     }
+}
+
+/// At most [`MAX_CONV_BLOCKS`] blocks of 1 to [`MAX_CONV_CHANNELS`] filters, kernels 3 or 5.
+pub fn check_conv(channels: &[usize], kernel: usize) -> Result<(), SettingError> {
+    if channels.len() > MAX_CONV_BLOCKS {
+        return Err(SettingError::ConvBlocks {
+            value: channels.len(),
+            max: MAX_CONV_BLOCKS,
+        });
+    }
+    if let Some(&c) = channels.iter().find(|&&c| c == 0 || c > MAX_CONV_CHANNELS) {
+        return Err(SettingError::ConvChannels {
+            value: c,
+            max: MAX_CONV_CHANNELS,
+        });
+    }
+    if ![3, 5].contains(&kernel) {
+        return Err(SettingError::ConvKernel { value: kernel });
+    }
+    Ok(())
 }
 
 /// Cells per side of the decision-boundary grid.

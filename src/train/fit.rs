@@ -22,7 +22,7 @@ pub fn advise(config: &TrainConfig, data: &Dataset, budget_bytes: u64) -> Option
     let spec = config.model_spec(data);
     let rows = eval_rows(data);
     let needs = |batch: usize| {
-        estimate::mlp(&spec, config.optimizer, batch, config.precision, rows).total()
+        estimate::network(&spec, config.optimizer, batch, config.precision, rows).total()
     };
     let fits = |bytes: u64| bytes as f64 <= budget_bytes as f64 * MARGIN;
     let mut batch = config.batch / 2;

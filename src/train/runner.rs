@@ -18,7 +18,7 @@ use crate::data::dataloader::BatchLoader;
 use crate::data::{Dataset, Task};
 use crate::device::Device;
 use crate::memory::Role;
-use crate::nn::{Mlp, Stats};
+use crate::nn::{Network, Stats};
 use crate::precision::{Precision, RoundingCensus};
 use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
 
@@ -28,7 +28,7 @@ const CPU_OPS_TIMED_EVERY: u64 = 256;
 /// Drives one model through the data on one backend.
 pub struct Runner {
     device: Device,
-    model: Mlp,
+    model: Network,
     data: Arc<Dataset>,
     lr: f32,
     loader: BatchLoader,
@@ -141,7 +141,7 @@ impl Runner {
         if let Some(adapter) = backend.adapter_summary() {
             check_buffers(&spec, config.batch, eval_rows(&data), &adapter)?;
         }
-        let mut model = Mlp::with_precision(
+        let mut model = Network::with_precision(
             backend,
             &spec,
             (config.optimizer, config.batch, config.seed),
@@ -200,7 +200,7 @@ impl Runner {
     }
 
     /// The model.
-    pub fn model(&self) -> &Mlp {
+    pub fn model(&self) -> &Network {
         &self.model
     }
 
@@ -362,8 +362,8 @@ impl Runner {
         backend: &mut dyn Backend,
         step: u64,
     ) -> Result<(), BackendError> {
-        for (l, a) in self.model.activations().iter().enumerate().skip(1) {
-            let label = format!("step {step} layer{}.output (kept)", l - 1);
+        for a in self.model.activations() {
+            let label = format!("step {step} {} (kept)", a.label());
             let shape = (a.rows(), a.cols());
             let mut copy = backend.alloc_as(Role::Activations, &label, shape, a.dtype())?;
             backend.copy(a, &mut copy)?;
@@ -507,7 +507,7 @@ impl Runner {
         let weights = flat(self.model.read_parameters(backend)?);
         let gradients = flat(self.model.read_gradients(backend)?);
         let mut activations = Vec::new();
-        for a in &self.model.activations()[1..] {
+        for a in self.model.activations() {
             activations.extend(backend.read(a)?);
         }
         let (weights_dtype, gradients_dtype, activations_dtype) = self.model.dtypes();

@@ -152,7 +152,7 @@ fn device_ui(
 fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
     let spec = config.model_spec(data);
     let rows = eval_rows(data);
-    let e = estimate::mlp(
+    let e = estimate::network(
         &spec,
         config.optimizer,
         config.batch,
@@ -176,7 +176,7 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
         .map(|&b| {
             (
                 b,
-                estimate::mlp(&spec, config.optimizer, b, config.precision, rows),
+                estimate::network(&spec, config.optimizer, b, config.precision, rows),
             )
         })
         .collect();

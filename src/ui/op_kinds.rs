@@ -86,6 +86,7 @@ mod tests {
 
     fn ops() -> Vec<Op> {
         let spec = ModelSpec {
+            conv: None,
             layers: vec![2, 16, 16, 3],
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,

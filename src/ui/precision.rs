@@ -439,7 +439,7 @@ fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset)
     let formats = compare::FORMATS;
     let estimates: Vec<_> = formats
         .iter()
-        .map(|&p| estimate::mlp(&spec, config.optimizer, config.batch, p, eval_rows(data)))
+        .map(|&p| estimate::network(&spec, config.optimizer, config.batch, p, eval_rows(data)))
         .collect();
     egui::Grid::new("precision-bytes")
         .striped(true)

@@ -614,6 +614,7 @@ mod tests {
     fn harness(lang: Lang) -> egui_kittest::Harness<'static, State> {
         let config = TrainConfig::default();
         let spec = ModelSpec {
+            conv: None,
             layers: vec![2, 16, 16, 3],
             activation: crate::backend::Activation::Relu,
             loss: crate::nn::Loss::SoftmaxCrossEntropy,
@@ -741,6 +742,7 @@ mod tests {
                 move |ui, panel: &mut RooflinePanel| {
                     let config = TrainConfig::default();
                     let spec = ModelSpec {
+                        conv: None,
                         layers: vec![2, 16, 16, 3],
                         activation: crate::backend::Activation::Relu,
                         loss: crate::nn::Loss::SoftmaxCrossEntropy,
@@ -805,6 +807,7 @@ mod tests {
             let profiles = shipped();
             let config = TrainConfig::default();
             let spec = ModelSpec {
+                conv: None,
                 layers: vec![2, 16, 16, 3],
                 activation: crate::backend::Activation::Relu,
                 loss: crate::nn::Loss::SoftmaxCrossEntropy,

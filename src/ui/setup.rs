@@ -131,6 +131,7 @@ impl SetupPanel {
                 layers.extend(&config.hidden);
                 layers.push(outputs);
                 let params = ModelSpec {
+                    conv: None,
                     layers,
                     activation: config.activation,
                     loss: Loss::for_task(task),

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod reference;
+
 use batchscope::backend::cpu::CpuBackend;
 use batchscope::backend::gpu::GpuBackend;
 use batchscope::backend::{Activation, Backend, Tensor};

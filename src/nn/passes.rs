@@ -1,0 +1,181 @@
+//! The tensors a pass through the network writes, and the forward pass over them: the same code
+//! for a multi-layer perceptron and a CNN, whose convolution blocks come first.
+//!
+//! A convolution is `im2col` and then the dense layers' own product, `patches · W + b` with the
+//! activation fused: the product is the kernel each device already has tuned (`gemm`'s packed
+//! micro-kernels on the CPU, the tiled product shader on the GPU), and it reuses each weight
+//! across a whole tile of pixels, where a direct loop reads it once per pixel. Its cost is the
+//! patch matrix, `K²` values per input value, counted as workspace; `bench --kernels` reports
+//! the convolution's GFLOP/s beside the plain product's.
+
+use super::spec::ModelSpec;
+use crate::backend::{Activation, Backend, BackendError, ConvShape, PoolShape, Tensor};
+use crate::memory::Role;
+use crate::precision::{DType, Half};
+
+/// A convolution block's own tensors in the forward pass.
+pub(super) struct ConvTensors {
+    pub(super) conv: ConvShape,
+    pub(super) pool: PoolShape,
+    /// The patches, `[rows · H · W, K² · C_in]`, kept for the weight gradient.
+    pub(super) col: Tensor,
+    /// The activated convolution before pooling, `[rows · H · W, C_out]`.
+    pub(super) out: Tensor,
+}
+
+/// Everything a forward pass of some rows writes.
+pub(super) struct Forward {
+    /// `[0]` is the input batch, `[l + 1]` the output of layer `l` as the next layer reads it
+    /// (a convolution block's pooled output).
+    pub(super) activations: Vec<Tensor>,
+    /// One per convolution block, in order.
+    pub(super) conv: Vec<ConvTensors>,
+}
+
+/// A convolution block's tensors in the backward pass.
+pub(super) struct ConvGrads {
+    /// Gradient with respect to the block's pooled output.
+    pub(super) dpooled: Tensor,
+    /// Gradient with respect to its patches (not for the first block: nothing needs the
+    /// gradient of the input images).
+    pub(super) dcol: Option<Tensor>,
+}
+
+/// The activation after layer `l` (convolution blocks counted first): the spec's, but none
+/// after the output layer (softmax belongs to the loss).
+pub(super) fn layer_activation(spec: &ModelSpec, l: usize) -> Activation {
+    let conv = spec.conv_blocks().len();
+    if l + 1 == conv + spec.layers.len() - 1 {
+        Activation::Identity
+    } else {
+        spec.activation
+    }
+}
+
+impl Forward {
+    /// The tensors of a training pass of `rows` rows stored as `dtype` (`eval`: false), or of
+    /// an evaluation pass in f32 counted as workspace (`eval`: true).
+    pub(super) fn alloc(
+        backend: &mut dyn Backend,
+        spec: &ModelSpec,
+        rows: usize,
+        (dtype, eval): (DType, bool),
+    ) -> Result<Self, BackendError> {
+        let mut make = |role: Role, label: String, shape: (usize, usize)| {
+            let (role, label) = if eval {
+                (Role::Workspace, format!("eval {label}"))
+            } else {
+                (role, label)
+            };
+            backend.alloc_as(role, &label, shape, dtype)
+        };
+        let mut activations = vec![make(Role::Inputs, "input".into(), (rows, spec.inputs()))?];
+        let mut conv = Vec::new();
+        for (c, (shape, pool)) in spec.conv_blocks().into_iter().enumerate() {
+            let pixels = rows * shape.pixels();
+            let col = make(
+                Role::Workspace,
+                format!("conv{c}.patches"),
+                (pixels, shape.patch()),
+            )?;
+            let out = make(
+                Role::Activations,
+                format!("conv{c}.output"),
+                (pixels, shape.channels_out),
+            )?;
+            let pooled = (rows, pool.image_out());
+            activations.push(make(Role::Activations, format!("conv{c}.pooled"), pooled)?);
+            conv.push(ConvTensors {
+                conv: shape,
+                pool,
+                col,
+                out,
+            });
+        }
+        for (d, &width) in spec.layers.iter().enumerate().skip(1) {
+            let label = format!("layer{}.output", d - 1);
+            activations.push(make(Role::Activations, label, (rows, width))?);
+        }
+        Ok(Self { activations, conv })
+    }
+
+    /// The gradients of each layer's pre-activation output (`dz`, a workspace that lives only
+    /// during backward) and the convolution blocks' own.
+    pub(super) fn alloc_grads(
+        &self,
+        backend: &mut dyn Backend,
+        dtype: DType,
+    ) -> Result<(Vec<Tensor>, Vec<ConvGrads>), BackendError> {
+        let mut dz = Vec::new();
+        let mut grads = Vec::new();
+        for (c, t) in self.conv.iter().enumerate() {
+            let shape = (t.out.rows(), t.out.cols());
+            let label = format!("conv{c}.dz");
+            dz.push(backend.alloc_as(Role::Workspace, &label, shape, dtype)?);
+            let pooled = &self.activations[c + 1];
+            let label = format!("conv{c}.dpooled");
+            let shape = (pooled.rows(), pooled.cols());
+            let dpooled = backend.alloc_as(Role::Workspace, &label, shape, dtype)?;
+            let dcol = if c > 0 {
+                let label = format!("conv{c}.dpatches");
+                let shape = (t.col.rows(), t.col.cols());
+                Some(backend.alloc_as(Role::Workspace, &label, shape, dtype)?)
+            } else {
+                None
+            };
+            grads.push(ConvGrads { dpooled, dcol });
+        }
+        let dense = &self.activations[self.conv.len() + 1..];
+        for (d, a) in dense.iter().enumerate() {
+            let label = format!("layer{d}.dz");
+            let shape = (a.rows(), a.cols());
+            dz.push(backend.alloc_as(Role::Workspace, &label, shape, dtype)?);
+        }
+        Ok((dz, grads))
+    }
+
+    /// Every output the backward pass reads: each block's convolution and pooled outputs, each
+    /// dense layer's output (not the input).
+    pub(super) fn outputs(&self) -> Vec<&Tensor> {
+        let conv = self.conv.iter().map(|t| &t.out);
+        conv.chain(&self.activations[1..]).collect()
+    }
+
+    /// The forward pass with `params` (`(weights, bias)` per layer): layer outputs rounded to
+    /// `format` where one is given (the patches and the pooled maximums are values already
+    /// rounded, so they are not rounded again).
+    pub(super) fn run(
+        &mut self,
+        backend: &mut dyn Backend,
+        spec: &ModelSpec,
+        params: &[(&Tensor, &Tensor)],
+        format: Option<Half>,
+    ) -> Result<(), BackendError> {
+        for (l, &(w, b)) in params.iter().enumerate() {
+            let act = layer_activation(spec, l);
+            let (done, rest) = self.activations.split_at_mut(l + 1);
+            if let Some(t) = self.conv.get_mut(l) {
+                backend.im2col(&done[l], t.conv, &mut t.col)?;
+                backend.linear_forward(&t.col, w, b, act, &mut t.out)?;
+                round(backend, format, &mut t.out)?;
+                backend.max_pool(&t.out, t.pool, &mut rest[0])?;
+            } else {
+                backend.linear_forward(&done[l], w, b, act, &mut rest[0])?;
+                round(backend, format, &mut rest[0])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rounds an f32 tensor's values to `format` (a 16-bit tensor's are already rounded).
+pub(super) fn round(
+    backend: &mut dyn Backend,
+    format: Option<Half>,
+    t: &mut Tensor,
+) -> Result<(), BackendError> {
+    match format {
+        Some(f) if t.dtype() == DType::F32 => backend.round_to(t, f),
+        _ => Ok(()),
+    }
+}
