@@ -396,6 +396,52 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn choosing_a_cnn_on_digits_trains_it_and_shows_its_predictions_and_filters() {
+        let mut harness = settled_without_gpu("test");
+        harness
+            .state_mut()
+            .apply(UiCommand::Load(DataSource::Shipped("digits".into())));
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
+        harness.step();
+        // The model chooser offers a CNN for images; its blocks and presets appear.
+        harness.get_by_label("CNN").click();
+        harness.step();
+        assert!(
+            harness
+                .query_by_label_contains("Convolution blocks")
+                .is_some()
+        );
+        assert!(harness.query_by_label("LeNet-like").is_some());
+        assert_eq!(harness.state().state.settings.config.conv, [8, 16]);
+        harness.state_mut().apply(UiCommand::UseLoaded);
+        harness.key_press(egui::Key::Space);
+        assert!(step_until(&mut harness, Duration::from_secs(60), |app| {
+            app.state.runs[0]
+                .last_eval
+                .as_ref()
+                .is_some_and(|e| e.step > 0 && e.first_layer.is_some())
+        }));
+        let app = harness.state();
+        let spec = app.session().expect("session").config.conv.clone();
+        assert_eq!(spec, [8, 16], "the session trains the CNN");
+        let eval = app.state.runs[0].last_eval.as_ref().expect("evaluated");
+        assert_eq!(eval.samples.len(), crate::train::SAMPLE_GRID);
+        let first = eval.first_layer.as_ref().expect("a CNN's first layer");
+        assert_eq!((first.filters, first.kernel, first.height), (8, 3, 8));
+        assert_eq!(first.maps.len(), 8 * 8 * 8);
+        harness.step();
+        for label in [
+            "Test images and the class predicted",
+            "Confusion matrix (test set)",
+            "rows: true class · columns: predicted class",
+            "First-layer filters (learned)",
+            "Feature maps of the first test image",
+        ] {
+            assert!(harness.query_by_label(label).is_some(), "{label}");
+        }
+    }
+
+    #[test]
     fn a_saved_data_set_is_read_again_at_start_and_a_missing_one_falls_back() {
         let mut config = crate::train::TrainConfig {
             source: DataSource::Shipped("penguins".into()),

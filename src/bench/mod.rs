@@ -68,13 +68,16 @@ impl Measurement {
     }
 }
 
-/// Multiply-add FLOPs of one training step: forward (`2·B·Σ in·out`), weight gradients (the
-/// same again) and input gradients of every layer but the first. Element-wise work is not
-/// counted, so the figure is a lower bound on what the device did.
+/// Multiply-add FLOPs of one training step: forward (`2·B·Σ in·out`, a convolution's over
+/// every pixel's patch), weight gradients (the same again) and input gradients of every layer
+/// but the first. Element-wise work is not counted, so the figure is a lower bound on what the
+/// device did.
 pub fn flops_per_step(spec: &ModelSpec, batch: usize) -> f64 {
-    let macs: usize = spec.layers.windows(2).map(|w| w[0] * w[1]).sum();
-    let first = spec.layers[0] * spec.layers[1];
-    2.0 * batch as f64 * (3 * macs - first) as f64
+    let products = spec.products();
+    let macs = |&(m, k, n): &(usize, usize, usize)| (m * k * n) as f64;
+    let all: f64 = products.iter().map(macs).sum();
+    let first = products.first().map_or(0.0, macs);
+    2.0 * batch as f64 * (3.0 * all - first)
 }
 
 /// Times training steps of `session` on `backend`.
@@ -180,8 +183,10 @@ pub struct Summary {
     pub backend: String,
     /// True on a software adapter, whose speed says nothing about a GPU.
     pub software_adapter: bool,
-    /// Layer widths.
+    /// Layer widths (after a CNN's convolution blocks, the dense layers').
     pub layers: Vec<usize>,
+    /// The architecture, as [`ModelSpec::describe`] writes it.
+    pub model: String,
     /// Rows per batch.
     pub batch: usize,
     /// Optimizer name.
@@ -228,6 +233,7 @@ impl Summary {
             step_time_max_ms: per_step_ms.last().copied().unwrap_or(f64::NAN),
             samples_per_s: batch as f64 / (median / 1e3),
             gflop_per_s: flops_per_step(&spec, batch) / (median / 1e3) / 1e9,
+            model: spec.describe(),
             layers: spec.layers,
         }
     }
@@ -301,14 +307,16 @@ fn measure_products_inside(
     seconds_each: f64,
 ) -> Result<Vec<ProductRate>, BackendError> {
     let mut rates = Vec::new();
-    for (l, w) in spec.layers.windows(2).enumerate() {
-        let (fan_in, fan_out) = (w[0], w[1]);
-        let macs = (batch * fan_in * fan_out) as f64;
-        let seconds = time_layer_products(backend, (batch, fan_in, fan_out), seconds_each)?;
+    let blocks = spec.conv_blocks();
+    for (l, (pixels, fan_in, fan_out)) in spec.products().into_iter().enumerate() {
+        // A convolution's products run over every pixel of the batch.
+        let rows = batch * pixels;
+        let macs = (rows * fan_in * fan_out) as f64;
+        let seconds = time_layer_products(backend, (rows, fan_in, fan_out), seconds_each)?;
         let shapes = [
-            ("forward", [batch, fan_in, fan_out]),
-            ("weight_grad", [fan_in, batch, fan_out]),
-            ("input_grad", [batch, fan_out, fan_in]),
+            ("forward", [rows, fan_in, fan_out]),
+            ("weight_grad", [fan_in, rows, fan_out]),
+            ("input_grad", [rows, fan_out, fan_in]),
         ];
         for ((name, shape), seconds) in shapes.into_iter().zip(seconds) {
             rates.push(ProductRate {
@@ -317,8 +325,38 @@ fn measure_products_inside(
                 gflop_per_s: 2.0 * macs / seconds / 1e9,
             });
         }
+        if let Some(&(conv, _)) = blocks.get(l) {
+            // The whole convolution: making the patches, then the product over them.
+            let seconds = time_convolution(backend, conv, batch, seconds_each)?;
+            rates.push(ProductRate {
+                name: format!("convolution {l}"),
+                shape: [rows, fan_in, fan_out],
+                gflop_per_s: 2.0 * macs / seconds / 1e9,
+            });
+        }
     }
     Ok(rates)
+}
+
+/// Median seconds per call of a convolution's forward pass on `batch` images: `im2col`, then
+/// the product with bias and activation.
+fn time_convolution(
+    backend: &mut dyn Backend,
+    conv: crate::backend::ConvShape,
+    batch: usize,
+    seconds_each: f64,
+) -> Result<f64, BackendError> {
+    use crate::backend::Activation;
+    let x = filled(backend, "images", batch, conv.image_in())?;
+    let weight = filled(backend, "w", conv.patch(), conv.channels_out)?;
+    let bias = filled(backend, "b", 1, conv.channels_out)?;
+    let rows = batch * conv.pixels();
+    let mut col = backend.zeros("patches", rows, conv.patch())?;
+    let mut out = backend.zeros("out", rows, conv.channels_out)?;
+    time_op(backend, seconds_each, &mut |b| {
+        b.im2col(&x, conv, &mut col)?;
+        b.linear_forward(&col, &weight, &bias, Activation::Relu, &mut out)
+    })
 }
 
 /// Median seconds per call of a layer's three products on `(batch, in, out)` as the training

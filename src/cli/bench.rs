@@ -59,6 +59,7 @@ struct BenchLine<'a> {
 struct KernelsSummary<'a> {
     fma_peak_per_core: FmaPeak,
     layers: &'a [usize],
+    model: String,
     batch: usize,
     products: Vec<ThreadsRates<'a>>,
 }
@@ -140,9 +141,9 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
             return Ok(());
         }
         out.line(format!(
-            "{device} {:?} batch {} ({}{}): {:.0} samples/s, step {:.4} ms median \
+            "{device} {} batch {} ({}{}): {:.0} samples/s, step {:.4} ms median \
                  [{:.4} .. {:.4}] over {} runs of {} steps, {:.1} GFLOP/s",
-            s.layers,
+            s.model,
             s.batch,
             s.backend,
             if s.software_adapter {
@@ -198,6 +199,7 @@ fn kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(), Fai
         out.json(&KernelsSummary {
             fma_peak_per_core: peak,
             layers: &spec.layers,
+            model: spec.describe(),
             batch,
             products: rows
                 .iter()

@@ -117,9 +117,8 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
     let loader_time = (f64::from(loader.storage_latency_ms), loader.workers > 0);
     if !args.run.json {
         out.line(format!(
-            "SIMULATED (not measured): one training step of layers {:?}, batch {}, {}, {} on each \
-             profile",
-            spec.layers,
+            "SIMULATED (not measured): one training step of {}, batch {}, {}, {} on each profile",
+            spec.describe(),
             config.batch,
             config.optimizer.as_str(),
             config.precision.as_str()

@@ -7,11 +7,13 @@ use crate::memory::Role;
 use crate::precision::DType;
 use crate::precision::{GradScaler, Precision};
 
+mod first_layer;
 mod init;
 mod param;
 mod passes;
 mod spec;
 
+pub use first_layer::FirstLayer;
 pub use init::{LayerValues, initial_parameters};
 pub use spec::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
 
@@ -417,6 +419,35 @@ impl Network {
             logits.extend_from_slice(&out[..n * classes]);
         }
         Ok(logits)
+    }
+
+    /// A CNN's first-layer filters and what they make of `image` (one sample's pixels), read
+    /// back: `None` for an MLP. Runs one forward pass of the evaluation rows.
+    pub fn first_layer(
+        &mut self,
+        backend: &mut dyn Backend,
+        image: &[f32],
+    ) -> Result<Option<FirstLayer>, BackendError> {
+        let Some(&(conv, _)) = self.spec.conv_blocks().first() else {
+            return Ok(None);
+        };
+        let mut chunk = vec![0.0f32; self.eval_rows * self.spec.inputs()];
+        let n = image.len().min(chunk.len());
+        chunk[..n].copy_from_slice(&image[..n]);
+        backend.write(&mut self.eval.activations[0], &chunk)?;
+        let params = param::values(&self.weights, &self.biases);
+        self.eval.run(backend, &self.spec, &params, None)?;
+        let mut maps = backend.read(&self.eval.conv[0].out)?;
+        maps.truncate(conv.pixels() * conv.channels_out);
+        Ok(Some(FirstLayer {
+            kernel: conv.kernel,
+            channels_in: conv.channels_in,
+            filters: conv.channels_out,
+            weights: backend.read(&self.weights[0].value)?,
+            height: conv.height,
+            width: conv.width,
+            maps,
+        }))
     }
 
     /// Logits of the loaded batch, read back to the host.

@@ -142,6 +142,28 @@ impl ModelSpec {
         }
     }
 
+    /// The architecture in a few characters: `784-128-10`, or for a CNN
+    /// `28×28×1 conv 8,16 (3×3) → 784-10` (the same in both languages).
+    pub fn describe(&self) -> String {
+        let widths = |w: &[usize]| w.iter().map(usize::to_string).collect::<Vec<_>>().join("-");
+        match &self.conv {
+            None => widths(&self.layers),
+            Some(c) => format!(
+                "{}×{}×{} conv {} ({k}×{k}) → {}",
+                c.image.width,
+                c.image.height,
+                c.image.channels,
+                c.channels
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                widths(&self.layers),
+                k = c.kernel
+            ),
+        }
+    }
+
     /// Values of one input sample (an image's pixels for a CNN).
     pub fn inputs(&self) -> usize {
         match &self.conv {
@@ -174,6 +196,18 @@ impl ModelSpec {
         conv.chain(dense).collect()
     }
 
+    /// Each layer's matrix product per sample, `(rows, k, n)`, convolutions first: a dense
+    /// layer multiplies one row of `k` inputs by `k × n` weights, a convolution every pixel's
+    /// patch of `K² · C_in` values by its `[K² · C_in, C_out]` filters.
+    pub fn products(&self) -> Vec<(usize, usize, usize)> {
+        let conv = self
+            .conv_blocks()
+            .into_iter()
+            .map(|(c, _)| (c.pixels(), c.patch(), c.channels_out));
+        let dense = self.layers.windows(2).map(|w| (1, w[0], w[1]));
+        conv.chain(dense).collect()
+    }
+
     /// Number of trainable values: `Σ (in · out + out)` over the layers, saturating (an absurd
     /// layer list asked of the settings check must not overflow).
     pub fn parameter_count(&self) -> usize {
@@ -186,12 +220,7 @@ impl ModelSpec {
     /// Multiply-adds of one forward pass per sample: `Σ in · out` over the dense layers, and
     /// `H · W · K² · C_in · C_out` over the convolutions.
     pub fn forward_macs_per_sample(&self) -> usize {
-        let conv: usize = self
-            .conv_blocks()
-            .iter()
-            .map(|(c, _)| c.pixels() * c.patch() * c.channels_out)
-            .sum();
-        conv + self.layers.windows(2).map(|w| w[0] * w[1]).sum::<usize>()
+        self.products().into_iter().map(|(m, k, n)| m * k * n).sum()
     }
 
     /// Values per sample of every forward-only evaluation buffer: the input, each block's

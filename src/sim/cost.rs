@@ -18,6 +18,7 @@ use serde::Serialize;
 
 pub use super::efficiency::{Curve, Efficiency, Product, ProductFit, Products};
 use super::profile::{Kind, Profile};
+use crate::backend::{ConvShape, PoolShape};
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
 
@@ -27,8 +28,11 @@ use crate::precision::Precision;
 pub enum OpKind {
     /// A matrix product (with its fused bias and activation).
     MatMul,
-    /// Element-wise work: the loss and its gradient.
+    /// Element-wise work: the loss and its gradient, pooling.
     Elementwise,
+    /// A convolution's patches: `im2col` forward, `col2im` backward (memory traffic, few
+    /// FLOPs).
+    Patches,
     /// The optimizer's update of one parameter tensor (element-wise, but each rule has its own
     /// arithmetic, so a fitted profile gives each its own curve).
     Update,
@@ -84,9 +88,52 @@ fn value_bytes(precision: Precision) -> (f64, f64) {
     }
 }
 
+/// One layer's product in a step: `m` rows (the batch, or every pixel of the batch for a
+/// convolution over its patches), `k` inputs per row, `n` outputs; and for a convolution its
+/// geometry.
+struct LayerWork {
+    m: f64,
+    k: f64,
+    n: f64,
+    conv: Option<(ConvShape, PoolShape)>,
+}
+
+impl LayerWork {
+    fn of(spec: &ModelSpec, b: f64) -> Vec<Self> {
+        let blocks = spec.conv_blocks();
+        spec.products()
+            .into_iter()
+            .enumerate()
+            .map(|(l, (m, k, n))| Self {
+                m: b * m as f64,
+                k: k as f64,
+                n: n as f64,
+                conv: blocks.get(l).copied(),
+            })
+            .collect()
+    }
+}
+
+/// An op that is not a matrix product or an update.
+fn plain(name: String, kind: OpKind, flops: f64, bytes: f64, layer: usize) -> Op {
+    Op {
+        name,
+        kind,
+        flops,
+        bytes,
+        dims: None,
+        product: None,
+        optimizer: None,
+        layer: Some(layer),
+        biases: false,
+    }
+}
+
 /// The ops of one training step of `spec` on `batch` rows: the batch's upload, each layer's
-/// forward product, the loss, each layer's weight gradient and (but the first) input gradient,
-/// and the optimizer's update of every parameter tensor.
+/// forward product (a convolution's between making its patches and pooling), the loss, each
+/// layer's weight gradient and (but the first) input gradient (a convolution's after its
+/// pooling's gradient, and before folding its patches' gradient back), and the optimizer's
+/// update of every parameter tensor. Layers are numbered from 1, convolutions first.
 pub fn step_ops(
     spec: &ModelSpec,
     batch: usize,
@@ -95,8 +142,7 @@ pub fn step_ops(
 ) -> Vec<Op> {
     let b = batch as f64;
     let (act, par) = value_bytes(precision);
-    let layers = &spec.layers;
-    let (inputs, outputs) = (layers[0] as f64, layers[layers.len() - 1] as f64);
+    let (inputs, outputs) = (spec.inputs() as f64, spec.outputs() as f64);
     let mut ops = vec![Op {
         name: "upload batch".into(),
         kind: OpKind::Copy,
@@ -109,23 +155,44 @@ pub fn step_ops(
         layer: None,
         biases: false,
     }];
-    let pairs: Vec<(f64, f64)> = layers
-        .windows(2)
-        .map(|w| (w[0] as f64, w[1] as f64))
-        .collect();
-    for (l, &(i, o)) in pairs.iter().enumerate() {
-        ops.push(Op {
-            name: format!("layer {} forward", l + 1),
-            kind: OpKind::MatMul,
-            // The product, then the bias and the activation on each output.
-            flops: 2.0 * b * i * o + 2.0 * b * o,
-            bytes: act * (b * i + b * o) + par * (i * o + o),
-            dims: Some([b, o, i]),
-            product: Some(Product::Forward),
-            optimizer: None,
-            layer: Some(l + 1),
-            biases: false,
-        });
+    let layers = LayerWork::of(spec, b);
+    let product = |name: String, product: Product, dims: [f64; 3], (flops, bytes), layer| Op {
+        name,
+        kind: OpKind::MatMul,
+        flops,
+        bytes,
+        dims: Some(dims),
+        product: Some(product),
+        optimizer: None,
+        layer: Some(layer),
+        biases: false,
+    };
+    for (l, w) in layers.iter().enumerate() {
+        let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
+        if let Some((c, _)) = w.conv {
+            let image = b * c.image_in() as f64;
+            let name = format!("layer {number} patches");
+            ops.push(plain(
+                name,
+                OpKind::Patches,
+                0.0,
+                act * (image + m * k),
+                number,
+            ));
+        }
+        // The product, then the bias and the activation on each output.
+        let work = (
+            2.0 * m * k * n + 2.0 * m * n,
+            act * (m * k + m * n) + par * (k * n + n),
+        );
+        let name = format!("layer {number} forward");
+        ops.push(product(name, Product::Forward, [m, n, k], work, number));
+        if let Some((_, p)) = w.conv {
+            let pooled = b * p.image_out() as f64;
+            let name = format!("layer {number} pooling");
+            let bytes = act * (m * n + pooled);
+            ops.push(plain(name, OpKind::Elementwise, m * n, bytes, number));
+        }
     }
     ops.push(Op {
         name: LOSS_OP.into(),
@@ -139,31 +206,56 @@ pub fn step_ops(
         layer: None,
         biases: false,
     });
-    for (l, &(i, o)) in pairs.iter().enumerate().rev() {
-        ops.push(Op {
-            name: format!("layer {} weight gradient", l + 1),
-            kind: OpKind::MatMul,
-            flops: 2.0 * b * i * o + b * o,
-            bytes: act * (b * i + b * o) + par * (i * o + o),
-            dims: Some([i, o, b]),
-            product: Some(Product::WeightGradient),
-            optimizer: None,
-            layer: Some(l + 1),
-            biases: false,
-        });
-        if l > 0 {
-            ops.push(Op {
-                name: format!("layer {} input gradient", l + 1),
-                kind: OpKind::MatMul,
-                // The product, then the activation's derivative on each input.
-                flops: 2.0 * b * i * o + b * i,
-                bytes: act * (b * o + 2.0 * b * i) + par * i * o,
-                dims: Some([b, i, o]),
-                product: Some(Product::InputGradient),
-                optimizer: None,
-                layer: Some(l + 1),
-                biases: false,
-            });
+    for (l, w) in layers.iter().enumerate().rev() {
+        let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
+        if let Some((_, p)) = w.conv {
+            // Reads the output and the pooled gradient, writes `dz`.
+            let pooled = b * p.image_out() as f64;
+            let name = format!("layer {number} pooling gradient");
+            let bytes = act * (2.0 * m * n + pooled);
+            ops.push(plain(name, OpKind::Elementwise, m * n, bytes, number));
+        }
+        let work = (
+            2.0 * m * k * n + m * n,
+            act * (m * k + m * n) + par * (k * n + n),
+        );
+        let name = format!("layer {number} weight gradient");
+        ops.push(product(
+            name,
+            Product::WeightGradient,
+            [k, n, m],
+            work,
+            number,
+        ));
+        if l == 0 {
+            continue;
+        }
+        // The product, then the previous layer's activation derivative on each input (none
+        // for pooled values or patches: pooling's gradient applies it).
+        let derivative = if w.conv.is_none() && layers[l - 1].conv.is_none() {
+            m * k
+        } else {
+            0.0
+        };
+        let work = (
+            2.0 * m * k * n + derivative,
+            act * (m * n + 2.0 * m * k) + par * k * n,
+        );
+        let name = format!("layer {number} input gradient");
+        ops.push(product(
+            name,
+            Product::InputGradient,
+            [m, k, n],
+            work,
+            number,
+        ));
+        if let Some((c, _)) = w.conv {
+            // Sums each input value's patch entries: reads the patches' gradient and the
+            // input, writes its gradient.
+            let image = b * c.image_in() as f64;
+            let name = format!("layer {number} patch gradient");
+            let bytes = act * (m * k + 2.0 * image);
+            ops.push(plain(name, OpKind::Patches, m * k, bytes, number));
         }
     }
     let (flops_per, touches) = update_work(optimizer);
@@ -175,8 +267,8 @@ pub fn step_ops(
     };
     // Every layer's weights, then every layer's biases: the order the model updates them in.
     for (what, biases) in [("weights", false), ("biases", true)] {
-        for (l, &(i, o)) in pairs.iter().enumerate() {
-            let n = if biases { o } else { i * o };
+        for (l, w) in layers.iter().enumerate() {
+            let n = if biases { w.n } else { w.k * w.n };
             ops.push(Op {
                 name: format!("layer {} update {what}", l + 1),
                 kind: OpKind::Update,
@@ -400,6 +492,64 @@ mod tests {
             activation: crate::backend::Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         }
+    }
+
+    /// conv 8, 16 (3×3) and 10 classes on 28×28 grey images.
+    fn lenet_like() -> ModelSpec {
+        let conv = crate::nn::ConvStack {
+            image: crate::data::ImageShape {
+                width: 28,
+                height: 28,
+                channels: 1,
+            },
+            channels: vec![8, 16],
+            kernel: 3,
+        };
+        let relu = crate::backend::Activation::Relu;
+        ModelSpec::cnn(conv, &[10], relu, Loss::SoftmaxCrossEntropy)
+    }
+
+    #[test]
+    fn a_cnn_step_makes_patches_multiplies_and_pools_in_each_block() {
+        let spec = lenet_like();
+        let ops = step_ops(&spec, 64, OptimizerKind::Adam, Precision::Fp32);
+        let names: Vec<&str> = ops.iter().take(8).map(|o| o.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "upload batch",
+                "layer 1 patches",
+                "layer 1 forward",
+                "layer 1 pooling",
+                "layer 2 patches",
+                "layer 2 forward",
+                "layer 2 pooling",
+                "layer 3 forward"
+            ]
+        );
+        // The forward products are the model's multiply-adds, twice, plus bias and activation.
+        let forward: f64 = ops
+            .iter()
+            .filter(|o| o.product == Some(Product::Forward))
+            .map(|o| o.flops)
+            .sum();
+        let macs = 64.0 * spec.forward_macs_per_sample() as f64;
+        assert!(
+            forward > 2.0 * macs && forward < 2.1 * macs,
+            "{forward} vs {macs}"
+        );
+        // The first block's patches need no gradient (nothing is learned from the images).
+        let has = |name: &str| ops.iter().any(|o| o.name == name);
+        assert!(has("layer 2 patch gradient") && !has("layer 1 patch gradient"));
+        assert!(has("layer 1 pooling gradient") && has("layer 2 input gradient"));
+        // The second block's product: every pixel of the batch by its 72-value patches.
+        let second = ops.iter().find(|o| o.name == "layer 2 forward");
+        assert_eq!(
+            second.and_then(|o| o.dims),
+            Some([64.0 * 14.0 * 14.0, 16.0, 72.0])
+        );
+        let updates = ops.iter().filter(|o| o.kind == OpKind::Update).count();
+        assert_eq!(updates, 6, "weights and biases of three layers");
     }
 
     fn profile(id: &str) -> Profile {

@@ -86,6 +86,7 @@ fn flops_by_group(ops: &[Op]) -> Vec<(OpGroup, f64)> {
                 out.push((OpGroup::Elementwise, bias));
             }
             OpKind::Update => out.push((OpGroup::Optimizer, op.flops)),
+            OpKind::Patches => out.push((OpGroup::Convolutions, op.flops)),
             OpKind::Elementwise if op.name == LOSS_OP => out.push((OpGroup::Loss, op.flops)),
             OpKind::Elementwise => out.push((OpGroup::Elementwise, op.flops)),
             OpKind::Copy => {}

@@ -121,6 +121,9 @@ impl Confusion {
     }
 }
 
+/// Test images whose predicted class an evaluation sends back for the sample grid.
+pub const SAMPLE_GRID: usize = 24;
+
 /// Most test rows whose prediction an evaluation sends back for the regression plot.
 pub const MAX_PREDICTION_POINTS: usize = 1000;
 
@@ -143,6 +146,12 @@ pub struct EvalReport {
     /// target's own units (regression).
     #[serde(skip)]
     pub predictions: Vec<[f32; 2]>,
+    /// The predicted class of the first [`SAMPLE_GRID`] test rows (image classification).
+    #[serde(skip)]
+    pub samples: Vec<u8>,
+    /// A CNN's first layer.
+    #[serde(skip)]
+    pub first_layer: Option<crate::nn::FirstLayer>,
 }
 
 /// The class the model predicts over a grid covering the 2-D data.

@@ -10,7 +10,8 @@ use super::config::{Pipeline, SOFTWARE_KERNEL_SAMPLING, batch_bytes, eval_rows};
 use super::fit::with_advice;
 use super::metrics::{confusion, extent_of, score, softmax_max};
 use super::report::{
-    BoundaryGrid, EvalReport, MAX_PREDICTION_POINTS, StepLog, ValueHistograms, ValueSample,
+    BoundaryGrid, EvalReport, MAX_PREDICTION_POINTS, SAMPLE_GRID, StepLog, ValueHistograms,
+    ValueSample,
 };
 use super::session::Session;
 use crate::backend::{Backend, BackendError, KernelTimes, Tensor};
@@ -565,6 +566,20 @@ impl Runner {
                 .collect(),
             Task::Classification => Vec::new(),
         };
+        let images = data.image.is_some() && data.task == Task::Classification;
+        let samples = if images {
+            test.chunks_exact(data.classes().max(1))
+                .take(SAMPLE_GRID)
+                .map(|row| softmax_max(row).0 as u8)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let features = data.features;
+        let first_layer = match data.test_x.get(..features) {
+            Some(image) if images => self.model.first_layer(backend, image)?,
+            _ => None,
+        };
         Ok(EvalReport {
             device: self.device,
             step: self.steps(),
@@ -572,6 +587,8 @@ impl Runner {
             test: score(&test, &data.test_y, &data),
             confusion,
             predictions,
+            samples,
+            first_layer,
         })
     }
 

@@ -23,6 +23,7 @@ const TEST_COLOR: Color32 = Color32::from_rgb(255, 167, 38);
 #[derive(Default)]
 pub struct ColumnPanel {
     texture: Option<(u64, egui::TextureHandle)>,
+    images: super::images::ImagesView,
 }
 
 impl ColumnPanel {
@@ -83,6 +84,10 @@ impl ColumnPanel {
         curves_ui(ui, lang, run, regression);
         match data {
             Some(d) if d.task == Task::Regression => predictions_ui(ui, lang, run, d),
+            Some(d) if d.image.is_some() => {
+                self.images.ui(ui, lang, run, d);
+                confusion_ui(ui, lang, run, d);
+            }
             Some(d) if d.features != 2 => confusion_ui(ui, lang, run, d),
             _ => self.boundary_ui(ui, lang, run, data),
         }
@@ -283,6 +288,7 @@ fn confusion_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: &Dataset) 
     };
     ui.label(lang.tr(Key::Confusion))
         .on_hover_text(lang.tr(Key::ConfusionTip));
+    ui.label(RichText::new(lang.tr(Key::ConfusionAxes)).small());
     let n = confusion.classes;
     let label_width = 90.0;
     let side = (ui.available_width() - label_width)
@@ -347,6 +353,15 @@ fn confusion_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: &Dataset) 
             );
         }
     }
+    // The true classes run down the rows: their axis is named under their labels, the
+    // predicted ones along the bottom.
+    painter.text(
+        egui::pos2(origin.x - 4.0, origin.y + side + 2.0),
+        egui::Align2::RIGHT_TOP,
+        lang.tr(Key::TrueClass),
+        egui::FontId::proportional(12.0),
+        ui.visuals().weak_text_color(),
+    );
     painter.text(
         egui::pos2(origin.x + side / 2.0, origin.y + side + 2.0),
         egui::Align2::CENTER_TOP,

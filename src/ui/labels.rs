@@ -135,6 +135,13 @@ pub fn op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
         (OpKind::MatMul, Some(Product::InputGradient), Some(_)) => Key::OpInputGradient,
         (OpKind::Update, _, Some(_)) if op.biases => Key::OpUpdateBiases,
         (OpKind::Update, _, Some(_)) => Key::OpUpdateWeights,
+        // The cost model's names, `layer N patches` and so on.
+        (OpKind::Patches, _, Some(_)) if op.name.ends_with(" gradient") => Key::OpPatchGradient,
+        (OpKind::Patches, _, Some(_)) => Key::OpPatches,
+        (OpKind::Elementwise, _, Some(_)) if op.name.ends_with(" pooling gradient") => {
+            Key::OpPoolingGradient
+        }
+        (OpKind::Elementwise, _, Some(_)) if op.name.ends_with(" pooling") => Key::OpPooling,
         _ => return op.name.clone(),
     };
     lang.fmt(key, &[("layer", &op.layer.unwrap_or(0))])

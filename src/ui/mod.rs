@@ -5,8 +5,8 @@
 //!
 //! - [`command`]: the commands and the central area's views;
 //! - [`labels`], [`fonts`]: names, colours and fonts shared by the panels;
-//! - [`toolbar`], [`notices`], [`setup`], [`column`](mod@column), [`journey`], [`memory`], [`precision`],
-//!   [`preview`], [`open`], [`experiments`], [`serving`], [`history`], [`roofline`], [`ecosystem`]: the panels.
+//! - [`toolbar`], [`notices`], [`setup`], [`model_setup`], [`column`](mod@column), [`journey`], [`memory`], [`precision`],
+//!   [`preview`], [`images`], [`open`], [`experiments`], [`serving`], [`history`], [`roofline`], [`ecosystem`]: the panels.
 
 pub mod column;
 pub mod command;
@@ -14,10 +14,12 @@ pub mod ecosystem;
 pub mod experiments;
 pub mod fonts;
 pub mod history;
+pub mod images;
 pub mod journey;
 pub mod labels;
 pub mod memory;
 pub mod mismatch;
+pub mod model_setup;
 pub mod notices;
 pub mod op_kinds;
 pub mod open;

@@ -253,26 +253,8 @@ fn class_row_image(table: &Table, class: usize) -> egui::ColorImage {
     let mut pixels = vec![Color32::from_gray(30); width * h];
     for (i, &row) in samples.iter().enumerate() {
         let values = &table.x[row * features..(row + 1) * features];
-        let (lo, hi) = values
-            .iter()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            });
-        let level = |v: f32| (255.0 * (v - lo) / (hi - lo).max(1e-6)) as u8;
-        for y in 0..h {
-            for x in 0..w {
-                let at = (y * w + x) * shape.channels;
-                let color = if shape.channels == 3 {
-                    Color32::from_rgb(
-                        level(values[at]),
-                        level(values[at + 1]),
-                        level(values[at + 2]),
-                    )
-                } else {
-                    Color32::from_gray(level(values[at]))
-                };
-                pixels[y * width + i * (w + gap) + x] = color;
-            }
+        for (p, color) in super::images::pixels(values, shape).into_iter().enumerate() {
+            pixels[(p / w) * width + i * (w + gap) + p % w] = color;
         }
     }
     egui::ColorImage::new([width, h], pixels)

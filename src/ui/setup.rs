@@ -5,8 +5,8 @@ use egui::{RichText, Slider};
 
 use super::command::{Tab, UiCommand};
 use super::labels::{dataset_key, optimizer_key, precision_label, shipped_keys, weight_text};
+use super::model_setup::{DataShape, model_ui};
 use super::open::OpenKind;
-use crate::backend::Activation;
 use crate::backend::UploadMode;
 use crate::data::Task;
 use crate::data::dataloader::{MAX_PREFETCH, MAX_SHIFT_PX, MAX_WORKERS};
@@ -15,7 +15,7 @@ use crate::data::shipped::{SHIPPED, shipped};
 use crate::data::source::{DataSource, Loaded};
 use crate::data::{MAX_CLASSES, Synthetic};
 use crate::i18n::{Key, Lang};
-use crate::nn::{Loss, ModelSpec, OptimizerKind};
+use crate::nn::OptimizerKind;
 use crate::precision::Precision;
 use crate::train::config::MAX_STOP_EPOCHS;
 use crate::train::{StopAt, SyncPolicy, TrainConfig};
@@ -100,50 +100,7 @@ impl SetupPanel {
             .on_hover_text(lang.tr(Key::StandardiseTip));
 
         ui.separator();
-        ui.label(RichText::new(lang.tr(Key::Model)).strong());
-        ui.label(lang.tr(Key::HiddenLayers));
-        for (i, width) in config.hidden.iter_mut().enumerate() {
-            ui.add(
-                Slider::new(width, 1..=1024)
-                    .logarithmic(true)
-                    .text(lang.fmt(Key::Layer, &[("n", &(i + 1))])),
-            );
-        }
-        ui.horizontal(|ui| {
-            if ui.button(lang.tr(Key::AddLayer)).clicked() && config.hidden.len() < 8 {
-                let width = config.hidden.last().copied().unwrap_or(16);
-                config.hidden.push(width);
-            }
-            if ui.button(lang.tr(Key::RemoveLayer)).clicked() {
-                config.hidden.pop();
-            }
-        });
-        egui::ComboBox::from_label(lang.tr(Key::Activation))
-            .selected_text(config.activation.as_str())
-            .show_ui(ui, |ui| {
-                for act in Activation::CHOICES {
-                    ui.selectable_value(&mut config.activation, act, act.as_str());
-                }
-            });
-        match widths(config, data.loaded) {
-            Some((features, outputs, task)) => {
-                let mut layers = vec![features];
-                layers.extend(&config.hidden);
-                layers.push(outputs);
-                let params = ModelSpec {
-                    conv: None,
-                    layers,
-                    activation: config.activation,
-                    loss: Loss::for_task(task),
-                }
-                .parameter_count();
-                ui.label(lang.fmt(Key::Parameters, &[("n", &params)]))
-                    .on_hover_text(lang.tr(Key::ParametersTip));
-            }
-            None => {
-                ui.label(RichText::new(lang.tr(Key::ParametersUnknown)).weak());
-            }
-        }
+        model_ui(ui, lang, config, widths(config, data.loaded));
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::Training)).strong());
@@ -374,9 +331,13 @@ fn loader_ui(
     .on_hover_text(lang.tr(Key::AugmentTip));
 }
 
-/// Inputs, outputs and task of the model the settings describe, where they are known: from the
+/// The data's side of the model the settings describe, where it is known: from the
 /// generator, the loaded table, or a shipped set's description.
-fn widths(config: &TrainConfig, loaded: Option<&Loaded>) -> Option<(usize, usize, Task)> {
+fn widths(config: &TrainConfig, loaded: Option<&Loaded>) -> Option<DataShape> {
+    let outputs = |task: Task, classes: usize| match task {
+        Task::Classification => classes,
+        Task::Regression => 1,
+    };
     match &config.source {
         DataSource::Generated => {
             let classes = if config.data.kind.has_class_choice() {
@@ -384,20 +345,27 @@ fn widths(config: &TrainConfig, loaded: Option<&Loaded>) -> Option<(usize, usize
             } else {
                 2
             };
-            Some((2, classes, Task::Classification))
+            Some(DataShape {
+                features: 2,
+                outputs: classes,
+                task: Task::Classification,
+                image: None,
+            })
         }
         source => match loaded.filter(|l| l.source == *source) {
-            Some(l) => {
-                let outputs = match l.table.task {
-                    Task::Classification => l.table.class_names.len(),
-                    Task::Regression => 1,
-                };
-                Some((l.table.features(), outputs, l.table.task))
-            }
+            Some(l) => Some(DataShape {
+                features: l.table.features(),
+                outputs: outputs(l.table.task, l.table.class_names.len()),
+                task: l.table.task,
+                image: l.table.image,
+            }),
             None => match source {
-                DataSource::Shipped(name) => {
-                    shipped(name).map(|s| (s.features, s.outputs(), s.task))
-                }
+                DataSource::Shipped(name) => shipped(name).map(|s| DataShape {
+                    features: s.features,
+                    outputs: s.outputs(),
+                    task: s.task,
+                    image: s.image,
+                }),
                 _ => None,
             },
         },

@@ -1,0 +1,194 @@
+//! The model part of the setup panel: an MLP or a CNN, a CNN's convolution blocks and kernel,
+//! the dense layers, the activation, two presets shaped like the classic small CNNs, and the
+//! parameter count and FLOPs per sample as the settings change.
+
+use egui::{RichText, Slider};
+
+use crate::backend::Activation;
+use crate::data::{ImageShape, Task};
+use crate::i18n::{Key, Lang};
+use crate::nn::{ConvStack, Loss, ModelSpec};
+use crate::train::TrainConfig;
+use crate::train::config::{MAX_CONV_BLOCKS, MAX_CONV_CHANNELS};
+
+/// What the model's ends are fixed to by the data: inputs, outputs, task, and the image shape
+/// of image data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DataShape {
+    /// Features per sample.
+    pub features: usize,
+    /// Outputs of the model.
+    pub outputs: usize,
+    /// Classification or regression.
+    pub task: Task,
+    /// Each sample's image, for pixel data.
+    pub image: Option<ImageShape>,
+}
+
+/// A CNN preset: its blocks, kernel and hidden dense layers.
+struct Preset {
+    name: Key,
+    tip: Key,
+    conv: &'static [usize],
+    kernel: usize,
+    hidden: &'static [usize],
+}
+
+/// Shaped like the classic small networks, at the sizes this app trains quickly.
+const PRESETS: [Preset; 2] = [
+    Preset {
+        name: Key::PresetLenet,
+        tip: Key::PresetLenetTip,
+        conv: &[6, 16],
+        kernel: 5,
+        hidden: &[120, 84],
+    },
+    Preset {
+        name: Key::PresetTinyVgg,
+        tip: Key::PresetTinyVggTip,
+        conv: &[10, 10],
+        kernel: 3,
+        hidden: &[],
+    },
+];
+
+/// The model these settings build on data of `shape` (an MLP when the blocks cannot apply).
+pub fn spec_for(config: &TrainConfig, shape: DataShape) -> ModelSpec {
+    let mut dense = config.hidden.clone();
+    dense.push(shape.outputs);
+    let loss = Loss::for_task(shape.task);
+    match shape.image {
+        Some(image) if !config.conv.is_empty() => {
+            let conv = ConvStack {
+                image,
+                channels: config.conv.clone(),
+                kernel: config.conv_kernel,
+            };
+            ModelSpec::cnn(conv, &dense, config.activation, loss)
+        }
+        _ => {
+            let mut layers = vec![shape.features];
+            layers.extend(dense);
+            ModelSpec::mlp(layers, config.activation, loss)
+        }
+    }
+}
+
+/// Draws the model settings into `ui`; `shape` is `None` until the data set is known.
+pub fn model_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig, shape: Option<DataShape>) {
+    ui.label(RichText::new(lang.tr(Key::Model)).strong());
+    let images = shape.is_some_and(|s| s.image.is_some());
+    ui.horizontal(|ui| {
+        if ui
+            .selectable_label(config.conv.is_empty(), lang.tr(Key::ModelMlp))
+            .on_hover_text(lang.tr(Key::ModelMlpTip))
+            .clicked()
+        {
+            config.conv.clear();
+        }
+        let cnn = ui
+            .add_enabled(
+                images,
+                egui::Button::selectable(!config.conv.is_empty(), lang.tr(Key::ModelCnn)),
+            )
+            .on_hover_text(lang.tr(Key::ModelCnnTip))
+            .on_disabled_hover_text(lang.tr(Key::ModelCnnNeedsImages));
+        if cnn.clicked() && config.conv.is_empty() {
+            config.conv = vec![8, 16];
+            config.hidden.clear();
+        }
+    });
+    if !config.conv.is_empty() {
+        if !images && shape.is_some() {
+            ui.label(RichText::new(lang.tr(Key::ModelCnnNeedsImages)).weak());
+        }
+        conv_ui(ui, lang, config);
+    }
+    ui.label(lang.tr(if config.conv.is_empty() {
+        Key::HiddenLayers
+    } else {
+        Key::DenseLayers
+    }));
+    for (i, width) in config.hidden.iter_mut().enumerate() {
+        ui.add(
+            Slider::new(width, 1..=1024)
+                .logarithmic(true)
+                .text(lang.fmt(Key::Layer, &[("n", &(i + 1))])),
+        );
+    }
+    ui.horizontal(|ui| {
+        if ui.button(lang.tr(Key::AddLayer)).clicked() && config.hidden.len() < 8 {
+            let width = config.hidden.last().copied().unwrap_or(16);
+            config.hidden.push(width);
+        }
+        if ui.button(lang.tr(Key::RemoveLayer)).clicked() {
+            config.hidden.pop();
+        }
+    });
+    egui::ComboBox::from_label(lang.tr(Key::Activation))
+        .selected_text(config.activation.as_str())
+        .show_ui(ui, |ui| {
+            for act in Activation::CHOICES {
+                ui.selectable_value(&mut config.activation, act, act.as_str());
+            }
+        });
+    match shape {
+        Some(shape) => {
+            let spec = spec_for(config, shape);
+            let params = spec.parameter_count();
+            ui.label(lang.fmt(
+                Key::Parameters,
+                &[("n", &crate::units::grouped(params as u64))],
+            ))
+            .on_hover_text(lang.tr(Key::ParametersTip));
+            let flops = 2 * spec.forward_macs_per_sample() as u64;
+            ui.label(lang.fmt(Key::FlopsPerSample, &[("n", &crate::units::grouped(flops))]))
+                .on_hover_text(lang.tr(Key::FlopsPerSampleTip));
+        }
+        None => {
+            ui.label(RichText::new(lang.tr(Key::ParametersUnknown)).weak());
+        }
+    }
+}
+
+/// The convolution blocks (filters each), the kernel size and the presets.
+fn conv_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig) {
+    ui.label(lang.tr(Key::ConvBlocks))
+        .on_hover_text(lang.tr(Key::ConvBlocksTip));
+    for (i, filters) in config.conv.iter_mut().enumerate() {
+        ui.add(
+            Slider::new(filters, 1..=MAX_CONV_CHANNELS.min(64))
+                .text(lang.fmt(Key::ConvBlock, &[("n", &(i + 1))])),
+        );
+    }
+    ui.horizontal(|ui| {
+        if ui.button(lang.tr(Key::AddConvBlock)).clicked() && config.conv.len() < MAX_CONV_BLOCKS {
+            let filters = config.conv.last().map_or(8, |&c| (2 * c).min(64));
+            config.conv.push(filters);
+        }
+        if ui.button(lang.tr(Key::RemoveConvBlock)).clicked() && config.conv.len() > 1 {
+            config.conv.pop();
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label(lang.tr(Key::ConvKernel));
+        for k in [3, 5] {
+            ui.selectable_value(&mut config.conv_kernel, k, format!("{k}×{k}"));
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label(lang.tr(Key::Presets));
+        for p in &PRESETS {
+            if ui
+                .button(lang.tr(p.name))
+                .on_hover_text(lang.tr(p.tip))
+                .clicked()
+            {
+                config.conv = p.conv.to_vec();
+                config.conv_kernel = p.kernel;
+                config.hidden = p.hidden.to_vec();
+                config.activation = Activation::Relu;
+            }
+        }
+    });
+}
