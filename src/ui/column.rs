@@ -288,7 +288,7 @@ fn confusion_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: &Dataset) 
     };
     ui.label(lang.tr(Key::Confusion))
         .on_hover_text(lang.tr(Key::ConfusionTip));
-    ui.label(RichText::new(lang.tr(Key::ConfusionAxes)).small());
+    ui.label(RichText::new(lang.tr(Key::ConfusionAxes)).size(12.0));
     let n = confusion.classes;
     let label_width = 90.0;
     let side = (ui.available_width() - label_width)

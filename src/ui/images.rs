@@ -163,7 +163,7 @@ impl ImagesView {
         let response = ui.image((drawn.grid.id(), egui::vec2(w as f32, h as f32) * scale));
         // Each image's predicted class in its corner, coloured by whether it is right.
         let painter = ui.painter_at(response.rect);
-        let font = egui::FontId::proportional(11.0);
+        let font = egui::FontId::proportional(13.0);
         for (r, &predicted) in eval.samples.iter().enumerate() {
             let truth = data.test_y.get(r).map_or(usize::MAX, |&y| y as usize);
             let (col, row) = (r % GRID_COLUMNS, r / GRID_COLUMNS);
@@ -190,11 +190,14 @@ impl ImagesView {
             ui.label(lang.tr(Key::LearnedFilters))
                 .on_hover_text(lang.tr(Key::LearnedFiltersTip));
             let [w, h] = filters.size();
-            ui.image((filters.id(), egui::vec2(w as f32, h as f32) * 6.0));
+            // About 30 points a filter, however small its kernel.
+            let kernel = eval.first_layer.as_ref().map_or(h, |f| f.kernel) as f32;
+            let scale = (30.0 / kernel.max(1.0)).min(ui.available_width() * 0.95 / w as f32);
+            ui.image((filters.id(), egui::vec2(w as f32, h as f32) * scale));
             ui.label(lang.tr(Key::FeatureMaps))
                 .on_hover_text(lang.tr(Key::FeatureMapsTip));
             let [w, h] = maps.size();
-            let scale = (ui.available_width() / w as f32).clamp(0.5, 3.0);
+            let scale = (ui.available_width() * 0.95 / w as f32).clamp(0.5, 3.0);
             ui.image((maps.id(), egui::vec2(w as f32, h as f32) * scale));
         } else if data.image.is_some() {
             ui.label(RichText::new(lang.tr(Key::FiltersNeedCnn)).weak());
