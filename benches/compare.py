@@ -33,6 +33,12 @@ GRID = [
     ("784,512,512,10", 1024, 0.9),
 ]
 
+# CNNs on 28×28 MNIST images (issue 17): (conv blocks, dense layers after them, batch, target).
+CNN_GRID = [
+    ("8,16", "10", 64, 1.0),
+    ("8,16", "10", 256, 1.0),
+]
+
 
 def venv_python():
     return os.path.join(VENV, "bin", "python")
@@ -69,9 +75,20 @@ def batchscope(layers, batch, threads, repeats, split="auto"):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def pytorch(py, layers, batch, threads, repeats):
+def batchscope_cnn(conv, layers, batch, threads, repeats, split="auto"):
+    # The shipped MNIST: its images, loaded before the timing starts.
+    cmd = [BIN, "bench", "--device", "cpu", "--dataset", "mnist", "--conv", conv, "--layers", layers,
+           "--batch", str(batch), "--threads", str(threads), "--split", split,
+           "--repeats", str(repeats), "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def pytorch(py, layers, batch, threads, repeats, conv=None):
     cmd = [py, os.path.join(ROOT, "benches", "pytorch_bench.py"), "--layers", layers,
            "--batch", str(batch), "--threads", str(threads), "--repeats", str(repeats)]
+    if conv:
+        cmd += ["--conv", conv, "--image", "28,28,1"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -103,6 +120,23 @@ def main():
             "pytorch": torch_r, "batchscope": ours,
             "ratio": auto / torch_r["samples_per_s"], "auto_vs_best_fixed": auto / best_fixed,
         })
+    for conv, layers, batch, target in CNN_GRID:
+        torch_r = pytorch(py, layers, batch, a.threads, repeats, conv)
+        ours = {
+            "one_thread": batchscope_cnn(conv, layers, batch, 1, repeats),
+            "always_split": batchscope_cnn(conv, layers, batch, a.threads, repeats, "always"),
+            "auto": batchscope_cnn(conv, layers, batch, a.threads, repeats),
+        }
+        auto = ours["auto"]["samples_per_s"]
+        best_fixed = max(ours["one_thread"]["samples_per_s"], ours["always_split"]["samples_per_s"])
+        results.append({
+            "layers": f"conv {conv} + {layers} (28x28)", "batch": batch, "target_ratio": target,
+            "pytorch": torch_r, "batchscope": ours,
+            "ratio": auto / torch_r["samples_per_s"], "auto_vs_best_fixed": auto / best_fixed,
+        })
+    conv_kernels = json.loads(subprocess.run(
+        [BIN, "bench", "--kernels", "--dataset", "mnist", "--conv", "8,16", "--layers", "10",
+         "--batch", "256", "--device", "cpu", "--json"], check=True, capture_output=True, text=True).stdout)
     today = datetime.date.today().isoformat()
     print(f"BatchScope CPU vs {results[0]['pytorch']['framework']} CPU, {a.threads} threads, measured {today}")
     print(f"Machine: {machine()}")
@@ -125,9 +159,22 @@ def main():
         m, k, n = rate["shape"]
         print(f"| {rate['name']} | {m}x{k}x{n} | {rate['gflop_per_s']:.0f} | "
               f"{100 * rate['gflop_per_s'] / peak['gflop_per_s']:.0f}% |")
+    print()
+    print("Convolutions of conv 8,16 + 10 on 28x28 images at batch 256 (im2col, then the product with its")
+    print("fused bias and activation; the products alone beside them), one thread:")
+    print("| op | m x k x n | GFLOP/s | share of one core's FMA peak |")
+    print("|---|---|---|---|")
+    one = next(x for x in conv_kernels["products"] if x["threads"] == 1)
+    for rate in one["rates"]:
+        if rate["name"].split()[-1] not in ("0", "1"):
+            continue
+        m, k, n = rate["shape"]
+        print(f"| {rate['name']} | {m}x{k}x{n} | {rate['gflop_per_s']:.0f} | "
+              f"{100 * rate['gflop_per_s'] / peak['gflop_per_s']:.0f}% |")
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
-        json.dump({"date": today, "machine": machine(), "kernels": kernels, "results": results}, f, indent=1)
+        json.dump({"date": today, "machine": machine(), "kernels": kernels, "conv_kernels": conv_kernels,
+                   "results": results}, f, indent=1)
     print(f"\nAll measurements: {os.path.relpath(a.out, ROOT)}")
 
 

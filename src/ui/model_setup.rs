@@ -192,3 +192,74 @@ fn conv_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::data::shipped::shipped;
+    use crate::ui::testing::harness;
+
+    fn shape_of(name: &str) -> Option<DataShape> {
+        shipped(name).map(|s| DataShape {
+            features: s.features,
+            outputs: s.outputs(),
+            task: s.task,
+            image: s.image,
+        })
+    }
+
+    fn panel(lang: Lang, data: &str) -> egui_kittest::Harness<'static, TrainConfig> {
+        let shape = shape_of(data);
+        harness(
+            move |ui, config: &mut TrainConfig| model_ui(ui, lang, config, shape),
+            TrainConfig::default(),
+        )
+    }
+
+    #[test]
+    fn a_cnn_is_chosen_shaped_by_a_preset_and_counted_live() {
+        let mut h = panel(Lang::En, "mnist");
+        h.run();
+        h.get_by_label("CNN").click();
+        h.run();
+        assert_eq!(h.state().conv, [8, 16]);
+        assert!(h.state().hidden.is_empty(), "the classes follow the blocks");
+        // conv 8, 16 then 10 classes: 80 + 1,168 + 7,850 parameters.
+        assert!(h.query_by_label("Parameters: 9,098").is_some());
+        // 2 × (784·9·8 + 196·72·16 + 784·10) multiply-adds.
+        assert!(
+            h.query_by_label("FLOPs per sample (forward): 580,160")
+                .is_some()
+        );
+        h.get_by_label("LeNet-like").click();
+        h.run();
+        let c = h.state();
+        assert_eq!((c.conv.as_slice(), c.conv_kernel), (&[6, 16][..], 5));
+        assert_eq!(c.hidden, [120, 84]);
+        h.get_by_label("MLP").click();
+        h.run();
+        assert!(h.state().conv.is_empty());
+    }
+
+    #[test]
+    fn rows_of_numbers_offer_no_cnn_and_say_why_in_both_languages() {
+        for (lang, needs) in [
+            (Lang::En, "A CNN needs images"),
+            (Lang::Zh, "CNN 需要图像"),
+        ] {
+            let mut h = panel(lang, "iris");
+            h.run();
+            h.get_by_label_contains("CNN").click();
+            h.run();
+            assert!(h.state().conv.is_empty(), "{lang:?}: a disabled choice");
+            // A CNN restored onto data without images: the reason shows, the model is an MLP.
+            h.state_mut().conv = vec![8];
+            h.run();
+            assert!(h.query_by_label_contains(needs).is_some(), "{lang:?}");
+            let spec = spec_for(h.state(), shape_of("iris").expect("shipped"));
+            assert!(spec.conv.is_none());
+        }
+    }
+}
