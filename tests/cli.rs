@@ -781,3 +781,108 @@ fn calibrate_writes_a_local_profile_that_simulate_reads() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn conv_blocks_train_a_cnn_and_are_measured_and_estimated_headless() {
+    // Training on both devices: the summary names each; the losses are logged.
+    let (code, stdout, stderr) = batchscope(&[
+        "train",
+        "--dataset",
+        "digits",
+        "--conv",
+        "4,8",
+        "--steps",
+        "20",
+        "--log-every",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let devices = if ci() { 2 } else { 1 };
+    assert!(lines.iter().filter(|l| l["summary"] == true).count() >= devices);
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["step"] == 20)
+            .all(|l| l["loss"].as_f64().is_some_and(f64::is_finite))
+    );
+    // bench --kernels: three products per layer and each block's whole convolution.
+    let (code, stdout, stderr) = batchscope(&[
+        "bench",
+        "--kernels",
+        "--device",
+        "cpu",
+        "--dataset",
+        "digits",
+        "--conv",
+        "4",
+        "--batch",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert_eq!(v["model"], "8×8×1 conv 4 (3×3) → 64-10");
+    let rates = v["products"][0]["rates"].as_array().expect("rates");
+    let names: Vec<&str> = rates.iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "forward 0",
+            "weight_grad 0",
+            "input_grad 0",
+            "convolution 0",
+            "forward 1",
+            "weight_grad 1",
+            "input_grad 1"
+        ]
+    );
+    assert_eq!(rates[3]["shape"], serde_json::json!([8 * 64, 9, 4]));
+    // memory: measured and estimated bytes agree for every role of the CNN.
+    let (code, stdout, stderr) = batchscope(&[
+        "memory",
+        "--device",
+        "cpu",
+        "--dataset",
+        "digits",
+        "--conv",
+        "4,8",
+        "--conv-kernel",
+        "5",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let roles = stdout.lines().filter(|l| l.contains(" measured ")).count();
+    assert!(roles >= 6, "{stdout}");
+    for line in stdout.lines().filter(|l| l.contains(" estimated ")) {
+        let numbers: Vec<&str> = line.split_whitespace().collect();
+        if numbers.get(3) != Some(&"-") && numbers[0] != "internal" {
+            assert_eq!(numbers[1], numbers[3], "{line}");
+        }
+    }
+    // Blocks on rows of numbers, or an absurd block: exit 2 and the reason.
+    for (args, says) in [
+        (&["--dataset", "iris", "--conv", "8"][..], "need images"),
+        (
+            &["--dataset", "digits", "--conv", "8,x"][..],
+            "--conv `8,x`",
+        ),
+        (
+            &["--dataset", "digits", "--conv", "8", "--conv-kernel", "7"][..],
+            "choose 3×3 or 5×5",
+        ),
+        (
+            &["--dataset", "digits", "--conv", "2,2,2,2"][..],
+            "no pixel",
+        ),
+    ] {
+        let mut all = vec!["train", "--device", "cpu", "--steps", "1"];
+        all.extend_from_slice(args);
+        let (code, _, stderr) = batchscope(&all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}

@@ -100,11 +100,7 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
             sweep.parameter.as_str(),
             sweep.values.len(),
             session.data.name,
-            spec.layers
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
+            spec.describe()
         ))?;
     }
     let open = |device, threads: Option<usize>| {

@@ -245,10 +245,7 @@ mod tests {
 
     #[test]
     fn rows_of_numbers_offer_no_cnn_and_say_why_in_both_languages() {
-        for (lang, needs) in [
-            (Lang::En, "A CNN needs images"),
-            (Lang::Zh, "CNN 需要图像"),
-        ] {
+        for (lang, needs) in [(Lang::En, "A CNN needs images"), (Lang::Zh, "CNN 需要图像")] {
             let mut h = panel(lang, "iris");
             h.run();
             h.get_by_label_contains("CNN").click();
