@@ -587,7 +587,7 @@ strings! {
     KindsNotYet => "No step timed op by op yet: press Run.", "还没有逐个算子计时的步：请按“运行”。";
     KindsNoModel => "Apply the settings (Reset) to see the step's ops.", "应用设置（重置）后才能看到本步的算子。";
     GroupProducts => "Matrix products", "矩阵乘法";
-    GroupConvolutions => "Convolutions (patches)", "卷积（图像块）";
+    GroupConvolutions => "Convolutions (im2col + products)", "卷积（im2col + 矩阵乘）";
     GroupElementwise => "Element-wise", "逐元素运算";
     GroupLoss => "Loss", "损失函数";
     GroupOptimizer => "Optimizer", "优化器";

@@ -69,6 +69,9 @@ pub struct Op {
     /// For an update: whether it updates the layer's biases (else its weights).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub biases: bool,
+    /// Whether it belongs to a convolution block (its product is a convolution's).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub conv: bool,
 }
 
 impl Op {
@@ -114,7 +117,7 @@ impl LayerWork {
     }
 }
 
-/// An op that is not a matrix product or an update.
+/// A convolution block's op that is not a product: its patches, its pooling, their gradients.
 fn plain(name: String, kind: OpKind, flops: f64, bytes: f64, layer: usize) -> Op {
     Op {
         name,
@@ -126,6 +129,7 @@ fn plain(name: String, kind: OpKind, flops: f64, bytes: f64, layer: usize) -> Op
         optimizer: None,
         layer: Some(layer),
         biases: false,
+        conv: true,
     }
 }
 
@@ -154,6 +158,7 @@ pub fn step_ops(
         optimizer: None,
         layer: None,
         biases: false,
+        conv: false,
     }];
     let layers = LayerWork::of(spec, b);
     let product = |name: String, product: Product, dims: [f64; 3], (flops, bytes), layer| Op {
@@ -166,6 +171,7 @@ pub fn step_ops(
         optimizer: None,
         layer: Some(layer),
         biases: false,
+        conv: layers.get(layer - 1).is_some_and(|w| w.conv.is_some()),
     };
     for (l, w) in layers.iter().enumerate() {
         let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
@@ -205,6 +211,7 @@ pub fn step_ops(
         optimizer: None,
         layer: None,
         biases: false,
+        conv: false,
     });
     for (l, w) in layers.iter().enumerate().rev() {
         let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
@@ -279,6 +286,7 @@ pub fn step_ops(
                 optimizer: Some(optimizer),
                 layer: Some(l + 1),
                 biases,
+                conv: false,
             });
         }
     }

@@ -14,7 +14,8 @@ use crate::backend::KernelTimes;
 pub enum OpGroup {
     /// Dense layers' products, forward and backward, with their fused bias and activation.
     MatrixProducts,
-    /// A convolution's own passes: making its patches and folding their gradient back.
+    /// Convolutions: their products over the patches, making the patches and folding their
+    /// gradient back.
     Convolutions,
     /// Element-wise work: bias gradients, pooling, conversions between number formats,
     /// scaling and checks.
@@ -82,7 +83,12 @@ fn flops_by_group(ops: &[Op]) -> Vec<(OpGroup, f64)> {
                     (Some(Product::WeightGradient), Some([_, n, k])) => n * k,
                     _ => 0.0,
                 };
-                out.push((OpGroup::MatrixProducts, op.flops - bias));
+                let group = if op.conv {
+                    OpGroup::Convolutions
+                } else {
+                    OpGroup::MatrixProducts
+                };
+                out.push((group, op.flops - bias));
                 out.push((OpGroup::Elementwise, bias));
             }
             OpKind::Update => out.push((OpGroup::Optimizer, op.flops)),
@@ -95,12 +101,55 @@ fn flops_by_group(ops: &[Op]) -> Vec<(OpGroup, f64)> {
     out
 }
 
+/// The group of each timed kernel: by its label, except that a product kernel is a
+/// convolution's where the op it ran is (the i-th kernel of a product's label is the i-th op of
+/// that product in the step; where they do not pair up, the label decides).
+fn kernel_groups(ops: &[Op], kernels: &KernelTimes) -> Vec<OpGroup> {
+    let products = [
+        ("linear_forward", Product::Forward),
+        ("weight_grad", Product::WeightGradient),
+        ("linear_backward_input", Product::InputGradient),
+    ];
+    let conv_of = |product: Product| -> Vec<bool> {
+        ops.iter()
+            .filter(|op| op.kind == OpKind::MatMul && op.product == Some(product))
+            .map(|op| op.conv)
+            .collect()
+    };
+    let paired: Vec<(&str, Vec<bool>)> = products
+        .into_iter()
+        .map(|(label, product)| (label, conv_of(product)))
+        .filter(|(label, conv)| {
+            kernels.kernels.iter().filter(|(l, _)| l == label).count() == conv.len()
+        })
+        .collect();
+    let mut seen = [0usize; 3];
+    kernels
+        .kernels
+        .iter()
+        .map(|(label, _)| {
+            let by_label = OpGroup::of_kernel(label);
+            let Some(i) = paired.iter().position(|(l, _)| l == label) else {
+                return by_label;
+            };
+            let conv = paired[i].1.get(seen[i]).copied().unwrap_or(false);
+            seen[i] += 1;
+            if conv {
+                OpGroup::Convolutions
+            } else {
+                by_label
+            }
+        })
+        .collect()
+}
+
 /// Each group's share of the FLOPs of `ops` and, where `kernels` were timed, of their time.
 /// Groups with neither FLOPs nor time are left out.
 pub fn shares(ops: &[Op], kernels: Option<&KernelTimes>) -> Vec<GroupShare> {
     let flops = flops_by_group(ops);
     let total_flops: f64 = flops.iter().map(|f| f.1).sum();
     let total_ns = kernels.map(|k| k.total_ns);
+    let groups = kernels.map(|k| kernel_groups(ops, k)).unwrap_or_default();
     OpGroup::ALL
         .into_iter()
         .filter_map(|group| {
@@ -108,8 +157,9 @@ pub fn shares(ops: &[Op], kernels: Option<&KernelTimes>) -> Vec<GroupShare> {
             let time_ns = kernels.map(|k| {
                 k.kernels
                     .iter()
-                    .filter(|(label, _)| OpGroup::of_kernel(label) == group)
-                    .map(|(_, ns)| ns)
+                    .zip(&groups)
+                    .filter(|(_, g)| **g == group)
+                    .map(|((_, ns), _)| ns)
                     .sum::<u64>()
             });
             if f <= 0.0 && time_ns.unwrap_or(0) == 0 {
@@ -248,6 +298,61 @@ mod tests {
             .find(|g| g.group == OpGroup::Elementwise)
             .expect("bias");
         assert_eq!(elementwise.flops, 64.0 * 266.0);
+    }
+
+    #[test]
+    fn a_cnns_convolution_products_count_as_convolutions_in_flops_and_time() {
+        // One 3×3 block of 4 filters on 6×6 grey images, then 3 classes.
+        let conv = crate::nn::ConvStack {
+            image: crate::data::ImageShape {
+                width: 6,
+                height: 6,
+                channels: 1,
+            },
+            channels: vec![4],
+            kernel: 3,
+        };
+        let spec = ModelSpec::cnn(conv, &[3], Activation::Relu, Loss::SoftmaxCrossEntropy);
+        let ops = step_ops(&spec, 2, OptimizerKind::Sgd, Precision::Fp32);
+        // The kernels as both devices label them, in the step's order: the block's patches,
+        // product and pooling, the dense layer, the loss, then back.
+        let labels = [
+            ("im2col", 1),
+            ("linear_forward", 100),
+            ("max_pool", 2),
+            ("linear_forward", 10),
+            ("softmax_cross_entropy", 3),
+            ("weight_grad", 20),
+            ("bias_grad", 4),
+            ("linear_backward_input", 30),
+            ("max_pool_backward", 5),
+            ("weight_grad", 200),
+            ("bias_grad", 6),
+            ("sgd_step", 7),
+            ("sgd_step", 8),
+            ("sgd_step", 9),
+            ("sgd_step", 10),
+        ];
+        let kernels = KernelTimes {
+            kernels: labels
+                .iter()
+                .map(|(l, ns)| ((*l).to_owned(), *ns))
+                .collect(),
+            total_ns: labels.iter().map(|l| l.1).sum(),
+        };
+        let s = shares(&ops, Some(&kernels));
+        let group = |g: OpGroup| s.iter().find(|x| x.group == g).expect("group");
+        // The block's product and weight gradient, and its patches; the dense layer's two
+        // products and its input gradient stay matrix products.
+        assert_eq!(group(OpGroup::Convolutions).time_ns, Some(1 + 100 + 200));
+        assert_eq!(group(OpGroup::MatrixProducts).time_ns, Some(10 + 20 + 30));
+        // The block's product: 2 images × 36 pixels × 9 taps × 4 filters, twice (a multiply-add
+        // is two FLOPs), with its bias and activation, forward and weight gradient.
+        let conv_products = 2.0 * 2.0 * 36.0 * 9.0 * 4.0;
+        assert!(group(OpGroup::Convolutions).flops > 2.0 * conv_products);
+        assert!(group(OpGroup::Convolutions).flops > group(OpGroup::MatrixProducts).flops);
+        let total: f64 = s.iter().map(|g| g.time_share.unwrap_or(0.0)).sum();
+        assert!((total - 1.0).abs() < 1e-9, "{s:?}");
     }
 
     #[test]
