@@ -1,12 +1,12 @@
 //! The ops of a training step on the CPU: products through `product.rs`, everything element-wise
 //! as plain loops, split over the pool when the work is large enough.
 
-use rayon::prelude::*;
+use ndarray::{ArrayView1, ArrayViewMut1, Zip};
 
 use super::matmul::Layout;
 use super::product::Epilogue;
 use super::values::{host, host_mut, map_values, put, slots, store, view, view_mut, widened};
-use super::{CHUNK, CpuBackend, flush_subnormal};
+use super::{CpuBackend, flush_subnormal};
 use crate::backend::checks;
 use crate::backend::error::BackendError;
 use crate::backend::params::{Activation, AdamHyper};
@@ -14,9 +14,16 @@ use crate::backend::tensor::{Storage, Tensor, check_device};
 use crate::device::Device;
 use crate::precision::{DType, Half};
 
-/// Matching chunks of parameter, gradient and Adam's two moments, as rayon's `zip` of four
-/// chunk iterators yields them.
-type AdamChunks<'a> = (((&'a mut [f32], &'a [f32]), &'a mut [f32]), &'a mut [f32]);
+/// A slice as a 1-D array, for [`Zip`]: element-wise kernels name each operand once and
+/// ndarray walks them together (and splits them over the pool).
+fn vector(values: &[f32]) -> ArrayView1<'_, f32> {
+    ArrayView1::from(values)
+}
+
+/// As [`vector`], to write.
+fn vector_mut(values: &mut [f32]) -> ArrayViewMut1<'_, f32> {
+    ArrayViewMut1::from(values)
+}
 
 impl CpuBackend {
     pub(super) fn copy_op(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
@@ -231,19 +238,13 @@ impl CpuBackend {
         let mut work = self.take_working(&[param, grad])?;
         let [s0, s1, ..] = slots(&mut work);
         let (p, g) = (view_mut(param, &mut *s0, true)?, view(grad, s1)?);
-        let kernel = |(p, g): (&mut [f32], &[f32])| {
-            for (p, g) in p.iter_mut().zip(g) {
-                *p -= lr * g;
-            }
-        };
-        if self.parallel(p.len()) {
-            self.pool.install(|| {
-                p.par_chunks_mut(CHUNK)
-                    .zip(g.par_chunks(CHUNK))
-                    .for_each(kernel);
-            });
+        let len = p.len();
+        let zip = Zip::from(vector_mut(p)).and(vector(g));
+        let update = |p: &mut f32, &g: &f32| *p -= lr * g;
+        if self.parallel(len) {
+            self.pool.install(|| zip.par_for_each(update));
         } else {
-            kernel((p, g));
+            zip.for_each(update);
         }
         store(param, s0, &mut self.census);
         self.working = work;
@@ -264,21 +265,16 @@ impl CpuBackend {
         let p = view_mut(param, &mut *s0, true)?;
         let g = view(grad, s1)?;
         let v = view_mut(velocity, &mut *s2, true)?;
-        let kernel = |((p, g), v): ((&mut [f32], &[f32]), &mut [f32])| {
-            for ((p, g), v) in p.iter_mut().zip(g).zip(v) {
-                *v = flush_subnormal(momentum * *v + g);
-                *p -= lr * *v;
-            }
+        let len = p.len();
+        let zip = Zip::from(vector_mut(p)).and(vector(g)).and(vector_mut(v));
+        let update = |p: &mut f32, &g: &f32, v: &mut f32| {
+            *v = flush_subnormal(momentum * *v + g);
+            *p -= lr * *v;
         };
-        if self.parallel(p.len()) {
-            self.pool.install(|| {
-                p.par_chunks_mut(CHUNK)
-                    .zip(g.par_chunks(CHUNK))
-                    .zip(v.par_chunks_mut(CHUNK))
-                    .for_each(kernel);
-            });
+        if self.parallel(len) {
+            self.pool.install(|| zip.par_for_each(update));
         } else {
-            kernel(((p, g), v));
+            zip.for_each(update);
         }
         store(param, s0, &mut self.census);
         store(velocity, s2, &mut self.census);
@@ -308,25 +304,22 @@ impl CpuBackend {
         let p = view_mut(param, &mut *s0, true)?;
         let g = view(grad, s1)?;
         let (m_f, v_f) = (view_mut(m, &mut *s2, true)?, view_mut(v, &mut *s3, true)?);
-        let kernel = |(((p, g), m), v): AdamChunks<'_>| {
-            for (((p, g), mi), vi) in p.iter_mut().zip(g).zip(m).zip(v) {
-                *mi = flush_subnormal(beta1 * *mi + (1.0 - beta1) * g);
-                *vi = flush_subnormal(beta2 * *vi + (1.0 - beta2) * g * g);
-                let m_hat = *mi / bias1;
-                let v_hat = *vi / bias2;
-                *p -= lr * m_hat / (v_hat.sqrt() + eps);
-            }
+        let len = p.len();
+        let zip = Zip::from(vector_mut(p))
+            .and(vector(g))
+            .and(vector_mut(m_f))
+            .and(vector_mut(v_f));
+        let update = |p: &mut f32, &g: &f32, m: &mut f32, v: &mut f32| {
+            *m = flush_subnormal(beta1 * *m + (1.0 - beta1) * g);
+            *v = flush_subnormal(beta2 * *v + (1.0 - beta2) * g * g);
+            let m_hat = *m / bias1;
+            let v_hat = *v / bias2;
+            *p -= lr * m_hat / (v_hat.sqrt() + eps);
         };
-        if self.parallel(p.len()) {
-            self.pool.install(|| {
-                p.par_chunks_mut(CHUNK)
-                    .zip(g.par_chunks(CHUNK))
-                    .zip(m_f.par_chunks_mut(CHUNK))
-                    .zip(v_f.par_chunks_mut(CHUNK))
-                    .for_each(kernel);
-            });
+        if self.parallel(len) {
+            self.pool.install(|| zip.par_for_each(update));
         } else {
-            kernel((((p, g), m_f), v_f));
+            zip.for_each(update);
         }
         store(param, s0, &mut self.census);
         store(m, s2, &mut self.census);
