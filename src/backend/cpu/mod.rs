@@ -68,6 +68,9 @@ pub struct CpuBackend {
     census: RoundingCensus,
     /// The ops of the latest step whose ops were timed.
     kernels: KernelClock,
+    /// Each thread's partial sum of a product split along its inner dimension (a few
+    /// thousand values, kept between steps so the step allocates nothing).
+    partials: Vec<f32>,
 }
 
 /// The per-op timing of the latest timed step.
@@ -144,6 +147,7 @@ impl CpuBackend {
             working: Vec::new(),
             census: RoundingCensus::default(),
             kernels: KernelClock::default(),
+            partials: Vec::new(),
         })
     }
 
