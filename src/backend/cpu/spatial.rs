@@ -50,39 +50,46 @@ fn patch_image_row(x: &[f32], s: ConvShape, row: usize, out: &mut [f32]) {
     }
 }
 
-/// One input pixel's gradient (`c` channels): the sum of its entries in `dcol` over the kernel
-/// positions that read it, ky then kx ascending, times `act'` of its activation.
-fn unpatch_pixel(
-    dcol: &[f32],
-    a_prev: &[f32],
-    act: Activation,
-    s: ConvShape,
-    p: usize,
-    out: &mut [f32],
-) {
-    let (image, pixel) = (p / s.pixels(), p % s.pixels());
-    let (y, x) = (pixel / s.width, pixel % s.width);
-    let c = s.channels_in;
-    out.fill(0.0);
-    for ky in 0..s.kernel {
-        // The output row whose patch has this pixel at row `ky`: y = oy + ky − pad.
-        let Some(oy) = (y + s.pad()).checked_sub(ky).filter(|&v| v < s.height) else {
-            continue;
-        };
-        for kx in 0..s.kernel {
-            let Some(ox) = (x + s.pad()).checked_sub(kx).filter(|&v| v < s.width) else {
+/// One image's gradient from its patches' gradients (`dcol`, `pixels × patch`): each output
+/// pixel's patch added back onto the input values it was cut from, a patch row's `K · C_in`
+/// values as one run as in [`patch_image_row`], then times `act'` of each input's activation.
+/// The output pixels are visited last to first, so each input value receives its entries with
+/// `ky`, then `kx`, ascending: the order the GPU's gather sums them in. (Gathering each input value's entries one tap at a time took 1.6 ms of a 14 ms step at
+/// batch 256, measured.)
+fn unpatch_image(dcol: &[f32], a_prev: &[f32], act: Activation, s: ConvShape, dx: &mut [f32]) {
+    let (c, k, pad, w) = (s.channels_in, s.kernel, s.pad(), s.width);
+    let run = k * c;
+    dx.fill(0.0);
+    for pixel in (0..s.pixels()).rev() {
+        let (oy, ox) = (pixel / w, pixel % w);
+        let patch = &dcol[pixel * s.patch()..(pixel + 1) * s.patch()];
+        for (ky, taps) in patch.chunks_exact(run).enumerate() {
+            let Some(yy) = (oy + ky).checked_sub(pad).filter(|&v| v < s.height) else {
                 continue;
             };
-            let row = (image * s.pixels() + oy * s.width + ox) * s.patch();
-            let at = row + (ky * s.kernel + kx) * c;
-            for (o, d) in out.iter_mut().zip(&dcol[at..at + c]) {
-                *o += d;
+            let line = &mut dx[yy * w * c..(yy + 1) * w * c];
+            match ox.checked_sub(pad).filter(|&x0| x0 + k <= w) {
+                Some(x0) => {
+                    for (d, t) in line[x0 * c..x0 * c + run].iter_mut().zip(taps) {
+                        *d += t;
+                    }
+                }
+                None => {
+                    for (kx, tap) in taps.chunks_exact(c).enumerate() {
+                        if let Some(xx) = (ox + kx).checked_sub(pad).filter(|&v| v < w) {
+                            for (d, t) in line[xx * c..(xx + 1) * c].iter_mut().zip(tap) {
+                                *d += t;
+                            }
+                        }
+                    }
+                }
             }
         }
     }
-    let a_at = p * c;
-    for (o, a) in out.iter_mut().zip(&a_prev[a_at..a_at + c]) {
-        *o *= act.derivative_from_output(*a);
+    if act != Activation::Identity {
+        for (d, a) in dx.iter_mut().zip(a_prev) {
+            *d *= act.derivative_from_output(*a);
+        }
     }
 }
 
@@ -193,8 +200,11 @@ impl CpuBackend {
         let [s0, s1, s2, _] = slots(&mut work);
         let (d, a) = (view(dcol, s0)?, view(a_prev, s1)?);
         let dx_f = view_mut(dx, &mut *s2, false)?;
-        self.rows(dx_f, s.channels_in, |(p, out)| {
-            unpatch_pixel(d, a, act, s, p, out);
+        let patches = s.pixels() * s.patch();
+        self.rows(dx_f, s.image_in(), |(b, out)| {
+            let dcol = &d[b * patches..(b + 1) * patches];
+            let a_prev = &a[b * s.image_in()..(b + 1) * s.image_in()];
+            unpatch_image(dcol, a_prev, act, s, out);
         });
         store(dx, s2, &mut self.census);
         self.working = work;
