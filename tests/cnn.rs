@@ -273,3 +273,87 @@ fn convolution_blocks_are_refused_on_data_without_images() {
     let e = Session::new(config).expect_err("8×8 halved four times");
     assert!(e.to_string().contains("no pixel"), "{e}");
 }
+
+/// A folder of colour images, one sub-folder per class: the red ones brighter on the left, the
+/// blue ones on the right.
+fn colour_folder() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("batchscope-cnn-rgb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (class, left) in [("left", true), ("right", false)] {
+        let sub = dir.join(class);
+        std::fs::create_dir_all(&sub).expect("folder");
+        for i in 0..16u32 {
+            let image = image::RgbImage::from_fn(12, 12, |x, y| {
+                let bright = if (x < 6) == left { 200 } else { 40 };
+                let noise = ((x * 7 + y * 13 + i * 29) % 23) as u8;
+                image::Rgb([bright + noise, 60 + noise, 255 - bright - noise])
+            });
+            image.save(sub.join(format!("{i}.png"))).expect("write png");
+        }
+    }
+    dir
+}
+
+/// A user's colour image folder keeps its height, width and three channels, so a CNN sees
+/// images: both devices train it, their losses agree, and it learns.
+#[test]
+fn a_cnn_trains_on_a_folder_of_colour_images() {
+    use batchscope::data::formats::{LoadOptions, load};
+    let dir = colour_folder();
+    let mut options = LoadOptions::default();
+    options.image.side = 12;
+    options.image.rgb = true;
+    let table = load(&dir, &options).expect("the folder loads");
+    assert_eq!(
+        table.image,
+        Some(ImageShape {
+            width: 12,
+            height: 12,
+            channels: 3
+        })
+    );
+    let config = TrainConfig {
+        conv: vec![4],
+        hidden: Vec::new(),
+        optimizer: OptimizerKind::Momentum,
+        lr: 0.05,
+        batch: 8,
+        pipeline: Pipeline {
+            record: false,
+            ..Pipeline::default()
+        },
+        ..TrainConfig::default()
+    };
+    let session = Session::from_table(config, &table).expect("valid");
+    let spec = session.config.model_spec(&session.data);
+    let conv = spec.conv.as_ref().expect("a CNN");
+    assert_eq!(conv.image.channels, 3);
+    // 12×12 pooled to 6×6 of 4 filters, then 2 classes.
+    assert_eq!(spec.layers, [144, 2]);
+    let mut runs = Vec::new();
+    let mut cpu = common::cpu();
+    let mut gpu = common::gpu();
+    let mut backends: Vec<&mut dyn Backend> = vec![&mut cpu];
+    if let Some(g) = gpu.as_mut() {
+        backends.push(g);
+    }
+    for backend in backends {
+        let mut runner = Runner::new(backend, &session).expect("fits");
+        let losses: Vec<f32> = (0..30)
+            .map(|_| {
+                runner.step(backend, false).expect("step");
+                runner.log(backend).expect("log").loss
+            })
+            .collect();
+        runs.push(losses);
+    }
+    for run in &runs[1..] {
+        for (step, (c, g)) in runs[0].iter().zip(run).enumerate() {
+            assert!((c - g).abs() <= 1e-4 * c.abs(), "step {step}: {c} vs {g}");
+        }
+    }
+    let first: f32 = runs[0][..5].iter().sum();
+    let last: f32 = runs[0][25..].iter().sum();
+    assert!(last < 0.5 * first, "it learns: {first} then {last}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
