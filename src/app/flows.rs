@@ -439,6 +439,18 @@ pub(super) mod tests {
         ] {
             assert!(harness.query_by_label(label).is_some(), "{label}");
         }
+        // The same views in Chinese.
+        harness.state_mut().state.lang = crate::i18n::Lang::Zh;
+        harness.step();
+        for label in [
+            "测试图像及其预测类别",
+            "混淆矩阵（测试集）",
+            "行：真实类别 · 列：预测类别",
+            "第一层滤波器（学习所得）",
+            "第一张测试图像的特征图",
+        ] {
+            assert!(harness.query_by_label(label).is_some(), "{label}");
+        }
     }
 
     #[test]
