@@ -218,7 +218,7 @@ strings! {
     Dismiss => "Dismiss", "关闭";
     TestShareTip => "Share of the rows held out for testing: the model never trains on them, so their accuracy shows how well it generalises.", "留作测试的样本比例：模型从不在这些样本上训练，因此它们的准确率反映模型的泛化能力。";
     StandardiseBox => "Standardise features", "标准化特征";
-    StandardiseTip => "Shift and scale each feature to mean 0 and standard deviation 1, using the training part only. Features in very different units (grams next to millimetres) otherwise slow training down or stop it.", "仅用训练部分的统计量，把每个特征平移缩放为均值 0、标准差 1。如果特征单位差别很大（克与毫米并列），不标准化会让训练变慢甚至停滞。";
+    StandardiseTip => "Shift and scale each feature to mean 0 and standard deviation 1, using the training part only. Features in very different units (grams next to millimetres) otherwise slow training down or stop it. Images are scaled by one mean and deviation per colour channel, so a pixel means the same wherever it is.", "仅用训练部分的统计量，把每个特征平移缩放为均值 0、标准差 1。如果特征单位差别很大（克与毫米并列），不标准化会让训练变慢甚至停滞。图像则按每个颜色通道的一个均值和标准差缩放，使同样的像素值在任何位置含义相同。";
     ParametersUnknown => "Parameters: known once the data is loaded", "参数量：数据加载后可知";
     TabTraining => "Training", "训练";
     TabExperiments => "Experiments", "实验";
