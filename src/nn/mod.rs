@@ -247,12 +247,17 @@ impl Network {
             }
         }
         let format = self.precision.format();
-        let params = if self.scaler.is_some() {
-            self.half_weights.iter().zip(&self.half_biases).collect()
-        } else {
-            param::values(&self.weights, &self.biases)
+        let (half_weights, half_biases) = (&self.half_weights, &self.half_biases);
+        let masters = param::values(&self.weights, &self.biases);
+        let mixed = self.scaler.is_some();
+        let params = |l: usize| {
+            if mixed {
+                (&half_weights[l], &half_biases[l])
+            } else {
+                masters(l)
+            }
         };
-        self.pass.run(backend, &self.spec, &params, format)
+        self.pass.run(backend, &self.spec, params, format)
     }
     /// Loss and its gradient, then backward through every layer into the parameter gradients.
     ///
@@ -414,7 +419,7 @@ impl Network {
                 .copy_from_slice(&inputs[start * features..(start + n) * features]);
             backend.write(&mut self.eval.activations[0], &chunk)?;
             let params = param::values(&self.weights, &self.biases);
-            self.eval.run(backend, &self.spec, &params, None)?;
+            self.eval.run(backend, &self.spec, params, None)?;
             let out = backend.read(&self.eval.activations[self.weights.len()])?;
             logits.extend_from_slice(&out[..n * classes]);
         }
@@ -436,7 +441,7 @@ impl Network {
         chunk[..n].copy_from_slice(&image[..n]);
         backend.write(&mut self.eval.activations[0], &chunk)?;
         let params = param::values(&self.weights, &self.biases);
-        self.eval.run(backend, &self.spec, &params, None)?;
+        self.eval.run(backend, &self.spec, params, None)?;
         let mut maps = backend.read(&self.eval.conv[0].out)?;
         maps.truncate(conv.pixels() * conv.channels_out);
         Ok(Some(FirstLayer {

@@ -63,14 +63,11 @@ impl Param {
     }
 }
 
-/// The values of `(weights, biases)` per layer, as a pass reads them.
+/// Layer `l`'s weight and bias values, as a pass reads them (a lookup, not a list: the step
+/// allocates nothing).
 pub(super) fn values<'a>(
     weights: &'a [Param],
     biases: &'a [Param],
-) -> Vec<(&'a Tensor, &'a Tensor)> {
-    weights
-        .iter()
-        .zip(biases)
-        .map(|(w, b)| (&w.value, &b.value))
-        .collect()
+) -> impl Fn(usize) -> (&'a Tensor, &'a Tensor) {
+    |l| (&weights[l].value, &biases[l].value)
 }

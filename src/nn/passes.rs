@@ -44,7 +44,8 @@ pub(super) struct ConvGrads {
 /// The activation after layer `l` (convolution blocks counted first): the spec's, but none
 /// after the output layer (softmax belongs to the loss).
 pub(super) fn layer_activation(spec: &ModelSpec, l: usize) -> Activation {
-    let conv = spec.conv_blocks().len();
+    // Counted without building the blocks' shapes: this runs for every layer of every step.
+    let conv = spec.conv.as_ref().map_or(0, |c| c.channels.len());
     if l + 1 == conv + spec.layers.len() - 1 {
         Activation::Identity
     } else {
@@ -141,17 +142,18 @@ impl Forward {
         conv.chain(&self.activations[1..]).collect()
     }
 
-    /// The forward pass with `params` (`(weights, bias)` per layer): layer outputs rounded to
+    /// The forward pass with `params` (layer `l`'s weights and bias): layer outputs rounded to
     /// `format` where one is given (the patches and the pooled maximums are values already
     /// rounded, so they are not rounded again).
-    pub(super) fn run(
+    pub(super) fn run<'p>(
         &mut self,
         backend: &mut dyn Backend,
         spec: &ModelSpec,
-        params: &[(&Tensor, &Tensor)],
+        params: impl Fn(usize) -> (&'p Tensor, &'p Tensor),
         format: Option<Half>,
     ) -> Result<(), BackendError> {
-        for (l, &(w, b)) in params.iter().enumerate() {
+        for l in 0..self.activations.len() - 1 {
+            let (w, b) = params(l);
             let act = layer_activation(spec, l);
             let (done, rest) = self.activations.split_at_mut(l + 1);
             if let Some(t) = self.conv.get_mut(l) {
