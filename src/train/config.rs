@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::backend::{Activation, UploadMode};
 use crate::data::dataloader::{Augment, LoaderConfig};
 use crate::data::source::DataSource;
-use crate::data::{Dataset, DatasetSpec, Task};
+use crate::data::{Dataset, DatasetSpec, ImageShape, Task};
 use crate::device::Device;
 use crate::nn::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
 use crate::precision::Precision;
@@ -290,10 +290,22 @@ impl TrainConfig {
     /// The model these settings describe for `data`: a CNN when convolution blocks are set
     /// and the samples are images (otherwise [`TrainConfig::validate`] refuses the blocks).
     pub fn model_spec(&self, data: &Dataset) -> ModelSpec {
+        self.model_spec_for((data.features, data.outputs()), data.task, data.image)
+    }
+
+    /// The model these settings describe for data of `features` inputs and `outputs` outputs
+    /// trained for `task`, whose samples are images of `image` where they are (an MLP when
+    /// they are not, whatever blocks are set).
+    pub fn model_spec_for(
+        &self,
+        (features, outputs): (usize, usize),
+        task: Task,
+        image: Option<ImageShape>,
+    ) -> ModelSpec {
         let mut dense = self.hidden.clone();
-        dense.push(data.outputs());
-        let loss = Loss::for_task(data.task);
-        match data.image {
+        dense.push(outputs);
+        let loss = Loss::for_task(task);
+        match image {
             Some(image) if !self.conv.is_empty() => {
                 let conv = ConvStack {
                     image,
@@ -303,7 +315,7 @@ impl TrainConfig {
                 ModelSpec::cnn(conv, &dense, self.activation, loss)
             }
             _ => {
-                let mut layers = vec![data.features];
+                let mut layers = vec![features];
                 layers.extend(dense);
                 ModelSpec::mlp(layers, self.activation, loss)
             }

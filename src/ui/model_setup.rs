@@ -7,7 +7,7 @@ use egui::{RichText, Slider};
 use crate::backend::Activation;
 use crate::data::{ImageShape, Task};
 use crate::i18n::{Key, Lang};
-use crate::nn::{ConvStack, Loss, ModelSpec};
+use crate::nn::ModelSpec;
 use crate::train::TrainConfig;
 use crate::train::config::{MAX_CONV_BLOCKS, MAX_CONV_CHANNELS};
 
@@ -54,24 +54,7 @@ const PRESETS: [Preset; 2] = [
 
 /// The model these settings build on data of `shape` (an MLP when the blocks cannot apply).
 pub fn spec_for(config: &TrainConfig, shape: DataShape) -> ModelSpec {
-    let mut dense = config.hidden.clone();
-    dense.push(shape.outputs);
-    let loss = Loss::for_task(shape.task);
-    match shape.image {
-        Some(image) if !config.conv.is_empty() => {
-            let conv = ConvStack {
-                image,
-                channels: config.conv.clone(),
-                kernel: config.conv_kernel,
-            };
-            ModelSpec::cnn(conv, &dense, config.activation, loss)
-        }
-        _ => {
-            let mut layers = vec![shape.features];
-            layers.extend(dense);
-            ModelSpec::mlp(layers, config.activation, loss)
-        }
-    }
+    config.model_spec_for((shape.features, shape.outputs), shape.task, shape.image)
 }
 
 /// Draws the model settings into `ui`; `shape` is `None` until the data set is known.
