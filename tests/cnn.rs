@@ -14,17 +14,15 @@ use batchscope::precision::Precision;
 use batchscope::sim::estimate;
 use batchscope::train::{Pipeline, Runner, Session, TrainConfig, eval_rows};
 use common::reference::{conv64, cross_entropy64, dense64, pool64};
-use common::{Rng64, act64, assert_close, central_differences, to_f32};
+use common::{Params64, Rng64, act64, assert_layer_gradients, gradient_check_parameters, to_f32};
 
 const H: f64 = 1e-4;
 const ABS: f64 = 2e-4;
 const REL: f64 = 2e-3;
 
-type Params = Vec<(Vec<f64>, Vec<f64>)>;
-
 /// The network's loss in f64: each block's convolution and pooling, then the dense layers (the
 /// last without activation), then the mean softmax cross-entropy.
-fn loss64(spec: &ModelSpec, params: &Params, x: &[f64], targets: &[usize]) -> f64 {
+fn loss64(spec: &ModelSpec, params: &Params64, x: &[f64], targets: &[usize]) -> f64 {
     let blocks = spec.conv_blocks();
     let mut h = x.to_vec();
     for ((conv, pool), (w, b)) in blocks.iter().zip(params) {
@@ -60,28 +58,7 @@ fn whole_cnn_case(
     let x = rng.vec(rows * image.len(), 1.0);
     let targets: Vec<usize> = (0..rows).map(|r| r % 3).collect();
     let y: Vec<f32> = targets.iter().map(|&t| t as f32).collect();
-    // The seeded initial weights, and small non-zero biases so their gradients mean something.
-    let mut params: Params = model
-        .read_parameters(b)
-        .expect("read")
-        .into_iter()
-        .enumerate()
-        .map(|(l, (w, bias))| {
-            let w = w.iter().map(|&v| f64::from(v)).collect();
-            let n = bias.len();
-            (w, (0..n).map(|j| 0.1 * ((l + j) as f64).sin()).collect())
-        })
-        .collect();
-    // In f32, the weights the device holds: the reference computes with exactly them.
-    for (w, bias) in &mut params {
-        *w = to_f32(w).iter().map(|&v| f64::from(v)).collect();
-        *bias = to_f32(bias).iter().map(|&v| f64::from(v)).collect();
-    }
-    let as_f32: Vec<_> = params
-        .iter()
-        .map(|(w, bias)| (to_f32(w), to_f32(bias)))
-        .collect();
-    model.write_parameters(b, &as_f32).expect("write");
+    let params = gradient_check_parameters(&mut model, b);
     model.load_batch(b, &to_f32(&x), &y).expect("batch");
     model.forward(b).expect("forward");
     model.backward(b).expect("backward");
@@ -99,20 +76,8 @@ fn whole_cnn_case(
         blocks.len() + 2,
         "{name}: a gradient per layer"
     );
-    for l in 0..params.len() {
-        let dw = central_differences(&params[l].0, H, |v| {
-            let mut p = params.clone();
-            p[l].0 = v.to_vec();
-            loss64(&spec, &p, &x, &targets)
-        });
-        let db = central_differences(&params[l].1, H, |v| {
-            let mut p = params.clone();
-            p[l].1 = v.to_vec();
-            loss64(&spec, &p, &x, &targets)
-        });
-        assert_close(&format!("{name} layer {l} dw"), &grads[l].0, &dw, ABS, REL);
-        assert_close(&format!("{name} layer {l} db"), &grads[l].1, &db, ABS, REL);
-    }
+    let loss = |p: &Params64| loss64(&spec, p, &x, &targets);
+    assert_layer_gradients(&name, &grads, &params, loss, (H, ABS, REL));
 }
 
 /// Two 3×3 blocks over a two-channel image with an odd width, tanh.

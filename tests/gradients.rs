@@ -8,7 +8,10 @@ mod common;
 use batchscope::backend::{Activation, AdamHyper, Backend};
 use batchscope::nn::{Loss, ModelSpec, Network, OptimizerKind};
 use common::reference::cross_entropy64;
-use common::{Rng64, act64, assert_close, central_differences, to_f32, upload};
+use common::{
+    Params64, Rng64, act64, assert_close, assert_layer_gradients, central_differences,
+    gradient_check_parameters, to_f32, upload,
+};
 
 const H: f64 = 1e-4;
 const ABS: f64 = 2e-4;
@@ -373,34 +376,13 @@ fn whole_model_case(b: &mut dyn Backend, loss_kind: Loss) {
             Loss::MeanSquaredError => rng.vec(rows, 1.5),
         };
         let y = to_f32(&y64);
-        let mut params: Vec<(Vec<f64>, Vec<f64>)> = model
-            .read_parameters(b)
-            .expect("read")
-            .into_iter()
-            .map(|(w, bias)| {
-                (
-                    w.iter().map(|&v| f64::from(v)).collect(),
-                    bias.iter().map(|&v| f64::from(v)).collect(),
-                )
-            })
-            .collect();
-        // Non-zero biases, so their gradients mean something.
-        for (l, (_, bias)) in params.iter_mut().enumerate() {
-            for (j, v) in bias.iter_mut().enumerate() {
-                *v = 0.1 * ((l + j) as f64).sin();
-            }
-        }
-        let as_f32: Vec<(Vec<f32>, Vec<f32>)> = params
-            .iter()
-            .map(|(w, bias)| (to_f32(w), to_f32(bias)))
-            .collect();
-        model.write_parameters(b, &as_f32).expect("write");
+        let params = gradient_check_parameters(&mut model, b);
         model.load_batch(b, &to_f32(&x), &y).expect("batch");
         model.forward(b).expect("forward");
         model.backward(b).expect("backward");
         let grads = model.read_gradients(b).expect("grads");
         let layers = spec.layers.clone();
-        let loss = |params: &[(Vec<f64>, Vec<f64>)]| {
+        let loss = |params: &Params64| {
             let mut h = x.clone();
             for (l, (w, bias)) in params.iter().enumerate() {
                 let act = if l + 1 == params.len() {
@@ -415,21 +397,8 @@ fn whole_model_case(b: &mut dyn Backend, loss_kind: Loss) {
                 Loss::MeanSquaredError => mse64(&h, &y64),
             }
         };
-        for l in 0..params.len() {
-            let dw = central_differences(&params[l].0.clone(), H, |v| {
-                let mut p = params.clone();
-                p[l].0 = v.to_vec();
-                loss(&p)
-            });
-            let db = central_differences(&params[l].1.clone(), H, |v| {
-                let mut p = params.clone();
-                p[l].1 = v.to_vec();
-                loss(&p)
-            });
-            let name = activation.as_str();
-            assert_close(&format!("{name} layer {l} dw"), &grads[l].0, &dw, ABS, REL);
-            assert_close(&format!("{name} layer {l} db"), &grads[l].1, &db, ABS, REL);
-        }
+        let name = activation.as_str();
+        assert_layer_gradients(name, &grads, &params, loss, (H, ABS, REL));
     }
 }
 

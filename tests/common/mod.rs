@@ -6,6 +6,7 @@ pub mod reference;
 use batchscope::backend::cpu::CpuBackend;
 use batchscope::backend::gpu::GpuBackend;
 use batchscope::backend::{Activation, Backend, Tensor};
+use batchscope::nn::Network;
 
 /// The CPU backend with two threads, so the parallel paths run too.
 pub fn cpu() -> CpuBackend {
@@ -116,4 +117,59 @@ pub fn upload(b: &mut dyn Backend, label: &str, rows: usize, cols: usize, v: &[f
     let mut t = b.zeros(label, rows, cols).expect("alloc");
     b.write(&mut t, &to_f32(v)).expect("write");
     t
+}
+
+/// Parameters per layer in f64, `(weights, biases)`.
+pub type Params64 = Vec<(Vec<f64>, Vec<f64>)>;
+
+/// The model's seeded weights and small non-zero biases (`0.1·sin(layer + j)`, so their
+/// gradients mean something), written to the model, as f64 holding exactly the f32 values the
+/// device computes with.
+pub fn gradient_check_parameters(model: &mut Network, b: &mut dyn Backend) -> Params64 {
+    let exact = |v: &[f64]| -> Vec<f64> { to_f32(v).iter().map(|&x| f64::from(x)).collect() };
+    let params: Params64 = model
+        .read_parameters(b)
+        .expect("read")
+        .into_iter()
+        .enumerate()
+        .map(|(l, (w, bias))| {
+            let w = w.iter().map(|&v| f64::from(v)).collect();
+            let bias: Vec<f64> = (0..bias.len())
+                .map(|j| 0.1 * ((l + j) as f64).sin())
+                .collect();
+            (w, exact(&bias))
+        })
+        .collect();
+    let as_f32: Vec<_> = params
+        .iter()
+        .map(|(w, bias)| (to_f32(w), to_f32(bias)))
+        .collect();
+    model.write_parameters(b, &as_f32).expect("write");
+    params
+}
+
+/// Every layer's weight and bias gradients in `grads` against central differences (step `h`)
+/// of `loss` around `params`, within `abs + rel·|want|`.
+pub fn assert_layer_gradients(
+    name: &str,
+    grads: &[(Vec<f32>, Vec<f32>)],
+    params: &Params64,
+    loss: impl Fn(&Params64) -> f64,
+    (h, abs, rel): (f64, f64, f64),
+) {
+    assert_eq!(grads.len(), params.len(), "{name}: a gradient per layer");
+    for l in 0..params.len() {
+        let dw = central_differences(&params[l].0, h, |v| {
+            let mut p = params.clone();
+            p[l].0 = v.to_vec();
+            loss(&p)
+        });
+        let db = central_differences(&params[l].1, h, |v| {
+            let mut p = params.clone();
+            p[l].1 = v.to_vec();
+            loss(&p)
+        });
+        assert_close(&format!("{name} layer {l} dw"), &grads[l].0, &dw, abs, rel);
+        assert_close(&format!("{name} layer {l} db"), &grads[l].1, &db, abs, rel);
+    }
 }
