@@ -23,10 +23,10 @@ pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> LayerValues {
         .into_iter()
         .map(|(c, _)| c.kernel * c.kernel * c.channels_out);
     let dense_fan_out = spec.layers.iter().skip(1).copied();
-    spec.parameter_shapes()
+    spec.weight_shapes()
         .into_iter()
         .zip(conv_fan_out.chain(dense_fan_out))
-        .map(|(((fan_in, cols), biases), fan_out)| {
+        .map(|((fan_in, cols), fan_out)| {
             let variance = match spec.activation {
                 Activation::Relu => 2.0 / fan_in as f32,
                 _ => 2.0 / (fan_in + fan_out) as f32,
@@ -38,7 +38,7 @@ pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> LayerValues {
             let weights = (0..fan_in * cols)
                 .map(|_| normal.sample(&mut rng))
                 .collect();
-            (weights, vec![0.0; biases])
+            (weights, vec![0.0; cols])
         })
         .collect()
 }

@@ -117,14 +117,13 @@ impl Network {
         };
         let (mut weights, mut biases) = (Vec::new(), Vec::new());
         let (mut half_weights, mut half_biases) = (Vec::new(), Vec::new());
-        for (l, ((w, b), ((rows, cols), n))) in init.iter().zip(spec.parameter_shapes()).enumerate()
-        {
+        for (l, ((w, b), (rows, cols))) in init.iter().zip(spec.weight_shapes()).enumerate() {
             let name = name(l);
             let state = (optimizer, master);
             let label = format!("{name}.weight");
             weights.push(Param::new(backend, &label, rows, cols, w, state)?);
             let label = format!("{name}.bias");
-            biases.push(Param::new(backend, &label, 1, n, b, state)?);
+            biases.push(Param::new(backend, &label, 1, cols, b, state)?);
             if mixed {
                 let label = format!("{name}.weight (fp16 copy)");
                 half_weights.push(backend.alloc_as(
@@ -134,7 +133,7 @@ impl Network {
                     passes,
                 )?);
                 let label = format!("{name}.bias (fp16 copy)");
-                half_biases.push(backend.alloc_as(Role::Parameters, &label, (1, n), passes)?);
+                half_biases.push(backend.alloc_as(Role::Parameters, &label, (1, cols), passes)?);
             }
         }
         let pass = Forward::alloc(backend, spec, batch, (passes, false))?;
@@ -417,13 +416,19 @@ impl Network {
             chunk.fill(0.0);
             chunk[..n * features]
                 .copy_from_slice(&inputs[start * features..(start + n) * features]);
-            backend.write(&mut self.eval.activations[0], &chunk)?;
-            let params = param::values(&self.weights, &self.biases);
-            self.eval.run(backend, &self.spec, params, None)?;
+            self.eval_pass(backend, &chunk)?;
             let out = backend.read(&self.eval.activations[self.weights.len()])?;
             logits.extend_from_slice(&out[..n * classes]);
         }
         Ok(logits)
+    }
+
+    /// One forward-only pass of the evaluation rows over `chunk`, their inputs (zero-padded to
+    /// the pass's rows), with the current parameters.
+    fn eval_pass(&mut self, backend: &mut dyn Backend, chunk: &[f32]) -> Result<(), BackendError> {
+        backend.write(&mut self.eval.activations[0], chunk)?;
+        let params = param::values(&self.weights, &self.biases);
+        self.eval.run(backend, &self.spec, params, None)
     }
 
     /// A CNN's first-layer filters and what they make of `image` (one sample's pixels), read
@@ -439,9 +444,7 @@ impl Network {
         let mut chunk = vec![0.0f32; self.eval_rows * self.spec.inputs()];
         let n = image.len().min(chunk.len());
         chunk[..n].copy_from_slice(&image[..n]);
-        backend.write(&mut self.eval.activations[0], &chunk)?;
-        let params = param::values(&self.weights, &self.biases);
-        self.eval.run(backend, &self.spec, params, None)?;
+        self.eval_pass(backend, &chunk)?;
         let mut maps = backend.read(&self.eval.conv[0].out)?;
         maps.truncate(conv.pixels() * conv.channels_out);
         Ok(Some(FirstLayer {

@@ -80,25 +80,6 @@ impl ConvStack {
             .last()
             .map_or(self.image.len(), |(_, pool)| pool.image_out())
     }
-
-    /// Why these blocks cannot run on these images, if they cannot: each pooling halves the
-    /// image, which must keep at least one pixel; the kernel is 3 or 5.
-    pub fn check(&self) -> Result<(), String> {
-        let blocks = self.channels.len() as u32;
-        let side = 1usize << blocks.min(usize::BITS - 1);
-        if ![3, 5].contains(&self.kernel) {
-            Err(format!("a {0}×{0} kernel: choose 3 or 5", self.kernel))
-        } else if self.channels.contains(&0) {
-            Err("a convolution block without filters".into())
-        } else if self.image.height < side || self.image.width < side {
-            Err(format!(
-                "{} blocks halve {}×{} images {} times: too small",
-                blocks, self.image.width, self.image.height, blocks
-            ))
-        } else {
-            Ok(())
-        }
-    }
 }
 
 /// Layer widths (input first, outputs last), the hidden activation and the loss; for a CNN, the
@@ -185,15 +166,13 @@ impl ModelSpec {
             .unwrap_or_default()
     }
 
-    /// Every layer's parameter shapes `(rows, cols)` of its weights (a convolution's are
-    /// `[K²·C_in, C_out]`) and its bias count, convolutions first.
-    pub fn parameter_shapes(&self) -> Vec<((usize, usize), usize)> {
-        let conv = self
-            .conv_blocks()
+    /// Every layer's weight shape `[k, n]`, convolutions first (a convolution's is
+    /// `[K²·C_in, C_out]`); each layer has `n` biases.
+    pub fn weight_shapes(&self) -> Vec<(usize, usize)> {
+        self.products()
             .into_iter()
-            .map(|(c, _)| ((c.patch(), c.channels_out), c.channels_out));
-        let dense = self.layers.windows(2).map(|w| ((w[0], w[1]), w[1]));
-        conv.chain(dense).collect()
+            .map(|(_, k, n)| (k, n))
+            .collect()
     }
 
     /// Each layer's matrix product per sample, `(rows, k, n)`, convolutions first: a dense
@@ -211,9 +190,9 @@ impl ModelSpec {
     /// Number of trainable values: `Σ (in · out + out)` over the layers, saturating (an absurd
     /// layer list asked of the settings check must not overflow).
     pub fn parameter_count(&self) -> usize {
-        self.parameter_shapes()
+        self.weight_shapes()
             .into_iter()
-            .map(|((i, o), b)| i.saturating_mul(o).saturating_add(b))
+            .map(|(i, o)| i.saturating_mul(o).saturating_add(o))
             .fold(0, usize::saturating_add)
     }
 

@@ -131,9 +131,9 @@ pub fn network(
     // The largest 16-bit tensor: a weight matrix, a batch of the widest layer, or a block's
     // patches.
     let largest = spec
-        .parameter_shapes()
+        .weight_shapes()
         .into_iter()
-        .map(|((i, o), _)| (i * o) as u64)
+        .map(|(i, o)| (i * o) as u64)
         .chain([b * features])
         .chain(layers.iter().map(|&w| b * w as u64))
         .chain([conv.largest])
