@@ -102,43 +102,16 @@ fn flops_by_group(ops: &[Op]) -> Vec<(OpGroup, f64)> {
 }
 
 /// The group of each timed kernel: by its label, except that a product kernel is a
-/// convolution's where the op it ran is (the i-th kernel of a product's label is the i-th op of
-/// that product in the step; where they do not pair up, the label decides).
+/// convolution's where the op it ran (see [`kernel_ops`]) is; an unpaired kernel goes by its
+/// label.
 fn kernel_groups(ops: &[Op], kernels: &KernelTimes) -> Vec<OpGroup> {
-    let products = [
-        ("linear_forward", Product::Forward),
-        ("weight_grad", Product::WeightGradient),
-        ("linear_backward_input", Product::InputGradient),
-    ];
-    let conv_of = |product: Product| -> Vec<bool> {
-        ops.iter()
-            .filter(|op| op.kind == OpKind::MatMul && op.product == Some(product))
-            .map(|op| op.conv)
-            .collect()
-    };
-    let paired: Vec<(&str, Vec<bool>)> = products
-        .into_iter()
-        .map(|(label, product)| (label, conv_of(product)))
-        .filter(|(label, conv)| {
-            kernels.kernels.iter().filter(|(l, _)| l == label).count() == conv.len()
-        })
-        .collect();
-    let mut seen = [0usize; 3];
     kernels
         .kernels
         .iter()
-        .map(|(label, _)| {
-            let by_label = OpGroup::of_kernel(label);
-            let Some(i) = paired.iter().position(|(l, _)| l == label) else {
-                return by_label;
-            };
-            let conv = paired[i].1.get(seen[i]).copied().unwrap_or(false);
-            seen[i] += 1;
-            if conv {
-                OpGroup::Convolutions
-            } else {
-                by_label
-            }
+        .zip(kernel_ops(ops, kernels))
+        .map(|((label, _), op)| match (OpGroup::of_kernel(label), op) {
+            (OpGroup::MatrixProducts, Some(i)) if ops[i].conv => OpGroup::Convolutions,
+            (by_label, _) => by_label,
         })
         .collect()
 }
@@ -216,48 +189,60 @@ fn work_of_op(op: &Op) -> Option<Work> {
     }
 }
 
-/// Each op of `ops` that a timed kernel did, with that kernel's time in ns: the i-th kernel of
-/// a kind of work is the i-th op of that kind, in the step's order (forward from the first layer,
-/// backward from the last, every weight then every bias updated), the order both devices run
-/// them in. A weight gradient's time includes its bias gradient's column sums, whose FLOPs the
-/// op counts. A kind whose kernels and ops do not pair up one to one (a step that was not
-/// all timed) gives no pairs rather than wrong ones.
-pub fn measured_ops(ops: &[Op], kernels: &KernelTimes) -> Vec<(usize, u64)> {
-    let times = |work: Work| -> Vec<u64> {
-        kernels
-            .kernels
-            .iter()
-            .filter(|(label, _)| work_of_kernel(label) == Some(work))
-            .map(|(_, ns)| *ns)
-            .collect()
-    };
-    let mut out = Vec::new();
+/// For each timed kernel, the op of `ops` it ran: the i-th kernel of a kind of work is the
+/// i-th op of that kind, in the step's order (forward from the first layer, backward from the
+/// last, every weight then every bias updated), the order both devices run them in; a bias
+/// gradient's kernel belongs to its layer's weight-gradient op. A kind whose kernels and ops do
+/// not pair up one to one (a step that was not all timed) pairs none rather than wrongly.
+fn kernel_ops(ops: &[Op], kernels: &KernelTimes) -> Vec<Option<usize>> {
+    let mut paired = vec![None; kernels.kernels.len()];
     for work in [
         Work::Forward,
         Work::WeightGradient,
+        Work::BiasGradient,
         Work::InputGradient,
         Work::Loss,
         Work::Update,
     ] {
-        let indices: Vec<usize> = (0..ops.len())
-            .filter(|&i| work_of_op(&ops[i]) == Some(work))
+        let op_work = match work {
+            Work::BiasGradient => Work::WeightGradient,
+            w => w,
+        };
+        let of_ops: Vec<usize> = (0..ops.len())
+            .filter(|&i| work_of_op(&ops[i]) == Some(op_work))
             .collect();
-        let mut ns = times(work);
-        if work == Work::WeightGradient {
-            let bias = times(Work::BiasGradient);
-            if bias.len() != ns.len() {
-                continue;
+        let of_kernels: Vec<usize> = (0..kernels.kernels.len())
+            .filter(|&k| work_of_kernel(&kernels.kernels[k].0) == Some(work))
+            .collect();
+        if of_kernels.len() == of_ops.len() {
+            for (k, i) in of_kernels.into_iter().zip(of_ops) {
+                paired[k] = Some(i);
             }
-            for (t, b) in ns.iter_mut().zip(bias) {
-                *t += b;
-            }
-        }
-        if ns.len() == indices.len() {
-            out.extend(indices.into_iter().zip(ns));
         }
     }
-    out.sort_unstable();
-    out
+    paired
+}
+
+/// Each op of `ops` that timed kernels did, with their time in ns, paired as [`kernel_ops`]
+/// pairs them. A weight gradient's time includes its bias gradient's column sums, whose FLOPs
+/// the op counts, so it is given only when both kernels were paired.
+pub fn measured_ops(ops: &[Op], kernels: &KernelTimes) -> Vec<(usize, u64)> {
+    // Per op: its kernels' time and how many there were.
+    let mut timed = vec![(0u64, 0usize); ops.len()];
+    for ((_, ns), op) in kernels.kernels.iter().zip(kernel_ops(ops, kernels)) {
+        if let Some(i) = op {
+            timed[i].0 += ns;
+            timed[i].1 += 1;
+        }
+    }
+    let kernels_of = |op: &Op| match work_of_op(op) {
+        Some(Work::WeightGradient) => 2,
+        _ => 1,
+    };
+    (0..ops.len())
+        .filter(|&i| timed[i].1 > 0 && timed[i].1 == kernels_of(&ops[i]))
+        .map(|i| (i, timed[i].0))
+        .collect()
 }
 
 #[cfg(test)]
