@@ -223,8 +223,9 @@ fn kernel_ops(ops: &[Op], kernels: &KernelTimes) -> Vec<Option<usize>> {
     paired
 }
 
-/// Each op of `ops` that timed kernels did, with their time in ns, paired as [`kernel_ops`]
-/// pairs them. A weight gradient's time includes its bias gradient's column sums, whose FLOPs
+/// Each op of `ops` that timed kernels did, with their time in ns: the i-th kernel of a kind of
+/// work is the i-th op of that kind, in the step's order, and a kind whose kernels and ops do
+/// not pair up one to one pairs none (see `kernel_ops`). A weight gradient's time includes its bias gradient's column sums, whose FLOPs
 /// the op counts, so it is given only when both kernels were paired.
 pub fn measured_ops(ops: &[Op], kernels: &KernelTimes) -> Vec<(usize, u64)> {
     // Per op: its kernels' time and how many there were.
