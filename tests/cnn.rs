@@ -322,3 +322,57 @@ fn a_cnn_trains_on_a_folder_of_colour_images() {
     assert!(last < 0.5 * first, "it learns: {first} then {last}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Each device times a CNN step's ops under labels that have a kind, and every product of the
+/// step (the convolutions' forward passes too, which the CPU computes directly and the GPU
+/// through the patches) is paired with the op it did, so the roofline and the breakdown by
+/// kind of op show them.
+fn cnn_kernels_pair_with_their_ops(backend: &mut dyn Backend) {
+    use batchscope::sim::cost::step_ops;
+    use batchscope::sim::groups::{OpGroup, measured_ops};
+    let mut config = digits_cnn(16, Precision::Fp32, OptimizerKind::Adam);
+    config.pipeline.kernel_timing_every = 1;
+    let session = Session::new(config.clone()).expect("ok");
+    let spec = session.config.model_spec(&session.data);
+    let mut runner = Runner::new(backend, &session).expect("fits");
+    let mut kernels = None;
+    for _ in 0..40 {
+        runner.step(backend, false).expect("step");
+        runner.step(backend, true).expect("step");
+        if let Some(k) = runner.log(backend).expect("log").kernels {
+            kernels = Some(k);
+            break;
+        }
+    }
+    let Some(kernels) = kernels else {
+        eprintln!("no timed step (an adapter without timestamp queries)");
+        return;
+    };
+    for (label, _) in &kernels.kernels {
+        assert_ne!(OpGroup::of_kernel(label), OpGroup::Other, "{label}");
+    }
+    let ops = step_ops(&spec, config.batch, config.optimizer, config.precision);
+    let measured: Vec<usize> = measured_ops(&ops, &kernels)
+        .into_iter()
+        .map(|(i, _)| i)
+        .collect();
+    let products: Vec<usize> = (0..ops.len())
+        .filter(|&i| ops[i].product.is_some())
+        .collect();
+    assert_eq!(
+        products.len(),
+        3 * 3 - 1,
+        "three layers' products, no dx for the first"
+    );
+    for i in products {
+        assert!(
+            measured.contains(&i),
+            "{} not paired: {kernels:?}",
+            ops[i].name
+        );
+    }
+}
+
+on_both_devices! {
+    cnn_step_kernels_pair_with_their_ops => super::cnn_kernels_pair_with_their_ops;
+}

@@ -15,7 +15,7 @@ const REL: f64 = 2e-3;
 
 /// A convolution block (conv with `act`, then 2×2 max pooling) and a linear layer, under the
 /// loss `L = Σ out ⊙ R`: the forward values and ∂L/∂(w, b, w2, b2, x), the way a training step
-/// composes the ops (`im2col`, the dense product, pooling, and back).
+/// composes the ops (the device's convolution, pooling, the patches' products, and back).
 fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: usize) {
     let pool = PoolShape {
         height: s.height,
@@ -59,8 +59,7 @@ fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: us
     let mut dw2 = b.zeros("dw2", pool.image_out(), n_out).expect("alloc");
     let mut db2 = b.zeros("db2", 1, n_out).expect("alloc");
 
-    b.im2col(&tx, s, &mut col).expect("im2col");
-    b.linear_forward(&col, &tw, &tb, act, &mut a1)
+    b.conv_forward(&tx, s, (&tw, &tb, act), &mut col, &mut a1)
         .expect("conv");
     b.max_pool(&a1, pool, &mut pooled).expect("pool");
     b.linear_forward(&pooled, &tw2, &tb2, Activation::Identity, &mut out)
@@ -73,6 +72,7 @@ fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: us
         .expect("dense input");
     b.max_pool_backward(&a1, &dpooled, act, pool, &mut dz1)
         .expect("pool backward");
+    b.conv_patches(&tx, s, &mut col).expect("patches");
     b.linear_backward_params(&col, &dz1, &mut dw, &mut db)
         .expect("conv params");
     b.linear_backward_input(&dz1, &tw, &col, Activation::Identity, &mut dcol)
@@ -178,6 +178,43 @@ fn conv3_large_relu(b: &mut dyn Backend) {
     conv_block_case(b, shape(3, 4, 8, 12, 12), Activation::Relu, 4);
 }
 
+/// The forward pass alone over shapes that reach every path of the CPU's direct kernel:
+/// filters fewer than, equal to and more than one or two vectors hold (AVX2 8, AVX-512 16
+/// lanes), whole vectors (two rows at a time) with odd and even heights, images narrower than
+/// the kernel, widths that leave pixels after the last whole tile of 4 or 8, both kernel
+/// sizes, and every activation.
+fn conv_forward_shapes(b: &mut dyn Backend) {
+    let cases = [
+        (shape(3, 1, 8, 28, 28), Activation::Relu),
+        (shape(3, 8, 16, 14, 14), Activation::Relu),
+        (shape(3, 2, 17, 5, 13), Activation::Tanh),
+        (shape(5, 3, 40, 9, 11), Activation::Sigmoid),
+        (shape(5, 1, 3, 2, 3), Activation::Identity),
+        (shape(3, 5, 33, 3, 1), Activation::Relu),
+        (shape(3, 4, 64, 6, 21), Activation::Identity),
+        (shape(3, 2, 16, 5, 9), Activation::Relu),
+        (shape(5, 3, 32, 7, 10), Activation::Tanh),
+    ];
+    for (i, (s, act)) in cases.into_iter().enumerate() {
+        let batch = 2;
+        let mut rng = Rng64::new(40 + i as u64);
+        let x = rng.vec(batch * s.image_in(), 1.0);
+        let w = rng.vec(s.patch() * s.channels_out, 0.5);
+        let bias = rng.vec(s.channels_out, 0.3);
+        let tx = upload(b, "x", batch, s.image_in(), &x);
+        let tw = upload(b, "w", s.patch(), s.channels_out, &w);
+        let tb = upload(b, "b", 1, s.channels_out, &bias);
+        let rows = batch * s.pixels();
+        let mut col = b.zeros("col", rows, s.patch()).expect("alloc");
+        let mut out = b.zeros("out", rows, s.channels_out).expect("alloc");
+        b.conv_forward(&tx, s, (&tw, &tb, act), &mut col, &mut out)
+            .expect("conv");
+        let name = format!("{s:?} {}", act.as_str());
+        let want = conv64(&x, &w, &bias, s, act);
+        assert_close(&name, &b.read(&out).expect("read"), &want, ABS, REL);
+    }
+}
+
 /// Ties in a pooling window: the gradient goes to the first of the largest values in row-major
 /// order and to none of the others, so it is not counted twice; an odd column gets none.
 fn pooling_ties(b: &mut dyn Backend) {
@@ -222,6 +259,15 @@ fn mismatched_shapes_are_refused(b: &mut dyn Backend) {
     let x = b.zeros("x", 1, 32).expect("alloc");
     let e = b.im2col(&x, even, &mut col).expect_err("an even kernel");
     assert!(e.to_string().contains("odd"), "{e}");
+    let (w, bias) = (
+        b.zeros("w", 18, 4).expect("alloc"),
+        b.zeros("b", 1, 3).expect("alloc"),
+    );
+    let mut out = b.zeros("out", 32, 4).expect("alloc");
+    let e = b
+        .conv_forward(&x, s, (&w, &bias, Activation::Relu), &mut col, &mut out)
+        .expect_err("3 biases for 4 filters");
+    assert!(e.to_string().contains("conv_forward"), "{e}");
     let tiny = PoolShape {
         height: 1,
         width: 8,
@@ -240,6 +286,7 @@ on_both_devices! {
     conv3_channels_relu_gradients => super::conv3_channels_relu;
     conv5_sigmoid_gradients => super::conv5_sigmoid;
     conv3_large_relu_gradients => super::conv3_large_relu;
+    conv_forward_matches_the_definition => super::conv_forward_shapes;
     pooling_gives_a_tie_to_the_first => super::pooling_ties;
     convolution_shapes_are_checked => super::mismatched_shapes_are_refused;
 }

@@ -201,6 +201,26 @@ pub(crate) fn im2col(
     Ok(batch)
 }
 
+/// A convolution's forward pass (`ComputeOps::conv_forward`): returns the batch.
+pub(crate) fn conv_forward(
+    device: Device,
+    x: &Tensor,
+    s: ConvShape,
+    (w, b): (&Tensor, &Tensor),
+    col: &Tensor,
+    out: &Tensor,
+) -> Result<usize, BackendError> {
+    const OP: &str = "conv_forward";
+    check_device(device, OP, &[x, w, b, col, out])?;
+    check_conv(OP, s)?;
+    let batch = images(OP, x, s.image_in())?;
+    check_shape(OP, w, s.patch(), s.channels_out)?;
+    check_shape(OP, b, 1, s.channels_out)?;
+    check_shape(OP, col, batch * s.pixels(), s.patch())?;
+    check_shape(OP, out, batch * s.pixels(), s.channels_out)?;
+    Ok(batch)
+}
+
 /// `col2im`: returns the batch.
 pub(crate) fn col2im(
     device: Device,

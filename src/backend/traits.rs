@@ -172,6 +172,36 @@ pub trait ComputeOps {
         col: &mut Tensor,
     ) -> Result<(), BackendError>;
 
+    /// A convolution's forward pass with its bias and activation: `out = act(x ⊛ w + b)`,
+    /// `w` `[K² · C_in, C_out]`, `out` `[batch · H · W, C_out]`. Each device chooses its
+    /// algorithm: by default `im2col` into `col` and then the dense product, which leaves the
+    /// patches in `col` for the weight gradient (the GPU); a device that convolves directly
+    /// leaves `col` alone and fills it in [`ComputeOps::conv_patches`] (the CPU).
+    fn conv_forward(
+        &mut self,
+        x: &Tensor,
+        shape: ConvShape,
+        (w, b, act): (&Tensor, &Tensor, Activation),
+        col: &mut Tensor,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        super::checks::conv_forward(x.device(), x, shape, (w, b), col, out)?;
+        self.im2col(x, shape, col)?;
+        self.linear_forward(col, w, b, act, out)
+    }
+
+    /// Makes `col` hold the patches of `x` for a convolution's weight gradient, after
+    /// [`ComputeOps::conv_forward`] on the same `x`: nothing to do where that wrote them.
+    fn conv_patches(
+        &mut self,
+        x: &Tensor,
+        shape: ConvShape,
+        col: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let _ = (x, shape, col);
+        Ok(())
+    }
+
     /// The adjoint of [`ComputeOps::im2col`] through the activation before it: each input
     /// value's gradient is the sum, over the kernel positions that read it (ky then kx
     /// ascending), of its entries in `dcol`, times `act'(a_prev)` at that value.

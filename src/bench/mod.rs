@@ -338,8 +338,9 @@ fn measure_products_inside(
     Ok(rates)
 }
 
-/// Median seconds per call of a convolution's forward pass on `batch` images: `im2col`, then
-/// the product with bias and activation.
+/// Median seconds per call of a convolution's forward pass on `batch` images, with bias and
+/// activation, as the training step runs it (on the CPU straight from the images, see
+/// `ComputeOps::conv_forward`).
 fn time_convolution(
     backend: &mut dyn Backend,
     conv: crate::backend::ConvShape,
@@ -354,8 +355,13 @@ fn time_convolution(
     let mut col = backend.zeros("patches", rows, conv.patch())?;
     let mut out = backend.zeros("out", rows, conv.channels_out)?;
     time_op(backend, seconds_each, &mut |b| {
-        b.im2col(&x, conv, &mut col)?;
-        b.linear_forward(&col, &weight, &bias, Activation::Relu, &mut out)
+        b.conv_forward(
+            &x,
+            conv,
+            (&weight, &bias, Activation::Relu),
+            &mut col,
+            &mut out,
+        )
     })
 }
 

@@ -279,6 +279,7 @@ impl Network {
         }
         let format = self.precision.format();
         round(backend, format, dz)?;
+        self.pass.patches(backend)?;
         let Forward { activations, conv } = &self.pass;
         for l in (0..=last).rev() {
             // A convolution's weight gradient is the product of its patches with `dz`.

@@ -1,12 +1,13 @@
 //! The tensors a pass through the network writes, and the forward pass over them: the same code
 //! for a multi-layer perceptron and a CNN, whose convolution blocks come first.
 //!
-//! A convolution is `im2col` and then the dense layers' own product, `patches · W + b` with the
-//! activation fused: the product is the kernel each device already has tuned (`gemm`'s packed
-//! micro-kernels on the CPU, the tiled product shader on the GPU), and it reuses each weight
-//! across a whole tile of pixels, where a direct loop reads it once per pixel. Its cost is the
-//! patch matrix, `K²` values per input value, counted as workspace; `bench --kernels` reports
-//! the convolution's GFLOP/s beside the plain product's.
+//! A convolution's forward pass is each device's own (`ComputeOps::conv_forward`): the GPU cuts
+//! the patches (`im2col`) and runs the dense layers' tiled product over them, `patches · W + b`
+//! with the activation fused; the CPU convolves straight from the image in vector registers and
+//! cuts the patches only for the weight gradient, which both devices compute as the product of
+//! the patches with the output's gradient. The patch matrix, `K²` values per input value, is
+//! counted as workspace; `bench --kernels` reports the convolution's GFLOP/s beside the plain
+//! product's.
 
 use super::spec::ModelSpec;
 use crate::backend::{Activation, Backend, BackendError, ConvShape, PoolShape, Tensor};
@@ -17,7 +18,8 @@ use crate::precision::{DType, Half};
 pub(super) struct ConvTensors {
     pub(super) conv: ConvShape,
     pub(super) pool: PoolShape,
-    /// The patches, `[rows · H · W, K² · C_in]`, kept for the weight gradient.
+    /// The patches, `[rows · H · W, K² · C_in]`, for the weight gradient: cut in the forward
+    /// pass by a device that convolves through them, after it by one that convolves directly.
     pub(super) col: Tensor,
     /// The activated convolution before pooling, `[rows · H · W, C_out]`.
     pub(super) out: Tensor,
@@ -157,14 +159,24 @@ impl Forward {
             let act = layer_activation(spec, l);
             let (done, rest) = self.activations.split_at_mut(l + 1);
             if let Some(t) = self.conv.get_mut(l) {
-                backend.im2col(&done[l], t.conv, &mut t.col)?;
-                backend.linear_forward(&t.col, w, b, act, &mut t.out)?;
+                backend.conv_forward(&done[l], t.conv, (w, b, act), &mut t.col, &mut t.out)?;
                 round(backend, format, &mut t.out)?;
                 backend.max_pool(&t.out, t.pool, &mut rest[0])?;
             } else {
                 backend.linear_forward(&done[l], w, b, act, &mut rest[0])?;
                 round(backend, format, &mut rest[0])?;
             }
+        }
+        Ok(())
+    }
+}
+
+impl Forward {
+    /// Makes each block's patches ready for its weight gradient: a device that convolved
+    /// directly in the forward pass cuts them now (see [`crate::backend::ComputeOps::conv_patches`]).
+    pub(super) fn patches(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
+        for (t, x) in self.conv.iter_mut().zip(&self.activations) {
+            backend.conv_patches(x, t.conv, &mut t.col)?;
         }
         Ok(())
     }

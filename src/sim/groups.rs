@@ -43,7 +43,7 @@ impl OpGroup {
     pub fn of_kernel(label: &str) -> Self {
         match label {
             "linear_forward" | "linear_backward_input" | "weight_grad" => Self::MatrixProducts,
-            "im2col" | "col2im" => Self::Convolutions,
+            "conv_forward" | "im2col" | "col2im" => Self::Convolutions,
             "softmax_cross_entropy" | "mse_loss" => Self::Loss,
             "sgd_step" | "momentum_step" | "adam_step" => Self::Optimizer,
             "bias_grad" | "max_pool" | "max_pool_backward" | "scale" | "count_non_finite"
@@ -168,7 +168,7 @@ enum Work {
 
 fn work_of_kernel(label: &str) -> Option<Work> {
     match label {
-        "linear_forward" => Some(Work::Forward),
+        "linear_forward" | "conv_forward" => Some(Work::Forward),
         "weight_grad" => Some(Work::WeightGradient),
         "bias_grad" => Some(Work::BiasGradient),
         "linear_backward_input" => Some(Work::InputGradient),

@@ -11,6 +11,7 @@
 //! enough to pay for the hand-off (two threads lose to one on small work), so the CPU column is
 //! never slower than the better of one and all threads.
 
+mod direct;
 mod matmul;
 mod memory;
 mod ops;
@@ -71,6 +72,9 @@ pub struct CpuBackend {
     /// Each thread's partial sum of a product split along its inner dimension (a few
     /// thousand values, kept between steps so the step allocates nothing).
     partials: Vec<f32>,
+    /// A convolution's weights padded to whole vectors for the direct kernel (kept between
+    /// steps, like `partials`).
+    padded_weights: Vec<f32>,
 }
 
 /// The per-op timing of the latest timed step.
@@ -148,6 +152,7 @@ impl CpuBackend {
             census: RoundingCensus::default(),
             kernels: KernelClock::default(),
             partials: Vec::new(),
+            padded_weights: Vec::new(),
         })
     }
 

@@ -84,6 +84,28 @@ impl ComputeOps for CpuBackend {
         self.timed("im2col", |s| s.im2col_op(x, shape, col))
     }
 
+    fn conv_forward(
+        &mut self,
+        x: &Tensor,
+        shape: ConvShape,
+        params: (&Tensor, &Tensor, Activation),
+        col: &mut Tensor,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.timed("conv_forward", |s| {
+            s.conv_forward_op(x, shape, params, col, out)
+        })
+    }
+
+    fn conv_patches(
+        &mut self,
+        x: &Tensor,
+        shape: ConvShape,
+        col: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.timed("im2col", |s| s.im2col_op(x, shape, col))
+    }
+
     fn col2im(
         &mut self,
         dcol: &Tensor,
