@@ -160,8 +160,9 @@ def main():
         print(f"| {rate['name']} | {m}x{k}x{n} | {rate['gflop_per_s']:.0f} | "
               f"{100 * rate['gflop_per_s'] / peak['gflop_per_s']:.0f}% |")
     print()
-    print("Convolutions of conv 8,16 + 10 on 28x28 images at batch 256 (im2col, then the product with its")
-    print("fused bias and activation; the products alone beside them), one thread:")
+    print("Convolutions of conv 8,16 + 10 on 28x28 images at batch 256, one thread: the kernels the CPU's step")
+    print("runs, straight from the images (forward with bias and ReLU, weight gradient, input gradient of")
+    print("the second block), FLOPs counted as the equivalent products m x k x n:")
     print("| op | m x k x n | GFLOP/s | share of one core's FMA peak |")
     print("|---|---|---|---|")
     one = next(x for x in conv_kernels["products"] if x["threads"] == 1)

@@ -46,20 +46,28 @@ fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: us
     let tw2 = upload(b, "w2", pool.image_out(), n_out, &w2);
     let tb2 = upload(b, "b2", 1, n_out, &b2);
     let dz2 = upload(b, "dz2", batch, n_out, &r);
-    let mut col = b.zeros("col", rows, s.patch()).expect("alloc");
     let mut a1 = b.zeros("a1", rows, s.channels_out).expect("alloc");
     let mut pooled = b.zeros("pooled", batch, pool.image_out()).expect("alloc");
     let mut out = b.zeros("out", batch, n_out).expect("alloc");
     let mut dpooled = b.zeros("dpooled", batch, pool.image_out()).expect("alloc");
     let mut dz1 = b.zeros("dz1", rows, s.channels_out).expect("alloc");
-    let mut dcol = b.zeros("dcol", rows, s.patch()).expect("alloc");
     let mut dx = b.zeros("dx", batch, s.image_in()).expect("alloc");
     let mut dw = b.zeros("dw", s.patch(), s.channels_out).expect("alloc");
     let mut db = b.zeros("db", 1, s.channels_out).expect("alloc");
     let mut dw2 = b.zeros("dw2", pool.image_out(), n_out).expect("alloc");
     let mut db2 = b.zeros("db2", 1, n_out).expect("alloc");
+    // The patches and their gradient, on a device that convolves through them.
+    let (mut col, mut dcol) = if b.device().convolves_directly() {
+        (None, None)
+    } else {
+        let col = b.zeros("col", rows, s.patch()).expect("alloc");
+        (
+            Some(col),
+            Some(b.zeros("dcol", rows, s.patch()).expect("alloc")),
+        )
+    };
 
-    b.conv_forward(&tx, s, (&tw, &tb, act), &mut col, &mut a1)
+    b.conv_forward(&tx, s, (&tw, &tb, act), col.as_mut(), &mut a1)
         .expect("conv");
     b.max_pool(&a1, pool, &mut pooled).expect("pool");
     b.linear_forward(&pooled, &tw2, &tb2, Activation::Identity, &mut out)
@@ -72,13 +80,19 @@ fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: us
         .expect("dense input");
     b.max_pool_backward(&a1, &dpooled, act, pool, &mut dz1)
         .expect("pool backward");
-    b.conv_patches(&tx, s, &mut col).expect("patches");
-    b.linear_backward_params(&col, &dz1, &mut dw, &mut db)
+    b.conv_backward_params(&tx, s, col.as_ref(), &dz1, (&mut dw, &mut db))
         .expect("conv params");
-    b.linear_backward_input(&dz1, &tw, &col, Activation::Identity, &mut dcol)
-        .expect("conv input");
-    b.col2im(&dcol, &tx, Activation::Identity, s, &mut dx)
-        .expect("col2im");
+    match (&col, dcol.as_mut()) {
+        (Some(col), Some(dcol)) => {
+            b.linear_backward_input(&dz1, &tw, col, Activation::Identity, dcol)
+                .expect("conv input");
+            b.col2im(dcol, &tx, Activation::Identity, s, &mut dx)
+                .expect("col2im");
+        }
+        _ => b
+            .conv_backward_input(&dz1, &tw, s, &mut dx)
+            .expect("conv input"),
+    }
 
     let name = format!(
         "{}x{} {}→{} {}x{} {}",
@@ -205,9 +219,10 @@ fn conv_forward_shapes(b: &mut dyn Backend) {
         let tw = upload(b, "w", s.patch(), s.channels_out, &w);
         let tb = upload(b, "b", 1, s.channels_out, &bias);
         let rows = batch * s.pixels();
-        let mut col = b.zeros("col", rows, s.patch()).expect("alloc");
+        let mut col = (!b.device().convolves_directly())
+            .then(|| b.zeros("col", rows, s.patch()).expect("alloc"));
         let mut out = b.zeros("out", rows, s.channels_out).expect("alloc");
-        b.conv_forward(&tx, s, (&tw, &tb, act), &mut col, &mut out)
+        b.conv_forward(&tx, s, (&tw, &tb, act), col.as_mut(), &mut out)
             .expect("conv");
         let name = format!("{s:?} {}", act.as_str());
         let want = conv64(&x, &w, &bias, s, act);
@@ -264,10 +279,25 @@ fn mismatched_shapes_are_refused(b: &mut dyn Backend) {
         b.zeros("b", 1, 3).expect("alloc"),
     );
     let mut out = b.zeros("out", 32, 4).expect("alloc");
+    let direct = b.device().convolves_directly();
+    let mut patches = (!direct).then_some(&mut col);
     let e = b
-        .conv_forward(&x, s, (&w, &bias, Activation::Relu), &mut col, &mut out)
+        .conv_forward(
+            &x,
+            s,
+            (&w, &bias, Activation::Relu),
+            patches.take(),
+            &mut out,
+        )
         .expect_err("3 biases for 4 filters");
     assert!(e.to_string().contains("conv_forward"), "{e}");
+    // Patches where the device makes none, or none where it needs them: refused, named.
+    let bias = b.zeros("b", 1, 4).expect("alloc");
+    let wrong = direct.then_some(&mut col);
+    let e = b
+        .conv_forward(&x, s, (&w, &bias, Activation::Relu), wrong, &mut out)
+        .expect_err("the other algorithm's buffers");
+    assert!(e.to_string().contains("patch matrix"), "{e}");
     let tiny = PoolShape {
         height: 1,
         width: 8,

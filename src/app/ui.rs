@@ -92,14 +92,14 @@ impl BatchScopeApp {
                     });
                 }
                 Tab::Journey => {
+                    // Each device's step: a CNN's differ (only the GPU makes patches).
                     let ops = self.session.as_ref().map(|s| {
                         let c = &s.config;
-                        crate::sim::cost::step_ops(
-                            &c.model_spec(&s.data),
-                            c.batch,
-                            c.optimizer,
-                            c.precision,
-                        )
+                        let spec = c.model_spec(&s.data);
+                        crate::device::Device::ALL.map(|device| {
+                            let rule = (c.optimizer, c.precision);
+                            crate::sim::cost::step_ops(&spec, c.batch, rule, device)
+                        })
                     });
                     egui::ScrollArea::vertical()
                         .id_salt("journey")
@@ -109,7 +109,7 @@ impl BatchScopeApp {
                             }
                             panels.journey.ui(ui, lang, &state.runs, &mut commands);
                             ui.separator();
-                            crate::ui::op_kinds::op_kinds_ui(ui, lang, &state.runs, ops.as_deref());
+                            crate::ui::op_kinds::op_kinds_ui(ui, lang, &state.runs, ops.as_ref());
                             ui.separator();
                             crate::ui::mismatch::mismatch_ui(
                                 ui,

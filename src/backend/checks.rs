@@ -207,17 +207,55 @@ pub(crate) fn conv_forward(
     x: &Tensor,
     s: ConvShape,
     (w, b): (&Tensor, &Tensor),
-    col: &Tensor,
+    col: Option<&Tensor>,
     out: &Tensor,
 ) -> Result<usize, BackendError> {
     const OP: &str = "conv_forward";
-    check_device(device, OP, &[x, w, b, col, out])?;
+    check_device(device, OP, &[x, w, b, out])?;
     check_conv(OP, s)?;
     let batch = images(OP, x, s.image_in())?;
     check_shape(OP, w, s.patch(), s.channels_out)?;
     check_shape(OP, b, 1, s.channels_out)?;
-    check_shape(OP, col, batch * s.pixels(), s.patch())?;
+    if let Some(col) = col {
+        check_device(device, OP, &[col])?;
+        check_shape(OP, col, batch * s.pixels(), s.patch())?;
+    }
     check_shape(OP, out, batch * s.pixels(), s.channels_out)?;
+    Ok(batch)
+}
+
+/// A convolution's parameter gradients computed from its input images: returns the batch.
+pub(crate) fn conv_backward_params(
+    device: Device,
+    x: &Tensor,
+    s: ConvShape,
+    dz: &Tensor,
+    (dw, db): (&Tensor, &Tensor),
+) -> Result<usize, BackendError> {
+    const OP: &str = "conv_backward_params";
+    check_device(device, OP, &[x, dz, dw, db])?;
+    check_conv(OP, s)?;
+    let batch = images(OP, x, s.image_in())?;
+    check_shape(OP, dz, batch * s.pixels(), s.channels_out)?;
+    check_shape(OP, dw, s.patch(), s.channels_out)?;
+    check_shape(OP, db, 1, s.channels_out)?;
+    Ok(batch)
+}
+
+/// A convolution's input gradient computed directly: returns the batch.
+pub(crate) fn conv_backward_input(
+    device: Device,
+    dz: &Tensor,
+    w: &Tensor,
+    s: ConvShape,
+    dx: &Tensor,
+) -> Result<usize, BackendError> {
+    const OP: &str = "conv_backward_input";
+    check_device(device, OP, &[dz, w, dx])?;
+    check_conv(OP, s)?;
+    let batch = images(OP, dx, s.image_in())?;
+    check_shape(OP, dz, batch * s.pixels(), s.channels_out)?;
+    check_shape(OP, w, s.patch(), s.channels_out)?;
     Ok(batch)
 }
 

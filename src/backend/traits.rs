@@ -173,33 +173,57 @@ pub trait ComputeOps {
     ) -> Result<(), BackendError>;
 
     /// A convolution's forward pass with its bias and activation: `out = act(x ⊛ w + b)`,
-    /// `w` `[K² · C_in, C_out]`, `out` `[batch · H · W, C_out]`. Each device chooses its
-    /// algorithm: by default `im2col` into `col` and then the dense product, which leaves the
-    /// patches in `col` for the weight gradient (the GPU); a device that convolves directly
-    /// leaves `col` alone and fills it in [`ComputeOps::conv_patches`] (the CPU).
+    /// `w` `[K² · C_in, C_out]`, `out` `[batch · H · W, C_out]`. Each device has its algorithm
+    /// (see [`Device::convolves_directly`]): by default `im2col` into the patches `col`, then
+    /// the dense product, which leaves the patches for the weight gradient (the GPU); a device
+    /// that convolves directly needs no patches and is given none (the CPU).
+    ///
+    /// [`Device::convolves_directly`]: crate::device::Device::convolves_directly
     fn conv_forward(
         &mut self,
         x: &Tensor,
         shape: ConvShape,
         (w, b, act): (&Tensor, &Tensor, Activation),
-        col: &mut Tensor,
+        col: Option<&mut Tensor>,
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
-        super::checks::conv_forward(x.device(), x, shape, (w, b), col, out)?;
+        let col = col.ok_or_else(|| no_patches("conv_forward"))?;
+        super::checks::conv_forward(x.device(), x, shape, (w, b), Some(col), out)?;
         self.im2col(x, shape, col)?;
         self.linear_forward(col, w, b, act, out)
     }
 
-    /// Makes `col` hold the patches of `x` for a convolution's weight gradient, after
-    /// [`ComputeOps::conv_forward`] on the same `x`: nothing to do where that wrote them.
-    fn conv_patches(
+    /// A convolution's parameter gradients, `dw = patches(x)ᵀ · dz` and `db = Σ dz`: by
+    /// default from the patches `col` that [`ComputeOps::conv_forward`] cut; a device that
+    /// convolves directly computes them from `x` (and has no `col`). Timed as the dense
+    /// layers' are, a weight-gradient kernel and a bias-gradient kernel.
+    fn conv_backward_params(
         &mut self,
         x: &Tensor,
         shape: ConvShape,
-        col: &mut Tensor,
+        col: Option<&Tensor>,
+        dz: &Tensor,
+        (dw, db): (&mut Tensor, &mut Tensor),
     ) -> Result<(), BackendError> {
-        let _ = (x, shape, col);
-        Ok(())
+        let _ = (x, shape);
+        let col = col.ok_or_else(|| no_patches("conv_backward_params"))?;
+        self.linear_backward_params(col, dz, dw, db)
+    }
+
+    /// A convolution's input gradient computed directly, `dx = dz ⊛ᵀ w` (the transposed
+    /// convolution: each input value's gradient sums, over the taps that read it, the output
+    /// gradients times their weights), with no activation (it flows into pooled values). Only
+    /// a device that convolves directly has it; one that convolves through its patches runs
+    /// `linear_backward_input` into the patches' gradient and then [`ComputeOps::col2im`].
+    fn conv_backward_input(
+        &mut self,
+        dz: &Tensor,
+        w: &Tensor,
+        shape: ConvShape,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let _ = (dz, w, shape, dx);
+        Err(no_patches("conv_backward_input"))
     }
 
     /// The adjoint of [`ComputeOps::im2col`] through the activation before it: each input
@@ -342,5 +366,13 @@ pub trait Instrumented {
     /// waits for its pending work first: a sync point.
     fn take_rounding_census(&mut self) -> Result<RoundingCensus, BackendError> {
         Ok(RoundingCensus::default())
+    }
+}
+
+/// The error of a convolution given no patch matrix on a device that convolves through one.
+fn no_patches(op: &'static str) -> BackendError {
+    BackendError::Shape {
+        op,
+        detail: "this device convolves through a patch matrix (im2col), and none was given".into(),
     }
 }

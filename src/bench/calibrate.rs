@@ -333,8 +333,8 @@ fn calibrate_inside(
             let ops = step_ops(
                 &c.model_spec(&with_rule.data),
                 c.batch,
-                rule,
-                Precision::Fp32,
+                (rule, Precision::Fp32),
+                profile.device(),
             );
             let updates_ms: f64 = predict(&profile, &ops, Precision::Fp32, c.batch, (0.0, true))
                 .ops
@@ -602,7 +602,7 @@ fn predicted_ms(
     batch: usize,
     optimizer: OptimizerKind,
 ) -> f64 {
-    let ops = step_ops(spec, batch, optimizer, Precision::Fp32);
+    let ops = step_ops(spec, batch, (optimizer, Precision::Fp32), profile.device());
     predict(profile, &ops, Precision::Fp32, batch, (0.0, true)).step_time_ms
 }
 

@@ -312,57 +312,84 @@ fn measure_products_inside(
         // A convolution's products run over every pixel of the batch.
         let rows = batch * pixels;
         let macs = (rows * fan_in * fan_out) as f64;
-        let seconds = time_layer_products(backend, (rows, fan_in, fan_out), seconds_each)?;
+        let rate = |name: &str, shape: [usize; 3], seconds: f64| ProductRate {
+            name: format!("{name} {l}"),
+            shape,
+            gflop_per_s: 2.0 * macs / seconds / 1e9,
+        };
         let shapes = [
-            ("forward", [rows, fan_in, fan_out]),
-            ("weight_grad", [fan_in, rows, fan_out]),
-            ("input_grad", [rows, fan_out, fan_in]),
+            [rows, fan_in, fan_out],
+            [fan_in, rows, fan_out],
+            [rows, fan_out, fan_in],
         ];
-        for ((name, shape), seconds) in shapes.into_iter().zip(seconds) {
-            rates.push(ProductRate {
-                name: format!("{name} {l}"),
-                shape,
-                gflop_per_s: 2.0 * macs / seconds / 1e9,
-            });
-        }
         if let Some(&(conv, _)) = blocks.get(l) {
-            // The whole convolution: making the patches, then the product over them.
-            let seconds = time_convolution(backend, conv, batch, seconds_each)?;
-            rates.push(ProductRate {
-                name: format!("convolution {l}"),
-                shape: [rows, fan_in, fan_out],
-                gflop_per_s: 2.0 * macs / seconds / 1e9,
-            });
+            // The convolution's own kernels, as the training step runs them (on this CPU
+            // straight from the images); the first block has no input gradient.
+            let [forward, weight_grad, input_grad] =
+                time_convolution(backend, conv, batch, seconds_each)?;
+            rates.push(rate("convolution", shapes[0], forward));
+            rates.push(rate("conv weight_grad", shapes[1], weight_grad));
+            if l > 0 {
+                rates.push(rate("conv input_grad", shapes[2], input_grad));
+            }
+            continue;
+        }
+        let seconds = time_layer_products(backend, (rows, fan_in, fan_out), seconds_each)?;
+        let names = ["forward", "weight_grad", "input_grad"];
+        for ((name, shape), seconds) in names.into_iter().zip(shapes).zip(seconds) {
+            rates.push(rate(name, shape, seconds));
         }
     }
     Ok(rates)
 }
 
-/// Median seconds per call of a convolution's forward pass on `batch` images, with bias and
-/// activation, as the training step runs it (on the CPU straight from the images, see
-/// `ComputeOps::conv_forward`).
+/// Median seconds per call of a convolution's three kernels on `batch` images as the training
+/// step runs them (see `ComputeOps::conv_forward`): the forward pass with bias and activation,
+/// the parameter gradients, and the input gradient (without the first block's exception).
 fn time_convolution(
     backend: &mut dyn Backend,
     conv: crate::backend::ConvShape,
     batch: usize,
     seconds_each: f64,
-) -> Result<f64, BackendError> {
+) -> Result<[f64; 3], BackendError> {
     use crate::backend::Activation;
     let x = filled(backend, "images", batch, conv.image_in())?;
     let weight = filled(backend, "w", conv.patch(), conv.channels_out)?;
     let bias = filled(backend, "b", 1, conv.channels_out)?;
     let rows = batch * conv.pixels();
-    let mut col = backend.zeros("patches", rows, conv.patch())?;
+    let dz = filled(backend, "dz", rows, conv.channels_out)?;
     let mut out = backend.zeros("out", rows, conv.channels_out)?;
-    time_op(backend, seconds_each, &mut |b| {
-        b.conv_forward(
-            &x,
-            conv,
-            (&weight, &bias, Activation::Relu),
-            &mut col,
-            &mut out,
+    let mut dw = backend.zeros("dw", conv.patch(), conv.channels_out)?;
+    let mut db = backend.zeros("db", 1, conv.channels_out)?;
+    let mut dx = backend.zeros("dx", batch, conv.image_in())?;
+    let (mut col, mut dcol) = if backend.device().convolves_directly() {
+        (None, None)
+    } else {
+        let col = backend.zeros("patches", rows, conv.patch())?;
+        (
+            Some(col),
+            Some(backend.zeros("dpatches", rows, conv.patch())?),
         )
-    })
+    };
+    let params = (&weight, &bias, Activation::Relu);
+    let forward = time_op(backend, seconds_each, &mut |b| {
+        b.conv_forward(&x, conv, params, col.as_mut(), &mut out)
+    })?;
+    let weight_grad = time_op(backend, seconds_each, &mut |b| {
+        b.conv_backward_params(&x, conv, col.as_ref(), &dz, (&mut dw, &mut db))
+    })?;
+    let input_grad = time_op(
+        backend,
+        seconds_each,
+        &mut |b| match (&col, dcol.as_mut()) {
+            (Some(col), Some(dcol)) => {
+                b.linear_backward_input(&dz, &weight, col, Activation::Identity, dcol)?;
+                b.col2im(dcol, &x, Activation::Identity, conv, &mut dx)
+            }
+            _ => b.conv_backward_input(&dz, &weight, conv, &mut dx),
+        },
+    )?;
+    Ok([forward, weight_grad, input_grad])
 }
 
 /// Median seconds per call of a layer's three products on `(batch, in, out)` as the training

@@ -47,7 +47,8 @@ impl SimulatedSweep {
             .filter_map(|(&value, s)| {
                 let c = &s.as_ref().ok()?.config;
                 let spec = c.model_spec(&s.as_ref().ok()?.data);
-                let ops = step_ops(&spec, c.batch, c.optimizer, c.precision);
+                let rule = (c.optimizer, c.precision);
+                let ops = step_ops(&spec, c.batch, rule, profile.device());
                 let loader = (
                     f64::from(c.pipeline.loader.storage_latency_ms),
                     c.pipeline.loader.workers > 0,

@@ -29,14 +29,14 @@ pub(super) struct MemoryArgs {
 pub(super) fn run(out: &mut Out, args: &MemoryArgs) -> Result<(), Failure> {
     let (session, devices) = parse_run(&args.run)?;
     let spec = session.config.model_spec(&session.data);
-    let estimate = estimate::network(
-        &spec,
-        session.config.optimizer,
-        session.config.batch,
-        session.config.precision,
-        eval_rows(&session.data),
-    );
     let result = on_each_device(out, &devices, args.run.json, |out, device| {
+        let estimate = estimate::network(
+            &spec,
+            session.config.optimizer,
+            session.config.batch,
+            session.config.precision,
+            (eval_rows(&session.data), device),
+        );
         let mut backend = open_backend(device, &args.run)?;
         let mut result = Err(RunError::from("the steps did not run"));
         backend.enter(&mut |b| result = measure(b, &session, args.steps).map_err(RunError::from));

@@ -112,7 +112,6 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
     let (session, _) = parse_run(&args.run)?;
     let config = &session.config;
     let spec = config.model_spec(&session.data);
-    let ops = step_ops(&spec, config.batch, config.optimizer, config.precision);
     let loader = &config.pipeline.loader;
     let loader_time = (f64::from(loader.storage_latency_ms), loader.workers > 0);
     if !args.run.json {
@@ -129,8 +128,15 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
         optimizer: config.optimizer,
         precision: config.precision,
         eval_rows: crate::train::eval_rows(&session.data),
+        device: crate::device::Device::Gpu,
     };
     for p in &profiles {
+        let model = Model {
+            device: p.device(),
+            ..model
+        };
+        let rule = (config.optimizer, config.precision);
+        let ops = step_ops(&spec, config.batch, rule, p.device());
         let prediction = predict(p, &ops, config.precision, config.batch, loader_time);
         let capacity = p.mem_gb.value * 1e9;
         let memory = MemoryFit::of(model, config.batch, capacity);

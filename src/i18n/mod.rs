@@ -580,14 +580,14 @@ strings! {
     ExportTrace => "Export trace…", "导出追踪…";
     ExportTraceTip => "Save the recorded steps as Chrome trace JSON, which opens in Perfetto (ui.perfetto.dev) or chrome://tracing.", "把已记录的步骤保存为 Chrome trace JSON，可在 Perfetto（ui.perfetto.dev）或 chrome://tracing 中打开。";
     KindsTitle => "Where the time goes, by kind of op", "时间花在哪里：按算子类别";
-    KindsCaption => "FLOPs: the step's ops as the cost model counts them. Time: the ops of one recent step, each timed on its own (GPU timestamp queries; on the CPU the host's clock, one step in 256). The activations run inside the products' kernels here (a fused epilogue), so their time is the products'. Copies between host and device are not kernels: the breakdown above shows them as Memcpy.", "FLOP：成本模型统计的本步各算子。时间：最近一步的各算子分别计时（GPU 用时间戳查询；CPU 用主机时钟，每 256 步计时一步）。这里激活函数在矩阵乘法的内核里一起完成（融合的收尾计算），所以它们的时间算在矩阵乘法里。主机与设备之间的复制不是内核：见上面分解图中的“内存复制”。";
+    KindsCaption => "FLOPs: the step's ops as the cost model counts them. Time: the ops of one recent step, each timed on its own (GPU timestamp queries; on the CPU the host's clock, one step in 256). The activations run inside the products' kernels here (a fused epilogue), so their time is the products'. Convolutions: the CPU convolves straight from the images; the GPU cuts each image into patches (im2col) and multiplies them as a matrix. Copies between host and device are not kernels: the breakdown above shows them as Memcpy.", "FLOP：成本模型统计的本步各算子。时间：最近一步的各算子分别计时（GPU 用时间戳查询；CPU 用主机时钟，每 256 步计时一步）。这里激活函数在矩阵乘法的内核里一起完成（融合的收尾计算），所以它们的时间算在矩阵乘法里。卷积：CPU 直接在图像上计算；GPU 先把每张图像切成图块（im2col），再作为矩阵相乘。主机与设备之间的复制不是内核：见上面分解图中的“内存复制”。";
     KindsGroup => "Kind", "类别";
     KindsFlops => "Share of FLOPs", "FLOP 占比";
     KindsTime => "Share of kernel time", "内核时间占比";
     KindsNotYet => "No step timed op by op yet: press Run.", "还没有逐个算子计时的步：请按“运行”。";
     KindsNoModel => "Apply the settings (Reset) to see the step's ops.", "应用设置（重置）后才能看到本步的算子。";
     GroupProducts => "Matrix products", "矩阵乘法";
-    GroupConvolutions => "Convolutions (im2col + products)", "卷积（im2col + 矩阵乘）";
+    GroupConvolutions => "Convolutions", "卷积";
     GroupElementwise => "Element-wise", "逐元素运算";
     GroupLoss => "Loss", "损失函数";
     GroupOptimizer => "Optimizer", "优化器";
@@ -635,7 +635,7 @@ strings! {
     RoleInputs => "Inputs", "输入";
     RoleWorkspace => "Workspace", "工作区";
     RoleInternal => "BatchScope's own", "BatchScope 自用";
-    Estimator => "Estimated for these settings", "按当前设置估算";
+    Estimator => "Estimated for these settings on the {device}", "按当前设置估算（{device}）";
     EstimatorTip => "The formulas behind each role. For BatchScope's MLPs they predict the measured figures exactly (the tests check it).", "每个用途背后的公式。对 BatchScope 的多层感知机，它们与实测值完全一致（测试会检查）。";
     SweepTitle => "Estimated memory by batch size: activations grow with the batch, parameters do not", "按批大小估算的内存：激活值随批增长，参数不变";
     LargeModels => "Estimated: large models, before activations", "估算：大模型（不含激活值）";
@@ -694,7 +694,7 @@ strings! {
     ScaleNow => "Loss scale now {scale}; {skipped} updates skipped", "当前损失缩放 {scale}；已跳过 {skipped} 次更新";
     ScaleTip => "GradScaler's rule: start at 65536; a gradient that overflows FP16 skips the update and halves the scale; 2000 steps without overflow double it. Red points: reports in which updates were skipped.", "GradScaler 的规则：从 65536 开始；梯度溢出 FP16 时跳过本次更新并把缩放减半；连续 2000 步无溢出则加倍。红点：有更新被跳过的记录点。";
     SkippedSteps => "skipped updates", "跳过的更新";
-    BytesTitle => "Bytes per role in each format (estimated for the set-up model)", "各格式下每种用途的字节数（按当前设置的模型估算）";
+    BytesTitle => "Bytes per role in each format on the {device} (estimated for the set-up model)", "{device} 上各格式下每种用途的字节数（按当前设置的模型估算）";
     BytesTip => "From the estimator, which equals the measured bytes for BatchScope's models (see Memory and tests/memory.rs). 16-bit formats halve what they store; mixed precision halves the activations but adds FP16 weight copies to FP32 masters; the f32 working copies of the kernels count as workspace.", "来自估算器，对 BatchScope 的模型它与实测字节数一致（见“内存”和 tests/memory.rs）。16 位格式把所存数据减半；混合精度把激活值减半，但在 FP32 主权重之外增加 FP16 权重副本；内核的 f32 工作副本计入工作区。";
     Total => "Total", "合计";
     LossWeight => "Loss weight", "损失权重";

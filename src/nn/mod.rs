@@ -279,13 +279,15 @@ impl Network {
         }
         let format = self.precision.format();
         round(backend, format, dz)?;
-        self.pass.patches(backend)?;
         let Forward { activations, conv } = &self.pass;
         for l in (0..=last).rev() {
-            // A convolution's weight gradient is the product of its patches with `dz`.
-            let input = conv.get(l).map_or(&activations[l], |t| &t.col);
             let (dw, db) = (&mut self.weights[l].grad, &mut self.biases[l].grad);
-            backend.linear_backward_params(input, &self.dz[l], dw, db)?;
+            if let Some(t) = conv.get(l) {
+                let (x, dz) = (&activations[l], &self.dz[l]);
+                backend.conv_backward_params(x, t.conv, t.col.as_ref(), dz, (dw, db))?;
+            } else {
+                backend.linear_backward_params(&activations[l], &self.dz[l], dw, db)?;
+            }
             round(backend, format, dw)?;
             round(backend, format, db)?;
             if l == 0 {
@@ -307,18 +309,18 @@ impl Network {
                 continue;
             };
             let identity = Activation::Identity;
-            if let (
-                Some(t),
-                Some(ConvGrads {
-                    dcol: Some(dcol), ..
-                }),
-            ) = (conv.get(l), grads_after.first_mut())
-            {
-                // Convolution after convolution: into the patches, then back onto the pooled
-                // image they were cut from.
-                backend.linear_backward_input(dz, w, &t.col, identity, dcol)?;
-                round(backend, format, dcol)?;
-                backend.col2im(dcol, &activations[l], identity, t.conv, &mut prev.dpooled)?;
+            if let Some(t) = conv.get(l) {
+                // Convolution after convolution, onto the pooled image it read: through the
+                // patches' gradient and `col2im` where there are patches, else directly.
+                let dcol = grads_after.first_mut().and_then(|g| g.dcol.as_mut());
+                if let (Some(col), Some(dcol)) = (&t.col, dcol) {
+                    backend.linear_backward_input(dz, w, col, identity, dcol)?;
+                    round(backend, format, dcol)?;
+                    let a = &activations[l];
+                    backend.col2im(dcol, a, identity, t.conv, &mut prev.dpooled)?;
+                } else {
+                    backend.conv_backward_input(dz, w, t.conv, &mut prev.dpooled)?;
+                }
             } else {
                 // The first dense layer after the blocks: pooled values have no activation.
                 let a = &activations[l];

@@ -1,13 +1,12 @@
 //! The tensors a pass through the network writes, and the forward pass over them: the same code
 //! for a multi-layer perceptron and a CNN, whose convolution blocks come first.
 //!
-//! A convolution's forward pass is each device's own (`ComputeOps::conv_forward`): the GPU cuts
-//! the patches (`im2col`) and runs the dense layers' tiled product over them, `patches · W + b`
-//! with the activation fused; the CPU convolves straight from the image in vector registers and
-//! cuts the patches only for the weight gradient, which both devices compute as the product of
-//! the patches with the output's gradient. The patch matrix, `K²` values per input value, is
-//! counted as workspace; `bench --kernels` reports the convolution's GFLOP/s beside the plain
-//! product's.
+//! A convolution is each device's own (`ComputeOps::conv_forward`, `conv_backward_params`):
+//! the GPU cuts the patches (`im2col`) and runs the dense layers' tiled product over them,
+//! `patches · W + b` with the activation fused, and its weight gradient is the patches' product
+//! with the output's gradient; the CPU convolves straight from the images in vector registers,
+//! both ways, and makes no patches. The patch matrix, `K²` values per input value, is counted
+//! as workspace where it exists; `bench --kernels` reports each device's convolution GFLOP/s.
 
 use super::spec::ModelSpec;
 use crate::backend::{Activation, Backend, BackendError, ConvShape, PoolShape, Tensor};
@@ -18,9 +17,9 @@ use crate::precision::{DType, Half};
 pub(super) struct ConvTensors {
     pub(super) conv: ConvShape,
     pub(super) pool: PoolShape,
-    /// The patches, `[rows · H · W, K² · C_in]`, for the weight gradient: cut in the forward
-    /// pass by a device that convolves through them, after it by one that convolves directly.
-    pub(super) col: Tensor,
+    /// The patches, `[rows · H · W, K² · C_in]`, kept for the weight gradient, on a device
+    /// that convolves through them (none on one that convolves directly).
+    pub(super) col: Option<Tensor>,
     /// The activated convolution before pooling, `[rows · H · W, C_out]`.
     pub(super) out: Tensor,
 }
@@ -64,6 +63,7 @@ impl Forward {
         rows: usize,
         (dtype, eval): (DType, bool),
     ) -> Result<Self, BackendError> {
+        let unfolds = !backend.device().convolves_directly();
         let mut make = |role: Role, label: String, shape: (usize, usize)| {
             let (role, label) = if eval {
                 (Role::Workspace, format!("eval {label}"))
@@ -76,11 +76,12 @@ impl Forward {
         let mut conv = Vec::new();
         for (c, (shape, pool)) in spec.conv_blocks().into_iter().enumerate() {
             let pixels = rows * shape.pixels();
-            let col = make(
-                Role::Workspace,
-                format!("conv{c}.patches"),
-                (pixels, shape.patch()),
-            )?;
+            let label = format!("conv{c}.patches");
+            let col = if unfolds {
+                Some(make(Role::Workspace, label, (pixels, shape.patch()))?)
+            } else {
+                None
+            };
             let out = make(
                 Role::Activations,
                 format!("conv{c}.output"),
@@ -119,12 +120,15 @@ impl Forward {
             let label = format!("conv{c}.dpooled");
             let shape = (pooled.rows(), pooled.cols());
             let dpooled = backend.alloc_as(Role::Workspace, &label, shape, dtype)?;
-            let dcol = if c > 0 {
-                let label = format!("conv{c}.dpatches");
-                let shape = (t.col.rows(), t.col.cols());
-                Some(backend.alloc_as(Role::Workspace, &label, shape, dtype)?)
-            } else {
-                None
+            // The patches' gradient, where there are patches (the first block's input is the
+            // images: nothing needs their gradient).
+            let dcol = match &t.col {
+                Some(col) if c > 0 => {
+                    let label = format!("conv{c}.dpatches");
+                    let shape = (col.rows(), col.cols());
+                    Some(backend.alloc_as(Role::Workspace, &label, shape, dtype)?)
+                }
+                _ => None,
             };
             grads.push(ConvGrads { dpooled, dcol });
         }
@@ -159,24 +163,14 @@ impl Forward {
             let act = layer_activation(spec, l);
             let (done, rest) = self.activations.split_at_mut(l + 1);
             if let Some(t) = self.conv.get_mut(l) {
-                backend.conv_forward(&done[l], t.conv, (w, b, act), &mut t.col, &mut t.out)?;
+                let col = t.col.as_mut();
+                backend.conv_forward(&done[l], t.conv, (w, b, act), col, &mut t.out)?;
                 round(backend, format, &mut t.out)?;
                 backend.max_pool(&t.out, t.pool, &mut rest[0])?;
             } else {
                 backend.linear_forward(&done[l], w, b, act, &mut rest[0])?;
                 round(backend, format, &mut rest[0])?;
             }
-        }
-        Ok(())
-    }
-}
-
-impl Forward {
-    /// Makes each block's patches ready for its weight gradient: a device that convolved
-    /// directly in the forward pass cuts them now (see [`crate::backend::ComputeOps::conv_patches`]).
-    pub(super) fn patches(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
-        for (t, x) in self.conv.iter_mut().zip(&self.activations) {
-            backend.conv_patches(x, t.conv, &mut t.col)?;
         }
         Ok(())
     }

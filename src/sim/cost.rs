@@ -19,6 +19,7 @@ use serde::Serialize;
 pub use super::efficiency::{Curve, Efficiency, Product, ProductFit, Products};
 use super::profile::{Kind, Profile};
 use crate::backend::{ConvShape, PoolShape};
+use crate::device::Device;
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
 
@@ -102,6 +103,16 @@ struct LayerWork {
 }
 
 impl LayerWork {
+    /// Values of its inputs the products read (or write the gradient of) on a batch of `b`
+    /// rows: every row's inputs, a convolution's patches where the device makes them, else its
+    /// images.
+    fn inputs_read(&self, b: f64, unfolds: bool) -> f64 {
+        match self.conv {
+            Some((c, _)) if !unfolds => b * c.image_in() as f64,
+            _ => self.m * self.k,
+        }
+    }
+
     fn of(spec: &ModelSpec, b: f64) -> Vec<Self> {
         let blocks = spec.conv_blocks();
         spec.products()
@@ -138,12 +149,16 @@ fn plain(name: String, kind: OpKind, flops: f64, bytes: f64, layer: usize) -> Op
 /// layer's weight gradient and (but the first) input gradient (a convolution's after its
 /// pooling's gradient, and before folding its patches' gradient back), and the optimizer's
 /// update of every parameter tensor. Layers are numbered from 1, convolutions first.
+///
+/// On a device that convolves directly (see [`Device::convolves_directly`]) there are no
+/// patches: a convolution's products read the image, or write its gradient, instead.
 pub fn step_ops(
     spec: &ModelSpec,
     batch: usize,
-    optimizer: OptimizerKind,
-    precision: Precision,
+    (optimizer, precision): (OptimizerKind, Precision),
+    device: Device,
 ) -> Vec<Op> {
+    let unfolds = !device.convolves_directly();
     let b = batch as f64;
     let (act, par) = value_bytes(precision);
     let (inputs, outputs) = (spec.inputs() as f64, spec.outputs() as f64);
@@ -175,7 +190,9 @@ pub fn step_ops(
     };
     for (l, w) in layers.iter().enumerate() {
         let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
-        if let Some((c, _)) = w.conv {
+        // What the product reads per row of its inputs: the patches, or the image itself.
+        let read = w.inputs_read(b, unfolds);
+        if let (Some((c, _)), true) = (w.conv, unfolds) {
             let image = b * c.image_in() as f64;
             let name = format!("layer {number} patches");
             ops.push(plain(
@@ -189,7 +206,7 @@ pub fn step_ops(
         // The product, then the bias and the activation on each output.
         let work = (
             2.0 * m * k * n + 2.0 * m * n,
-            act * (m * k + m * n) + par * (k * n + n),
+            act * (read + m * n) + par * (k * n + n),
         );
         let name = format!("layer {number} forward");
         ops.push(product(name, Product::Forward, [m, n, k], work, number));
@@ -215,6 +232,7 @@ pub fn step_ops(
     });
     for (l, w) in layers.iter().enumerate().rev() {
         let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
+        let read = w.inputs_read(b, unfolds);
         if let Some((_, p)) = w.conv {
             // Reads the output and the pooled gradient, writes `dz`.
             let pooled = b * p.image_out() as f64;
@@ -224,7 +242,7 @@ pub fn step_ops(
         }
         let work = (
             2.0 * m * k * n + m * n,
-            act * (m * k + m * n) + par * (k * n + n),
+            act * (read + m * n) + par * (k * n + n),
         );
         let name = format!("layer {number} weight gradient");
         ops.push(product(
@@ -246,7 +264,7 @@ pub fn step_ops(
         };
         let work = (
             2.0 * m * k * n + derivative,
-            act * (m * n + 2.0 * m * k) + par * k * n,
+            act * (m * n + 2.0 * read) + par * k * n,
         );
         let name = format!("layer {number} input gradient");
         ops.push(product(
@@ -256,7 +274,7 @@ pub fn step_ops(
             work,
             number,
         ));
-        if let Some((c, _)) = w.conv {
+        if let (Some((c, _)), true) = (w.conv, unfolds) {
             // Sums each input value's patch entries: reads the patches' gradient and the
             // input, writes its gradient.
             let image = b * c.image_in() as f64;
@@ -490,6 +508,7 @@ pub fn predict(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::Device;
     use crate::nn::Loss;
     use crate::sim::profile::{find, shipped};
 
@@ -520,7 +539,12 @@ mod tests {
     #[test]
     fn a_cnn_step_makes_patches_multiplies_and_pools_in_each_block() {
         let spec = lenet_like();
-        let ops = step_ops(&spec, 64, OptimizerKind::Adam, Precision::Fp32);
+        let ops = step_ops(
+            &spec,
+            64,
+            (OptimizerKind::Adam, Precision::Fp32),
+            Device::Gpu,
+        );
         let names: Vec<&str> = ops.iter().take(8).map(|o| o.name.as_str()).collect();
         assert_eq!(
             names,
@@ -560,19 +584,57 @@ mod tests {
         assert_eq!(updates, 6, "weights and biases of three layers");
     }
 
+    #[test]
+    fn a_device_that_convolves_directly_makes_no_patches_and_reads_the_images() {
+        let spec = lenet_like();
+        let rule = (OptimizerKind::Adam, Precision::Fp32);
+        let (gpu, cpu) = (
+            step_ops(&spec, 64, rule, Device::Gpu),
+            step_ops(&spec, 64, rule, Device::Cpu),
+        );
+        assert!(!cpu.iter().any(|o| o.kind == OpKind::Patches));
+        assert_eq!(gpu.iter().filter(|o| o.kind == OpKind::Patches).count(), 3);
+        // The same arithmetic, less memory traffic: the first block's forward pass reads the
+        // 28×28 images (4 B each) rather than nine copies of them.
+        let op = |ops: &[Op], name: &str| ops.iter().find(|o| o.name == name).cloned();
+        let (g, c) = (
+            op(&gpu, "layer 1 forward").expect("op"),
+            op(&cpu, "layer 1 forward").expect("op"),
+        );
+        assert_eq!(g.flops, c.flops);
+        assert_eq!(g.bytes - c.bytes, 4.0 * 64.0 * 784.0 * (9.0 - 1.0));
+        let flops = |ops: &[Op]| ops.iter().map(|o| o.flops).sum::<f64>();
+        let patch_flops: f64 = gpu
+            .iter()
+            .filter(|o| o.kind == OpKind::Patches)
+            .map(|o| o.flops)
+            .sum();
+        assert_eq!(flops(&gpu) - patch_flops, flops(&cpu));
+    }
+
     fn profile(id: &str) -> Profile {
         find(id).expect(id).remove(0)
     }
 
     fn step(id: &str, layers: &[usize], batch: usize) -> Prediction {
-        let ops = step_ops(&spec(layers), batch, OptimizerKind::Sgd, Precision::Fp32);
+        let ops = step_ops(
+            &spec(layers),
+            batch,
+            (OptimizerKind::Sgd, Precision::Fp32),
+            Device::Gpu,
+        );
         predict(&profile(id), &ops, Precision::Fp32, batch, (0.0, true))
     }
 
     #[test]
     fn flops_and_bytes_of_each_op_are_those_worked_out_by_hand() {
         // 2 inputs, 3 hidden, 4 outputs; batch 5; SGD, FP32.
-        let ops = step_ops(&spec(&[2, 3, 4]), 5, OptimizerKind::Sgd, Precision::Fp32);
+        let ops = step_ops(
+            &spec(&[2, 3, 4]),
+            5,
+            (OptimizerKind::Sgd, Precision::Fp32),
+            Device::Gpu,
+        );
         let get = |name: &str| ops.iter().find(|o| o.name == name).expect(name).clone();
         let upload = get("upload batch");
         assert_eq!(upload.bytes, 4.0 * 5.0 * (2.0 + 4.0));
@@ -588,7 +650,12 @@ mod tests {
         let w2 = get("layer 2 update weights");
         assert_eq!((w2.flops, w2.bytes), (2.0 * 12.0, 3.0 * 4.0 * 12.0));
         // Adam moves seven values per parameter, 16-bit formats halve the activations.
-        let adam = step_ops(&spec(&[2, 3, 4]), 5, OptimizerKind::Adam, Precision::Fp16);
+        let adam = step_ops(
+            &spec(&[2, 3, 4]),
+            5,
+            (OptimizerKind::Adam, Precision::Fp16),
+            Device::Gpu,
+        );
         let w2 = adam
             .iter()
             .find(|o| o.name == "layer 2 update weights")
@@ -645,8 +712,8 @@ mod tests {
         let ops = step_ops(
             &spec(&[1024, 4096, 3]),
             4,
-            OptimizerKind::Adam,
-            Precision::Fp32,
+            (OptimizerKind::Adam, Precision::Fp32),
+            Device::Gpu,
         );
         let mut p = profile("nvidia-t4");
         let fit = UpdateFit {
@@ -695,7 +762,12 @@ mod tests {
 
     #[test]
     fn a_slow_loader_is_hidden_behind_the_step_only_when_it_overlaps() {
-        let ops = step_ops(&spec(&[2, 16, 3]), 32, OptimizerKind::Sgd, Precision::Fp32);
+        let ops = step_ops(
+            &spec(&[2, 16, 3]),
+            32,
+            (OptimizerKind::Sgd, Precision::Fp32),
+            Device::Gpu,
+        );
         let p = profile("nvidia-t4");
         let alone = predict(&p, &ops, Precision::Fp32, 32, (0.0, true)).step_time_ms;
         let inline = predict(&p, &ops, Precision::Fp32, 32, (5.0, false)).step_time_ms;

@@ -3,6 +3,7 @@
 //! tests hold it to that); for well-known large models it shows the static part — parameters,
 //! gradients, optimizer state — which is what makes them need several GPUs.
 
+use crate::device::Device;
 use serde::Serialize;
 
 use crate::memory::Role;
@@ -61,11 +62,16 @@ struct ConvValues {
 }
 
 impl ConvValues {
-    fn of(spec: &ModelSpec, b: u64) -> Self {
+    /// On a device that makes patch matrices (`unfolds`), or one that convolves directly.
+    fn of(spec: &ModelSpec, b: u64, unfolds: bool) -> Self {
         let mut v = Self::default();
         for (i, (c, pool)) in spec.conv_blocks().into_iter().enumerate() {
             let pixels = b * c.pixels() as u64;
-            let patches = pixels * c.patch() as u64;
+            let patches = if unfolds {
+                pixels * c.patch() as u64
+            } else {
+                0
+            };
             v.patches += patches;
             v.outputs += pixels * c.channels_out as u64;
             v.pooled += b * pool.image_out() as u64;
@@ -87,28 +93,30 @@ impl ConvValues {
 /// stores activations and backward temporaries in 2 bytes. Kernels compute in f32, so 16-bit
 /// training adds four f32 working copies as large as the largest 16-bit tensor. A CNN's
 /// convolution blocks add their outputs before and after pooling to the activations, and their
-/// patch matrices (and the patches' gradients) to the workspace.
+/// patch matrices (and the patches' gradients) to the workspace on `device` if it convolves
+/// through them (see [`Device::convolves_directly`]).
 pub fn network(
     spec: &ModelSpec,
     optimizer: OptimizerKind,
     batch: usize,
     precision: Precision,
-    eval_rows: usize,
+    (eval_rows, device): (usize, Device),
 ) -> Estimate {
+    let unfolds = !device.convolves_directly();
     let p = spec.parameter_count() as u64;
     let b = batch as u64;
     let layers = &spec.layers;
     let features = spec.inputs() as u64;
     let outputs = spec.outputs() as u64;
     let hidden_and_out: u64 = layers.iter().skip(1).map(|&w| w as u64).sum();
-    let per_row = spec.eval_values_per_row() as u64;
+    let per_row = spec.eval_values_per_row(unfolds) as u64;
     let states = optimizer.state_tensors() as u64;
     let target_cols = match spec.loss {
         Loss::SoftmaxCrossEntropy => 1,
         Loss::MeanSquaredError => outputs,
     };
     let rows = spec.eval_rows(eval_rows) as u64;
-    let conv = ConvValues::of(spec, b);
+    let conv = ConvValues::of(spec, b, unfolds);
     let widths = layers
         .iter()
         .skip(1)
@@ -158,13 +166,21 @@ pub fn network(
                 grouped(conv.pooled)
             ),
             work,
-            format!(
-                " + convolution temporaries {} values and patches {} (their gradients {}) \
-                 × {passes} B",
-                grouped(conv.outputs + conv.pooled),
-                grouped(conv.patches),
-                grouped(conv.patch_grads)
-            ),
+            if unfolds {
+                format!(
+                    " + convolution temporaries {} values and patches {} (their gradients {}) \
+                     × {passes} B",
+                    grouped(conv.outputs + conv.pooled),
+                    grouped(conv.patches),
+                    grouped(conv.patch_grads)
+                )
+            } else {
+                format!(
+                    " + convolution temporaries {} values × {passes} B (convolved directly: \
+                     no patches)",
+                    grouped(conv.outputs + conv.pooled)
+                )
+            },
         )
     } else {
         (0, String::new(), 0, String::new())
@@ -311,7 +327,8 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        let e = network(&spec, OptimizerKind::Adam, 64, Precision::Fp32, EVAL_ROWS);
+        let rows = (EVAL_ROWS, Device::Gpu);
+        let e = network(&spec, OptimizerKind::Adam, 64, Precision::Fp32, rows);
         assert_eq!(e.bytes(Role::Parameters), 4 * 101_770);
         assert_eq!(e.bytes(Role::Gradients), 4 * 101_770);
         assert_eq!(e.bytes(Role::OptimizerState), 8 * 101_770);

@@ -43,7 +43,7 @@ impl OpGroup {
     pub fn of_kernel(label: &str) -> Self {
         match label {
             "linear_forward" | "linear_backward_input" | "weight_grad" => Self::MatrixProducts,
-            "conv_forward" | "im2col" | "col2im" => Self::Convolutions,
+            "conv_forward" | "conv_backward_input" | "im2col" | "col2im" => Self::Convolutions,
             "softmax_cross_entropy" | "mse_loss" => Self::Loss,
             "sgd_step" | "momentum_step" | "adam_step" => Self::Optimizer,
             "bias_grad" | "max_pool" | "max_pool_backward" | "scale" | "count_non_finite"
@@ -171,7 +171,7 @@ fn work_of_kernel(label: &str) -> Option<Work> {
         "linear_forward" | "conv_forward" => Some(Work::Forward),
         "weight_grad" => Some(Work::WeightGradient),
         "bias_grad" => Some(Work::BiasGradient),
-        "linear_backward_input" => Some(Work::InputGradient),
+        "linear_backward_input" | "conv_backward_input" => Some(Work::InputGradient),
         "softmax_cross_entropy" | "mse_loss" => Some(Work::Loss),
         "sgd_step" | "momentum_step" | "adam_step" => Some(Work::Update),
         _ => None,
@@ -250,6 +250,7 @@ pub fn measured_ops(ops: &[Op], kernels: &KernelTimes) -> Vec<(usize, u64)> {
 mod tests {
     use super::*;
     use crate::backend::Activation;
+    use crate::device::Device;
     use crate::nn::{Loss, ModelSpec, OptimizerKind};
     use crate::precision::Precision;
     use crate::sim::cost::step_ops;
@@ -261,7 +262,12 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        step_ops(&spec, batch, OptimizerKind::Adam, Precision::Fp32)
+        step_ops(
+            &spec,
+            batch,
+            (OptimizerKind::Adam, Precision::Fp32),
+            Device::Gpu,
+        )
     }
 
     #[test]
@@ -299,7 +305,7 @@ mod tests {
             kernel: 3,
         };
         let spec = ModelSpec::cnn(conv, &[3], Activation::Relu, Loss::SoftmaxCrossEntropy);
-        let ops = step_ops(&spec, 2, OptimizerKind::Sgd, Precision::Fp32);
+        let ops = step_ops(&spec, 2, (OptimizerKind::Sgd, Precision::Fp32), Device::Gpu);
         // The kernels as both devices label them, in the step's order: the block's patches,
         // product and pooling, the dense layer, the loss, then back.
         let labels = [

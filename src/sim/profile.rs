@@ -2,6 +2,7 @@
 //! source and how sure it is, read from `assets/profiles.toml` (built into the binary) or from a
 //! file of the same format. Every prediction made from them is simulated and says so.
 
+use crate::device::Device;
 use serde::{Deserialize, Serialize};
 
 /// The shipped profiles, as text.
@@ -106,6 +107,17 @@ pub struct Profile {
     /// the profile in each language (its `name` is English, for files and the command line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter: Option<LocalAdapter>,
+}
+
+impl Profile {
+    /// The device BatchScope trains on with this hardware: its CPU backend on a CPU, its GPU
+    /// backend on a discrete or an integrated GPU.
+    pub fn device(&self) -> Device {
+        match self.kind {
+            Kind::Cpu => Device::Cpu,
+            Kind::Gpu | Kind::Apu => Device::Gpu,
+        }
+    }
 }
 
 /// This machine's GPU adapter, as its calibrated profile records it.

@@ -387,12 +387,13 @@ impl TrainConfig {
             return Ok(());
         };
         let spec = self.model_spec(data);
+        // Host memory holds the CPU backend's tensors.
         let needs = crate::sim::estimate::network(
             &spec,
             self.optimizer,
             self.batch,
             self.precision,
-            eval_rows(data),
+            (eval_rows(data), crate::device::Device::Cpu),
         )
         .total();
         if needs as f64 > available as f64 * HOST_MEMORY_SHARE {

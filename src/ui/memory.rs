@@ -48,8 +48,18 @@ impl MemoryPanel {
             device_ui(ui, lang, run, &m, commands);
         }
         if let Some(data) = data {
-            ui.separator();
-            estimator_ui(ui, lang, config, data);
+            // One estimate per device: a CNN's differ (only the GPU makes patch matrices).
+            let enabled = runs.iter().filter(|r| r.enabled).map(|r| r.device);
+            let mut devices: Vec<Device> = enabled.collect();
+            if devices.is_empty() || config.conv.is_empty() {
+                devices.truncate(1);
+                devices.resize(1, devices.first().copied().unwrap_or(Device::Cpu));
+            }
+            for device in devices {
+                ui.separator();
+                estimator_ui(ui, lang, config, (data, device));
+            }
+            large_models_ui(ui, lang);
         }
     }
 }
@@ -149,9 +159,14 @@ fn device_ui(
     }
 }
 
-fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
+fn estimator_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    config: &TrainConfig,
+    (data, device): (&Dataset, Device),
+) {
     let spec = config.model_spec(data);
-    let rows = eval_rows(data);
+    let rows = (eval_rows(data), device);
     let e = estimate::network(
         &spec,
         config.optimizer,
@@ -159,16 +174,19 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
         config.precision,
         rows,
     );
-    ui.label(RichText::new(lang.tr(Key::Estimator)).strong())
+    let title = lang.fmt(Key::Estimator, &[("device", &device_title(lang, device))]);
+    ui.label(RichText::new(title).strong())
         .on_hover_text(lang.tr(Key::EstimatorTip));
-    egui::Grid::new("estimate").striped(true).show(ui, |ui| {
-        for line in &e.lines {
-            ui.label(RichText::new(lang.tr(role_key(line.role))).color(role_color(line.role)));
-            ui.label(format_bytes(line.bytes));
-            ui.label(RichText::new(&line.formula).weak());
-            ui.end_row();
-        }
-    });
+    egui::Grid::new(("estimate", device))
+        .striped(true)
+        .show(ui, |ui| {
+            for line in &e.lines {
+                ui.label(RichText::new(lang.tr(role_key(line.role))).color(role_color(line.role)));
+                ui.label(format_bytes(line.bytes));
+                ui.label(RichText::new(&line.formula).weak());
+                ui.end_row();
+            }
+        });
     ui.label(RichText::new(lang.tr(Key::SweepTitle)).strong());
     // Stacked bars of the estimate at each batch size: activations grow, parameters do not.
     let sweeps: Vec<_> = SWEEP
@@ -216,6 +234,10 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
             ui.visuals().text_color(),
         );
     }
+}
+
+/// What the largest well-known models need before any activation, estimated.
+fn large_models_ui(ui: &mut egui::Ui, lang: Lang) {
     ui.label(RichText::new(lang.tr(Key::LargeModels)).strong())
         .on_hover_text(lang.tr(Key::LargeModelsTip));
     egui::Grid::new("presets").striped(true).show(ui, |ui| {
@@ -268,9 +290,56 @@ mod tests {
             assert!(h.query_by_label(label).is_some(), "{label}");
         }
         assert!(h.query_all_by_label_contains("Parameters").next().is_some());
-        assert!(h.query_by_label("Estimated for these settings").is_some());
+        assert!(
+            h.query_by_label("Estimated for these settings on the CPU")
+                .is_some()
+        );
         h.get_by_label("Release cached").click();
         h.run();
         assert_eq!(h.state(), &[UiCommand::ReleaseCached]);
+    }
+}
+
+#[cfg(test)]
+mod cnn_tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::data::source::DataSource;
+    use crate::train::Session;
+    use crate::ui::testing::harness;
+
+    /// A CNN's memory is estimated for each device on its own, in both languages: only the
+    /// GPU makes patch matrices.
+    #[test]
+    fn a_cnns_estimate_is_shown_for_each_device_the_cpus_without_patches() {
+        let config = TrainConfig {
+            source: DataSource::Shipped("digits".into()),
+            conv: vec![4],
+            hidden: Vec::new(),
+            ..TrainConfig::default()
+        };
+        let session = Session::new(config).expect("digits");
+        for lang in Lang::ALL {
+            let (config, data) = (session.config.clone(), session.data.clone());
+            let runs = [DeviceRun::new(Device::Cpu), DeviceRun::new(Device::Gpu)];
+            let h = harness(
+                move |ui, commands: &mut Vec<UiCommand>| {
+                    MemoryPanel.ui(ui, lang, &runs, &config, Some(&data), commands);
+                },
+                Vec::new(),
+            );
+            for device in Device::ALL {
+                let title = lang.fmt(Key::Estimator, &[("device", &device_title(lang, device))]);
+                assert!(h.query_by_label(&title).is_some(), "{title}");
+            }
+            let direct = h.query_all_by_label_contains("convolved directly: no patches");
+            assert_eq!(direct.count(), 1, "the CPU's workspace line only");
+            assert_eq!(
+                h.query_all_by_label_contains("and patches").count(),
+                1,
+                "the GPU's"
+            );
+        }
     }
 }

@@ -32,9 +32,16 @@ fn share_bar(ui: &mut egui::Ui, share: f64) {
     );
 }
 
-/// Draws the grouping for each device of the run, given the step's ops (`None` before the
-/// settings are applied).
-pub fn op_kinds_ui(ui: &mut egui::Ui, lang: Lang, runs: &[DeviceRun; 2], ops: Option<&[Op]>) {
+/// Draws the grouping for each device of the run, given each device's step's ops in the order
+/// of [`Device::ALL`] (`None` before the settings are applied).
+///
+/// [`Device::ALL`]: crate::device::Device::ALL
+pub fn op_kinds_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    runs: &[DeviceRun; 2],
+    ops: Option<&[Vec<Op>; 2]>,
+) {
     ui.label(RichText::new(lang.tr(Key::KindsTitle)).strong().size(18.0));
     ui.label(RichText::new(lang.tr(Key::KindsCaption)).weak());
     let Some(ops) = ops else {
@@ -44,6 +51,7 @@ pub fn op_kinds_ui(ui: &mut egui::Ui, lang: Lang, runs: &[DeviceRun; 2], ops: Op
     for run in runs.iter().filter(|r| r.enabled) {
         ui.add_space(4.0);
         ui.label(RichText::new(device_title(lang, run.device)).strong());
+        let ops = &ops[usize::from(run.device == crate::device::Device::Gpu)];
         let rows = shares(ops, run.kernels.as_ref());
         egui::Grid::new(("op_kinds", run.device))
             .striped(true)
@@ -91,7 +99,12 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        step_ops(&spec, 32, OptimizerKind::Adam, Precision::Fp32)
+        step_ops(
+            &spec,
+            32,
+            (OptimizerKind::Adam, Precision::Fp32),
+            Device::Gpu,
+        )
     }
 
     fn runs() -> [DeviceRun; 2] {
@@ -111,7 +124,7 @@ mod tests {
     #[test]
     fn each_kind_shows_its_share_of_flops_and_of_measured_time_in_both_languages() {
         for lang in Lang::ALL {
-            let (runs, ops) = (runs(), ops());
+            let (runs, ops) = (runs(), [ops(), ops()]);
             let h = crate::ui::testing::harness(
                 move |ui, (): &mut ()| op_kinds_ui(ui, lang, &runs, Some(&ops)),
                 (),

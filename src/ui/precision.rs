@@ -9,6 +9,7 @@ use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points, Polygon, 
 use super::command::UiCommand;
 use super::labels::{device_title, precision_label, role_color, role_key, weight_text};
 use crate::data::Dataset;
+use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::memory::Role;
 use crate::precision::DType;
@@ -68,7 +69,12 @@ impl PrecisionPanel {
         comparison_ui(ui, lang, comparison, commands);
         if let Some(data) = data {
             ui.separator();
-            bytes_ui(ui, lang, config, data);
+            // Where the setup trains: a CNN's bytes differ (only the GPU makes patches).
+            let device = runs
+                .iter()
+                .find(|r| r.enabled)
+                .map_or(Device::Gpu, |r| r.device);
+            bytes_ui(ui, lang, config, (data, device));
         }
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::PrecisionSpeed)).weak());
@@ -432,14 +438,23 @@ fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
 }
 
 /// Bytes per role in each format for the set-up model, from the estimator.
-fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
-    ui.label(RichText::new(lang.tr(Key::BytesTitle)).strong())
+fn bytes_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    config: &TrainConfig,
+    (data, device): (&Dataset, Device),
+) {
+    let title = lang.fmt(Key::BytesTitle, &[("device", &device_title(lang, device))]);
+    ui.label(RichText::new(title).strong())
         .on_hover_text(lang.tr(Key::BytesTip));
     let spec = config.model_spec(data);
     let formats = compare::FORMATS;
     let estimates: Vec<_> = formats
         .iter()
-        .map(|&p| estimate::network(&spec, config.optimizer, config.batch, p, eval_rows(data)))
+        .map(|&p| {
+            let rows = (eval_rows(data), device);
+            estimate::network(&spec, config.optimizer, config.batch, p, rows)
+        })
         .collect();
     egui::Grid::new("precision-bytes")
         .striped(true)

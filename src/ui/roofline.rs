@@ -48,7 +48,8 @@ impl Default for RooflinePanel {
 
 /// The prediction for the applied settings on `profile`.
 fn predict_step(profile: &Profile, config: &TrainConfig, spec: &ModelSpec) -> Prediction {
-    let ops = step_ops(spec, config.batch, config.optimizer, config.precision);
+    let rule = (config.optimizer, config.precision);
+    let ops = step_ops(spec, config.batch, rule, profile.device());
     let loader = (
         f64::from(config.pipeline.loader.storage_latency_ms),
         config.pipeline.loader.workers > 0,
@@ -219,6 +220,7 @@ impl RooflinePanel {
             optimizer: c.optimizer,
             precision: c.precision,
             eval_rows: view.eval_rows,
+            device: profile.device(),
         };
         let capacity = profile.mem_gb.value * 1e9;
         let fit = MemoryFit::of(model, c.batch, capacity);

@@ -71,6 +71,27 @@ pub(super) fn pad_weights(w: &[f32], bias: &[f32], cp: usize, padded: &mut Vec<f
     }
 }
 
+/// Writes the weights of a convolution's transpose into `padded`, as [`pad_weights`] does
+/// with a zero bias: the kernel turned half a circle and its channels swapped, `w'[(ky, kx, o),
+/// c] = w[(K−1−ky, K−1−kx, c), o]`, so that convolving the output's gradient with them gives
+/// the input's gradient.
+pub(super) fn pad_transposed_weights(w: &[f32], s: ConvShape, cp: usize, padded: &mut Vec<f32>) {
+    let (k, c_in, c_out) = (s.kernel, s.channels_in, s.channels_out);
+    padded.clear();
+    padded.resize((k * k * c_out + 1) * cp, 0.0);
+    for ky in 0..k {
+        for kx in 0..k {
+            let tap = (k - 1 - ky) * k + (k - 1 - kx);
+            for o in 0..c_out {
+                let row = &mut padded[((ky * k + kx) * c_out + o) * cp..][..c_in];
+                for (c, v) in row.iter_mut().enumerate() {
+                    *v = w[(tap * c_in + c) * c_out + o];
+                }
+            }
+        }
+    }
+}
+
 /// One image's output pixels: `image` is its input values, `weights` come from
 /// [`pad_weights`] with `cp` values a row, and `out` is its `H · W · C_out` outputs, through
 /// ReLU if `relu`, else before the activation. (One call per image rather than per row: the
@@ -298,6 +319,143 @@ impl Tile<'_> {
     }
 }
 
+/// Adds one image's contribution to a convolution's weight gradient into `dw` (`[K² · C_in,
+/// cp]`, padded like [`pad_weights`]' rows): `dw[(ky, kx, c), o] += Σ_pixels x[y + ky − pad,
+/// x + kx − pad, c] · dz[y, x, o]`, straight from the image, without its patches.
+pub(super) fn weight_grad_image(
+    image: &[f32],
+    dz: &[f32],
+    s: ConvShape,
+    cp: usize,
+    dw: &mut [f32],
+) {
+    BORDERED.with_borrow_mut(|bordered| {
+        border(image, s, bordered);
+        pulp::Arch::new().dispatch(GradImage {
+            image: bordered,
+            dz,
+            s,
+            cp,
+            dw,
+        });
+    });
+}
+
+struct GradImage<'a> {
+    /// The input image, bordered and planar (see [`border`]).
+    image: &'a [f32],
+    dz: &'a [f32],
+    s: ConvShape,
+    cp: usize,
+    dw: &'a mut [f32],
+}
+
+impl WithSimd for GradImage<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(mut self, simd: S) {
+        let vectors = self.cp / S::F32_LANES;
+        let mut v0 = 0;
+        while v0 < vectors {
+            // Each kernel row's taps are summed in registers over the whole image (3 or 5 sums
+            // in flight per vector of filters, more with two vectors).
+            if vectors - v0 >= WIDE {
+                self.taps::<S, WIDE>(simd, v0);
+                v0 += WIDE;
+            } else {
+                self.taps::<S, 1>(simd, v0);
+                v0 += 1;
+            }
+        }
+    }
+}
+
+impl GradImage<'_> {
+    /// Every tap's sums for vectors of filters `v0..v0 + V`, input channel by input channel:
+    /// a 3×3 kernel's nine taps at once (nine chains of multiply-adds in flight), a 5×5
+    /// kernel's row by row (five taps, two partial sums each, within the registers).
+    #[inline(always)]
+    fn taps<S: Simd, const V: usize>(&mut self, simd: S, v0: usize) {
+        for ci in 0..self.s.channels_in {
+            match self.s.kernel {
+                3 => self.sums::<S, V, 3, 3, 1>(simd, (ci, 0, v0)),
+                5 => {
+                    for ky in 0..5 {
+                        self.sums::<S, V, 5, 1, 2>(simd, (ci, ky, v0));
+                    }
+                }
+                _ => unreachable!("kernels are 3 or 5 wide (checked)"),
+            }
+        }
+    }
+
+    /// The sums of the `K × KY` taps of kernel rows `ky0..ky0 + KY` over input channel `ci`,
+    /// over every pixel, each tap's in `SPLIT` partial sums (pixels taken in turn) so that
+    /// enough chains of multiply-adds are in flight; added into `dw` at the end.
+    #[inline(always)]
+    fn sums<S: Simd, const V: usize, const K: usize, const KY: usize, const SPLIT: usize>(
+        &mut self,
+        simd: S,
+        (ci, ky0, v0): (usize, usize, usize),
+    ) {
+        let lanes = S::F32_LANES;
+        let (h, w, c_out) = (self.s.height, self.s.width, self.s.channels_out);
+        let wp = w + 2 * self.s.pad();
+        let plane = (h + 2 * self.s.pad()) * wp;
+        let channels = v0 * lanes;
+        let zero = simd.splat_f32s(0.0);
+        let mut acc_rows = [[[[zero; V]; SPLIT]; K]; KY];
+        for y in 0..h {
+            let lines: [&[f32]; KY] = std::array::from_fn(|r| {
+                let start = ci * plane + (y + ky0 + r) * wp;
+                &self.image[start..start + wp]
+            });
+            let dz_row = &self.dz[y * w * c_out..];
+            for x in 0..w {
+                // Whole vectors where the image's gradient goes on past this pixel's channels:
+                // lanes past `C_out` only reach the padding columns of `dw`.
+                let dz = &dz_row[x * c_out + channels..];
+                let mut d = [zero; V];
+                for v in 0..V {
+                    let first = v * lanes;
+                    d[v] = if first + lanes <= dz.len() {
+                        load::<S>(&dz[first..])
+                    } else {
+                        simd.partial_load_f32s(&dz[first.min(dz.len())..])
+                    };
+                }
+                let split = x % SPLIT;
+                for r in 0..KY {
+                    let inputs = &lines[r][x..x + K];
+                    for kx in 0..K {
+                        let xv = simd.splat_f32s(inputs[kx]);
+                        for v in 0..V {
+                            acc_rows[r][kx][split][v] =
+                                simd.mul_add_e_f32s(xv, d[v], acc_rows[r][kx][split][v]);
+                        }
+                    }
+                }
+            }
+        }
+        let (k, c) = (self.s.kernel, self.s.channels_in);
+        for r in 0..KY {
+            for kx in 0..K {
+                let row = (((ky0 + r) * k + kx) * c + ci) * self.cp + channels;
+                for v in 0..V {
+                    let at = row + v * lanes;
+                    let mut sum = load::<S>(&self.dw[at..]);
+                    for part in 0..SPLIT {
+                        sum = simd.add_f32s(sum, acc_rows[r][kx][part][v]);
+                    }
+                    let values = std::slice::from_ref(&sum);
+                    self.dw[at..at + lanes].copy_from_slice(bytemuck::cast_slice(values));
+                }
+            }
+        }
+    }
+}
+
 /// One vector from the first lanes of `values`.
 #[inline(always)]
 fn load<S: Simd>(values: &[f32]) -> S::f32s {
@@ -330,6 +488,81 @@ mod tests {
         out
     }
 
+    /// The weight gradient of one image on instruction set `simd`, unpadded.
+    fn grad_on<S: Simd>(simd: S, image: &[f32], dz: &[f32], s: ConvShape) -> Vec<f32> {
+        let cp = s.channels_out.div_ceil(S::F32_LANES) * S::F32_LANES;
+        let mut bordered = Vec::new();
+        border(image, s, &mut bordered);
+        let mut dw = vec![0.0; s.patch() * cp];
+        simd.vectorize(GradImage {
+            image: &bordered,
+            dz,
+            s,
+            cp,
+            dw: &mut dw,
+        });
+        dw.chunks_exact(cp)
+            .flat_map(|row| row[..s.channels_out].to_vec())
+            .collect()
+    }
+
+    /// The input gradient of one image on instruction set `simd`: the forward kernel on `dz`
+    /// with the transposed weights.
+    fn input_grad_on<S: Simd>(simd: S, dz: &[f32], w: &[f32], s: ConvShape) -> Vec<f32> {
+        let t = ConvShape {
+            channels_in: s.channels_out,
+            channels_out: s.channels_in,
+            ..s
+        };
+        let cp = t.channels_out.div_ceil(S::F32_LANES) * S::F32_LANES;
+        let (mut weights, mut bordered) = (Vec::new(), Vec::new());
+        pad_transposed_weights(w, s, cp, &mut weights);
+        border(dz, t, &mut bordered);
+        let mut dx = vec![f32::NAN; s.image_in()];
+        let tile = Tile {
+            image: &bordered,
+            weights: &weights,
+            cp,
+            s: t,
+            relu: false,
+        };
+        simd.vectorize(OneImage { tile, out: &mut dx });
+        dx
+    }
+
+    /// The input value that tap `(ky, kx)` of output pixel `(y, x)` reads, if inside.
+    fn tap(s: ConvShape, (y, x): (usize, usize), (ky, kx): (usize, usize)) -> Option<usize> {
+        let iy = (y + ky).checked_sub(s.pad()).filter(|&v| v < s.height)?;
+        let ix = (x + kx).checked_sub(s.pad()).filter(|&v| v < s.width)?;
+        Some(iy * s.width + ix)
+    }
+
+    /// The gradients by their definitions, in f64: `dw[(ky, kx, c), o] = Σ x[tap] dz[o]` and
+    /// `dx[tap, c] = Σ w[(ky, kx, c), o] dz[o]` over output pixels and taps.
+    fn reference_grads(x: &[f32], dz: &[f32], w: &[f32], s: ConvShape) -> (Vec<f64>, Vec<f64>) {
+        let (c, k, o_n) = (s.channels_in, s.kernel, s.channels_out);
+        let mut dw = vec![0.0; s.patch() * o_n];
+        let mut dx = vec![0.0; s.image_in()];
+        for y in 0..s.height {
+            for xx in 0..s.width {
+                for (ky, kx) in (0..k).flat_map(|ky| (0..k).map(move |kx| (ky, kx))) {
+                    let Some(i) = tap(s, (y, xx), (ky, kx)) else {
+                        continue;
+                    };
+                    for ci in 0..c {
+                        for o in 0..o_n {
+                            let g = f64::from(dz[(y * s.width + xx) * o_n + o]);
+                            let row = (ky * k + kx) * c + ci;
+                            dw[row * o_n + o] += f64::from(x[i * c + ci]) * g;
+                            dx[i * c + ci] += f64::from(w[row * o_n + o]) * g;
+                        }
+                    }
+                }
+            }
+        }
+        (dw, dx)
+    }
+
     /// The definition, in f64: zero padding, taps `(ky, kx, c)`, then ReLU.
     fn reference(image: &[f32], w: &[f32], bias: &[f32], s: ConvShape) -> Vec<f64> {
         let (c, k, pad) = (s.channels_in, s.kernel, s.pad() as isize);
@@ -359,12 +592,12 @@ mod tests {
         out
     }
 
-    /// Every instruction set this CPU has computes the definition (the tests elsewhere only
-    /// reach the widest): plain scalar code, and AVX2 and AVX-512 where present, over shapes
+    /// Every instruction set this CPU has computes the definitions of the forward pass and of
+    /// both gradients (the tests elsewhere only reach the widest): plain scalar code, and AVX2 and AVX-512 where present, over shapes
     /// that take every path (one and two vectors of filters, whole vectors two rows at a time,
     /// odd heights, rows narrower than a tile and not a multiple of it).
     #[test]
-    fn every_instruction_set_computes_the_definition() {
+    fn every_instruction_set_computes_the_definitions() {
         let shapes = [
             (1, 8, 28, 28, 3),
             (8, 16, 14, 14, 3),
@@ -391,6 +624,35 @@ mod tests {
             let w = values(s.patch() * c_out, 5);
             let bias = values(c_out, 9);
             let want = reference(&image, &w, &bias, s);
+            let dz = values(s.pixels() * c_out, 3);
+            let (want_dw, want_dx) = reference_grads(&image, &dz, &w, s);
+            let grads = |isa: &str, dw: Vec<f32>, dx: Vec<f32>| {
+                for (what, got, want) in [("dw", dw, &want_dw), ("dx", dx, &want_dx)] {
+                    assert_eq!(got.len(), want.len());
+                    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+                        assert!(
+                            (f64::from(*g) - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                            "{isa} {s:?}: {what}[{i}] is {g}, the definition {w}"
+                        );
+                    }
+                }
+            };
+            grads(
+                "scalar",
+                grad_on(pulp::Scalar, &image, &dz, s),
+                input_grad_on(pulp::Scalar, &dz, &w, s),
+            );
+            #[cfg(target_arch = "x86_64")]
+            {
+                if let Some(simd) = pulp::x86::V3::try_new() {
+                    let dw = grad_on(simd, &image, &dz, s);
+                    grads("avx2", dw, input_grad_on(simd, &dz, &w, s));
+                }
+                if let Some(simd) = pulp::x86::V4::try_new() {
+                    let dw = grad_on(simd, &image, &dz, s);
+                    grads("avx512", dw, input_grad_on(simd, &dz, &w, s));
+                }
+            }
             let mut results = vec![("scalar", on(pulp::Scalar, &image, (&w, &bias), s))];
             #[cfg(target_arch = "x86_64")]
             {

@@ -11,6 +11,7 @@
 //! enough to pay for the hand-off (two threads lose to one on small work), so the CPU column is
 //! never slower than the better of one and all threads.
 
+mod convolution;
 mod direct;
 mod matmul;
 mod memory;

@@ -116,15 +116,7 @@ impl CpuBackend {
         store(dw, s2, &mut self.census);
         self.op_end("weight_grad", clock);
         let clock = self.op_start();
-        // Row by row, so the inner loop runs along contiguous memory; each column still sums
-        // its rows in ascending order, as the shader does.
-        let db_f = view_mut(db, &mut *s3, false)?;
-        db_f.fill(0.0);
-        for row in dz_f.chunks_exact(fan_out) {
-            for (dbj, v) in db_f.iter_mut().zip(row) {
-                *dbj += v;
-            }
-        }
+        column_sums(dz_f, view_mut(db, &mut *s3, false)?);
         store(db, s3, &mut self.census);
         self.op_end("bias_grad", clock);
         self.working = work;
@@ -367,5 +359,16 @@ impl CpuBackend {
             } as u64;
         }
         Ok(count)
+    }
+}
+
+/// `db[j] = Σ_i dz[i, j]`: row by row, so the inner loop runs along contiguous memory; each
+/// column still sums its rows in ascending order, as the shader does.
+pub(super) fn column_sums(dz: &[f32], db: &mut [f32]) {
+    db.fill(0.0);
+    for row in dz.chunks_exact(db.len()) {
+        for (dbj, v) in db.iter_mut().zip(row) {
+            *dbj += v;
+        }
     }
 }

@@ -6,8 +6,8 @@
 
 use rayon::prelude::*;
 
+use super::CpuBackend;
 use super::values::{slots, store, view, view_mut};
-use super::{CpuBackend, direct};
 use crate::backend::checks;
 use crate::backend::error::BackendError;
 use crate::backend::params::{Activation, ConvShape, PoolShape};
@@ -157,7 +157,7 @@ fn unpool_image(image: &[f32], dout: &[f32], act: Activation, s: PoolShape, grad
 impl CpuBackend {
     /// Runs `kernel` on each `len`-value chunk of `out` with its index, over the pool when
     /// `out` is large enough.
-    fn rows<F>(&self, out: &mut [f32], len: usize, kernel: F)
+    pub(super) fn rows<F>(&self, out: &mut [f32], len: usize, kernel: F)
     where
         F: Fn((usize, &mut [f32])) + Sync + Send,
     {
@@ -167,42 +167,6 @@ impl CpuBackend {
         } else {
             out.chunks_mut(len).enumerate().for_each(kernel);
         }
-    }
-
-    /// A convolution's forward pass straight from the images (see `direct.rs`): `col` is not
-    /// written, [`ComputeOps::conv_patches`] fills it for the weight gradient.
-    ///
-    /// [`ComputeOps::conv_patches`]: crate::backend::ComputeOps::conv_patches
-    pub(super) fn conv_forward_op(
-        &mut self,
-        x: &Tensor,
-        s: ConvShape,
-        (w, b, act): (&Tensor, &Tensor, Activation),
-        col: &Tensor,
-        out: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        checks::conv_forward(Device::Cpu, x, s, (w, b), col, out)?;
-        let mut work = self.take_working(&[x, w, b, out])?;
-        let [s0, s1, s2, s3] = slots(&mut work);
-        let (x_f, w_f, b_f) = (view(x, s0)?, view(w, s1)?, view(b, s2)?);
-        let out_f = view_mut(out, &mut *s3, false)?;
-        let cp = s.channels_out.div_ceil(direct::lanes()) * direct::lanes();
-        let mut padded = std::mem::take(&mut self.padded_weights);
-        direct::pad_weights(w_f, b_f, cp, &mut padded);
-        self.rows(out_f, s.pixels() * s.channels_out, |(b, out)| {
-            let relu = act == Activation::Relu;
-            let image = &x_f[b * s.image_in()..(b + 1) * s.image_in()];
-            direct::conv_image(image, (&padded, cp), s, relu, out);
-            if !relu && act != Activation::Identity {
-                for v in out {
-                    *v = act.apply(*v);
-                }
-            }
-        });
-        self.padded_weights = padded;
-        store(out, s3, &mut self.census);
-        self.working = work;
-        Ok(())
     }
 
     pub(super) fn im2col_op(

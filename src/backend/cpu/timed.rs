@@ -89,21 +89,40 @@ impl ComputeOps for CpuBackend {
         x: &Tensor,
         shape: ConvShape,
         params: (&Tensor, &Tensor, Activation),
-        col: &mut Tensor,
+        col: Option<&mut Tensor>,
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
-        self.timed("conv_forward", |s| {
-            s.conv_forward_op(x, shape, params, col, out)
-        })
+        if col.is_some() {
+            return Err(patches_given("conv_forward"));
+        }
+        self.timed("conv_forward", |s| s.conv_forward_op(x, shape, params, out))
     }
 
-    fn conv_patches(
+    fn conv_backward_params(
         &mut self,
         x: &Tensor,
         shape: ConvShape,
-        col: &mut Tensor,
+        col: Option<&Tensor>,
+        dz: &Tensor,
+        grads: (&mut Tensor, &mut Tensor),
     ) -> Result<(), BackendError> {
-        self.timed("im2col", |s| s.im2col_op(x, shape, col))
+        if col.is_some() {
+            return Err(patches_given("conv_backward_params"));
+        }
+        // Times its two kernels itself, as `linear_backward_params` does.
+        self.conv_backward_params_op(x, shape, dz, grads)
+    }
+
+    fn conv_backward_input(
+        &mut self,
+        dz: &Tensor,
+        w: &Tensor,
+        shape: ConvShape,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.timed("conv_backward_input", |s| {
+            s.conv_backward_input_op(dz, w, shape, dx)
+        })
     }
 
     fn col2im(
@@ -211,5 +230,13 @@ impl ComputeOps for CpuBackend {
 
     fn flush(&mut self) -> Result<(), BackendError> {
         Ok(())
+    }
+}
+
+/// The error of a patch matrix given to the CPU, which convolves directly and makes none.
+fn patches_given(op: &'static str) -> BackendError {
+    BackendError::Shape {
+        op,
+        detail: "a patch matrix given to the CPU, which convolves directly".into(),
     }
 }

@@ -1,0 +1,145 @@
+//! A convolution's forward pass and parameter gradients on the CPU, straight from the images
+//! (the kernels are in `direct.rs`, which says why): no patch matrix is made or kept. The
+//! input gradient still goes through the patches' gradient and `col2im` (`spatial.rs`).
+
+use rayon::prelude::*;
+
+use super::values::{slots, store, view, view_mut};
+use super::{CpuBackend, direct};
+use crate::backend::checks;
+use crate::backend::error::BackendError;
+use crate::backend::params::{Activation, ConvShape};
+use crate::backend::tensor::Tensor;
+use crate::device::Device;
+
+impl CpuBackend {
+    /// `out = act(x ⊛ w + b)`, image by image over the pool.
+    pub(super) fn conv_forward_op(
+        &mut self,
+        x: &Tensor,
+        s: ConvShape,
+        (w, b, act): (&Tensor, &Tensor, Activation),
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        checks::conv_forward(Device::Cpu, x, s, (w, b), None, out)?;
+        let mut work = self.take_working(&[x, w, b, out])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (x_f, w_f, b_f) = (view(x, s0)?, view(w, s1)?, view(b, s2)?);
+        let out_f = view_mut(out, &mut *s3, false)?;
+        let cp = padded_channels(s.channels_out);
+        let mut padded = std::mem::take(&mut self.padded_weights);
+        direct::pad_weights(w_f, b_f, cp, &mut padded);
+        self.rows(out_f, s.pixels() * s.channels_out, |(i, out)| {
+            let relu = act == Activation::Relu;
+            let image = &x_f[i * s.image_in()..(i + 1) * s.image_in()];
+            direct::conv_image(image, (&padded, cp), s, relu, out);
+            if !relu && act != Activation::Identity {
+                for v in out {
+                    *v = act.apply(*v);
+                }
+            }
+        });
+        self.padded_weights = padded;
+        store(out, s3, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+
+    /// `dw = Σ patches(x)ᵀ · dz` from the images, then `db = Σ dz`, timed as two kernels as
+    /// the dense layers' are. Each thread sums a fixed run of the images into its own padded
+    /// partial gradient; the partials are then added in thread order, so the result does not
+    /// depend on scheduling.
+    pub(super) fn conv_backward_params_op(
+        &mut self,
+        x: &Tensor,
+        s: ConvShape,
+        dz: &Tensor,
+        (dw, db): (&mut Tensor, &mut Tensor),
+    ) -> Result<(), BackendError> {
+        let batch = checks::conv_backward_params(Device::Cpu, x, s, dz, (dw, db))?;
+        let mut work = self.take_working(&[x, dz, dw, db])?;
+        let [s0, s1, s2, s3] = slots(&mut work);
+        let (x_f, dz_f) = (view(x, s0)?, view(dz, s1)?);
+        let clock = self.op_start();
+        let cp = padded_channels(s.channels_out);
+        let size = s.patch() * cp;
+        let parts = if self.parallel(dz_f.len()) {
+            self.threads.clamp(1, batch.max(1))
+        } else {
+            1
+        };
+        let per_part = batch.div_ceil(parts);
+        let mut partials = std::mem::take(&mut self.partials);
+        partials.clear();
+        partials.resize(parts * size, 0.0);
+        let (image_in, image_out) = (s.image_in(), s.pixels() * s.channels_out);
+        let part = |(p, sums): (usize, &mut [f32])| {
+            for i in p * per_part..((p + 1) * per_part).min(batch) {
+                let image = &x_f[i * image_in..(i + 1) * image_in];
+                let dz = &dz_f[i * image_out..(i + 1) * image_out];
+                direct::weight_grad_image(image, dz, s, cp, sums);
+            }
+        };
+        if parts > 1 {
+            self.pool
+                .install(|| partials.par_chunks_mut(size).enumerate().for_each(part));
+        } else {
+            partials.chunks_mut(size).enumerate().for_each(part);
+        }
+        let dw_f = view_mut(dw, &mut *s2, false)?;
+        for (row, dw_row) in dw_f.chunks_exact_mut(s.channels_out).enumerate() {
+            for (o, v) in dw_row.iter_mut().enumerate() {
+                *v = (0..parts).map(|p| partials[p * size + row * cp + o]).sum();
+            }
+        }
+        self.partials = partials;
+        store(dw, s2, &mut self.census);
+        self.op_end("weight_grad", clock);
+        let clock = self.op_start();
+        super::ops::column_sums(dz_f, view_mut(db, &mut *s3, false)?);
+        store(db, s3, &mut self.census);
+        self.op_end("bias_grad", clock);
+        self.working = work;
+        Ok(())
+    }
+}
+
+impl CpuBackend {
+    /// `dx = dz ⊛ᵀ w`: the forward kernel run on the output's gradient with the transposed
+    /// weights (see `direct::pad_transposed_weights`), image by image over the pool.
+    pub(super) fn conv_backward_input_op(
+        &mut self,
+        dz: &Tensor,
+        w: &Tensor,
+        s: ConvShape,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        checks::conv_backward_input(Device::Cpu, dz, w, s, dx)?;
+        let mut work = self.take_working(&[dz, w, dx])?;
+        let [s0, s1, s2, _] = slots(&mut work);
+        let (dz_f, w_f) = (view(dz, s0)?, view(w, s1)?);
+        let dx_f = view_mut(dx, &mut *s2, false)?;
+        // The transpose maps the output's channels to the input's.
+        let t = ConvShape {
+            channels_in: s.channels_out,
+            channels_out: s.channels_in,
+            ..s
+        };
+        let cp = padded_channels(t.channels_out);
+        let mut padded = std::mem::take(&mut self.padded_weights);
+        direct::pad_transposed_weights(w_f, s, cp, &mut padded);
+        self.rows(dx_f, s.image_in(), |(i, dx)| {
+            let dz = &dz_f[i * t.image_in()..(i + 1) * t.image_in()];
+            direct::conv_image(dz, (&padded, cp), t, false, dx);
+        });
+        self.padded_weights = padded;
+        store(dx, s2, &mut self.census);
+        self.working = work;
+        Ok(())
+    }
+}
+
+/// Output channels padded to whole vectors of the widest instruction set this CPU has.
+fn padded_channels(c_out: usize) -> usize {
+    c_out.div_ceil(direct::lanes()) * direct::lanes()
+}
