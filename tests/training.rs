@@ -218,6 +218,7 @@ fn the_small_workgroups_of_weaker_adapters_compute_the_same() {
         matmul_tile: 8,
         elementwise: 64,
         column_sum: 32,
+        matmul: batchscope::backend::MatmulChoice::OnePerInvocation,
     };
     let mut gpu = GpuBackend::with_sizes(Some(small)).expect("the adapter opened a moment ago");
     assert_eq!(gpu.kernel_sizes(), small);

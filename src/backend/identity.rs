@@ -53,4 +53,32 @@ pub struct KernelSizes {
     pub elementwise: u32,
     /// Invocations per workgroup of the bias-gradient column sums.
     pub column_sum: u32,
+    /// The matrix-product kernel of large products.
+    pub matmul: MatmulChoice,
+}
+
+/// Which kernel a matrix product of at least one 64 × 64 tile each way runs (smaller ones always
+/// run `matmul.wgsl`, which wastes less of a tile on them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatmulChoice {
+    /// `matmul.wgsl`: one output per invocation, `matmul_tile`² invocations a workgroup.
+    #[default]
+    OnePerInvocation,
+    /// `matmul_tiled.wgsl`: 64 × 64 outputs a workgroup of 16 × 16, each invocation a 4 × 4
+    /// block held in registers.
+    Blocks4x4,
+}
+
+impl MatmulChoice {
+    /// Both, in the order `bench` reports them.
+    pub const ALL: [MatmulChoice; 2] = [MatmulChoice::OnePerInvocation, MatmulChoice::Blocks4x4];
+
+    /// The name `devices` and `bench` show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatmulChoice::OnePerInvocation => "1x1 per invocation",
+            MatmulChoice::Blocks4x4 => "4x4 per invocation, 64x64 tiles",
+        }
+    }
 }

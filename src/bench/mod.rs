@@ -5,6 +5,7 @@
 
 pub mod calibrate;
 pub mod calibrate_each;
+pub mod gpu_products;
 pub mod history;
 pub mod infer;
 pub mod peak;
@@ -306,38 +307,64 @@ fn measure_products_inside(
     batch: usize,
     seconds_each: f64,
 ) -> Result<Vec<ProductRate>, BackendError> {
-    let mut rates = Vec::new();
-    let blocks = spec.conv_blocks();
-    for (l, (pixels, fan_in, fan_out)) in spec.products().into_iter().enumerate() {
-        // A convolution's products run over every pixel of the batch.
+    // The convolution blocks' own kernels first, then each dense layer's three products.
+    let mut rates = measure_convolutions(backend, spec, batch, seconds_each)?;
+    let blocks = spec.conv_blocks().len();
+    for (l, (pixels, fan_in, fan_out)) in spec.products().into_iter().enumerate().skip(blocks) {
         let rows = batch * pixels;
         let macs = (rows * fan_in * fan_out) as f64;
-        let rate = |name: &str, shape: [usize; 3], seconds: f64| ProductRate {
-            name: format!("{name} {l}"),
-            shape,
-            gflop_per_s: 2.0 * macs / seconds / 1e9,
-        };
+        let seconds = time_layer_products(backend, (rows, fan_in, fan_out), seconds_each)?;
         let shapes = [
             [rows, fan_in, fan_out],
             [fan_in, rows, fan_out],
             [rows, fan_out, fan_in],
         ];
-        if let Some(&(conv, _)) = blocks.get(l) {
-            // The convolution's own kernels, as the training step runs them (on this CPU
-            // straight from the images); the first block has no input gradient.
-            let [forward, weight_grad, input_grad] =
-                time_convolution(backend, conv, batch, seconds_each)?;
-            rates.push(rate("convolution", shapes[0], forward));
-            rates.push(rate("conv weight_grad", shapes[1], weight_grad));
-            if l > 0 {
-                rates.push(rate("conv input_grad", shapes[2], input_grad));
-            }
-            continue;
-        }
-        let seconds = time_layer_products(backend, (rows, fan_in, fan_out), seconds_each)?;
         let names = ["forward", "weight_grad", "input_grad"];
         for ((name, shape), seconds) in names.into_iter().zip(shapes).zip(seconds) {
-            rates.push(rate(name, shape, seconds));
+            rates.push(ProductRate {
+                name: format!("{name} {l}"),
+                shape,
+                gflop_per_s: 2.0 * macs / seconds / 1e9,
+            });
+        }
+    }
+    Ok(rates)
+}
+
+/// Each convolution block's kernels on `backend` (either device), as its training step runs
+/// them: the forward pass, the parameter gradients and (after the first block) the input
+/// gradient, each in GFLOP/s of the equivalent product.
+pub fn measure_convolutions(
+    backend: &mut dyn Backend,
+    spec: &ModelSpec,
+    batch: usize,
+    seconds_each: f64,
+) -> Result<Vec<ProductRate>, BackendError> {
+    let mut rates = Vec::new();
+    let products = spec.products();
+    for (l, (conv, _)) in spec.conv_blocks().into_iter().enumerate() {
+        let (pixels, fan_in, fan_out) = products[l];
+        let rows = batch * pixels;
+        let macs = (rows * fan_in * fan_out) as f64;
+        let seconds = time_convolution(backend, conv, batch, seconds_each)?;
+        let names = ["convolution", "conv weight_grad", "conv input_grad"];
+        let shapes = [
+            [rows, fan_in, fan_out],
+            [fan_in, rows, fan_out],
+            [rows, fan_out, fan_in],
+        ];
+        for ((name, shape), seconds) in
+            names
+                .into_iter()
+                .zip(shapes)
+                .zip(seconds)
+                .take(if l > 0 { 3 } else { 2 })
+        {
+            rates.push(ProductRate {
+                name: format!("{name} {l}"),
+                shape,
+                gflop_per_s: 2.0 * macs / seconds / 1e9,
+            });
         }
     }
     Ok(rates)

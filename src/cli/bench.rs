@@ -94,7 +94,13 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
         );
     }
     if args.kernels {
-        return kernels(out, args, &session);
+        if devices.contains(&Device::Cpu) {
+            kernels(out, args, &session)?;
+        }
+        if devices.contains(&Device::Gpu) {
+            gpu_kernels(out, args, &session)?;
+        }
+        return Ok(());
     }
     if args.repeats == 0 {
         return Err(Failure::BadInput("--repeats must be at least 1".to_owned()));
@@ -229,6 +235,76 @@ fn kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(), Fai
             ))?;
         }
     }
+    Ok(())
+}
+
+/// `bench --kernels --device gpu --json`.
+#[derive(Serialize)]
+struct GpuKernelsSummary<'a> {
+    adapter: &'a str,
+    software: bool,
+    /// The kernel this adapter's large products run (chosen from its limits).
+    chosen: crate::backend::MatmulChoice,
+    rates: &'a [crate::bench::gpu_products::GpuProductRate],
+    overheads: crate::bench::gpu_products::Overheads,
+    /// Each convolution block's kernels as the GPU's step runs them (a CNN's only).
+    convolutions: &'a [ProductRate],
+}
+
+/// `bench --kernels --device gpu`: each matrix-product kernel's GFLOP/s on square products
+/// from 256³ up (as far as a second a call allows), and the one this adapter runs.
+fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(), Failure> {
+    use crate::backend::gpu::GpuBackend;
+    let bad = |e: crate::backend::BackendError| Failure::BadInput(e.to_string());
+    let mut gpu = GpuBackend::new().map_err(|e| Failure::BadInput(e.reason.clone()))?;
+    let (sizes, summary) = (gpu.kernel_sizes(), gpu.adapter().clone());
+    let overheads = crate::bench::gpu_products::overheads(&mut gpu).map_err(bad)?;
+    let spec = session.config.model_spec(&session.data);
+    let convolutions =
+        crate::bench::measure_convolutions(&mut gpu, &spec, session.config.batch, 0.3)
+            .map_err(bad)?;
+    drop(gpu);
+    let rates = crate::bench::gpu_products::measure(sizes, 0.3).map_err(bad)?;
+    if args.run.json {
+        out.json(&GpuKernelsSummary {
+            adapter: &summary.name,
+            software: summary.software,
+            chosen: sizes.matmul,
+            rates: &rates,
+            overheads,
+            convolutions: &convolutions,
+        })?;
+        return Ok(());
+    }
+    let software = if summary.software {
+        " (a software adapter: its speed says nothing about a GPU)"
+    } else {
+        ""
+    };
+    out.line(format!(
+        "GPU {}{software}: large products run {}",
+        summary.name,
+        sizes.matmul.as_str()
+    ))?;
+    for r in &rates {
+        out.line(format!(
+            "  {:<32} {n}x{n}x{n}  {:9.1} GFLOP/s",
+            r.kernel.as_str(),
+            r.gflop_per_s,
+            n = r.size
+        ))?;
+    }
+    for r in &convolutions {
+        out.line(format!(
+            "  {:<32} {}x{}x{}  {:9.1} GFLOP/s",
+            r.name, r.shape[0], r.shape[1], r.shape[2], r.gflop_per_s
+        ))?;
+    }
+    let o = overheads;
+    out.line(format!(
+        "  dispatch: {:.1} µs waited for, {:.1} µs queued; upload {:.2} GB/s, readback {:.2} GB/s",
+        o.dispatch_sync_us, o.dispatch_queued_us, o.upload_gb_per_s, o.readback_gb_per_s
+    ))?;
     Ok(())
 }
 

@@ -40,7 +40,8 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
     for a in &adapters {
         out.line(format!(
             "{} [{}] {}{} — {} {}\n  timestamps: {}, shader f16: {}, max buffer {} MiB, \
-             max storage binding {} MiB, training: {}, workgroups: matmul {}x{}, element-wise {}",
+             max storage binding {} MiB, training: {}, workgroups: matmul {}x{}, element-wise {}\n  \
+             large matrix products: {}",
             a.name,
             a.backend,
             a.device_type,
@@ -59,6 +60,7 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
             a.kernel_sizes.matmul_tile,
             a.kernel_sizes.matmul_tile,
             a.kernel_sizes.elementwise,
+            a.kernel_sizes.matmul.as_str(),
         ))?;
     }
     Ok(())

@@ -11,7 +11,7 @@
 //!
 //! So a field added on one side or a code renumbered cannot make the two disagree silently.
 
-use crate::backend::identity::KernelSizes;
+use crate::backend::identity::{KernelSizes, MatmulChoice};
 use crate::backend::params::Activation;
 use crate::precision::Half;
 
@@ -19,6 +19,8 @@ use crate::precision::Half;
 const HALF_WGSL: &str = include_str!("../../../shaders/half.wgsl");
 /// Tiled matrix product with a fused epilogue.
 const MATMUL_WGSL: &str = include_str!("../../../shaders/matmul.wgsl");
+/// The register-tiled product of large matrices.
+const MATMUL_TILED_WGSL: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
 /// Column sums (bias gradients).
 const COLUMN_SUM_WGSL: &str = include_str!("../../../shaders/column_sum.wgsl");
 /// Softmax cross-entropy and mean squared error, with their gradients and statistics.
@@ -51,6 +53,12 @@ impl KernelSizes {
         } else {
             8
         };
+        // The 4 × 4 blocks need 16 × 16 invocations and 8 KiB of workgroup memory.
+        let matmul = if tile == 16 && limits.max_compute_workgroup_storage_size >= 8 << 10 {
+            MatmulChoice::Blocks4x4
+        } else {
+            MatmulChoice::OnePerInvocation
+        };
         let width = invocations.min(limits.max_compute_workgroup_size_x);
         let elementwise = [256, 128, 64]
             .into_iter()
@@ -60,6 +68,7 @@ impl KernelSizes {
             matmul_tile: tile,
             elementwise,
             column_sum: elementwise.min(64),
+            matmul,
         }
     }
 }
@@ -316,6 +325,7 @@ uniform! {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum KernelId {
     Matmul,
+    MatmulTiled,
     ColumnSum,
     SoftmaxCrossEntropy,
     Mse,
@@ -370,6 +380,7 @@ impl Kernel {
 /// Every kernel, compiled for one device.
 pub(super) struct Kernels {
     matmul: Kernel,
+    matmul_tiled: Kernel,
     column_sum: Kernel,
     softmax_cross_entropy: Kernel,
     mse: Kernel,
@@ -391,7 +402,7 @@ fn source(file: &str) -> String {
     } else {
         ""
     };
-    let activation = if file == MATMUL_WGSL || file == SPATIAL_WGSL {
+    let activation = if file == MATMUL_WGSL || file == MATMUL_TILED_WGSL || file == SPATIAL_WGSL {
         ACTIVATION_WGSL
     } else {
         ""
@@ -410,6 +421,13 @@ impl Kernels {
         let spatial = source(SPATIAL_WGSL);
         Self {
             matmul: Kernel::new(device, "matmul", &source(MATMUL_WGSL), "main", &tile),
+            matmul_tiled: Kernel::new(
+                device,
+                "matmul_tiled",
+                &source(MATMUL_TILED_WGSL),
+                "main",
+                &[],
+            ),
             column_sum: Kernel::new(
                 device,
                 "column_sum",
@@ -452,6 +470,7 @@ impl Kernels {
     pub fn get(&self, id: KernelId) -> &Kernel {
         match id {
             KernelId::Matmul => &self.matmul,
+            KernelId::MatmulTiled => &self.matmul_tiled,
             KernelId::ColumnSum => &self.column_sum,
             KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
             KernelId::Mse => &self.mse,
@@ -505,6 +524,11 @@ mod tests {
                 rust_params::<MatmulParams>(),
             ),
             (
+                "matmul_tiled.wgsl",
+                shader_params(MATMUL_TILED_WGSL),
+                rust_params::<MatmulParams>(),
+            ),
+            (
                 "column_sum.wgsl",
                 shader_params(COLUMN_SUM_WGSL),
                 rust_params::<ColumnSumParams>(),
@@ -546,6 +570,7 @@ mod tests {
     fn shaders_name_their_codes_and_the_codes_are_distinct() {
         for (file, text) in [
             ("matmul.wgsl", MATMUL_WGSL),
+            ("matmul_tiled.wgsl", MATMUL_TILED_WGSL),
             ("column_sum.wgsl", COLUMN_SUM_WGSL),
             ("loss.wgsl", LOSS_WGSL),
             ("optimizer.wgsl", OPTIMIZER_WGSL),

@@ -10,6 +10,7 @@ use super::kernels::{
 };
 use crate::backend::checks;
 use crate::backend::error::BackendError;
+use crate::backend::identity::MatmulChoice;
 use crate::backend::params::{Activation, AdamHyper, ConvShape, PoolShape};
 use crate::backend::tensor::{Storage, Tensor, check_device};
 use crate::backend::traits::ComputeOps;
@@ -41,11 +42,18 @@ impl GpuBackend {
             ..MatmulParams::default()
         };
         let aux = aux.unwrap_or_else(|| self.stream.dummy_read());
-        let tile = self.stream.sizes.matmul_tile;
+        // Products of at least one 64 × 64 tile each way in 4 × 4 register blocks where the
+        // adapter runs them, the others one output per invocation.
+        let blocks = self.stream.sizes.matmul == MatmulChoice::Blocks4x4 && m >= 64 && n >= 64;
+        let (kernel, tile) = if blocks {
+            (KernelId::MatmulTiled, 64)
+        } else {
+            (KernelId::Matmul, self.stream.sizes.matmul_tile)
+        };
         let groups = ((n as u32).div_ceil(tile), (m as u32).div_ceil(tile));
         self.stream.dispatch(
             &mut self.recorder,
-            (KernelId::Matmul, label),
+            (kernel, label),
             &params,
             &[a, b, aux, c],
             groups,

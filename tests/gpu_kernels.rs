@@ -1,0 +1,178 @@
+//! Every GPU matrix-product kernel against an f64 reference, and against the CPU over a short
+//! training run: the one-output-per-invocation kernel and the 4 × 4 register blocks, whichever
+//! the adapter would choose. On lavapipe in CI; on a real GPU through `scripts/gpu-check.sh`.
+
+mod common;
+
+use batchscope::backend::gpu::GpuBackend;
+use batchscope::backend::{Activation, Backend, KernelSizes, MatmulChoice};
+use batchscope::train::{Runner, Session, TrainConfig};
+use common::reference::dense64;
+use common::{Rng64, act64, assert_close, upload};
+
+/// The GPU with its large products forced to `choice`, or `None` without an adapter.
+fn gpu_with(choice: MatmulChoice) -> Option<GpuBackend> {
+    let sizes = common::gpu()?.kernel_sizes();
+    if choice == MatmulChoice::Blocks4x4 && sizes.matmul_tile < 16 {
+        eprintln!("this adapter cannot run 16 × 16 workgroups: no 4 × 4 blocks to test");
+        return None;
+    }
+    let sizes = KernelSizes {
+        matmul: choice,
+        ..sizes
+    };
+    let gpu = GpuBackend::with_sizes(Some(sizes)).expect("the adapter opened a moment ago");
+    assert_eq!(gpu.kernel_sizes().matmul, choice);
+    Some(gpu)
+}
+
+/// The three products of a dense layer on `(rows, fan_in, fan_out)` with `act`: forward with
+/// bias and activation, weight gradient (`xᵀ · dz`), input gradient (`dz · wᵀ ⊙ act'`).
+fn products_case(b: &mut dyn Backend, (rows, fan_in, fan_out): (usize, usize, usize)) {
+    let act = Activation::Tanh;
+    let mut rng = Rng64::new((rows * 7 + fan_in * 3 + fan_out) as u64);
+    let x = rng.vec(rows * fan_in, 1.0);
+    let w = rng.vec(fan_in * fan_out, 0.5);
+    let bias = rng.vec(fan_out, 0.3);
+    let dz = rng.vec(rows * fan_out, 1.0);
+    // `a_prev` as the previous layer's tanh output, so act' means something.
+    let a_prev: Vec<f64> = x.iter().map(|v| v.tanh()).collect();
+    let name = format!("{rows}x{fan_in}x{fan_out}");
+
+    let tx = upload(b, "x", rows, fan_in, &x);
+    let tw = upload(b, "w", fan_in, fan_out, &w);
+    let tb = upload(b, "b", 1, fan_out, &bias);
+    let tdz = upload(b, "dz", rows, fan_out, &dz);
+    let ta = upload(b, "a_prev", rows, fan_in, &a_prev);
+    let mut out = b.zeros("out", rows, fan_out).expect("alloc");
+    let mut dw = b.zeros("dw", fan_in, fan_out).expect("alloc");
+    let mut db = b.zeros("db", 1, fan_out).expect("alloc");
+    let mut dx = b.zeros("dx", rows, fan_in).expect("alloc");
+    b.linear_forward(&tx, &tw, &tb, act, &mut out)
+        .expect("forward");
+    b.linear_backward_params(&tx, &tdz, &mut dw, &mut db)
+        .expect("params");
+    b.linear_backward_input(&tdz, &tw, &ta, act, &mut dx)
+        .expect("input");
+
+    let want_out: Vec<f64> = dense64(&x, &w, &bias, fan_in, fan_out)
+        .into_iter()
+        .map(|z| act64(act, z))
+        .collect();
+    let mut want_dw = vec![0.0; fan_in * fan_out];
+    let mut want_dx = vec![0.0; rows * fan_in];
+    for r in 0..rows {
+        for i in 0..fan_in {
+            for o in 0..fan_out {
+                let g = dz[r * fan_out + o];
+                want_dw[i * fan_out + o] += x[r * fan_in + i] * g;
+                want_dx[r * fan_in + i] += w[i * fan_out + o] * g;
+            }
+        }
+    }
+    for (r, row) in want_dx.chunks_exact_mut(fan_in).enumerate() {
+        for (i, v) in row.iter_mut().enumerate() {
+            let a = a_prev[r * fan_in + i];
+            *v *= 1.0 - a * a;
+        }
+    }
+    let want_db: Vec<f64> = (0..fan_out)
+        .map(|o| (0..rows).map(|r| dz[r * fan_out + o]).sum())
+        .collect();
+    // Sums of up to a few hundred products of values near 1: f32 rounding grows with them.
+    let tolerance = |k: usize| 1e-5 * k as f64;
+    let read = |b: &mut dyn Backend, t| b.read(t).expect("read");
+    let out_f = read(b, &out);
+    assert_close(
+        &format!("{name} forward"),
+        &out_f,
+        &want_out,
+        tolerance(fan_in),
+        1e-5,
+    );
+    let dw_f = read(b, &dw);
+    assert_close(
+        &format!("{name} dw"),
+        &dw_f,
+        &want_dw,
+        tolerance(rows),
+        1e-5,
+    );
+    let db_f = read(b, &db);
+    assert_close(
+        &format!("{name} db"),
+        &db_f,
+        &want_db,
+        tolerance(rows),
+        1e-5,
+    );
+    let dx_f = read(b, &dx);
+    assert_close(
+        &format!("{name} dx"),
+        &dx_f,
+        &want_dx,
+        tolerance(fan_out),
+        1e-5,
+    );
+}
+
+/// Shapes below, at and above the 64 × 64 tile, with partial tiles and `k` not a multiple of
+/// the 16-value step, through every variant.
+#[test]
+fn every_matmul_kernel_computes_the_products() {
+    for choice in MatmulChoice::ALL {
+        let Some(mut gpu) = gpu_with(choice) else {
+            return;
+        };
+        for shape in [
+            (64, 64, 64),
+            (130, 70, 96),
+            (200, 17, 129),
+            (65, 300, 64),
+            (7, 5, 3),
+            (256, 784, 10),
+        ] {
+            products_case(&mut gpu, shape);
+        }
+    }
+}
+
+/// A network with layers wide enough for the register blocks trains as the CPU does, step by
+/// step, through every variant.
+#[test]
+fn every_matmul_kernel_trains_as_the_cpu_does() {
+    let config = TrainConfig {
+        source: batchscope::data::source::DataSource::Shipped("digits".into()),
+        hidden: vec![96, 80],
+        batch: 128,
+        lr: 0.01,
+        optimizer: batchscope::nn::OptimizerKind::Momentum,
+        ..TrainConfig::default()
+    };
+    let session = Session::new(config).expect("valid");
+    let mut cpu = common::cpu();
+    let cpu_losses = losses(&mut cpu, &session);
+    for choice in MatmulChoice::ALL {
+        let Some(mut gpu) = gpu_with(choice) else {
+            return;
+        };
+        for (step, (c, g)) in cpu_losses
+            .iter()
+            .zip(losses(&mut gpu, &session))
+            .enumerate()
+        {
+            let rel = ((c - g) / c).abs();
+            assert!(rel <= 1e-4, "{choice:?} step {step}: cpu {c} gpu {g}");
+        }
+    }
+}
+
+fn losses(b: &mut dyn Backend, session: &Session) -> Vec<f32> {
+    let mut runner = Runner::new(b, session).expect("fits");
+    (0..30)
+        .map(|_| {
+            runner.step(b, false).expect("step");
+            runner.log(b).expect("log").loss
+        })
+        .collect()
+}
