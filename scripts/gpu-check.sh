@@ -98,7 +98,7 @@ step kernels 180 "$bin" bench --kernels --device gpu --json --dataset mnist --co
 # Step time and samples/s on both devices: a tiny network (overhead-bound) and a large one
 # (arithmetic-bound) at several batch sizes.
 for b in 1 32 1024; do
-    step "bench-tiny-$b" 40 "$bin" bench --json --device both --dataset spiral \
+    step "bench-tiny-$b" 40 "$bin" bench --json --device both --dataset spiral --samples 6000 \
         --layers 2,16,16,2 --batch "$b" --repeats 3 --steps-per-run 100
 done
 for b in 64 1024 4096; do
