@@ -1,21 +1,29 @@
-//! A convolution's forward pass computed directly from the image, in vector registers.
+//! A convolution computed directly from the images, in vector registers: the forward pass, the
+//! weight gradient and the input gradient, with no patch matrix.
 //!
-//! Why not `im2col` and `gemm`, as the backward pass does: the patches hold `K²` copies of every
-//! input value, written out and read back, and `gemm` packs an inner dimension of only 9 or 72.
-//! For the small channel counts of a classroom CNN that traffic costs more than the arithmetic:
-//! measured at batch 256 on MNIST, the first block (1 → 8 channels) ran at 2.4% of one core's FMA
-//! peak that way and the second (8 → 16) at 17%.
+//! Why not `im2col` and `gemm`, as the GPU does: the patches hold `K²` copies of every input
+//! value, written out and read back, and `gemm` packs an inner dimension of only 9 or 72. For the
+//! small channel counts of a classroom CNN that traffic costs more than the arithmetic: measured
+//! at batch 256 on MNIST, the first block (1 → 8 channels) ran at 2.4% of one core's FMA peak
+//! that way and the second (8 → 16) at 17%; directly, 11–13% and 36–42%.
 //!
-//! Here the output channels of a few neighbouring pixels live in vector registers: for each tap
-//! and input channel one vector of weights is loaded and multiplied with each pixel's input
+//! Forward: the output channels of a tile of neighbouring pixels (8, or 4 with two vectors of
+//! channels; two rows at a time where there are 32 vector registers) live in registers; for each
+//! tap and input channel one vector of weights is loaded and multiplied with each pixel's input
 //! value, broadcast. The weights (a few KiB) stay in the L1 cache and nothing is written but the
-//! output. Each image is first copied into a zero-bordered one (a few KiB, kept per thread), so
-//! that every pixel takes the same path: border pixels computed one at a time, each a chain of
-//! dependent multiply-adds, had taken more time than all the others. `pulp` picks the widest instruction set the CPU has at run time (AVX-512, AVX2 with
-//! FMA, NEON, or plain scalar code) and keeps the `unsafe` of the intrinsics inside that crate.
+//! output. Each image is first copied into a zero-bordered, channel-by-channel one (a few KiB,
+//! kept per thread), so that every pixel takes the same path: border pixels computed one at a
+//! time, each a chain of dependent multiply-adds, had taken more time than all the others. Each
+//! output sums its bias, then kernel row `ky`, input channel, kernel column `kx`, with fused
+//! multiply-adds. The input gradient is this same kernel run on the output's gradient with the
+//! transposed weights ([`pad_transposed_weights`]).
 //!
-//! Each output sums its bias, then the taps row by row (`ky`, then `kx`, then the input
-//! channel), with fused multiply-adds.
+//! Weight gradient: each tap's sum over every pixel of the image stays in registers (all nine
+//! taps of a 3×3 kernel at once, so nine chains of multiply-adds are in flight), and is added
+//! into the thread's partial gradient at the end of the image.
+//!
+//! `pulp` picks the widest instruction set the CPU has at run time (AVX-512, AVX2 with FMA,
+//! NEON, or plain scalar code) and keeps the `unsafe` of the intrinsics inside that crate.
 
 // `pulp` compiles the kernel for an instruction set inside its dispatch function, so everything
 // the kernel calls must be inlined there: a call that is not inlined runs without the vector
