@@ -192,6 +192,44 @@ fn bench_reports_statistics_per_device() {
         (gflops - flops / (median / 1e3) / 1e9).abs() / gflops < 1e-9,
         "{v}"
     );
+    assert!(
+        v["dispatches_per_step"].is_null(),
+        "the CPU dispatches no kernels: {v}"
+    );
+}
+
+/// On the GPU, `bench` counts the kernels a step dispatches: for 20-32-4 with Adam in FP32,
+/// twelve (two forward products, the loss, two weight gradients and their two column sums, one
+/// input gradient, and an update of each of the four parameter tensors) in every step.
+#[test]
+fn bench_counts_the_kernels_a_gpu_step_dispatches() {
+    if !ci() {
+        return;
+    }
+    let (code, stdout, stderr) = batchscope(&[
+        "bench",
+        "--device",
+        "gpu",
+        "--dataset",
+        "random",
+        "--layers",
+        "20,32,4",
+        "--batch",
+        "16",
+        "--warmup",
+        "3",
+        "--repeats",
+        "3",
+        "--steps-per-run",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    let d = v["dispatches_per_step"]
+        .as_f64()
+        .expect("counted on the GPU");
+    assert_eq!(d, 12.0, "{v}");
 }
 
 #[test]

@@ -42,6 +42,15 @@ pub struct AdapterSummary {
     pub kernel_sizes: KernelSizes,
 }
 
+impl AdapterSummary {
+    /// Whether this GPU works in the host's own memory (an integrated GPU, or a software
+    /// adapter running on the CPU): then its "device memory" is host RAM and no copy crosses a
+    /// bus.
+    pub fn shares_host_memory(&self) -> bool {
+        matches!(self.device_type.as_str(), "IntegratedGpu" | "Cpu")
+    }
+}
+
 /// Workgroup sizes, chosen per adapter from its limits and passed to the shaders as pipeline
 /// constants.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

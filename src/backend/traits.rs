@@ -43,6 +43,12 @@ pub trait DeviceInfo: Send {
         None
     }
 
+    /// Kernels dispatched since the backend opened, for GPU backends: each costs a launch, and
+    /// in a tiny network's step their count, not their arithmetic, sets the time.
+    fn kernels_launched(&self) -> Option<u64> {
+        None
+    }
+
     /// Runs `f` with this backend in the context its kernels run best in: for the CPU, on one
     /// of its own pool's threads, so that one-thread kernels need no hand-off and parallel ones
     /// share the pool with the caller instead of competing with it for cores. Long loops (a

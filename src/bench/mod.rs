@@ -54,6 +54,8 @@ pub struct Measurement {
     pub steps_per_run: u64,
     /// Wall-clock seconds of each timed run, each ending in a sync with the device.
     pub run_times_s: Vec<f64>,
+    /// Kernels dispatched per step over the timed runs (GPU backends).
+    pub dispatches_per_step: Option<f64>,
 }
 
 impl Measurement {
@@ -101,6 +103,7 @@ pub fn measure(
         ((plan.target_run_s / per_step_s.max(1e-9)) as u64).clamp(3, 1_000_000)
     };
     let mut run_times_s = Vec::with_capacity(plan.repeats);
+    let launched = backend.kernels_launched();
     for _ in 0..plan.repeats.max(1) {
         let start = Instant::now();
         for _ in 0..steps_per_run {
@@ -110,10 +113,15 @@ pub fn measure(
         runner.log(backend)?;
         run_times_s.push(start.elapsed().as_secs_f64());
     }
+    let steps = (plan.repeats.max(1) as u64 * steps_per_run) as f64;
+    let dispatches_per_step = launched
+        .zip(backend.kernels_launched())
+        .map(|(before, after)| (after - before) as f64 / steps);
     Ok(Measurement {
         device: backend.device(),
         steps_per_run,
         run_times_s,
+        dispatches_per_step,
     })
 }
 
@@ -166,11 +174,13 @@ pub fn measure_recording(
             device,
             steps_per_run,
             run_times_s: off,
+            dispatches_per_step: None,
         },
         Measurement {
             device,
             steps_per_run,
             run_times_s: on,
+            dispatches_per_step: None,
         },
     ))
 }
@@ -210,6 +220,8 @@ pub struct Summary {
     pub samples_per_s: f64,
     /// Matrix FLOPs per second at the median step time (see [`flops_per_step`]).
     pub gflop_per_s: f64,
+    /// Kernels dispatched per step (GPU backends).
+    pub dispatches_per_step: Option<f64>,
 }
 
 impl Summary {
@@ -234,6 +246,7 @@ impl Summary {
             step_time_max_ms: per_step_ms.last().copied().unwrap_or(f64::NAN),
             samples_per_s: batch as f64 / (median / 1e3),
             gflop_per_s: flops_per_step(&spec, batch) / (median / 1e3) / 1e9,
+            dispatches_per_step: m.dispatches_per_step,
             model: spec.describe(),
             layers: spec.layers,
         }

@@ -148,7 +148,7 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
         }
         out.line(format!(
             "{device} {} batch {} ({}{}): {:.0} samples/s, step {:.4} ms median \
-                 [{:.4} .. {:.4}] over {} runs of {} steps, {:.1} GFLOP/s",
+                 [{:.4} .. {:.4}] over {} runs of {} steps, {:.1} GFLOP/s{}",
             s.model,
             s.batch,
             s.backend,
@@ -163,7 +163,10 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
             s.step_time_max_ms,
             s.repeats,
             s.steps_per_run,
-            s.gflop_per_s
+            s.gflop_per_s,
+            s.dispatches_per_step.map_or_else(String::new, |d| format!(
+                ", {d:.1} kernels dispatched a step"
+            )),
         ))?;
         if let Some(b) = baseline {
             let ratio = s.step_time_median_ms / b.step_time_median_ms;

@@ -86,6 +86,14 @@ fn device_ui(
             Some(b) => lang.fmt(Key::BudgetIs, &[("bytes", &format_bytes(b))]),
             None => lang.tr(Key::NoBudget).to_owned(),
         });
+        if let crate::train::DeviceStatus::Ready {
+            adapter: Some(adapter),
+            ..
+        } = &run.status
+            && adapter.shares_host_memory()
+        {
+            ui.label(RichText::new(lang.tr(Key::UnifiedMemory)).color(ui.visuals().warn_fg_color));
+        }
         if run.device == Device::Gpu
             && ui
                 .button(lang.tr(Key::ReleaseCached))
@@ -340,6 +348,55 @@ mod cnn_tests {
                 1,
                 "the GPU's"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod unified_tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::backend::AdapterSummary;
+    use crate::train::DeviceStatus;
+    use crate::ui::testing::harness;
+
+    fn gpu_of_type(device_type: &str) -> DeviceRun {
+        let mut run = DeviceRun::new(Device::Gpu);
+        run.status = DeviceStatus::Ready {
+            name: "test adapter".into(),
+            adapter: Some(AdapterSummary {
+                name: "test adapter".into(),
+                device_type: device_type.into(),
+                ..AdapterSummary::default()
+            }),
+            cpu_threads: None,
+        };
+        run.memory = Some(MemorySnapshot::default());
+        run
+    }
+
+    /// An integrated GPU (or a software adapter) says that its memory is the host's; a discrete
+    /// one does not, in both languages.
+    #[test]
+    fn a_gpu_sharing_the_hosts_memory_says_unified_memory() {
+        for lang in Lang::ALL {
+            for (device_type, shown) in [
+                ("IntegratedGpu", true),
+                ("Cpu", true),
+                ("DiscreteGpu", false),
+            ] {
+                let runs = [DeviceRun::new(Device::Cpu), gpu_of_type(device_type)];
+                let config = TrainConfig::default();
+                let h = harness(
+                    move |ui, commands: &mut Vec<UiCommand>| {
+                        MemoryPanel.ui(ui, lang, &runs, &config, None, commands);
+                    },
+                    Vec::new(),
+                );
+                let found = h.query_by_label(lang.tr(Key::UnifiedMemory)).is_some();
+                assert_eq!(found, shown, "{device_type} {lang:?}");
+            }
         }
     }
 }

@@ -104,6 +104,8 @@ pub(super) struct CommandStream {
     pending_tensors: HashSet<u64>,
     /// Dispatch keys recorded since the last submission.
     pending_keys: HashSet<DispatchKey>,
+    /// Kernels dispatched since the device opened.
+    pub launched: u64,
     dispatches: HashMap<DispatchKey, CachedDispatch>,
     /// Bound where a kernel's binding is unused by the chosen mode (wgpu needs every slot filled).
     dummy_read: wgpu::Buffer,
@@ -172,6 +174,7 @@ impl CommandStream {
             encoder: None,
             pending_tensors: HashSet::new(),
             pending_keys: HashSet::new(),
+            launched: 0,
             dispatches: HashMap::new(),
             dummy_read,
             dummy_write,
@@ -257,6 +260,7 @@ impl CommandStream {
             buffers: ids,
         };
         let bytes = UniformBytes::of(params);
+        self.launched += 1;
         // A uniform block is written with `queue.write_buffer`, which lands before the next
         // submission as a whole. Reusing a key with new parameters inside one submission would
         // let the second write overwrite the first, so submit what is recorded first.

@@ -26,6 +26,10 @@ impl DeviceInfo for GpuBackend {
         Some(self.summary.clone())
     }
 
+    fn kernels_launched(&self) -> Option<u64> {
+        Some(self.stream.launched)
+    }
+
     fn as_dyn(&mut self) -> &mut dyn Backend {
         self
     }
