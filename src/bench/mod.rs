@@ -359,20 +359,15 @@ pub fn measure_convolutions(
         let (pixels, fan_in, fan_out) = products[l];
         let rows = batch * pixels;
         let macs = (rows * fan_in * fan_out) as f64;
-        let seconds = time_convolution(backend, conv, batch, seconds_each)?;
+        // The first block's input is the images: no input gradient.
+        let seconds = time_convolution(backend, conv, batch, (seconds_each, l > 0))?;
         let names = ["convolution", "conv weight_grad", "conv input_grad"];
         let shapes = [
             [rows, fan_in, fan_out],
             [fan_in, rows, fan_out],
             [rows, fan_out, fan_in],
         ];
-        for ((name, shape), seconds) in
-            names
-                .into_iter()
-                .zip(shapes)
-                .zip(seconds)
-                .take(if l > 0 { 3 } else { 2 })
-        {
+        for ((name, shape), seconds) in names.into_iter().zip(shapes).zip(seconds) {
             rates.push(ProductRate {
                 name: format!("{name} {l}"),
                 shape,
@@ -383,15 +378,15 @@ pub fn measure_convolutions(
     Ok(rates)
 }
 
-/// Median seconds per call of a convolution's three kernels on `batch` images as the training
-/// step runs them (see `ComputeOps::conv_forward`): the forward pass with bias and activation,
-/// the parameter gradients, and the input gradient (without the first block's exception).
+/// Median seconds per call of a convolution's kernels on `batch` images as the training step
+/// runs them (see `ComputeOps::conv_forward`): the forward pass with bias and activation, the
+/// parameter gradients, and the input gradient if `input_grad`.
 fn time_convolution(
     backend: &mut dyn Backend,
     conv: crate::backend::ConvShape,
     batch: usize,
-    seconds_each: f64,
-) -> Result<[f64; 3], BackendError> {
+    (seconds_each, input_grad): (f64, bool),
+) -> Result<Vec<f64>, BackendError> {
     use crate::backend::Activation;
     let x = filled(backend, "images", batch, conv.image_in())?;
     let weight = filled(backend, "w", conv.patch(), conv.channels_out)?;
@@ -401,15 +396,10 @@ fn time_convolution(
     let mut out = backend.zeros("out", rows, conv.channels_out)?;
     let mut dw = backend.zeros("dw", conv.patch(), conv.channels_out)?;
     let mut db = backend.zeros("db", 1, conv.channels_out)?;
-    let mut dx = backend.zeros("dx", batch, conv.image_in())?;
-    let (mut col, mut dcol) = if backend.device().convolves_directly() {
-        (None, None)
+    let mut col = if backend.device().convolves_directly() {
+        None
     } else {
-        let col = backend.zeros("patches", rows, conv.patch())?;
-        (
-            Some(col),
-            Some(backend.zeros("dpatches", rows, conv.patch())?),
-        )
+        Some(backend.zeros("patches", rows, conv.patch())?)
     };
     let params = (&weight, &bias, Activation::Relu);
     let forward = time_op(backend, seconds_each, &mut |b| {
@@ -418,6 +408,14 @@ fn time_convolution(
     let weight_grad = time_op(backend, seconds_each, &mut |b| {
         b.conv_backward_params(&x, conv, col.as_ref(), &dz, (&mut dw, &mut db))
     })?;
+    if !input_grad {
+        return Ok(vec![forward, weight_grad]);
+    }
+    let mut dx = backend.zeros("dx", batch, conv.image_in())?;
+    let mut dcol = match &col {
+        Some(_) => Some(backend.zeros("dpatches", rows, conv.patch())?),
+        None => None,
+    };
     let input_grad = time_op(
         backend,
         seconds_each,
@@ -429,7 +427,7 @@ fn time_convolution(
             _ => b.conv_backward_input(&dz, &weight, conv, &mut dx),
         },
     )?;
-    Ok([forward, weight_grad, input_grad])
+    Ok(vec![forward, weight_grad, input_grad])
 }
 
 /// Median seconds per call of a layer's three products on `(batch, in, out)` as the training

@@ -48,13 +48,18 @@ impl MemoryPanel {
             device_ui(ui, lang, run, &m, commands);
         }
         if let Some(data) = data {
-            // One estimate per device: a CNN's differ (only the GPU makes patch matrices).
-            let enabled = runs.iter().filter(|r| r.enabled).map(|r| r.device);
-            let mut devices: Vec<Device> = enabled.collect();
-            if devices.is_empty() || config.conv.is_empty() {
-                devices.truncate(1);
-                devices.resize(1, devices.first().copied().unwrap_or(Device::Cpu));
-            }
+            // One estimate per enabled device for a CNN (only the GPU makes patch matrices);
+            // an MLP's are the same on both, so one.
+            let enabled: Vec<Device> = runs
+                .iter()
+                .filter(|r| r.enabled)
+                .map(|r| r.device)
+                .collect();
+            let devices = match (enabled.first(), config.conv.is_empty()) {
+                (None, _) => vec![Device::Cpu],
+                (Some(&first), true) => vec![first],
+                (Some(_), false) => enabled,
+            };
             for device in devices {
                 ui.separator();
                 estimator_ui(ui, lang, config, (data, device));

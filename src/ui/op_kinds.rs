@@ -51,7 +51,10 @@ pub fn op_kinds_ui(
     for run in runs.iter().filter(|r| r.enabled) {
         ui.add_space(4.0);
         ui.label(RichText::new(device_title(lang, run.device)).strong());
-        let ops = &ops[usize::from(run.device == crate::device::Device::Gpu)];
+        let device = crate::device::Device::ALL
+            .iter()
+            .position(|&d| d == run.device);
+        let ops = &ops[device.unwrap_or(0)];
         let rows = shares(ops, run.kernels.as_ref());
         egui::Grid::new(("op_kinds", run.device))
             .striped(true)

@@ -1,6 +1,6 @@
-//! A convolution's forward pass and parameter gradients on the CPU, straight from the images
-//! (the kernels are in `direct.rs`, which says why): no patch matrix is made or kept. The
-//! input gradient still goes through the patches' gradient and `col2im` (`spatial.rs`).
+//! A convolution's forward pass, parameter gradients and input gradient on the CPU, straight
+//! from the images (the kernels are in `direct.rs`, which says why): no patch matrix is made or
+//! kept.
 
 use rayon::prelude::*;
 
@@ -29,8 +29,8 @@ impl CpuBackend {
         let cp = padded_channels(s.channels_out);
         let mut padded = std::mem::take(&mut self.padded_weights);
         direct::pad_weights(w_f, b_f, cp, &mut padded);
+        let relu = act == Activation::Relu;
         self.rows(out_f, s.pixels() * s.channels_out, |(i, out)| {
-            let relu = act == Activation::Relu;
             let image = &x_f[i * s.image_in()..(i + 1) * s.image_in()];
             direct::conv_image(image, (&padded, cp), s, relu, out);
             if !relu && act != Activation::Identity {
@@ -102,9 +102,7 @@ impl CpuBackend {
         self.working = work;
         Ok(())
     }
-}
 
-impl CpuBackend {
     /// `dx = dz ⊛ᵀ w`: the forward kernel run on the output's gradient with the transposed
     /// weights (see `direct::pad_transposed_weights`), image by image over the pool.
     pub(super) fn conv_backward_input_op(
@@ -141,5 +139,6 @@ impl CpuBackend {
 
 /// Output channels padded to whole vectors of the widest instruction set this CPU has.
 fn padded_channels(c_out: usize) -> usize {
-    c_out.div_ceil(direct::lanes()) * direct::lanes()
+    let lanes = direct::lanes();
+    c_out.div_ceil(lanes) * lanes
 }
