@@ -11,7 +11,8 @@
 # steps are cut short and say so).
 #
 # The report holds: the adapter and driver (`devices --json`), every GPU test's result, the
-# matrix-product kernels' GFLOP/s from 256³ up and the convolution's (`bench --kernels --device
+# kernel variant timed fastest on this adapter (`tune --json`), the matrix-product kernels'
+# GFLOP/s from 256³ up and the convolution's (`bench --kernels --device
 # gpu`), dispatch overhead, upload and readback bandwidth, step time and samples/s of a tiny and
 # a large network at several batch sizes on the GPU and on this machine's CPU, and the batch
 # size where the GPU's samples/s overtake the CPU's (`sweep`). Each command's own output is kept
@@ -58,6 +59,10 @@ fi
 
 # A GPU must be found: with CI=true the GPU tests fail rather than skip without one.
 export CI=true
+# The kernel tuning is kept beside the report, not in this machine's user data.
+mkdir -p "$out/data"
+XDG_DATA_HOME=$(cd "$out/data" && pwd)
+export XDG_DATA_HOME
 export RUST_BACKTRACE=0
 
 # The whole check's budget: 7.5 minutes from the start, the report's writing included.
@@ -93,6 +98,7 @@ for t in $test_names; do
     step "test-$t" 90 "$b" $filter --test-threads 2
 done
 
+step tune 60 "$bin" tune --json
 step kernels 180 "$bin" bench --kernels --device gpu --json --dataset mnist --conv 8,16 --batch 256
 
 # Step time and samples/s on both devices: a tiny network (overhead-bound) and a large one
@@ -176,6 +182,7 @@ with open(report, "w", encoding="utf-8") as f:
         "summary": summary,
         "devices": step("devices"),
         "tests": tests,
+        "tune": step("tune"),
         "kernels": step("kernels"),
         "benches": benches,
         "crossover": step("crossover"),

@@ -2,11 +2,15 @@
 // c[m, n] = epilogue(op(a)[m, k] · op(b)[k, n]).
 //
 // `matmul.wgsl` computes one output per invocation, so each value it reads from workgroup
-// memory feeds one multiply-add. Here a 16 × 16 workgroup computes a 64 × 64 tile of `c`, each
-// invocation a 4 × 4 block of it: per step along `k` it reads four values of `a` and four of
-// `b` from workgroup memory into registers and does sixteen multiply-adds with them, four
-// times the arithmetic per load. The tiles of `a` and `b` (64 × 16 each, 8 KiB together) are
-// staged in workgroup memory 16 values of `k` at a time, each invocation copying four of each.
+// memory feeds one multiply-add. Here a 16 × 16 workgroup computes a BLOCK_M × BLOCK_N tile of
+// `c`, each invocation a PER_M × PER_N block of it: per step along `k` it reads PER_M values of
+// `a` and PER_N of `b` from workgroup memory into registers and does PER_M · PER_N
+// multiply-adds with them (16 with 4 × 4 blocks: four times the arithmetic per load). The tiles
+// of `a` and `b` are staged in workgroup memory STEP values of `k` at a time, the invocations
+// copying them together.
+//
+// PER_M, PER_N and STEP are generated in front of this file, one pipeline per variant
+// (`MatmulChoice` in backend/identity.rs): WGSL needs constant sizes for the register arrays.
 //
 // The same transposes as strides, the same epilogues, and the same order of summation for each
 // output (`kk` ascending) as `matmul.wgsl`, so the two variants agree to rounding.
@@ -32,14 +36,16 @@ struct Params {
 @group(0) @binding(3) var<storage, read> aux: array<f32>;
 @group(0) @binding(4) var<storage, read_write> c: array<f32>;
 
-const BLOCK: u32 = 64u;
-const STEP: u32 = 16u;
-const PER: u32 = 4u;
+const BLOCK_M: u32 = 16u * PER_M;
+const BLOCK_N: u32 = 16u * PER_N;
+// Values of each tile every invocation copies per step.
+const A_LOADS: u32 = BLOCK_M * STEP / 256u;
+const B_LOADS: u32 = BLOCK_N * STEP / 256u;
 
-// a_tile[kk][i]: the step's 16 values of `k` for the tile's 64 rows, kk-major so that an
-// invocation's four rows are side by side; b_tile[kk][j] likewise for the 64 columns.
-var<workgroup> a_tile: array<array<f32, 64>, 16>;
-var<workgroup> b_tile: array<array<f32, 64>, 16>;
+// a_tile[kk][i]: the step's STEP values of `k` for the tile's BLOCK_M rows, kk-major so that an
+// invocation's rows are side by side; b_tile[kk][j] likewise for the BLOCK_N columns.
+var<workgroup> a_tile: array<array<f32, BLOCK_M>, STEP>;
+var<workgroup> b_tile: array<array<f32, BLOCK_N>, STEP>;
 
 // `activate` and `activation_grad` come from `activation.wgsl`, put in front.
 
@@ -49,40 +55,42 @@ fn main(
     @builtin(local_invocation_index) flat: u32,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {
-    let row0 = wid.y * BLOCK;
-    let col0 = wid.x * BLOCK;
-    var acc: array<array<f32, 4>, 4>;
-    for (var i = 0u; i < PER; i++) {
-        for (var j = 0u; j < PER; j++) {
+    let row0 = wid.y * BLOCK_M;
+    let col0 = wid.x * BLOCK_N;
+    var acc: array<array<f32, PER_N>, PER_M>;
+    for (var i = 0u; i < PER_M; i++) {
+        for (var j = 0u; j < PER_N; j++) {
             acc[i][j] = 0.0;
         }
     }
     let steps = (p.k + STEP - 1u) / STEP;
     for (var t = 0u; t < steps; t++) {
-        // 1024 values of each tile, four per invocation; out of range loads as zero. Neighbouring
-        // invocations read neighbouring addresses: along `k` where it is contiguous, else along
-        // the rows (or columns).
-        for (var e = 0u; e < PER; e++) {
+        // Out of range loads as zero. Neighbouring invocations read neighbouring addresses:
+        // along `k` where it is contiguous, else along the rows (or columns).
+        for (var e = 0u; e < A_LOADS; e++) {
             let index = flat + e * 256u;
-            var kk = index / BLOCK;
-            var x = index % BLOCK;
+            var kk = index / BLOCK_M;
+            var x = index % BLOCK_M;
             if (p.a_col_stride == 1u) {
                 kk = index % STEP;
                 x = index / STEP;
             }
-            var k_at = t * STEP + kk;
+            let k_at = t * STEP + kk;
             var a_value = 0.0;
             if (row0 + x < p.m && k_at < p.k) {
                 a_value = a[(row0 + x) * p.a_row_stride + k_at * p.a_col_stride];
             }
             a_tile[kk][x] = a_value;
-            kk = index / BLOCK;
-            x = index % BLOCK;
+        }
+        for (var e = 0u; e < B_LOADS; e++) {
+            let index = flat + e * 256u;
+            var kk = index / BLOCK_N;
+            var x = index % BLOCK_N;
             if (p.b_col_stride != 1u) {
                 kk = index % STEP;
                 x = index / STEP;
             }
-            k_at = t * STEP + kk;
+            let k_at = t * STEP + kk;
             var b_value = 0.0;
             if (k_at < p.k && col0 + x < p.n) {
                 b_value = b[k_at * p.b_row_stride + (col0 + x) * p.b_col_stride];
@@ -92,24 +100,26 @@ fn main(
         workgroupBarrier();
         let count = min(STEP, p.k - t * STEP);
         for (var kk = 0u; kk < count; kk++) {
-            var a_reg: array<f32, 4>;
-            var b_reg: array<f32, 4>;
-            for (var i = 0u; i < PER; i++) {
-                a_reg[i] = a_tile[kk][lid.y * PER + i];
-                b_reg[i] = b_tile[kk][lid.x * PER + i];
+            var a_reg: array<f32, PER_M>;
+            var b_reg: array<f32, PER_N>;
+            for (var i = 0u; i < PER_M; i++) {
+                a_reg[i] = a_tile[kk][lid.y * PER_M + i];
             }
-            for (var i = 0u; i < PER; i++) {
-                for (var j = 0u; j < PER; j++) {
+            for (var j = 0u; j < PER_N; j++) {
+                b_reg[j] = b_tile[kk][lid.x * PER_N + j];
+            }
+            for (var i = 0u; i < PER_M; i++) {
+                for (var j = 0u; j < PER_N; j++) {
                     acc[i][j] += a_reg[i] * b_reg[j];
                 }
             }
         }
         workgroupBarrier();
     }
-    for (var i = 0u; i < PER; i++) {
-        let row = row0 + lid.y * PER + i;
-        for (var j = 0u; j < PER; j++) {
-            let col = col0 + lid.x * PER + j;
+    for (var i = 0u; i < PER_M; i++) {
+        let row = row0 + lid.y * PER_M + i;
+        for (var j = 0u; j < PER_N; j++) {
+            let col = col0 + lid.x * PER_N + j;
             if (row >= p.m || col >= p.n) {
                 continue;
             }

@@ -923,3 +923,55 @@ fn conv_blocks_train_a_cnn_and_are_measured_and_estimated_headless() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// `tune` times every kernel variant, keeps the fastest in the data directory, and `devices`
+/// then names it as timed; a corrupted file is reported and replaced, not fatal.
+#[test]
+fn tune_keeps_the_fastest_kernel_and_devices_names_it() {
+    let data = std::env::temp_dir().join(format!("batchscope-cli-tune-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_batchscope"))
+            .args(args)
+            .env("XDG_DATA_HOME", &data)
+            .output()
+            .expect("the binary runs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = run(&["tune", "--json"]);
+    if code != 0 && !ci() {
+        eprintln!("skipping: no GPU to tune ({stderr})");
+        return;
+    }
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let rates = report["tuning"]["rates"].as_array().expect("rates");
+    assert!(rates.len() >= 2, "{stdout}");
+    let fastest = rates
+        .iter()
+        .max_by(|a, b| {
+            a[1].as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b[1].as_f64().unwrap_or(0.0))
+        })
+        .expect("a rate");
+    assert_eq!(report["tuning"]["chosen"], fastest[0]);
+    let cache = std::path::PathBuf::from(report["cache"].as_str().expect("kept"));
+    assert!(cache.starts_with(&data), "{}", cache.display());
+
+    let (code, stdout, stderr) = run(&["devices"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("timed fastest on"), "{stdout}");
+
+    std::fs::write(&cache, "not json").expect("write");
+    let (code, _, stderr) = run(&["train", "--device", "gpu", "--steps", "3"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("could not be used"), "{stderr}");
+    let text = std::fs::read_to_string(&cache).expect("rewritten");
+    assert!(text.contains("\"chosen\""), "{text}");
+    let _ = std::fs::remove_dir_all(&data);
+}

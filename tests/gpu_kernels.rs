@@ -1,27 +1,25 @@
-//! Every GPU matrix-product kernel against an f64 reference, and against the CPU over a short
-//! training run: the one-output-per-invocation kernel and the 4 × 4 register blocks, whichever
-//! the adapter would choose. On lavapipe in CI; on a real GPU through `scripts/gpu-check.sh`.
+//! Every GPU matrix-product kernel variant against an f64 reference, and against the CPU over a
+//! short training run, whichever the adapter would choose; and the tuning that chooses among
+//! them. On lavapipe in CI; on a real GPU through `scripts/gpu-check.sh`.
 
 mod common;
 
 use batchscope::backend::gpu::GpuBackend;
-use batchscope::backend::{Activation, Backend, KernelSizes, MatmulChoice};
+use batchscope::backend::gpu::tuning::{TuningCache, apply_or_tune, tuning_key};
+use batchscope::backend::{Activation, Backend, MatmulChoice, MatmulTuning};
 use batchscope::train::{Runner, Session, TrainConfig};
 use common::reference::dense64;
 use common::{Rng64, act64, assert_close, upload};
 
-/// The GPU with its large products forced to `choice`, or `None` without an adapter.
+/// The GPU with its large products forced to `choice`, or `None` without an adapter or where
+/// this adapter cannot run the variant (said on stderr).
 fn gpu_with(choice: MatmulChoice) -> Option<GpuBackend> {
-    let sizes = common::gpu()?.kernel_sizes();
-    if choice == MatmulChoice::Blocks4x4 && sizes.matmul_tile < 16 {
-        eprintln!("this adapter cannot run 16 × 16 workgroups: no 4 × 4 blocks to test");
+    let mut gpu = common::gpu()?;
+    if !gpu.matmul_variants().contains(&choice) {
+        eprintln!("this adapter cannot run {}: not tested", choice.as_str());
         return None;
     }
-    let sizes = KernelSizes {
-        matmul: choice,
-        ..sizes
-    };
-    let gpu = GpuBackend::with_sizes(Some(sizes)).expect("the adapter opened a moment ago");
+    gpu.set_matmul(choice).expect("a variant it runs");
     assert_eq!(gpu.kernel_sizes().matmul, choice);
     Some(gpu)
 }
@@ -116,13 +114,13 @@ fn products_case(b: &mut dyn Backend, (rows, fan_in, fan_out): (usize, usize, us
     );
 }
 
-/// Shapes below, at and above the 64 × 64 tile, with partial tiles and `k` not a multiple of
-/// the 16-value step, through every variant.
+/// Shapes below, at and above the 64 × 64 and 128 × 128 tiles, with partial tiles and `k`
+/// not a multiple of the 8- or 16-value step, through every variant.
 #[test]
 fn every_matmul_kernel_computes_the_products() {
     for choice in MatmulChoice::ALL {
         let Some(mut gpu) = gpu_with(choice) else {
-            return;
+            continue;
         };
         for shape in [
             (64, 64, 64),
@@ -131,19 +129,22 @@ fn every_matmul_kernel_computes_the_products() {
             (65, 300, 64),
             (7, 5, 3),
             (256, 784, 10),
+            (128, 128, 128),
+            (300, 41, 259),
+            (129, 9, 140),
         ] {
             products_case(&mut gpu, shape);
         }
     }
 }
 
-/// A network with layers wide enough for the register blocks trains as the CPU does, step by
-/// step, through every variant.
+/// A network with layers wide enough for every variant's tiles (128 × 160, 160 × 130) trains as
+/// the CPU does, step by step, through every variant.
 #[test]
 fn every_matmul_kernel_trains_as_the_cpu_does() {
     let config = TrainConfig {
         source: batchscope::data::source::DataSource::Shipped("digits".into()),
-        hidden: vec![96, 80],
+        hidden: vec![160, 130],
         batch: 128,
         lr: 0.01,
         optimizer: batchscope::nn::OptimizerKind::Momentum,
@@ -154,7 +155,7 @@ fn every_matmul_kernel_trains_as_the_cpu_does() {
     let cpu_losses = losses(&mut cpu, &session);
     for choice in MatmulChoice::ALL {
         let Some(mut gpu) = gpu_with(choice) else {
-            return;
+            continue;
         };
         for (step, (c, g)) in cpu_losses
             .iter()
@@ -175,4 +176,49 @@ fn losses(b: &mut dyn Backend, session: &Session) -> Vec<f32> {
             runner.log(b).expect("log").loss
         })
         .collect()
+}
+
+/// Tuning times every variant the adapter runs, keeps the fastest, and says so; a tuning made
+/// for another adapter is not used; the cache hands the choice to the next backend untimed.
+#[test]
+fn tuning_keeps_the_fastest_variant_and_the_cache_hands_it_on() {
+    let Some(mut gpu) = common::gpu() else {
+        return;
+    };
+    let tuning = gpu.tune_matmul().expect("the variants run");
+    let timed: Vec<MatmulChoice> = tuning.rates.iter().map(|r| r.0).collect();
+    assert_eq!(timed, gpu.matmul_variants());
+    assert!(tuning.rates.iter().all(|r| r.1.is_finite() && r.1 > 0.0));
+    let fastest = tuning
+        .rates
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("rates")
+        .0;
+    assert_eq!(tuning.chosen, fastest);
+    assert_eq!(gpu.kernel_sizes().matmul, fastest);
+    assert_eq!(gpu.adapter().matmul_tuning.as_deref(), Some(&tuning));
+    let elsewhere = MatmulTuning {
+        key: "another GPU".into(),
+        chosen: MatmulChoice::OnePerInvocation,
+        ..tuning.clone()
+    };
+    assert!(!gpu.use_tuning(&elsewhere));
+    assert_eq!(gpu.kernel_sizes().matmul, fastest);
+
+    let dir = std::env::temp_dir().join(format!("batchscope-tune-{}", std::process::id()));
+    let path = dir.join("gpu-kernels.json");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(apply_or_tune(&mut gpu, &path, false).is_empty());
+    let (cache, problem) = TuningCache::load(&path);
+    assert!(problem.is_none());
+    let kept = cache
+        .find(&tuning_key(gpu.adapter()))
+        .expect("kept under this adapter")
+        .clone();
+    let mut next = common::gpu().expect("opened a moment ago");
+    assert!(apply_or_tune(&mut next, &path, false).is_empty());
+    assert_eq!(next.adapter().matmul_tuning.as_deref(), Some(&kept));
+    assert_eq!(next.kernel_sizes().matmul, kept.chosen);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -423,6 +423,7 @@ impl BatchScopeApp {
             cpu_threads: self.options.cpu_threads,
             split: crate::backend::cpu::Split::BySize,
             gpu: self.options.gpu.clone(),
+            tuning: self.options.tuning_cache.clone(),
         }
     }
 

@@ -63,6 +63,14 @@ pub struct AppOptions {
     pub start_workers: bool,
     /// Seconds each probe of the Simulator tab's calibration is timed for (tests shorten it).
     pub calibration_seconds: f64,
+    /// Where the GPU's tuned kernel choice is kept ([`tuning_cache_path`]); `None` in tests.
+    pub tuning_cache: Option<std::path::PathBuf>,
+}
+
+/// The file in the user's data directory where the matrix-product kernel timed fastest on each
+/// GPU adapter is kept (`batchscope tune` redoes it).
+pub fn tuning_cache_path() -> Option<std::path::PathBuf> {
+    eframe::storage_dir("BatchScope").map(|dir| dir.join("gpu-kernels.json"))
 }
 
 impl Default for AppOptions {
@@ -77,6 +85,7 @@ impl Default for AppOptions {
             open: None,
             start_workers: true,
             calibration_seconds: 0.05,
+            tuning_cache: None,
         }
     }
 }

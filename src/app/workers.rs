@@ -29,6 +29,7 @@ impl BatchScopeApp {
             let options = OpenOptions {
                 cpu_threads: self.cpu_threads(),
                 gpu: self.options.gpu.clone(),
+                tuning: self.options.tuning_cache.clone(),
                 ..OpenOptions::default()
             };
             let factory: BackendFactory = Box::new(move || crate::backend::open(device, &options));

@@ -40,6 +40,26 @@ pub struct AdapterSummary {
     pub usable_for_training: bool,
     /// The workgroup sizes the kernels get on this adapter.
     pub kernel_sizes: KernelSizes,
+    /// How `kernel_sizes.matmul` was chosen by timing the variants on this adapter; `None`
+    /// while it comes from the limits alone.
+    pub matmul_tuning: Option<Box<MatmulTuning>>,
+}
+
+/// The matrix-product variants timed on one adapter, and the one chosen.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MatmulTuning {
+    /// What the choice is kept under: adapter, API, driver and its version.
+    pub key: String,
+    /// The fastest variant.
+    pub chosen: MatmulChoice,
+    /// `n` of the `n × n × n` products timed.
+    pub size: usize,
+    /// Each variant's GFLOP/s on them, as measured.
+    pub rates: Vec<(MatmulChoice, f64)>,
+    /// Whether the GPU's timestamps timed them (else the host's clock around each call).
+    pub gpu_timestamps: bool,
+    /// When, in seconds since the Unix epoch.
+    pub tuned_at_s: u64,
 }
 
 impl AdapterSummary {
@@ -66,28 +86,68 @@ pub struct KernelSizes {
     pub matmul: MatmulChoice,
 }
 
-/// Which kernel a matrix product of at least one 64 × 64 tile each way runs (smaller ones always
-/// run `matmul.wgsl`, which wastes less of a tile on them).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+/// Which kernel the large matrix products run: chosen from the adapter's limits, or by timing
+/// each on the adapter (`batchscope tune`, cached per adapter and driver). A product smaller
+/// than the chosen kernel's tile runs the largest variant whose tile it fills, or
+/// `matmul.wgsl`, which wastes less of a tile on it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MatmulChoice {
     /// `matmul.wgsl`: one output per invocation, `matmul_tile`² invocations a workgroup.
     #[default]
     OnePerInvocation,
     /// `matmul_tiled.wgsl`: 64 × 64 outputs a workgroup of 16 × 16, each invocation a 4 × 4
-    /// block held in registers.
+    /// block held in registers, `k` staged 16 at a time (8 KiB of workgroup memory).
     Blocks4x4,
+    /// 128 × 64 outputs a workgroup, 8 × 4 an invocation, `k` 16 at a time (12 KiB).
+    Blocks8x4,
+    /// 128 × 128 outputs a workgroup, 8 × 8 an invocation, `k` 8 at a time (8 KiB): the
+    /// most arithmetic per value loaded, and the most registers.
+    Blocks8x8,
 }
 
 impl MatmulChoice {
-    /// Both, in the order `bench` reports them.
-    pub const ALL: [MatmulChoice; 2] = [MatmulChoice::OnePerInvocation, MatmulChoice::Blocks4x4];
+    /// Every variant, in the order `bench` and `tune` report them.
+    pub const ALL: [MatmulChoice; 4] = [
+        MatmulChoice::OnePerInvocation,
+        MatmulChoice::Blocks4x4,
+        MatmulChoice::Blocks8x4,
+        MatmulChoice::Blocks8x8,
+    ];
 
     /// The name `devices` and `bench` show.
     pub fn as_str(self) -> &'static str {
         match self {
             MatmulChoice::OnePerInvocation => "1x1 per invocation",
             MatmulChoice::Blocks4x4 => "4x4 per invocation, 64x64 tiles",
+            MatmulChoice::Blocks8x4 => "8x4 per invocation, 128x64 tiles",
+            MatmulChoice::Blocks8x8 => "8x8 per invocation, 128x128 tiles",
         }
+    }
+
+    /// A register-blocked variant's outputs per invocation (rows, columns) and values of `k`
+    /// staged per step; `None` for the one-output kernel.
+    pub fn blocks(self) -> Option<(u32, u32, u32)> {
+        match self {
+            MatmulChoice::OnePerInvocation => None,
+            MatmulChoice::Blocks4x4 => Some((4, 4, 16)),
+            MatmulChoice::Blocks8x4 => Some((8, 4, 16)),
+            MatmulChoice::Blocks8x8 => Some((8, 8, 8)),
+        }
+    }
+
+    /// The tile of outputs one workgroup of a register-blocked variant computes (rows,
+    /// columns): 16 × 16 invocations.
+    pub fn tile(self) -> Option<(usize, usize)> {
+        self.blocks()
+            .map(|(m, n, _)| (16 * m as usize, 16 * n as usize))
+    }
+
+    /// Bytes of workgroup memory a register-blocked variant stages its tiles in.
+    pub fn workgroup_bytes(self) -> u32 {
+        self.blocks()
+            .map_or(0, |(m, n, step)| 16 * (m + n) * step * 4)
     }
 }

@@ -20,7 +20,7 @@ pub mod tensor;
 pub mod traits;
 
 pub use error::BackendError;
-pub use identity::{AdapterSummary, KernelSizes, MatmulChoice};
+pub use identity::{AdapterSummary, KernelSizes, MatmulChoice, MatmulTuning};
 pub use open::{GpuChoice, OpenOptions, open};
 pub use params::{Activation, AdamHyper, ConvShape, KernelTimes, PoolShape, UploadMode};
 pub use tensor::{Tensor, WORKING_COPIES, check_device, check_shape};

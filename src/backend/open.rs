@@ -25,6 +25,10 @@ pub struct OpenOptions {
     pub split: Split,
     /// Where the GPU comes from.
     pub gpu: GpuChoice,
+    /// The file the matrix-product kernel chosen per adapter is kept in: the GPU's variants are
+    /// timed on first use and the choice is read from there after. `None` (tests): the
+    /// adapter's limits choose, and nothing is timed.
+    pub tuning: Option<std::path::PathBuf>,
 }
 
 /// Opens `device`'s backend on the calling thread (a GPU device belongs to the thread that made
@@ -34,9 +38,17 @@ pub fn open(device: Device, options: &OpenOptions) -> Result<Box<dyn Backend>, S
         (Device::Cpu, _) => CpuBackend::with_split(options.cpu_threads, options.split)
             .map(|b| Box::new(b) as Box<dyn Backend>)
             .map_err(|e| e.to_string()),
-        (Device::Gpu, GpuChoice::Auto) => GpuBackend::new()
-            .map(|b| Box::new(b) as Box<dyn Backend>)
-            .map_err(|e| e.reason),
+        (Device::Gpu, GpuChoice::Auto) => {
+            let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
+            if let Some(path) = &options.tuning {
+                // A cache that cannot be read or written costs a second of timing, not the
+                // run: the note goes where the run's own output does not.
+                for note in super::gpu::tuning::apply_or_tune(&mut gpu, path, false) {
+                    eprintln!("batchscope: {note}");
+                }
+            }
+            Ok(Box::new(gpu) as Box<dyn Backend>)
+        }
         (Device::Gpu, GpuChoice::Unavailable(reason)) => Err(reason.clone()),
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{filled, time_op};
 use crate::backend::gpu::GpuBackend;
-use crate::backend::{Activation, Backend, BackendError, KernelSizes, MatmulChoice};
+use crate::backend::{Activation, Backend, BackendError, DeviceMemory as _, MatmulChoice};
 
 /// Square sizes tried, in order; a size is skipped once the one before took longer than
 /// [`MAX_CALL_S`] a call (a software adapter would take minutes at 4096³).
@@ -27,22 +27,18 @@ pub struct GpuProductRate {
     pub gflop_per_s: f64,
 }
 
-/// Each kernel's GFLOP/s on each size of [`SIZES`] that fits the time, on an adapter whose
-/// sizes are `sizes` (its large products' kernel replaced by each in turn).
-pub fn measure(sizes: KernelSizes, seconds_each: f64) -> Result<Vec<GpuProductRate>, BackendError> {
+/// Each kernel variant `gpu` runs, its GFLOP/s on each size of [`SIZES`] that fits the time;
+/// `gpu` runs its chosen variant again afterwards.
+pub fn measure(
+    gpu: &mut GpuBackend,
+    seconds_each: f64,
+) -> Result<Vec<GpuProductRate>, BackendError> {
+    let chosen = gpu.kernel_sizes().matmul;
     let mut rates = Vec::new();
-    for kernel in MatmulChoice::ALL {
-        if kernel == MatmulChoice::Blocks4x4 && sizes.matmul_tile < 16 {
-            continue;
-        }
-        let forced = KernelSizes {
-            matmul: kernel,
-            ..sizes
-        };
-        let mut gpu = GpuBackend::with_sizes(Some(forced))
-            .map_err(|e| BackendError::Setup(e.reason.clone()))?;
+    for kernel in gpu.matmul_variants() {
+        gpu.set_matmul(kernel)?;
         for &n in &SIZES {
-            let seconds = time_square(&mut gpu, n, seconds_each)?;
+            let seconds = time_square(gpu, n, seconds_each)?;
             rates.push(GpuProductRate {
                 kernel,
                 size: n,
@@ -52,7 +48,9 @@ pub fn measure(sizes: KernelSizes, seconds_each: f64) -> Result<Vec<GpuProductRa
                 break;
             }
         }
+        gpu.release_cached()?;
     }
+    gpu.set_matmul(chosen)?;
     Ok(rates)
 }
 

@@ -246,8 +246,10 @@ fn kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(), Fai
 struct GpuKernelsSummary<'a> {
     adapter: &'a str,
     software: bool,
-    /// The kernel this adapter's large products run (chosen from its limits).
+    /// The kernel this adapter's large products run.
     chosen: crate::backend::MatmulChoice,
+    /// How it was chosen: the variants timed on this adapter (`None`: from its limits).
+    tuning: Option<&'a crate::backend::MatmulTuning>,
     rates: &'a [crate::bench::gpu_products::GpuProductRate],
     overheads: crate::bench::gpu_products::Overheads,
     /// Each convolution block's kernels as the GPU's step runs them (a CNN's only).
@@ -260,19 +262,25 @@ fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(),
     use crate::backend::gpu::GpuBackend;
     let bad = |e: crate::backend::BackendError| Failure::BadInput(e.to_string());
     let mut gpu = GpuBackend::new().map_err(|e| Failure::BadInput(e.reason.clone()))?;
+    if let Some(path) = crate::app::tuning_cache_path() {
+        for note in crate::backend::gpu::tuning::apply_or_tune(&mut gpu, &path, false) {
+            eprintln!("batchscope: {note}");
+        }
+    }
     let (sizes, summary) = (gpu.kernel_sizes(), gpu.adapter().clone());
     let overheads = crate::bench::gpu_products::overheads(&mut gpu).map_err(bad)?;
     let spec = session.config.model_spec(&session.data);
     let convolutions =
         crate::bench::measure_convolutions(&mut gpu, &spec, session.config.batch, 0.3)
             .map_err(bad)?;
+    let rates = crate::bench::gpu_products::measure(&mut gpu, 0.3).map_err(bad)?;
     drop(gpu);
-    let rates = crate::bench::gpu_products::measure(sizes, 0.3).map_err(bad)?;
     if args.run.json {
         out.json(&GpuKernelsSummary {
             adapter: &summary.name,
             software: summary.software,
             chosen: sizes.matmul,
+            tuning: summary.matmul_tuning.as_deref(),
             rates: &rates,
             overheads,
             convolutions: &convolutions,
@@ -285,9 +293,10 @@ fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(),
         ""
     };
     out.line(format!(
-        "GPU {}{software}: large products run {}",
+        "GPU {}{software}: large products run {} ({})",
         summary.name,
-        sizes.matmul.as_str()
+        sizes.matmul.as_str(),
+        tuning_origin(summary.matmul_tuning.as_deref())
     ))?;
     for r in &rates {
         out.line(format!(
@@ -309,6 +318,23 @@ fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(),
         o.dispatch_sync_us, o.dispatch_queued_us, o.upload_gb_per_s, o.readback_gb_per_s
     ))?;
     Ok(())
+}
+
+/// How the large products' kernel was chosen, in words.
+pub(super) fn tuning_origin(tuning: Option<&crate::backend::MatmulTuning>) -> String {
+    match tuning {
+        Some(t) => format!(
+            "timed fastest on {n}x{n}x{n} products by {}, {}",
+            if t.gpu_timestamps {
+                "GPU timestamps"
+            } else {
+                "the host clock"
+            },
+            crate::bench::history::format_utc(t.tuned_at_s),
+            n = t.size
+        ),
+        None => "from the adapter's limits; `batchscope tune` times the variants".to_owned(),
+    }
 }
 
 /// `bench --recording-overhead`: the median step time with span recording off and on, from

@@ -7,6 +7,7 @@ use super::failure::Failure;
 use super::output::Out;
 use crate::backend::AdapterSummary;
 use crate::backend::gpu::context;
+use crate::backend::gpu::tuning::{TuningCache, tuning_key};
 
 /// What `devices --json` prints.
 #[derive(Serialize)]
@@ -23,7 +24,24 @@ struct CpuSummary {
 }
 
 pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
-    let adapters = context::enumerate(wgpu::Backends::all());
+    let mut adapters = context::enumerate(wgpu::Backends::all());
+    if let Some(path) = crate::app::tuning_cache_path() {
+        let (cache, problem) = TuningCache::load(&path);
+        if let Some(problem) = problem {
+            eprintln!("batchscope: {problem}");
+        }
+        for a in &mut adapters {
+            let tuned = cache.find(&tuning_key(a)).filter(|t| {
+                t.chosen.blocks().is_none()
+                    || (a.max_compute_invocations_per_workgroup >= 256
+                        && a.max_compute_workgroup_storage_size_bytes >= t.chosen.workgroup_bytes())
+            });
+            if let Some(t) = tuned {
+                a.kernel_sizes.matmul = t.chosen;
+                a.matmul_tuning = Some(Box::new(t.clone()));
+            }
+        }
+    }
     let threads = crate::device::cores();
     if as_json {
         out.json(&DevicesSummary {
@@ -41,7 +59,7 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
         out.line(format!(
             "{} [{}] {}{} — {} {}\n  timestamps: {}, shader f16: {}, max buffer {} MiB, \
              max storage binding {} MiB, training: {}, workgroups: matmul {}x{}, element-wise {}\n  \
-             large matrix products: {}",
+             large matrix products: {} ({})",
             a.name,
             a.backend,
             a.device_type,
@@ -61,6 +79,7 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
             a.kernel_sizes.matmul_tile,
             a.kernel_sizes.elementwise,
             a.kernel_sizes.matmul.as_str(),
+            super::bench::tuning_origin(a.matmul_tuning.as_deref()),
         ))?;
     }
     Ok(())

@@ -19,6 +19,7 @@ mod simulate;
 mod sweep;
 mod trace;
 mod train;
+mod tune;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +70,14 @@ struct Cli {
 enum Commands {
     /// List the GPU adapters wgpu finds, and what they support.
     Devices {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time every matrix-product kernel variant on the GPU and keep the fastest for this
+    /// adapter and driver (done by itself on first use; run it again after changing drivers or
+    /// to measure anew).
+    Tune {
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -155,11 +164,13 @@ pub fn main() -> ExitCode {
                 open: cli.path,
                 exit_after: cli.exit_after_secs.map(Duration::from_secs_f64),
                 start_workers: true,
+                tuning_cache: crate::app::tuning_cache_path(),
                 ..AppOptions::default()
             };
             crate::app::run_native(options).map_err(Failure::Output)
         }
         Some(Commands::Devices { json }) => devices::run(&mut out, json),
+        Some(Commands::Tune { json }) => tune::run(&mut out, json),
         Some(Commands::Train(args)) => train::run(&mut out, &args),
         Some(Commands::Bench(args)) => bench::run(&mut out, &args),
         Some(Commands::Sweep(args)) => sweep::run(&mut out, &args),

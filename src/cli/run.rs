@@ -260,6 +260,7 @@ pub(super) fn open_backend_with(
             Split::BySize
         },
         gpu: GpuChoice::Auto,
+        tuning: crate::app::tuning_cache_path(),
     };
     backend::open(device, &options)
 }

@@ -172,6 +172,11 @@ strings! {
     Adapter => "Adapter", "适配器";
     Backend => "API", "图形接口";
     DeviceType => "Type", "类型";
+    MatmulKernel => "Products", "矩阵乘法";
+    MatmulOne => "one output per invocation", "每个调用算一个输出";
+    MatmulBlocks => "{block} outputs per invocation, {tile} per workgroup", "每个调用算 {block} 个输出，每个工作组 {tile}";
+    MatmulTuned => "Timed fastest of {count} kernel variants on {n}×{n}×{n} products on this adapter ({rate} GFLOP/s, {date}). `batchscope tune` times them again.", "在这个适配器上用 {n}×{n}×{n} 的乘法测了 {count} 种内核，这一种最快（{rate} GFLOP/s，{date}）。`batchscope tune` 会重新计时。";
+    MatmulFromLimits => "Chosen from the adapter's limits, not timed: the first run that opens this GPU times the variants.", "按适配器的限制选择，未经计时：第一次在这块 GPU 上运行时会对各内核计时。";
     Threads => "{n} threads", "{n} 个线程";
     ErrorTitle => "Training stopped", "训练已停止";
     Measured => "All figures are measured on this machine in this run.", "所有数字均为本机本次运行的实测值。";

@@ -515,6 +515,38 @@ fn device_header_ui(
         ui.label(lang.tr(Key::DeviceType));
         ui.label(&adapter.device_type);
         ui.end_row();
+        ui.label(lang.tr(Key::MatmulKernel));
+        let kernel = adapter.kernel_sizes.matmul;
+        let why = match &adapter.matmul_tuning {
+            Some(t) => lang.fmt(
+                Key::MatmulTuned,
+                &[
+                    ("count", &t.rates.len()),
+                    ("n", &t.size),
+                    (
+                        "rate",
+                        &t.rates
+                            .iter()
+                            .find(|r| r.0 == kernel)
+                            .map_or_else(String::new, |r| format!("{:.1}", r.1)),
+                    ),
+                    ("date", &crate::bench::history::format_utc(t.tuned_at_s)),
+                ],
+            ),
+            None => lang.tr(Key::MatmulFromLimits).to_owned(),
+        };
+        let name = match (kernel.blocks(), kernel.tile()) {
+            (Some((m, n, _)), Some((tm, tn))) => lang.fmt(
+                Key::MatmulBlocks,
+                &[
+                    ("block", &format!("{m}×{n}")),
+                    ("tile", &format!("{tm}×{tn}")),
+                ],
+            ),
+            _ => lang.tr(Key::MatmulOne).to_owned(),
+        };
+        ui.label(name).on_hover_text(why);
+        ui.end_row();
     });
     if adapter.software {
         let text = lang.fmt(Key::SoftwareAdapter, &[("name", &adapter.name)]);

@@ -78,6 +78,7 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
         max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
         max_compute_workgroup_storage_size_bytes: limits.max_compute_workgroup_storage_size,
         kernel_sizes: KernelSizes::for_limits(&limits),
+        matmul_tuning: None,
         usable_for_training: primary
             && downlevel
                 .flags

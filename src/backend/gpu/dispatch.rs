@@ -214,6 +214,11 @@ impl CommandStream {
         self.remap.push((buffer, ready));
     }
 
+    /// The compiled kernels.
+    pub fn kernels(&self) -> &Kernels {
+        &self.kernels
+    }
+
     /// Workgroups for `invocations` one-dimensional invocations of the element-wise kernels,
     /// folded into two dimensions past the per-dimension limit.
     pub fn groups(&self, invocations: u32) -> (u32, u32) {

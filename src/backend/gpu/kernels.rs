@@ -53,8 +53,9 @@ impl KernelSizes {
         } else {
             8
         };
-        // The 4 × 4 blocks need 16 × 16 invocations and 8 KiB of workgroup memory.
-        let matmul = if tile == 16 && limits.max_compute_workgroup_storage_size >= 8 << 10 {
+        // Until the variants are timed on this adapter (`tune`): 4 × 4 blocks where they run,
+        // the variant measured fastest on every adapter tried so far.
+        let matmul = if variant_runs(MatmulChoice::Blocks4x4, limits) {
             MatmulChoice::Blocks4x4
         } else {
             MatmulChoice::OnePerInvocation
@@ -71,6 +72,31 @@ impl KernelSizes {
             matmul,
         }
     }
+}
+
+/// Whether an adapter with `limits` runs the matrix-product variant `choice`: the register-
+/// blocked ones need 16 × 16 invocations a workgroup and their tiles in workgroup memory.
+pub fn variant_runs(choice: MatmulChoice, limits: &wgpu::Limits) -> bool {
+    choice.blocks().is_none()
+        || (limits.max_compute_invocations_per_workgroup >= 256
+            && limits.max_compute_workgroup_size_x >= 16
+            && limits.max_compute_workgroup_size_y >= 16
+            && limits.max_compute_workgroup_storage_size >= choice.workgroup_bytes())
+}
+
+/// The register-blocked variant among `compiled` (smallest tile first) a product of `m × n`
+/// outputs runs when `chosen` is the adapter's choice: the largest whose tile the product fills
+/// and no larger than the chosen one's; `None` for the one-output kernel.
+fn pick_variant(
+    compiled: impl Iterator<Item = MatmulChoice>,
+    chosen: MatmulChoice,
+    (m, n): (usize, usize),
+) -> Option<MatmulChoice> {
+    let fills = |c: MatmulChoice| c.tile().is_some_and(|(tm, tn)| m >= tm && n >= tn);
+    let area = |c: MatmulChoice| c.tile().map_or(0, |(tm, tn)| tm * tn);
+    compiled
+        .filter(|&c| fills(c) && area(c) <= area(chosen))
+        .last()
 }
 
 /// What `matmul.wgsl` does with each sum before storing it.
@@ -325,7 +351,8 @@ uniform! {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum KernelId {
     Matmul,
-    MatmulTiled,
+    /// A register-blocked variant of `matmul_tiled.wgsl`.
+    MatmulTiled(MatmulChoice),
     ColumnSum,
     SoftmaxCrossEntropy,
     Mse,
@@ -377,10 +404,30 @@ impl Kernel {
     }
 }
 
+/// `matmul_tiled.wgsl` compiled for the variant `choice`: its block and step sizes generated in
+/// front of the file.
+fn tiled_kernel(device: &wgpu::Device, choice: MatmulChoice) -> Kernel {
+    let (per_m, per_n, _) = choice.blocks().unwrap_or((4, 4, 16));
+    let label = format!("matmul_tiled {per_m}x{per_n}");
+    Kernel::new(device, &label, &tiled_source(choice), "main", &[])
+}
+
+/// The source of `matmul_tiled.wgsl` for the variant `choice`.
+fn tiled_source(choice: MatmulChoice) -> String {
+    let (per_m, per_n, step) = choice.blocks().unwrap_or((4, 4, 16));
+    let sizes = format!(
+        "// Generated for {}.\nconst PER_M: u32 = {per_m}u;\nconst PER_N: u32 = {per_n}u;\n\
+         const STEP: u32 = {step}u;\n",
+        choice.as_str()
+    );
+    [sizes, source(MATMUL_TILED_WGSL)].concat()
+}
+
 /// Every kernel, compiled for one device.
 pub(super) struct Kernels {
     matmul: Kernel,
-    matmul_tiled: Kernel,
+    /// The register-blocked variants this adapter runs, smallest tile first.
+    matmul_tiled: Vec<(MatmulChoice, Kernel)>,
     column_sum: Kernel,
     softmax_cross_entropy: Kernel,
     mse: Kernel,
@@ -421,13 +468,11 @@ impl Kernels {
         let spatial = source(SPATIAL_WGSL);
         Self {
             matmul: Kernel::new(device, "matmul", &source(MATMUL_WGSL), "main", &tile),
-            matmul_tiled: Kernel::new(
-                device,
-                "matmul_tiled",
-                &source(MATMUL_TILED_WGSL),
-                "main",
-                &[],
-            ),
+            matmul_tiled: MatmulChoice::ALL
+                .into_iter()
+                .filter(|&c| c.blocks().is_some() && variant_runs(c, &device.limits()))
+                .map(|c| (c, tiled_kernel(device, c)))
+                .collect(),
             column_sum: Kernel::new(
                 device,
                 "column_sum",
@@ -466,11 +511,36 @@ impl Kernels {
         }
     }
 
+    /// The kernel a product of `m × n` outputs runs when `chosen` is the adapter's choice, and
+    /// its tile (rows, columns): the chosen variant if the product fills one of its tiles, else
+    /// the largest compiled one it fills, else the one-output kernel with `tile` × `tile`.
+    pub fn product(
+        &self,
+        chosen: MatmulChoice,
+        (m, n): (usize, usize),
+        tile: u32,
+    ) -> (KernelId, (u32, u32)) {
+        let pick = pick_variant(self.tiled_variants(), chosen, (m, n));
+        match pick.and_then(|c| c.tile().map(|t| (c, t))) {
+            Some((c, (tm, tn))) => (KernelId::MatmulTiled(c), (tm as u32, tn as u32)),
+            None => (KernelId::Matmul, (tile, tile)),
+        }
+    }
+
+    /// The register-blocked variants compiled for this adapter.
+    pub fn tiled_variants(&self) -> impl Iterator<Item = MatmulChoice> + '_ {
+        self.matmul_tiled.iter().map(|(c, _)| *c)
+    }
+
     /// The kernel `id`.
     pub fn get(&self, id: KernelId) -> &Kernel {
         match id {
             KernelId::Matmul => &self.matmul,
-            KernelId::MatmulTiled => &self.matmul_tiled,
+            KernelId::MatmulTiled(choice) => self
+                .matmul_tiled
+                .iter()
+                .find(|(c, _)| *c == choice)
+                .map_or(&self.matmul, |(_, k)| k),
             KernelId::ColumnSum => &self.column_sum,
             KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
             KernelId::Mse => &self.mse,
@@ -489,11 +559,32 @@ impl Kernels {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_product_runs_the_chosen_variant_where_it_fills_a_tile() {
+        use MatmulChoice::{Blocks4x4, Blocks8x4, Blocks8x8, OnePerInvocation};
+        let all = || [Blocks4x4, Blocks8x4, Blocks8x8].into_iter();
+        let pick = |chosen, shape| pick_variant(all(), chosen, shape);
+        assert_eq!(pick(Blocks8x8, (512, 512)), Some(Blocks8x8));
+        assert_eq!(pick(Blocks8x8, (128, 100)), Some(Blocks8x4));
+        assert_eq!(pick(Blocks8x8, (100, 128)), Some(Blocks4x4));
+        assert_eq!(pick(Blocks8x8, (63, 512)), None);
+        assert_eq!(pick(Blocks4x4, (512, 512)), Some(Blocks4x4));
+        assert_eq!(pick(OnePerInvocation, (512, 512)), None);
+        // A variant the adapter did not compile is never picked.
+        let small = [Blocks4x4].into_iter();
+        assert_eq!(pick_variant(small, Blocks8x8, (512, 512)), Some(Blocks4x4));
+    }
     use wgpu::naga;
 
     /// The fields, byte offsets and size of the `Params` struct a shader declares.
     fn shader_params(file: &str) -> (Vec<(String, usize)>, usize) {
-        let module = naga::front::wgsl::parse_str(&source(file))
+        let text = if file == MATMUL_TILED_WGSL {
+            tiled_source(MatmulChoice::Blocks4x4)
+        } else {
+            source(file)
+        };
+        let module = naga::front::wgsl::parse_str(&text)
             .unwrap_or_else(|e| panic!("the shader does not parse: {e}"));
         let (_, ty) = module
             .types
@@ -508,6 +599,27 @@ mod tests {
             .map(|m| (m.name.clone().unwrap_or_default(), m.offset as usize))
             .collect();
         (fields, *span as usize)
+    }
+
+    /// Every register-blocked variant's generated source parses and validates (wgpu's own
+    /// checks, without an adapter): its sizes divide the workgroup's loads evenly.
+    #[test]
+    fn every_tiled_variant_is_valid_wgsl() {
+        for choice in MatmulChoice::ALL {
+            let Some((m, n, step)) = choice.blocks() else {
+                continue;
+            };
+            assert_eq!((16 * m * step) % 256, 0, "{choice:?}");
+            assert_eq!((16 * n * step) % 256, 0, "{choice:?}");
+            let module = naga::front::wgsl::parse_str(&tiled_source(choice))
+                .unwrap_or_else(|e| panic!("{choice:?} does not parse: {e}"));
+            naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::default(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{choice:?} is not valid: {e:?}"));
+        }
     }
 
     fn rust_params<U: Uniform>() -> (Vec<(String, usize)>, usize) {

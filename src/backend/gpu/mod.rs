@@ -15,6 +15,7 @@
 //! - `upload`, `readback`: host-to-device copies (the staging ring) and reads back;
 //! - `census`: what rounding into 16 bits lost, counted on the GPU;
 //! - `timing`: kernel times from timestamp queries, on the host's clock;
+//! - `tuning`: the matrix-product variant timed on this adapter, and its cache;
 //! - `pool`: the caching allocator behind the memory accounting;
 //! - `memory`, `ops`, `instrumented`: the backend traits, implemented with the above.
 //!
@@ -33,6 +34,7 @@ mod pool;
 mod readback;
 mod spatial;
 mod timing;
+pub mod tuning;
 mod upload;
 mod working;
 

@@ -10,7 +10,6 @@ use super::kernels::{
 };
 use crate::backend::checks;
 use crate::backend::error::BackendError;
-use crate::backend::identity::MatmulChoice;
 use crate::backend::params::{Activation, AdamHyper, ConvShape, PoolShape};
 use crate::backend::tensor::{Storage, Tensor, check_device};
 use crate::backend::traits::ComputeOps;
@@ -42,15 +41,14 @@ impl GpuBackend {
             ..MatmulParams::default()
         };
         let aux = aux.unwrap_or_else(|| self.stream.dummy_read());
-        // Products of at least one 64 × 64 tile each way in 4 × 4 register blocks where the
-        // adapter runs them, the others one output per invocation.
-        let blocks = self.stream.sizes.matmul == MatmulChoice::Blocks4x4 && m >= 64 && n >= 64;
-        let (kernel, tile) = if blocks {
-            (KernelId::MatmulTiled, 64)
-        } else {
-            (KernelId::Matmul, self.stream.sizes.matmul_tile)
-        };
-        let groups = ((n as u32).div_ceil(tile), (m as u32).div_ceil(tile));
+        // The adapter's chosen variant where the product fills its tiles, a smaller one or the
+        // one-output kernel where it does not.
+        let sizes = self.stream.sizes;
+        let (kernel, (tile_m, tile_n)) =
+            self.stream
+                .kernels()
+                .product(sizes.matmul, (m, n), sizes.matmul_tile);
+        let groups = ((n as u32).div_ceil(tile_n), (m as u32).div_ceil(tile_m));
         self.stream.dispatch(
             &mut self.recorder,
             (kernel, label),

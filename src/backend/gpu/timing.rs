@@ -200,6 +200,12 @@ impl Timestamps {
         }
     }
 
+    /// Forgets the steps' kernel times so far (passes timed outside training, by the tuning).
+    pub fn forget_steps(&mut self) {
+        self.current = None;
+        self.last = None;
+    }
+
     /// The kernels of the latest step whose passes were all timed and taken in, while the
     /// training thread is in step `step_now` (0 between steps).
     pub fn latest_step(&self, step_now: u64) -> Option<&KernelTimes> {

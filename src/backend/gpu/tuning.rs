@@ -1,0 +1,306 @@
+//! Choosing the matrix-product kernel by timing every variant on this adapter, and keeping the
+//! choice per adapter and driver in a small JSON file in the user's data directory.
+//!
+//! Which tile and block sizes are fastest depends on the GPU: its registers per invocation,
+//! workgroup memory and how its compiler schedules the loops (a software adapter runs them on
+//! the CPU's vector units). Limits alone cannot say, so each variant this adapter runs computes
+//! the same square products, timed by the GPU's timestamps where the adapter has them, and the
+//! fastest is used for every large product from then on. The sizes grow from 256³ while a call
+//! stays short, so a fast GPU is timed on products near its real work and a software adapter
+//! is done in about a second.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::GpuBackend;
+use crate::backend::error::BackendError;
+use crate::backend::identity::{AdapterSummary, MatmulChoice, MatmulTuning};
+use crate::backend::params::Activation;
+use crate::backend::tensor::Tensor;
+use crate::backend::traits::{ComputeOps, DeviceMemory};
+
+/// Square sizes timed, smallest first; the next is tried while the slowest variant's call took
+/// less than [`GROW_WHILE_S`].
+const SIZES: [usize; 4] = [256, 512, 1024, 2048];
+const GROW_WHILE_S: f64 = 0.03;
+/// Timed calls per variant and size (after one untimed call): the median is kept.
+const REPS: usize = 3;
+/// Adapters one cache file remembers (the most recently tuned).
+const MAX_ENTRIES: usize = 32;
+/// A cache file larger than this is not one this app wrote.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// What the tuning is kept under: the same GPU with another driver version is timed again.
+pub fn tuning_key(adapter: &AdapterSummary) -> String {
+    format!(
+        "{} | {} | {} | {}",
+        adapter.name, adapter.backend, adapter.driver, adapter.driver_info
+    )
+}
+
+impl GpuBackend {
+    /// The matrix-product variants compiled for this adapter, in [`MatmulChoice::ALL`] order.
+    pub fn matmul_variants(&self) -> Vec<MatmulChoice> {
+        std::iter::once(MatmulChoice::OnePerInvocation)
+            .chain(self.stream.kernels().tiled_variants())
+            .collect()
+    }
+
+    /// Runs the large products with `choice` from now on (an error if this adapter cannot).
+    pub fn set_matmul(&mut self, choice: MatmulChoice) -> Result<(), BackendError> {
+        if !self.matmul_variants().contains(&choice) {
+            return Err(BackendError::Setup(format!(
+                "the matrix-product kernel “{}” does not run on {}",
+                choice.as_str(),
+                self.summary.name
+            )));
+        }
+        self.stream.sizes.matmul = choice;
+        self.summary.kernel_sizes.matmul = choice;
+        Ok(())
+    }
+
+    /// Uses a tuning made earlier (from the cache) if it was made for this adapter and driver
+    /// and its choice runs here; says whether it did.
+    pub fn use_tuning(&mut self, tuning: &MatmulTuning) -> bool {
+        if tuning.key != tuning_key(&self.summary) || self.set_matmul(tuning.chosen).is_err() {
+            return false;
+        }
+        self.summary.matmul_tuning = Some(Box::new(tuning.clone()));
+        true
+    }
+
+    /// Times every variant on square products and runs the fastest from now on.
+    pub fn tune_matmul(&mut self) -> Result<MatmulTuning, BackendError> {
+        let variants = self.matmul_variants();
+        let was = self.stream.sizes.matmul;
+        let mut result = Err(BackendError::Setup("no size was timed".into()));
+        for &n in &SIZES {
+            let x = self.filled("tune x", n)?;
+            let w = self.filled("tune w", n)?;
+            let b = self.zeros("tune b", 1, n)?;
+            let mut out = self.zeros("tune out", n, n)?;
+            let mut rates = Vec::new();
+            let mut slowest: f64 = 0.0;
+            for &variant in &variants {
+                self.set_matmul(variant)?;
+                let seconds = self.time_product((&x, &w, &b), &mut out)?;
+                slowest = slowest.max(seconds);
+                rates.push((variant, 2.0 * (n as f64).powi(3) / seconds / 1e9));
+            }
+            let chosen = rates
+                .iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map_or(was, |r| r.0);
+            result = Ok(MatmulTuning {
+                key: tuning_key(&self.summary),
+                chosen,
+                size: n,
+                rates,
+                gpu_timestamps: self.stream.timestamps.is_some(),
+                tuned_at_s: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            });
+            if slowest >= GROW_WHILE_S {
+                break;
+            }
+        }
+        self.release_cached()?;
+        if let Some(ts) = self.stream.timestamps.as_mut() {
+            ts.forget_steps();
+        }
+        match result {
+            Ok(tuning) => {
+                self.set_matmul(tuning.chosen)?;
+                self.summary.matmul_tuning = Some(Box::new(tuning.clone()));
+                Ok(tuning)
+            }
+            Err(e) => {
+                self.set_matmul(was)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// An `n × n` tensor of small values.
+    fn filled(&mut self, label: &str, n: usize) -> Result<Tensor, BackendError> {
+        let mut t = self.zeros(label, n, n)?;
+        let values: Vec<f32> = (0..n * n).map(|i| ((i % 17) as f32 - 8.0) / 16.0).collect();
+        self.write(&mut t, &values)?;
+        Ok(t)
+    }
+
+    /// Median seconds of [`REPS`] products, each waited for, after one untimed call: the GPU's
+    /// own time for the kernel where it has timestamps, else the host's from submission to
+    /// completion.
+    fn time_product(
+        &mut self,
+        (x, w, b): (&Tensor, &Tensor, &Tensor),
+        out: &mut Tensor,
+    ) -> Result<f64, BackendError> {
+        let mut times = Vec::with_capacity(REPS);
+        for rep in 0..=REPS {
+            let timed_before = self.stream.timestamps.as_ref().map(|ts| ts.on);
+            if let Some(ts) = self.stream.timestamps.as_mut() {
+                ts.on = true;
+            }
+            let start = Instant::now();
+            self.linear_forward(x, w, b, Activation::Relu, out)?;
+            self.stream.finish(&mut self.recorder)?;
+            let host = start.elapsed().as_secs_f64();
+            let gpu = match self.stream.timestamps.as_mut() {
+                Some(ts) => {
+                    ts.on = timed_before.unwrap_or(false);
+                    let passes = ts.collect(&self.stream.device)?;
+                    let ns: f64 = passes.iter().map(|p| p.gpu_ns[1] - p.gpu_ns[0]).sum();
+                    (ns > 0.0).then_some(ns * 1e-9)
+                }
+                None => None,
+            };
+            if rep > 0 {
+                times.push(gpu.unwrap_or(host));
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+}
+
+/// The tunings kept in the user's data directory, one per adapter and driver.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TuningCache {
+    pub adapters: Vec<MatmulTuning>,
+}
+
+impl TuningCache {
+    /// Reads the cache at `path`: empty when there is none; empty with the reason when it cannot
+    /// be read or is not one this app wrote (then the variants are timed again and the file
+    /// replaced).
+    pub fn load(path: &Path) -> (Self, Option<String>) {
+        let problem = |why: String| {
+            Some(format!(
+                "the saved GPU kernel choice in {} could not be used ({why}); the kernels are \
+                 timed again",
+                path.display()
+            ))
+        };
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Self::default(), None),
+            Err(e) => return (Self::default(), problem(e.to_string())),
+            Ok(m) if m.len() > MAX_FILE_BYTES => {
+                return (Self::default(), problem(format!("{} bytes", m.len())));
+            }
+            Ok(_) => {}
+        }
+        match std::fs::read_to_string(path).map(|text| serde_json::from_str::<Self>(&text)) {
+            Ok(Ok(cache)) => (cache, None),
+            Ok(Err(e)) => (Self::default(), problem(e.to_string())),
+            Err(e) => (Self::default(), problem(e.to_string())),
+        }
+    }
+
+    /// The tuning kept for `key`.
+    pub fn find(&self, key: &str) -> Option<&MatmulTuning> {
+        self.adapters.iter().find(|t| t.key == key)
+    }
+
+    /// Keeps `tuning`, replacing the one of the same key, and drops the oldest past
+    /// `MAX_ENTRIES` (32).
+    pub fn put(&mut self, tuning: MatmulTuning) {
+        self.adapters.retain(|t| t.key != tuning.key);
+        self.adapters.push(tuning);
+        let over = self.adapters.len().saturating_sub(MAX_ENTRIES);
+        self.adapters.drain(..over);
+    }
+
+    /// Writes the cache to `path` (its directory made if missing), whole or not at all: a
+    /// temporary file renamed over the old one.
+    pub fn save(&self, path: &Path) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let temporary = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&temporary, text)
+            .and_then(|()| std::fs::rename(&temporary, path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&temporary);
+                format!("{}: {e}", path.display())
+            })
+    }
+}
+
+/// Gives `gpu` the tuning kept in the cache at `path` for its adapter, or times the variants
+/// (always when `retune`) and keeps the result there. Returns what the user should know: a cache
+/// that could not be read or written (the tuning still applies to this run).
+pub fn apply_or_tune(gpu: &mut GpuBackend, path: &Path, retune: bool) -> Vec<String> {
+    let (mut cache, problem) = TuningCache::load(path);
+    let mut notes: Vec<String> = problem.into_iter().collect();
+    let key = tuning_key(gpu.adapter());
+    if !retune && cache.find(&key).is_some_and(|t| gpu.use_tuning(t)) {
+        return notes;
+    }
+    match gpu.tune_matmul() {
+        Ok(tuning) => {
+            cache.put(tuning);
+            if let Err(e) = cache.save(path) {
+                notes.push(format!(
+                    "the GPU kernel choice could not be saved ({e}); it is timed again next time"
+                ));
+            }
+        }
+        Err(e) => notes.push(format!(
+            "timing the GPU's matrix-product kernels failed ({e}); the default kernel is used"
+        )),
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tuning(key: &str, chosen: MatmulChoice) -> MatmulTuning {
+        MatmulTuning {
+            key: key.to_owned(),
+            chosen,
+            size: 256,
+            rates: vec![(MatmulChoice::OnePerInvocation, 1.0), (chosen, 2.0)],
+            gpu_timestamps: true,
+            tuned_at_s: 1,
+        }
+    }
+
+    #[test]
+    fn the_cache_round_trips_and_survives_a_bad_file() {
+        let dir = std::env::temp_dir().join(format!("batchscope-tuning-{}", std::process::id()));
+        let path = dir.join("gpu-kernels.json");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(TuningCache::load(&path), (TuningCache::default(), None));
+        let mut cache = TuningCache::default();
+        cache.put(tuning("a", MatmulChoice::Blocks4x4));
+        cache.put(tuning("b", MatmulChoice::Blocks8x8));
+        cache.put(tuning("a", MatmulChoice::Blocks8x4));
+        assert_eq!(cache.adapters.len(), 2);
+        assert_eq!(
+            cache.find("a").map(|t| t.chosen),
+            Some(MatmulChoice::Blocks8x4)
+        );
+        cache.save(&path).expect("save");
+        assert_eq!(TuningCache::load(&path), (cache, None));
+        std::fs::write(&path, "{\"adapters\": [{\"key\": 3}]}").expect("write");
+        let (empty, problem) = TuningCache::load(&path);
+        assert!(empty.adapters.is_empty());
+        assert!(problem.is_some_and(|p| p.contains("timed again")));
+        let mut many = TuningCache::default();
+        for i in 0..MAX_ENTRIES + 5 {
+            many.put(tuning(&i.to_string(), MatmulChoice::Blocks4x4));
+        }
+        assert_eq!(many.adapters.len(), MAX_ENTRIES);
+        assert!(many.find("0").is_none() && many.find("36").is_some());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

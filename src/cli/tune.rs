@@ -1,0 +1,65 @@
+//! `batchscope tune`: times every matrix-product kernel variant on the GPU and keeps the fastest
+//! for this adapter and driver (what the first run on a new adapter does by itself).
+
+use super::failure::Failure;
+use super::output::Out;
+use crate::backend::gpu::GpuBackend;
+use crate::backend::gpu::tuning::apply_or_tune;
+
+pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
+    let mut gpu = GpuBackend::new().map_err(|e| Failure::BadInput(e.reason.clone()))?;
+    let path = crate::app::tuning_cache_path();
+    let notes = match &path {
+        Some(path) => apply_or_tune(&mut gpu, path, true),
+        None => match gpu.tune_matmul() {
+            Ok(_) => vec!["no data directory was found: the choice is not kept".to_owned()],
+            Err(e) => return Err(Failure::BadInput(e.to_string())),
+        },
+    };
+    for note in &notes {
+        eprintln!("batchscope: {note}");
+    }
+    let adapter = gpu.adapter().clone();
+    let Some(tuning) = adapter.matmul_tuning.as_deref() else {
+        return Err(Failure::BadInput(notes.join("; ")));
+    };
+    if as_json {
+        out.json(&serde_json::json!({
+            "adapter": adapter.name,
+            "software": adapter.software,
+            "tuning": tuning,
+            "cache": path,
+        }))?;
+        return Ok(());
+    }
+    let software = if adapter.software {
+        " (a software adapter: its speed says nothing about a GPU)"
+    } else {
+        ""
+    };
+    out.line(format!(
+        "GPU {}{software}: matrix-product kernels on {n}x{n}x{n} products, timed by {}",
+        adapter.name,
+        if tuning.gpu_timestamps {
+            "GPU timestamps"
+        } else {
+            "the host clock"
+        },
+        n = tuning.size
+    ))?;
+    for (kernel, rate) in &tuning.rates {
+        let mark = if *kernel == tuning.chosen {
+            "  <- chosen"
+        } else {
+            ""
+        };
+        out.line(format!(
+            "  {:<34} {rate:9.1} GFLOP/s{mark}",
+            kernel.as_str()
+        ))?;
+    }
+    if let Some(path) = path {
+        out.line(format!("kept in {}", path.display()))?;
+    }
+    Ok(())
+}
