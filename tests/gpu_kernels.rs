@@ -222,3 +222,17 @@ fn tuning_keeps_the_fastest_variant_and_the_cache_hands_it_on() {
     assert_eq!(next.kernel_sizes().matmul, kept.chosen);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Without timestamp queries the tuning times the variants by the host's clock and says so.
+#[test]
+fn tuning_without_timestamps_uses_the_host_clock() {
+    let Some(mut gpu) = common::gpu() else {
+        return;
+    };
+    gpu.disable_timestamps().expect("submitted");
+    let tuning = gpu.tune_matmul().expect("the variants run");
+    assert!(!tuning.gpu_timestamps);
+    assert_eq!(tuning.rates.len(), gpu.matmul_variants().len());
+    assert!(tuning.rates.iter().all(|r| r.1.is_finite() && r.1 > 0.0));
+    assert_eq!(gpu.kernel_sizes().matmul, tuning.chosen);
+}
