@@ -9,6 +9,11 @@
 // Transposes are strides: element (i, kk) of op(a) is a[i * a_row_stride + kk * a_col_stride],
 // so xᵀ and wᵀ cost nothing. The sum for one output runs over kk in ascending order, exactly as
 // the CPU kernel does, which keeps the two devices within rounding of each other.
+//
+// A thin product with a long `k` (a convolution's weight gradient: 72 × 16 outputs summed over
+// 50,176 pixels) has too few outputs to keep a GPU busy, one invocation each. It is split along
+// `k`: workgroup z sums values k_chunk · z up to k_chunk · (z + 1) and writes its partial sums
+// to layer z of `c`; `column_sum.wgsl` then adds the layers in order (EPILOGUE_SUM only).
 
 struct Params {
     m: u32,
@@ -23,7 +28,8 @@ struct Params {
     b_col_stride: u32,
     // ACT_IDENTITY, ACT_RELU, ACT_TANH or ACT_SIGMOID.
     act: u32,
-    _pad0: u32,
+    // Values of `k` each workgroup along z sums (all of `k` unless the product is split).
+    k_chunk: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -49,24 +55,26 @@ fn main(
 ) {
     let row = wid.y * TILE + lid.y;
     let col = wid.x * TILE + lid.x;
+    let k_begin = wid.z * p.k_chunk;
+    let k_end = min(p.k, k_begin + p.k_chunk);
     var acc = 0.0;
-    let tiles = (p.k + TILE - 1u) / TILE;
+    let tiles = (k_end - k_begin + TILE - 1u) / TILE;
     for (var t = 0u; t < tiles; t++) {
-        let a_k = t * TILE + lid.x;
-        let b_k = t * TILE + lid.y;
+        let a_k = k_begin + t * TILE + lid.x;
+        let b_k = k_begin + t * TILE + lid.y;
         // Out-of-range elements load as zero, so partial tiles add nothing.
         var a_value = 0.0;
-        if (row < p.m && a_k < p.k) {
+        if (row < p.m && a_k < k_end) {
             a_value = a[row * p.a_row_stride + a_k * p.a_col_stride];
         }
         var b_value = 0.0;
-        if (b_k < p.k && col < p.n) {
+        if (b_k < k_end && col < p.n) {
             b_value = b[b_k * p.b_row_stride + col * p.b_col_stride];
         }
         a_tile[lid.y][lid.x] = a_value;
         b_tile[lid.y][lid.x] = b_value;
         workgroupBarrier();
-        let count = min(TILE, p.k - t * TILE);
+        let count = min(TILE, k_end - k_begin - t * TILE);
         for (var kk = 0u; kk < count; kk++) {
             acc += a_tile[lid.y][kk] * b_tile[kk][lid.x];
         }
@@ -75,7 +83,7 @@ fn main(
     if (row >= p.m || col >= p.n) {
         return;
     }
-    let index = row * p.n + col;
+    let index = wid.z * p.m * p.n + row * p.n + col;
     switch p.epilogue {
         case EPILOGUE_BIAS_ACT: { c[index] = activate(acc + aux[col], p.act); }
         case EPILOGUE_ACT_GRAD: { c[index] = acc * activation_grad(aux[index], p.act); }

@@ -25,7 +25,8 @@ struct Params {
     b_row_stride: u32,
     b_col_stride: u32,
     act: u32,
-    _pad0: u32,
+    // Values of `k` each workgroup along z sums (all of `k` unless the product is split).
+    k_chunk: u32,
     _pad1: u32,
     _pad2: u32,
 }

@@ -132,6 +132,9 @@ fn every_matmul_kernel_computes_the_products() {
             (128, 128, 128),
             (300, 41, 259),
             (129, 9, 140),
+            // A thin weight gradient with a long `k`: split along it (39 stretches).
+            (20_000, 9, 8),
+            (3000, 72, 16),
         ] {
             products_case(&mut gpu, shape);
         }
@@ -197,6 +200,12 @@ fn tuning_keeps_the_fastest_variant_and_the_cache_hands_it_on() {
         .0;
     assert_eq!(tuning.chosen, fastest);
     assert_eq!(gpu.kernel_sizes().matmul, fastest);
+    assert!(tuning.split_rates.iter().all(|r| r.is_finite() && *r > 0.0));
+    assert_eq!(
+        tuning.split_k,
+        tuning.split_rates[1] > tuning.split_rates[0]
+    );
+    assert_eq!(gpu.kernel_sizes().split_k, tuning.split_k);
     assert_eq!(gpu.adapter().matmul_tuning.as_deref(), Some(&tuning));
     let elsewhere = MatmulTuning {
         key: "another GPU".into(),
@@ -235,4 +244,25 @@ fn tuning_without_timestamps_uses_the_host_clock() {
     assert_eq!(tuning.rates.len(), gpu.matmul_variants().len());
     assert!(tuning.rates.iter().all(|r| r.1.is_finite() && r.1 > 0.0));
     assert_eq!(gpu.kernel_sizes().matmul, tuning.chosen);
+}
+
+/// A thin weight gradient with a long `k` is split along it (one more dispatch: the partial
+/// sums added), and still computes the product; a wide one is not split.
+#[test]
+fn thin_weight_gradients_are_split_along_k() {
+    use batchscope::backend::DeviceInfo as _;
+    let Some(mut gpu) = common::gpu() else {
+        return;
+    };
+    gpu.set_split_k(true);
+    let launched = |gpu: &mut GpuBackend, shape| {
+        let before = gpu.kernels_launched().expect("counted");
+        products_case(gpu, shape);
+        gpu.kernels_launched().expect("counted") - before
+    };
+    // Forward, weight gradient, bias gradient, input gradient: four kernels, five when split.
+    assert_eq!(launched(&mut gpu, (256, 64, 64)), 4);
+    assert_eq!(launched(&mut gpu, (20_000, 9, 8)), 5);
+    gpu.set_split_k(false);
+    assert_eq!(launched(&mut gpu, (20_000, 9, 8)), 4);
 }

@@ -219,6 +219,7 @@ fn the_small_workgroups_of_weaker_adapters_compute_the_same() {
         elementwise: 64,
         column_sum: 32,
         matmul: batchscope::backend::MatmulChoice::OnePerInvocation,
+        split_k: true,
     };
     let mut gpu = GpuBackend::with_sizes(Some(small)).expect("the adapter opened a moment ago");
     assert_eq!(gpu.kernel_sizes(), small);

@@ -56,6 +56,11 @@ pub struct MatmulTuning {
     pub size: usize,
     /// Each variant's GFLOP/s on them, as measured.
     pub rates: Vec<(MatmulChoice, f64)>,
+    /// Whether thin weight gradients are split along `k`, chosen by timing one (a 3×3
+    /// convolution's 72 × 16 outputs over 16,384 rows) unsplit and split.
+    pub split_k: bool,
+    /// That product's GFLOP/s unsplit and split.
+    pub split_rates: [f64; 2],
     /// Whether the GPU's timestamps timed them (else the host's clock around each call).
     pub gpu_timestamps: bool,
     /// When, in seconds since the Unix epoch.
@@ -84,6 +89,11 @@ pub struct KernelSizes {
     pub column_sum: u32,
     /// The matrix-product kernel of large products.
     pub matmul: MatmulChoice,
+    /// Whether thin weight gradients with a long `k` are split along it (more workgroups, one
+    /// more kernel adding their partial sums): on by default on a hardware GPU, whose many
+    /// compute units a thin product leaves idle; off on a software adapter, whose few CPU cores
+    /// it keeps busy anyway; timed either way by `tune`.
+    pub split_k: bool,
 }
 
 /// Which kernel the large matrix products run: chosen from the adapter's limits, or by timing

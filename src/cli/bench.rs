@@ -324,13 +324,18 @@ fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(),
 pub(super) fn tuning_origin(tuning: Option<&crate::backend::MatmulTuning>) -> String {
     match tuning {
         Some(t) => format!(
-            "timed fastest on {n}x{n}x{n} products by {}, {}",
+            "timed fastest on {n}x{n}x{n} products by {}, {}; thin weight gradients {}",
             if t.gpu_timestamps {
                 "GPU timestamps"
             } else {
                 "the host clock"
             },
             crate::bench::history::format_utc(t.tuned_at_s),
+            if t.split_k {
+                "split along k (timed faster)"
+            } else {
+                "whole (timed faster than split)"
+            },
             n = t.size
         ),
         None => "from the adapter's limits; `batchscope tune` times the variants".to_owned(),

@@ -58,6 +58,12 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
             kernel.as_str()
         ))?;
     }
+    let [whole, split] = tuning.split_rates;
+    out.line(format!(
+        "thin weight gradients (72x16 over 16384 rows): {whole:.1} GFLOP/s whole, {split:.1} split \
+         along k -> {}",
+        if tuning.split_k { "split" } else { "whole" }
+    ))?;
     if let Some(path) = path {
         out.line(format!("kept in {}", path.display()))?;
     }

@@ -176,6 +176,8 @@ strings! {
     MatmulOne => "one output per invocation", "每个调用算一个输出";
     MatmulBlocks => "{block} outputs per invocation, {tile} per workgroup", "每个调用算 {block} 个输出，每个工作组 {tile}";
     MatmulTuned => "Timed fastest of {count} kernel variants on {n}×{n}×{n} products on this adapter ({rate} GFLOP/s, {date}). `batchscope tune` times them again.", "在这个适配器上用 {n}×{n}×{n} 的乘法测了 {count} 种内核，这一种最快（{rate} GFLOP/s，{date}）。`batchscope tune` 会重新计时。";
+    SplitKOn => "Thin weight gradients (few outputs, a long sum) are split along the sum, so more of the GPU works on them: timed {split} against {whole} GFLOP/s whole.", "窄的权重梯度（输出少、求和长）沿求和方向拆开，让更多 GPU 单元参与：计时结果为拆开 {split}、不拆 {whole} GFLOP/s。";
+    SplitKOff => "Thin weight gradients are not split along their sum: timed {whole} GFLOP/s whole against {split} split.", "窄的权重梯度不拆开求和：计时结果为不拆 {whole}、拆开 {split} GFLOP/s。";
     MatmulFromLimits => "Chosen from the adapter's limits, not timed: the first run that opens this GPU times the variants.", "按适配器的限制选择，未经计时：第一次在这块 GPU 上运行时会对各内核计时。";
     Threads => "{n} threads", "{n} 个线程";
     ErrorTitle => "Training stopped", "训练已停止";

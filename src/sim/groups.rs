@@ -42,7 +42,9 @@ impl OpGroup {
     /// The group of a kernel, by the label both devices give it.
     pub fn of_kernel(label: &str) -> Self {
         match label {
-            "linear_forward" | "linear_backward_input" | "weight_grad" => Self::MatrixProducts,
+            "linear_forward" | "linear_backward_input" | "weight_grad" | "split_k_sum" => {
+                Self::MatrixProducts
+            }
             "conv_forward" | "conv_backward_input" | "im2col" | "col2im" => Self::Convolutions,
             "softmax_cross_entropy" | "mse_loss" => Self::Loss,
             "sgd_step" | "momentum_step" | "adam_step" => Self::Optimizer,

@@ -518,21 +518,35 @@ fn device_header_ui(
         ui.label(lang.tr(Key::MatmulKernel));
         let kernel = adapter.kernel_sizes.matmul;
         let why = match &adapter.matmul_tuning {
-            Some(t) => lang.fmt(
-                Key::MatmulTuned,
-                &[
-                    ("count", &t.rates.len()),
-                    ("n", &t.size),
-                    (
-                        "rate",
-                        &t.rates
-                            .iter()
-                            .find(|r| r.0 == kernel)
-                            .map_or_else(String::new, |r| format!("{:.1}", r.1)),
-                    ),
-                    ("date", &crate::bench::history::format_utc(t.tuned_at_s)),
-                ],
-            ),
+            Some(t) => [
+                lang.fmt(
+                    Key::MatmulTuned,
+                    &[
+                        ("count", &t.rates.len()),
+                        ("n", &t.size),
+                        (
+                            "rate",
+                            &t.rates
+                                .iter()
+                                .find(|r| r.0 == kernel)
+                                .map_or_else(String::new, |r| format!("{:.1}", r.1)),
+                        ),
+                        ("date", &crate::bench::history::format_utc(t.tuned_at_s)),
+                    ],
+                ),
+                lang.fmt(
+                    if t.split_k {
+                        Key::SplitKOn
+                    } else {
+                        Key::SplitKOff
+                    },
+                    &[
+                        ("whole", &format!("{:.1}", t.split_rates[0])),
+                        ("split", &format!("{:.1}", t.split_rates[1])),
+                    ],
+                ),
+            ]
+            .join("\n"),
             None => lang.tr(Key::MatmulFromLimits).to_owned(),
         };
         let name = match (kernel.blocks(), kernel.tile()) {

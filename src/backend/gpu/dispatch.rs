@@ -89,6 +89,12 @@ struct CachedDispatch {
 /// Ids of the dummy buffers in cache keys (tensor ids start at 1).
 const DUMMY_READ_ID: u64 = 0;
 const DUMMY_WRITE_IDS: [u64; 2] = [u64::MAX, u64::MAX - 1];
+/// Id of the split products' partial sums in cache keys.
+const SCRATCH_ID: u64 = u64::MAX - 2;
+
+/// Bytes of the buffer a product split along `k` writes its partial sums into (made on the
+/// first split, counted as the backend's own): 4 MiB, a million partial sums.
+pub(super) const SCRATCH_BYTES: u64 = 4 << 20;
 
 /// The device's queue as the backend drives it: the pending encoder, the dispatch cache, the
 /// kernel timestamps, and what must happen when work is submitted.
@@ -110,6 +116,8 @@ pub(super) struct CommandStream {
     /// Bound where a kernel's binding is unused by the chosen mode (wgpu needs every slot filled).
     dummy_read: wgpu::Buffer,
     dummy_write: [wgpu::Buffer; 2],
+    /// The partial sums of products split along `k`, once one was.
+    scratch: Option<wgpu::Buffer>,
     /// Kernel timestamps, where the adapter has them.
     pub timestamps: Option<Timestamps>,
     /// Submissions seen from the host, where it has none.
@@ -178,6 +186,7 @@ impl CommandStream {
             dispatches: HashMap::new(),
             dummy_read,
             dummy_write,
+            scratch: None,
             timestamps,
             observed: HostObserved::default(),
             remap: Vec::new(),
@@ -246,15 +255,46 @@ impl CommandStream {
         }
     }
 
+    /// The buffer of [`SCRATCH_BYTES`] split products write their partial sums into.
+    pub fn scratch(&mut self) -> Binding {
+        let pool = &self.pool;
+        let device = &self.device;
+        let buffer = self.scratch.get_or_insert_with(|| {
+            count_internal(pool, SCRATCH_BYTES as i64);
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("split-k partial sums"),
+                size: SCRATCH_BYTES,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        });
+        Binding {
+            id: SCRATCH_ID,
+            buffer: buffer.clone(),
+        }
+    }
+
     /// Records one dispatch of `kernel` over `bindings` (after the uniform block, in binding
     /// order) with `params`, timed when kernel timing is on.
     pub fn dispatch<U: Uniform>(
         &mut self,
         recorder: &mut Recorder,
+        id: (KernelId, &'static str),
+        params: &U,
+        bindings: &[Binding],
+        (x, y): (u32, u32),
+    ) -> Result<(), BackendError> {
+        self.dispatch_3d(recorder, id, params, bindings, (x, y, 1))
+    }
+
+    /// [`CommandStream::dispatch`] with workgroups along `z` too.
+    pub fn dispatch_3d<U: Uniform>(
+        &mut self,
+        recorder: &mut Recorder,
         (kernel, label): (KernelId, &'static str),
         params: &U,
         bindings: &[Binding],
-        workgroups: (u32, u32),
+        workgroups: (u32, u32, u32),
     ) -> Result<(), BackendError> {
         let mut ids = [0u64; 4];
         for (slot, b) in ids.iter_mut().zip(bindings) {
@@ -330,7 +370,7 @@ impl CommandStream {
             });
             pass.set_pipeline(&self.kernels.get(kernel).pipeline);
             pass.set_bind_group(0, &cached.bind_group, &[]);
-            pass.dispatch_workgroups(workgroups.0, workgroups.1, 1);
+            pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
         }
         self.pending_keys.insert(key);
         self.pending_tensors.extend(ids);

@@ -70,6 +70,7 @@ impl KernelSizes {
             elementwise,
             column_sum: elementwise.min(64),
             matmul,
+            split_k: true,
         }
     }
 }
@@ -97,6 +98,36 @@ fn pick_variant(
     compiled
         .filter(|&c| fills(c) && area(c) <= area(chosen))
         .last()
+}
+
+/// Workgroups a product should give the GPU at least: a few per compute unit of a large GPU
+/// (an H100 has 132), which a thin product reaches only by splitting its sums along `k`.
+const SPLIT_TARGET_WORKGROUPS: usize = 256;
+/// Fewest values of `k` a split sums, so each still streams a long stretch of memory.
+const SPLIT_MIN_CHUNK: usize = 512;
+/// Most splits (the partial sums are then added by one invocation per output, in order).
+const SPLIT_MAX: usize = 64;
+
+/// Into how many stretches of `k` a weight-gradient product of `m × n` outputs is split when it
+/// runs `tile` × `tile` workgroups of one output per invocation: 1 (not split) unless it has too
+/// few workgroups to fill a GPU and a `k` long enough to share out; its partial sums must fit in
+/// `scratch_bytes`.
+pub(super) fn split_k((m, n, k): (usize, usize, usize), tile: usize, scratch_bytes: u64) -> usize {
+    let workgroups = m.div_ceil(tile) * n.div_ceil(tile);
+    if workgroups >= SPLIT_TARGET_WORKGROUPS / 4 {
+        return 1;
+    }
+    let fit = (scratch_bytes / (4 * (m * n).max(1)) as u64) as usize;
+    let splits = (SPLIT_TARGET_WORKGROUPS / workgroups)
+        .min(k / SPLIT_MIN_CHUNK)
+        .min(SPLIT_MAX)
+        .min(fit);
+    if splits < 2 {
+        return 1;
+    }
+    // No empty stretch: the last one starts before `k` ends.
+    let chunk = k.div_ceil(splits);
+    k.div_ceil(chunk)
 }
 
 /// What `matmul.wgsl` does with each sum before storing it.
@@ -254,7 +285,8 @@ uniform! {
         b_col_stride: u32,
         /// An [`Activation`] code.
         act: u32,
-        _pad0: u32,
+        /// Values of `k` each workgroup along z sums: `k` unless the product is split.
+        k_chunk: u32,
         _pad1: u32,
         _pad2: u32,
     }
@@ -559,6 +591,23 @@ impl Kernels {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_thin_products_with_a_long_k_are_split() {
+        let scratch = 4 << 20;
+        // A CNN's weight gradients at batch 256 on MNIST: split, every stretch non-empty.
+        for (m, n, k) in [(9, 8, 200_704), (72, 16, 50_176), (128, 10, 4096)] {
+            let splits = split_k((m, n, k), 16, scratch);
+            assert!(splits >= 2, "{m}x{n}x{k}: {splits}");
+            let chunk = k.div_ceil(splits);
+            assert!(chunk * (splits - 1) < k && chunk >= SPLIT_MIN_CHUNK);
+            assert!((splits * m * n * 4) as u64 <= scratch);
+        }
+        // Wide products, short sums and partial sums beyond the scratch buffer are not.
+        assert_eq!(split_k((784, 512, 1024), 16, scratch), 1);
+        assert_eq!(split_k((72, 16, 600), 16, scratch), 1);
+        assert_eq!(split_k((100, 100, 1 << 20), 16, 40_000 * 3 / 2), 1);
+    }
 
     #[test]
     fn a_product_runs_the_chosen_variant_where_it_fills_a_tile() {

@@ -78,8 +78,12 @@ impl GpuBackend {
     /// sizes of weaker adapters this way), or the adapter's when `None`.
     pub fn with_sizes(sizes: Option<KernelSizes>) -> Result<Self, GpuUnavailable> {
         let (adapter, device, queue) = context::open_device()?;
-        let summary = context::summarize(&adapter);
-        let sizes = sizes.unwrap_or_else(|| KernelSizes::for_limits(&device.limits()));
+        let mut summary = context::summarize(&adapter);
+        let sizes = sizes.unwrap_or_else(|| KernelSizes {
+            split_k: !summary.software,
+            ..KernelSizes::for_limits(&device.limits())
+        });
+        summary.kernel_sizes = sizes;
         let pool = SharedPool::default();
         let stream = CommandStream::new(
             device,

@@ -3,10 +3,10 @@
 
 use super::GpuBackend;
 use super::census::NON_FINITE_SLOT;
-use super::dispatch::Binding;
+use super::dispatch::{Binding, SCRATCH_BYTES};
 use super::kernels::{
     ColumnSumParams, ElementwiseMode, ElementwiseParams, Epilogue, KernelId, LossParams,
-    MatmulParams, OptimizerParams, UpdateRule,
+    MatmulParams, OptimizerParams, UpdateRule, split_k,
 };
 use crate::backend::checks;
 use crate::backend::error::BackendError;
@@ -28,7 +28,7 @@ impl GpuBackend {
         (m, n, k): (usize, usize, usize),
         c: Binding,
     ) -> Result<(), BackendError> {
-        let params = MatmulParams {
+        let mut params = MatmulParams {
             m: m as u32,
             n: n as u32,
             k: k as u32,
@@ -38,6 +38,7 @@ impl GpuBackend {
             b_row_stride: b_strides.0 as u32,
             b_col_stride: b_strides.1 as u32,
             act: act.code(),
+            k_chunk: k as u32,
             ..MatmulParams::default()
         };
         let aux = aux.unwrap_or_else(|| self.stream.dummy_read());
@@ -49,12 +50,43 @@ impl GpuBackend {
                 .kernels()
                 .product(sizes.matmul, (m, n), sizes.matmul_tile);
         let groups = ((n as u32).div_ceil(tile_n), (m as u32).div_ceil(tile_m));
-        self.stream.dispatch(
+        let splits = if sizes.split_k && epilogue == Epilogue::Sum && kernel == KernelId::Matmul {
+            split_k((m, n, k), tile_m as usize, SCRATCH_BYTES)
+        } else {
+            1
+        };
+        if splits == 1 {
+            return self.stream.dispatch(
+                &mut self.recorder,
+                (kernel, label),
+                &params,
+                &[a, b, aux, c],
+                groups,
+            );
+        }
+        // Split along `k`: each stretch's partial sums into its layer of the scratch buffer,
+        // then the layers added in order into `c`.
+        params.k_chunk = k.div_ceil(splits) as u32;
+        let scratch = self.stream.scratch();
+        self.stream.dispatch_3d(
             &mut self.recorder,
             (kernel, label),
             &params,
-            &[a, b, aux, c],
-            groups,
+            &[a, b, aux, scratch.clone()],
+            (groups.0, groups.1, splits as u32),
+        )?;
+        let sum = ColumnSumParams {
+            rows: splits as u32,
+            cols: (m * n) as u32,
+            ..ColumnSumParams::default()
+        };
+        let columns = ((m * n) as u32).div_ceil(self.stream.sizes.column_sum);
+        self.stream.dispatch(
+            &mut self.recorder,
+            (KernelId::ColumnSum, "split_k_sum"),
+            &sum,
+            &[scratch, c],
+            (columns, 1),
         )
     }
 

@@ -62,12 +62,19 @@ impl GpuBackend {
         Ok(())
     }
 
+    /// Splits thin weight gradients along `k` from now on, or not.
+    pub fn set_split_k(&mut self, on: bool) {
+        self.stream.sizes.split_k = on;
+        self.summary.kernel_sizes.split_k = on;
+    }
+
     /// Uses a tuning made earlier (from the cache) if it was made for this adapter and driver
     /// and its choice runs here; says whether it did.
     pub fn use_tuning(&mut self, tuning: &MatmulTuning) -> bool {
         if tuning.key != tuning_key(&self.summary) || self.set_matmul(tuning.chosen).is_err() {
             return false;
         }
+        self.set_split_k(tuning.split_k);
         self.summary.matmul_tuning = Some(Box::new(tuning.clone()));
         true
     }
@@ -76,17 +83,20 @@ impl GpuBackend {
     pub fn tune_matmul(&mut self) -> Result<MatmulTuning, BackendError> {
         let variants = self.matmul_variants();
         let was = self.stream.sizes.matmul;
+        let split_rates = self.time_split()?;
         let mut result = Err(BackendError::Setup("no size was timed".into()));
         for &n in &SIZES {
-            let x = self.filled("tune x", n)?;
-            let w = self.filled("tune w", n)?;
+            let x = self.filled("tune x", (n, n))?;
+            let w = self.filled("tune w", (n, n))?;
             let b = self.zeros("tune b", 1, n)?;
             let mut out = self.zeros("tune out", n, n)?;
             let mut rates = Vec::new();
             let mut slowest: f64 = 0.0;
             for &variant in &variants {
                 self.set_matmul(variant)?;
-                let seconds = self.time_product((&x, &w, &b), &mut out)?;
+                let seconds = self.time_passes(&mut |gpu| {
+                    gpu.linear_forward(&x, &w, &b, Activation::Relu, &mut out)
+                })?;
                 slowest = slowest.max(seconds);
                 rates.push((variant, 2.0 * (n as f64).powi(3) / seconds / 1e9));
             }
@@ -99,6 +109,8 @@ impl GpuBackend {
                 chosen,
                 size: n,
                 rates,
+                split_k: split_rates[1] > split_rates[0],
+                split_rates,
                 gpu_timestamps: self.stream.timestamps.is_some(),
                 tuned_at_s: std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -115,6 +127,7 @@ impl GpuBackend {
         match result {
             Ok(tuning) => {
                 self.set_matmul(tuning.chosen)?;
+                self.set_split_k(tuning.split_k);
                 self.summary.matmul_tuning = Some(Box::new(tuning.clone()));
                 Ok(tuning)
             }
@@ -125,21 +138,47 @@ impl GpuBackend {
         }
     }
 
-    /// An `n × n` tensor of small values.
-    fn filled(&mut self, label: &str, n: usize) -> Result<Tensor, BackendError> {
-        let mut t = self.zeros(label, n, n)?;
-        let values: Vec<f32> = (0..n * n).map(|i| ((i % 17) as f32 - 8.0) / 16.0).collect();
+    /// A thin weight gradient's GFLOP/s unsplit and split along `k` (a 3×3 convolution of 8
+    /// into 16 channels over 16,384 pixels: 72 × 16 outputs); the split setting is kept.
+    fn time_split(&mut self) -> Result<[f64; 2], BackendError> {
+        const ROWS: usize = 16_384;
+        let (m, n) = (72, 16);
+        let x = self.filled("tune patches", (ROWS, m))?;
+        let dz = self.filled("tune dz", (ROWS, n))?;
+        let mut dw = self.zeros("tune dw", m, n)?;
+        let mut db = self.zeros("tune db", 1, n)?;
+        let was = self.stream.sizes.split_k;
+        let mut rates = [0.0; 2];
+        for (split, rate) in [false, true].into_iter().zip(&mut rates) {
+            self.set_split_k(split);
+            let seconds =
+                self.time_passes(&mut |gpu| gpu.linear_backward_params(&x, &dz, &mut dw, &mut db))?;
+            *rate = 2.0 * (ROWS * m * n) as f64 / seconds / 1e9;
+        }
+        self.set_split_k(was);
+        Ok(rates)
+    }
+
+    /// A `rows × cols` tensor of small values.
+    fn filled(
+        &mut self,
+        label: &str,
+        (rows, cols): (usize, usize),
+    ) -> Result<Tensor, BackendError> {
+        let mut t = self.zeros(label, rows, cols)?;
+        let values: Vec<f32> = (0..rows * cols)
+            .map(|i| ((i % 17) as f32 - 8.0) / 16.0)
+            .collect();
         self.write(&mut t, &values)?;
         Ok(t)
     }
 
-    /// Median seconds of [`REPS`] products, each waited for, after one untimed call: the GPU's
-    /// own time for the kernel where it has timestamps, else the host's from submission to
-    /// completion.
-    fn time_product(
+    /// Median seconds of [`REPS`] calls of `op`, each waited for, after one untimed call: the
+    /// GPU's own time for its kernels where it has timestamps, else the host's from submission
+    /// to completion.
+    fn time_passes(
         &mut self,
-        (x, w, b): (&Tensor, &Tensor, &Tensor),
-        out: &mut Tensor,
+        op: &mut dyn FnMut(&mut Self) -> Result<(), BackendError>,
     ) -> Result<f64, BackendError> {
         let mut times = Vec::with_capacity(REPS);
         for rep in 0..=REPS {
@@ -148,7 +187,7 @@ impl GpuBackend {
                 ts.on = true;
             }
             let start = Instant::now();
-            self.linear_forward(x, w, b, Activation::Relu, out)?;
+            op(self)?;
             self.stream.finish(&mut self.recorder)?;
             let host = start.elapsed().as_secs_f64();
             let gpu = match self.stream.timestamps.as_mut() {
@@ -269,6 +308,8 @@ mod tests {
             chosen,
             size: 256,
             rates: vec![(MatmulChoice::OnePerInvocation, 1.0), (chosen, 2.0)],
+            split_k: true,
+            split_rates: [1.0, 2.0],
             gpu_timestamps: true,
             tuned_at_s: 1,
         }
