@@ -287,14 +287,10 @@ fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(),
         })?;
         return Ok(());
     }
-    let software = if summary.software {
-        " (a software adapter: its speed says nothing about a GPU)"
-    } else {
-        ""
-    };
     out.line(format!(
-        "GPU {}{software}: large products run {} ({})",
+        "GPU {}{}: large products run {} ({})",
         summary.name,
+        software_note(&summary),
         sizes.matmul.as_str(),
         tuning_origin(summary.matmul_tuning.as_deref())
     ))?;
@@ -320,16 +316,30 @@ fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(),
     Ok(())
 }
 
+/// What a software adapter's name is followed by wherever its speed is printed.
+pub(super) fn software_note(adapter: &crate::backend::AdapterSummary) -> &'static str {
+    if adapter.software {
+        " (a software adapter: its speed says nothing about a GPU)"
+    } else {
+        ""
+    }
+}
+
+/// The clock a tuning was timed by, in words.
+pub(super) fn tuning_clock(tuning: &crate::backend::MatmulTuning) -> &'static str {
+    if tuning.gpu_timestamps {
+        "GPU timestamps"
+    } else {
+        "the host clock"
+    }
+}
+
 /// How the large products' kernel was chosen, in words.
 pub(super) fn tuning_origin(tuning: Option<&crate::backend::MatmulTuning>) -> String {
     match tuning {
         Some(t) => format!(
             "timed fastest on {n}x{n}x{n} products by {}, {}; thin weight gradients {}",
-            if t.gpu_timestamps {
-                "GPU timestamps"
-            } else {
-                "the host clock"
-            },
+            tuning_clock(t),
             crate::bench::history::format_utc(t.tuned_at_s),
             if t.split_k {
                 "split along k (timed faster)"

@@ -32,19 +32,11 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
         }))?;
         return Ok(());
     }
-    let software = if adapter.software {
-        " (a software adapter: its speed says nothing about a GPU)"
-    } else {
-        ""
-    };
     out.line(format!(
-        "GPU {}{software}: matrix-product kernels on {n}x{n}x{n} products, timed by {}",
+        "GPU {}{}: matrix-product kernels on {n}x{n}x{n} products, timed by {}",
         adapter.name,
-        if tuning.gpu_timestamps {
-            "GPU timestamps"
-        } else {
-            "the host clock"
-        },
+        super::bench::software_note(&adapter),
+        super::bench::tuning_clock(tuning),
         n = tuning.size
     ))?;
     for (kernel, rate) in &tuning.rates {
