@@ -1,7 +1,12 @@
-// Column sums: out[j] = Σ_r x[r, j], the bias gradient of a dense layer.
+// Column sums: out[j] = Σ_r x[r, j], the bias gradient of a dense layer or a convolution (whose
+// rows are every pixel of the batch, tens of thousands), and the sum of a split product's
+// partial sums.
 //
-// One invocation per column sums its rows in ascending order, like the CPU kernel. The work is
-// O(batch · width), tiny beside the matrix products around it.
+// A workgroup takes COLS neighbouring columns; its WORKGROUP / COLS slices of invocations each
+// sum every slices-th row of their column (neighbouring invocations read neighbouring
+// addresses), and a tree in workgroup memory adds the slices' sums, halving them each step. One
+// invocation per column summing every row in turn, as before, left a convolution's bias gradient
+// a chain of 50,176 dependent loads on one invocation of a GPU.
 
 struct Params {
     rows: u32,
@@ -14,18 +19,38 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-// Invocations per workgroup, chosen per adapter as a pipeline constant.
+// Invocations per workgroup, chosen per adapter as a pipeline constant: 32, 64, 128 or 256, so
+// that the slices are a power of two.
 override WORKGROUP: u32 = 64u;
+// Columns a workgroup sums (the Rust side dispatches ceil(cols / COLS) workgroups).
+const COLS: u32 = 16u;
+
+var<workgroup> partial: array<f32, 256>;
 
 @compute @workgroup_size(WORKGROUP, 1, 1)
-fn column_sum(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let j = gid.x;
-    if (j >= p.cols) {
-        return;
-    }
+fn column_sum(
+    @builtin(local_invocation_index) li: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let slices = WORKGROUP / COLS;
+    let c = li % COLS;
+    let slice = li / COLS;
+    let j = wid.x * COLS + c;
     var acc = 0.0;
-    for (var r = 0u; r < p.rows; r++) {
-        acc += x[r * p.cols + j];
+    if (j < p.cols) {
+        for (var r = slice; r < p.rows; r += slices) {
+            acc += x[r * p.cols + j];
+        }
     }
-    out[j] = acc;
+    partial[li] = acc;
+    workgroupBarrier();
+    for (var half = slices / 2u; half > 0u; half = half / 2u) {
+        if (slice < half) {
+            partial[li] += partial[li + half * COLS];
+        }
+        workgroupBarrier();
+    }
+    if (slice == 0u && j < p.cols) {
+        out[j] = partial[c];
+    }
 }

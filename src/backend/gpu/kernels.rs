@@ -68,12 +68,15 @@ impl KernelSizes {
         Self {
             matmul_tile: tile,
             elementwise,
-            column_sum: elementwise.min(64),
+            column_sum: elementwise,
             matmul,
             split_k: true,
         }
     }
 }
+
+/// Columns one workgroup of `column_sum.wgsl` sums (its `COLS`).
+pub(super) const COLUMN_SUM_COLS: u32 = 16;
 
 /// Whether an adapter with `limits` runs the matrix-product variant `choice`: the register-
 /// blocked ones need 16 × 16 invocations a workgroup and their tiles in workgroup memory.
@@ -494,7 +497,9 @@ impl Kernels {
     pub fn new(device: &wgpu::Device, sizes: KernelSizes) -> Self {
         let tile = [("TILE", f64::from(sizes.matmul_tile))];
         let wide = [("WORKGROUP", f64::from(sizes.elementwise))];
-        let reduce = [("WORKGROUP", f64::from(sizes.column_sum))];
+        // The column sums' slices of 16 invocations must be a power of two, 2 to 16.
+        let reduce_size = sizes.column_sum.clamp(32, 256).next_power_of_two();
+        let reduce = [("WORKGROUP", f64::from(reduce_size))];
         let convert = source(CONVERT_WGSL);
         let loss = source(LOSS_WGSL);
         let spatial = source(SPATIAL_WGSL);

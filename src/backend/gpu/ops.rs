@@ -5,8 +5,8 @@ use super::GpuBackend;
 use super::census::NON_FINITE_SLOT;
 use super::dispatch::{Binding, SCRATCH_BYTES};
 use super::kernels::{
-    ColumnSumParams, ElementwiseMode, ElementwiseParams, Epilogue, KernelId, LossParams,
-    MatmulParams, OptimizerParams, UpdateRule, split_k,
+    COLUMN_SUM_COLS, ColumnSumParams, ElementwiseMode, ElementwiseParams, Epilogue, KernelId,
+    LossParams, MatmulParams, OptimizerParams, UpdateRule, split_k,
 };
 use crate::backend::checks;
 use crate::backend::error::BackendError;
@@ -80,7 +80,7 @@ impl GpuBackend {
             cols: (m * n) as u32,
             ..ColumnSumParams::default()
         };
-        let columns = ((m * n) as u32).div_ceil(self.stream.sizes.column_sum);
+        let columns = ((m * n) as u32).div_ceil(COLUMN_SUM_COLS);
         self.stream.dispatch(
             &mut self.recorder,
             (KernelId::ColumnSum, "split_k_sum"),
@@ -331,7 +331,7 @@ impl ComputeOps for GpuBackend {
             cols: fan_out as u32,
             ..ColumnSumParams::default()
         };
-        let groups = ((fan_out as u32).div_ceil(self.stream.sizes.column_sum), 1);
+        let groups = ((fan_out as u32).div_ceil(COLUMN_SUM_COLS), 1);
         self.stream.dispatch(
             &mut self.recorder,
             (KernelId::ColumnSum, "bias_grad"),
