@@ -11,7 +11,9 @@
 struct Params {
     rows: u32,
     cols: u32,
-    _pad0: u32,
+    // Rows each workgroup along z sums, into row z of `out` (all of them unless the sum is split
+    // across workgroups, as a product is split along `k`).
+    row_chunk: u32,
     _pad1: u32,
 }
 
@@ -36,9 +38,11 @@ fn column_sum(
     let c = li % COLS;
     let slice = li / COLS;
     let j = wid.x * COLS + c;
+    let row_begin = wid.z * p.row_chunk;
+    let row_end = min(p.rows, row_begin + p.row_chunk);
     var acc = 0.0;
     if (j < p.cols) {
-        for (var r = slice; r < p.rows; r += slices) {
+        for (var r = row_begin + slice; r < row_end; r += slices) {
             acc += x[r * p.cols + j];
         }
     }
@@ -51,6 +55,6 @@ fn column_sum(
         workgroupBarrier();
     }
     if (slice == 0u && j < p.cols) {
-        out[j] = partial[c];
+        out[wid.z * p.cols + j] = partial[c];
     }
 }

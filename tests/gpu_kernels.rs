@@ -246,8 +246,9 @@ fn tuning_without_timestamps_uses_the_host_clock() {
     assert_eq!(gpu.kernel_sizes().matmul, tuning.chosen);
 }
 
-/// A thin weight gradient with a long `k` is split along it (one more dispatch: the partial
-/// sums added), and still computes the product; a wide one is not split.
+/// A thin weight gradient with a long `k` is split along it, and its bias gradient's column sums
+/// along the rows (one more dispatch each: the partial sums added), and both still compute the
+/// sums; a wide product is not split.
 #[test]
 fn thin_weight_gradients_are_split_along_k() {
     use batchscope::backend::DeviceInfo as _;
@@ -260,9 +261,10 @@ fn thin_weight_gradients_are_split_along_k() {
         products_case(gpu, shape);
         gpu.kernels_launched().expect("counted") - before
     };
-    // Forward, weight gradient, bias gradient, input gradient: four kernels, five when split.
+    // Forward, weight gradient, bias gradient, input gradient: four kernels, six when both
+    // sums are split.
     assert_eq!(launched(&mut gpu, (256, 64, 64)), 4);
-    assert_eq!(launched(&mut gpu, (20_000, 9, 8)), 5);
+    assert_eq!(launched(&mut gpu, (20_000, 9, 8)), 6);
     gpu.set_split_k(false);
     assert_eq!(launched(&mut gpu, (20_000, 9, 8)), 4);
 }

@@ -48,8 +48,8 @@ impl OpGroup {
             "conv_forward" | "conv_backward_input" | "im2col" | "col2im" => Self::Convolutions,
             "softmax_cross_entropy" | "mse_loss" => Self::Loss,
             "sgd_step" | "momentum_step" | "adam_step" => Self::Optimizer,
-            "bias_grad" | "max_pool" | "max_pool_backward" | "scale" | "count_non_finite"
-            | "copy" => Self::Elementwise,
+            "bias_grad" | "bias_grad_sum" | "max_pool" | "max_pool_backward" | "scale"
+            | "count_non_finite" | "copy" => Self::Elementwise,
             l if l.starts_with("round_") || l.starts_with("widen_") || l.starts_with("narrow_") => {
                 Self::Elementwise
             }

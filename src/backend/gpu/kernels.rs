@@ -300,7 +300,8 @@ uniform! {
     ColumnSumParams {
         rows: u32,
         cols: u32,
-        _pad0: u32,
+        /// Rows each workgroup along z sums: `rows` unless the sum is split.
+        row_chunk: u32,
         _pad1: u32,
     }
 }

@@ -75,18 +75,63 @@ impl GpuBackend {
             &[a, b, aux, scratch.clone()],
             (groups.0, groups.1, splits as u32),
         )?;
-        let sum = ColumnSumParams {
-            rows: splits as u32,
-            cols: (m * n) as u32,
+        // At most 64 rows: never split itself, so the scratch buffer is only read here.
+        self.column_sums(("split_k_sum", "split_k_sum"), scratch, (splits, m * n), c)
+    }
+
+    /// `out[j] = Σ_r x[r, j]` over `rows × cols` values. A sum of many rows into few columns
+    /// is split across workgroups along the rows as a thin product is along `k`: each
+    /// stretch's sums into a row of the scratch buffer, then those added in order
+    /// (`labels`: the first pass's and the second's).
+    fn column_sums(
+        &mut self,
+        labels: (&'static str, &'static str),
+        x: Binding,
+        (rows, cols): (usize, usize),
+        out: Binding,
+    ) -> Result<(), BackendError> {
+        let groups = (cols as u32).div_ceil(COLUMN_SUM_COLS);
+        let chunks = if self.stream.sizes.split_k {
+            split_k((1, cols, rows), COLUMN_SUM_COLS as usize, SCRATCH_BYTES)
+        } else {
+            1
+        };
+        let mut params = ColumnSumParams {
+            rows: rows as u32,
+            cols: cols as u32,
+            row_chunk: rows as u32,
             ..ColumnSumParams::default()
         };
-        let columns = ((m * n) as u32).div_ceil(COLUMN_SUM_COLS);
+        if chunks == 1 {
+            return self.stream.dispatch(
+                &mut self.recorder,
+                (KernelId::ColumnSum, labels.0),
+                &params,
+                &[x, out],
+                (groups, 1),
+            );
+        }
+        params.row_chunk = rows.div_ceil(chunks) as u32;
+        let scratch = self.stream.scratch();
+        self.stream.dispatch_3d(
+            &mut self.recorder,
+            (KernelId::ColumnSum, labels.0),
+            &params,
+            &[x, scratch.clone()],
+            (groups, 1, chunks as u32),
+        )?;
+        let sum = ColumnSumParams {
+            rows: chunks as u32,
+            cols: cols as u32,
+            row_chunk: chunks as u32,
+            ..ColumnSumParams::default()
+        };
         self.stream.dispatch(
             &mut self.recorder,
-            (KernelId::ColumnSum, "split_k_sum"),
+            (KernelId::ColumnSum, labels.1),
             &sum,
-            &[scratch, c],
-            (columns, 1),
+            &[scratch, out],
+            (groups, 1),
         )
     }
 
@@ -326,18 +371,11 @@ impl ComputeOps for GpuBackend {
             dwb,
         )?;
         self.store(dw, 2)?;
-        let params = ColumnSumParams {
-            rows: batch as u32,
-            cols: fan_out as u32,
-            ..ColumnSumParams::default()
-        };
-        let groups = ((fan_out as u32).div_ceil(COLUMN_SUM_COLS), 1);
-        self.stream.dispatch(
-            &mut self.recorder,
-            (KernelId::ColumnSum, "bias_grad"),
-            &params,
-            &[dz_again, dbb],
-            groups,
+        self.column_sums(
+            ("bias_grad", "bias_grad_sum"),
+            dz_again,
+            (batch, fan_out),
+            dbb,
         )?;
         self.store(db, 3)
     }
