@@ -92,6 +92,17 @@ pub trait DeviceMemory {
         self.alloc(Role::Workspace, label, rows, cols)
     }
 
+    /// A new tensor of small repeating values, the same on every device: what the benchmarks
+    /// and the GPU's kernel tuning time kernels on.
+    fn filled(&mut self, label: &str, rows: usize, cols: usize) -> Result<Tensor, BackendError> {
+        let mut t = self.zeros(label, rows, cols)?;
+        let values: Vec<f32> = (0..rows * cols)
+            .map(|i| ((i % 17) as f32 - 8.0) / 16.0)
+            .collect();
+        self.write(&mut t, &values)?;
+        Ok(t)
+    }
+
     /// Copies host values into `t` (host-to-device transfer on the GPU); a 16-bit tensor gets
     /// them rounded on the host, so only half the bytes travel.
     fn write(&mut self, t: &mut Tensor, values: &[f32]) -> Result<(), BackendError>;

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::{BenchPlan, filled, median_of_sorted, time_layer_products, time_op};
+use super::{BenchPlan, median_of_sorted, time_layer_products, time_op};
 use crate::backend::{AdamHyper, AdapterSummary, Backend, BackendError};
 use crate::data::{Dataset, Synthetic};
 use crate::nn::{ModelSpec, OptimizerKind};
@@ -127,8 +127,8 @@ fn calibrate_inside(
 ) -> Result<Calibration, BackendError> {
     let adapter = backend.adapter_summary();
     // A launch: the update of one value, several times.
-    let mut tiny = filled(backend, "p", 1, 1)?;
-    let tiny_grad = filled(backend, "g", 1, 1)?;
+    let mut tiny = backend.filled("p", 1, 1)?;
+    let tiny_grad = backend.filled("g", 1, 1)?;
     let mut launches = Vec::new();
     for _ in 0..3 {
         launches.push(time_op(backend, seconds_each, &mut |b| {
@@ -494,8 +494,8 @@ fn time_update(
     n: usize,
     seconds: f64,
 ) -> Result<f64, BackendError> {
-    let mut p = filled(backend, "p", 1, n)?;
-    let g = filled(backend, "g", 1, n)?;
+    let mut p = backend.filled("p", 1, n)?;
+    let g = backend.filled("g", 1, n)?;
     let mut m = backend.zeros("m", 1, n)?;
     let mut v = backend.zeros("v", 1, n)?;
     let hyper = AdamHyper::defaults(1e-3, 1);

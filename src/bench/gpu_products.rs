@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{filled, time_op};
+use super::time_op;
 use crate::backend::gpu::GpuBackend;
 use crate::backend::{Activation, Backend, BackendError, DeviceMemory as _, MatmulChoice};
 
@@ -75,9 +75,9 @@ const VALUES: usize = 16 << 20;
 /// Measures [`Overheads`] on `gpu`.
 pub fn overheads(gpu: &mut dyn Backend) -> Result<Overheads, BackendError> {
     use std::time::Instant;
-    let x = filled(gpu, "x", 1, 1)?;
-    let w = filled(gpu, "w", 1, 1)?;
-    let b = filled(gpu, "b", 1, 1)?;
+    let x = gpu.filled("x", 1, 1)?;
+    let w = gpu.filled("w", 1, 1)?;
+    let b = gpu.filled("b", 1, 1)?;
     let mut out = gpu.zeros("out", 1, 1)?;
     let mut one = |g: &mut dyn Backend| g.linear_forward(&x, &w, &b, Activation::Relu, &mut out);
     let dispatch_sync_us = time_op(gpu, 0.3, &mut one)? * 1e6;
@@ -121,9 +121,9 @@ fn median(values: &mut [f64]) -> f64 {
 
 /// Median seconds of one `n × n × n` forward product with bias and ReLU.
 fn time_square(gpu: &mut dyn Backend, n: usize, seconds_each: f64) -> Result<f64, BackendError> {
-    let x = filled(gpu, "x", n, n)?;
-    let w = filled(gpu, "w", n, n)?;
-    let b = filled(gpu, "b", 1, n)?;
+    let x = gpu.filled("x", n, n)?;
+    let w = gpu.filled("w", n, n)?;
+    let b = gpu.filled("b", 1, n)?;
     let mut out = gpu.zeros("out", n, n)?;
     time_op(gpu, seconds_each, &mut |g| {
         g.linear_forward(&x, &w, &b, Activation::Relu, &mut out)

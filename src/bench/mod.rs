@@ -388,11 +388,11 @@ fn time_convolution(
     (seconds_each, input_grad): (f64, bool),
 ) -> Result<Vec<f64>, BackendError> {
     use crate::backend::Activation;
-    let x = filled(backend, "images", batch, conv.image_in())?;
-    let weight = filled(backend, "w", conv.patch(), conv.channels_out)?;
-    let bias = filled(backend, "b", 1, conv.channels_out)?;
+    let x = backend.filled("images", batch, conv.image_in())?;
+    let weight = backend.filled("w", conv.patch(), conv.channels_out)?;
+    let bias = backend.filled("b", 1, conv.channels_out)?;
     let rows = batch * conv.pixels();
-    let dz = filled(backend, "dz", rows, conv.channels_out)?;
+    let dz = backend.filled("dz", rows, conv.channels_out)?;
     let mut out = backend.zeros("out", rows, conv.channels_out)?;
     let mut dw = backend.zeros("dw", conv.patch(), conv.channels_out)?;
     let mut db = backend.zeros("db", 1, conv.channels_out)?;
@@ -438,10 +438,10 @@ pub(crate) fn time_layer_products(
     seconds_each: f64,
 ) -> Result<[f64; 3], BackendError> {
     use crate::backend::Activation;
-    let x = filled(backend, "x", batch, fan_in)?;
-    let weight = filled(backend, "w", fan_in, fan_out)?;
-    let bias = filled(backend, "b", 1, fan_out)?;
-    let dz = filled(backend, "dz", batch, fan_out)?;
+    let x = backend.filled("x", batch, fan_in)?;
+    let weight = backend.filled("w", fan_in, fan_out)?;
+    let bias = backend.filled("b", 1, fan_out)?;
+    let dz = backend.filled("dz", batch, fan_out)?;
     let mut out = backend.zeros("out", batch, fan_out)?;
     let mut dw = backend.zeros("dw", fan_in, fan_out)?;
     let mut db = backend.zeros("db", 1, fan_out)?;
@@ -456,20 +456,6 @@ pub(crate) fn time_layer_products(
         b.linear_backward_input(&dz, &weight, &x, Activation::Relu, &mut dx)
     })?;
     Ok([forward, weight_grad, input_grad])
-}
-
-pub(crate) fn filled(
-    backend: &mut dyn Backend,
-    label: &str,
-    rows: usize,
-    cols: usize,
-) -> Result<crate::backend::Tensor, BackendError> {
-    let mut t = backend.zeros(label, rows, cols)?;
-    let values: Vec<f32> = (0..rows * cols)
-        .map(|i| ((i % 17) as f32 - 8.0) / 16.0)
-        .collect();
-    backend.write(&mut t, &values)?;
-    Ok(t)
 }
 
 /// Median seconds per call of `op` over 5 runs of about `seconds / 5` each; an op whose first

@@ -18,7 +18,6 @@ use super::GpuBackend;
 use crate::backend::error::BackendError;
 use crate::backend::identity::{AdapterSummary, MatmulChoice, MatmulTuning};
 use crate::backend::params::Activation;
-use crate::backend::tensor::Tensor;
 use crate::backend::traits::{ComputeOps, DeviceMemory};
 
 /// Square sizes timed, smallest first; the next is tried while the slowest variant's call took
@@ -86,8 +85,8 @@ impl GpuBackend {
         let split_rates = self.time_split()?;
         let mut result = Err(BackendError::Setup("no size was timed".into()));
         for &n in &SIZES {
-            let x = self.filled("tune x", (n, n))?;
-            let w = self.filled("tune w", (n, n))?;
+            let x = self.filled("tune x", n, n)?;
+            let w = self.filled("tune w", n, n)?;
             let b = self.zeros("tune b", 1, n)?;
             let mut out = self.zeros("tune out", n, n)?;
             let mut rates = Vec::new();
@@ -143,8 +142,8 @@ impl GpuBackend {
     fn time_split(&mut self) -> Result<[f64; 2], BackendError> {
         const ROWS: usize = 16_384;
         let (m, n) = (72, 16);
-        let x = self.filled("tune patches", (ROWS, m))?;
-        let dz = self.filled("tune dz", (ROWS, n))?;
+        let x = self.filled("tune patches", ROWS, m)?;
+        let dz = self.filled("tune dz", ROWS, n)?;
         let mut dw = self.zeros("tune dw", m, n)?;
         let mut db = self.zeros("tune db", 1, n)?;
         let was = self.stream.sizes.split_k;
@@ -157,20 +156,6 @@ impl GpuBackend {
         }
         self.set_split_k(was);
         Ok(rates)
-    }
-
-    /// A `rows × cols` tensor of small values.
-    fn filled(
-        &mut self,
-        label: &str,
-        (rows, cols): (usize, usize),
-    ) -> Result<Tensor, BackendError> {
-        let mut t = self.zeros(label, rows, cols)?;
-        let values: Vec<f32> = (0..rows * cols)
-            .map(|i| ((i % 17) as f32 - 8.0) / 16.0)
-            .collect();
-        self.write(&mut t, &values)?;
-        Ok(t)
     }
 
     /// Median seconds of [`REPS`] calls of `op`, each waited for, after one untimed call: the
