@@ -151,12 +151,12 @@ fn devices_lists_adapters_as_json() {
     }
 }
 
-#[test]
-fn bench_reports_statistics_per_device() {
-    let (code, stdout, stderr) = batchscope(&[
+/// `bench --json` of 20-32-4 at batch 16 on `device`: 3 warm-up steps, 3 runs of 5 steps.
+fn bench_20_32_4(device: &str) -> (i32, String, String) {
+    batchscope(&[
         "bench",
         "--device",
-        "cpu",
+        device,
         "--dataset",
         "random",
         "--layers",
@@ -170,7 +170,12 @@ fn bench_reports_statistics_per_device() {
         "--steps-per-run",
         "5",
         "--json",
-    ]);
+    ])
+}
+
+#[test]
+fn bench_reports_statistics_per_device() {
+    let (code, stdout, stderr) = bench_20_32_4("cpu");
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
     assert_eq!(v["device"], "cpu");
@@ -206,24 +211,7 @@ fn bench_counts_the_kernels_a_gpu_step_dispatches() {
     if !ci() {
         return;
     }
-    let (code, stdout, stderr) = batchscope(&[
-        "bench",
-        "--device",
-        "gpu",
-        "--dataset",
-        "random",
-        "--layers",
-        "20,32,4",
-        "--batch",
-        "16",
-        "--warmup",
-        "3",
-        "--repeats",
-        "3",
-        "--steps-per-run",
-        "5",
-        "--json",
-    ]);
+    let (code, stdout, stderr) = bench_20_32_4("gpu");
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
     let d = v["dispatches_per_step"]

@@ -40,9 +40,42 @@ pub struct AdapterSummary {
     pub usable_for_training: bool,
     /// The workgroup sizes the kernels get on this adapter.
     pub kernel_sizes: KernelSizes,
+    /// The matrix-product kernels this adapter's limits allow: what a tuning may choose among.
+    pub matmul_variants: MatmulVariants,
     /// How `kernel_sizes.matmul` was chosen by timing the variants on this adapter; `None`
     /// while it comes from the limits alone.
     pub matmul_tuning: Option<Box<MatmulTuning>>,
+}
+
+/// A set of matrix-product kernels, as bits: an adapter's summary travels in every device's
+/// status, so it stays small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MatmulVariants(u8);
+
+impl MatmulVariants {
+    /// Whether `choice` is in the set.
+    pub fn contains(self, choice: MatmulChoice) -> bool {
+        self.0 & (1 << choice as u8) != 0
+    }
+
+    /// The kernels in the set, in [`MatmulChoice::ALL`] order.
+    pub fn iter(self) -> impl Iterator<Item = MatmulChoice> {
+        MatmulChoice::ALL
+            .into_iter()
+            .filter(move |&c| self.contains(c))
+    }
+}
+
+impl FromIterator<MatmulChoice> for MatmulVariants {
+    fn from_iter<I: IntoIterator<Item = MatmulChoice>>(choices: I) -> Self {
+        Self(choices.into_iter().fold(0, |bits, c| bits | 1 << c as u8))
+    }
+}
+
+impl Serialize for MatmulVariants {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 /// The matrix-product variants timed on one adapter, and the one chosen.
@@ -159,5 +192,27 @@ impl MatmulChoice {
     pub fn workgroup_bytes(self) -> u32 {
         self.blocks()
             .map_or(0, |(m, n, step)| 16 * (m + n) * step * 4)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_of_kernels_holds_what_it_was_made_of_in_order() {
+        use MatmulChoice::{Blocks4x4, Blocks8x4, Blocks8x8, OnePerInvocation};
+        let set: MatmulVariants = [Blocks8x8, OnePerInvocation].into_iter().collect();
+        assert!(set.contains(OnePerInvocation) && set.contains(Blocks8x8));
+        assert!(!set.contains(Blocks4x4) && !set.contains(Blocks8x4));
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            [OnePerInvocation, Blocks8x8]
+        );
+        assert_eq!(
+            serde_json::to_string(&set).expect("serializes"),
+            r#"["one_per_invocation","blocks8x8"]"#
+        );
+        assert!(MatmulVariants::default().iter().next().is_none());
     }
 }

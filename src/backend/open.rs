@@ -39,16 +39,22 @@ pub fn open(device: Device, options: &OpenOptions) -> Result<Box<dyn Backend>, S
             .map(|b| Box::new(b) as Box<dyn Backend>)
             .map_err(|e| e.to_string()),
         (Device::Gpu, GpuChoice::Auto) => {
-            let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
-            if let Some(path) = &options.tuning {
-                // A cache that cannot be read or written costs a second of timing, not the
-                // run: the note goes where the run's own output does not.
-                for note in super::gpu::tuning::apply_or_tune(&mut gpu, path, false) {
-                    eprintln!("batchscope: {note}");
-                }
-            }
-            Ok(Box::new(gpu) as Box<dyn Backend>)
+            open_gpu(options.tuning.as_deref()).map(|b| Box::new(b) as Box<dyn Backend>)
         }
         (Device::Gpu, GpuChoice::Unavailable(reason)) => Err(reason.clone()),
     }
+}
+
+/// Opens the preferred GPU adapter with the kernels tuned for it: read from the cache at
+/// `tuning`, or timed there on first use (`None`: chosen from its limits, nothing timed).
+pub fn open_gpu(tuning: Option<&std::path::Path>) -> Result<GpuBackend, String> {
+    let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
+    if let Some(path) = tuning {
+        // A cache that cannot be read or written costs a second of timing, not the run: the
+        // note goes where the run's own output does not.
+        for note in super::gpu::tuning::apply_or_tune(&mut gpu, path, false) {
+            eprintln!("batchscope: {note}");
+        }
+    }
+    Ok(gpu)
 }

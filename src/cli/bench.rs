@@ -259,14 +259,9 @@ struct GpuKernelsSummary<'a> {
 /// `bench --kernels --device gpu`: each matrix-product kernel's GFLOP/s on square products
 /// from 256³ up (as far as a second a call allows), and the one this adapter runs.
 fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(), Failure> {
-    use crate::backend::gpu::GpuBackend;
     let bad = |e: crate::backend::BackendError| Failure::BadInput(e.to_string());
-    let mut gpu = GpuBackend::new().map_err(|e| Failure::BadInput(e.reason.clone()))?;
-    if let Some(path) = crate::app::tuning_cache_path() {
-        for note in crate::backend::gpu::tuning::apply_or_tune(&mut gpu, &path, false) {
-            eprintln!("batchscope: {note}");
-        }
-    }
+    let mut gpu = crate::backend::open_gpu(crate::app::tuning_cache_path().as_deref())
+        .map_err(Failure::BadInput)?;
     let (sizes, summary) = (gpu.kernel_sizes(), gpu.adapter().clone());
     let overheads = crate::bench::gpu_products::overheads(&mut gpu).map_err(bad)?;
     let spec = session.config.model_spec(&session.data);

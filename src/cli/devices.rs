@@ -7,7 +7,7 @@ use super::failure::Failure;
 use super::output::Out;
 use crate::backend::AdapterSummary;
 use crate::backend::gpu::context;
-use crate::backend::gpu::tuning::{TuningCache, tuning_key};
+use crate::backend::gpu::tuning::{TuningCache, apply_tuning, tuning_key};
 
 /// What `devices --json` prints.
 #[derive(Serialize)]
@@ -31,14 +31,8 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
             eprintln!("batchscope: {problem}");
         }
         for a in &mut adapters {
-            let tuned = cache.find(&tuning_key(a)).filter(|t| {
-                t.chosen.blocks().is_none()
-                    || (a.max_compute_invocations_per_workgroup >= 256
-                        && a.max_compute_workgroup_storage_size_bytes >= t.chosen.workgroup_bytes())
-            });
-            if let Some(t) = tuned {
-                a.kernel_sizes.matmul = t.chosen;
-                a.matmul_tuning = Some(Box::new(t.clone()));
+            if let Some(tuning) = cache.find(&tuning_key(a)).cloned() {
+                apply_tuning(a, &tuning);
             }
         }
     }

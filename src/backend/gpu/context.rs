@@ -18,7 +18,8 @@
 //! the GPU column explains that no compute-capable adapter was found. `WGPU_BACKEND` overrides the
 //! choice for the headless commands, as in wgpu's own tools.
 
-use crate::backend::identity::{AdapterSummary, KernelSizes};
+use super::kernels::variant_runs;
+use crate::backend::identity::{AdapterSummary, KernelSizes, MatmulChoice};
 
 /// Why training on the GPU is not available, and what to do about it.
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
@@ -81,6 +82,10 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
             split_k: !is_software(&info),
             ..KernelSizes::for_limits(&limits)
         },
+        matmul_variants: MatmulChoice::ALL
+            .into_iter()
+            .filter(|&c| variant_runs(c, &limits))
+            .collect(),
         matmul_tuning: None,
         usable_for_training: primary
             && downlevel

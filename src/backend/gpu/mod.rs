@@ -79,10 +79,7 @@ impl GpuBackend {
     pub fn with_sizes(sizes: Option<KernelSizes>) -> Result<Self, GpuUnavailable> {
         let (adapter, device, queue) = context::open_device()?;
         let mut summary = context::summarize(&adapter);
-        let sizes = sizes.unwrap_or_else(|| KernelSizes {
-            split_k: !summary.software,
-            ..KernelSizes::for_limits(&device.limits())
-        });
+        let sizes = sizes.unwrap_or(summary.kernel_sizes);
         summary.kernel_sizes = sizes;
         let pool = SharedPool::default();
         let stream = CommandStream::new(

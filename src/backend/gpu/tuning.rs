@@ -39,6 +39,19 @@ pub fn tuning_key(adapter: &AdapterSummary) -> String {
     )
 }
 
+/// Gives `adapter` the kernels `tuning` chose, if it was made for this adapter and driver and its
+/// choice runs there; says whether it did. (The one place a tuning is applied: to a backend's
+/// adapter, and to the adapters `devices` lists.)
+pub fn apply_tuning(adapter: &mut AdapterSummary, tuning: &MatmulTuning) -> bool {
+    if tuning.key != tuning_key(adapter) || !adapter.matmul_variants.contains(tuning.chosen) {
+        return false;
+    }
+    adapter.kernel_sizes.matmul = tuning.chosen;
+    adapter.kernel_sizes.split_k = tuning.split_k;
+    adapter.matmul_tuning = Some(Box::new(tuning.clone()));
+    true
+}
+
 impl GpuBackend {
     /// The matrix-product variants compiled for this adapter, in [`MatmulChoice::ALL`] order.
     pub fn matmul_variants(&self) -> Vec<MatmulChoice> {
@@ -70,11 +83,10 @@ impl GpuBackend {
     /// Uses a tuning made earlier (from the cache) if it was made for this adapter and driver
     /// and its choice runs here; says whether it did.
     pub fn use_tuning(&mut self, tuning: &MatmulTuning) -> bool {
-        if tuning.key != tuning_key(&self.summary) || self.set_matmul(tuning.chosen).is_err() {
+        if !apply_tuning(&mut self.summary, tuning) {
             return false;
         }
-        self.set_split_k(tuning.split_k);
-        self.summary.matmul_tuning = Some(Box::new(tuning.clone()));
+        self.stream.sizes = self.summary.kernel_sizes;
         true
     }
 
@@ -83,7 +95,7 @@ impl GpuBackend {
         let variants = self.matmul_variants();
         let was = self.stream.sizes.matmul;
         let split_rates = self.time_split()?;
-        let mut result = Err(BackendError::Setup("no size was timed".into()));
+        let mut timed = None;
         for &n in &SIZES {
             let x = self.filled("tune x", n, n)?;
             let w = self.filled("tune w", n, n)?;
@@ -99,22 +111,7 @@ impl GpuBackend {
                 slowest = slowest.max(seconds);
                 rates.push((variant, 2.0 * (n as f64).powi(3) / seconds / 1e9));
             }
-            let chosen = rates
-                .iter()
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .map_or(was, |r| r.0);
-            result = Ok(MatmulTuning {
-                key: tuning_key(&self.summary),
-                chosen,
-                size: n,
-                rates,
-                split_k: split_rates[1] > split_rates[0],
-                split_rates,
-                gpu_timestamps: self.stream.timestamps.is_some(),
-                tuned_at_s: std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs()),
-            });
+            timed = Some((n, rates));
             if slowest >= GROW_WHILE_S {
                 break;
             }
@@ -123,18 +120,32 @@ impl GpuBackend {
         if let Some(ts) = self.stream.timestamps.as_mut() {
             ts.forget_steps();
         }
-        match result {
-            Ok(tuning) => {
-                self.set_matmul(tuning.chosen)?;
-                self.set_split_k(tuning.split_k);
-                self.summary.matmul_tuning = Some(Box::new(tuning.clone()));
-                Ok(tuning)
-            }
-            Err(e) => {
-                self.set_matmul(was)?;
-                Err(e)
-            }
+        self.set_matmul(was)?;
+        // The largest size timed decides.
+        let (size, rates) = timed.ok_or_else(|| BackendError::Setup("no size was timed".into()))?;
+        let chosen = rates
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(was, |r| r.0);
+        let tuning = MatmulTuning {
+            key: tuning_key(&self.summary),
+            chosen,
+            size,
+            rates,
+            split_k: split_rates[1] > split_rates[0],
+            split_rates,
+            gpu_timestamps: self.stream.timestamps.is_some(),
+            tuned_at_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        };
+        if !self.use_tuning(&tuning) {
+            return Err(BackendError::Setup(format!(
+                "the kernel timed fastest, “{}”, could not be used",
+                chosen.as_str()
+            )));
         }
+        Ok(tuning)
     }
 
     /// A thin weight gradient's GFLOP/s unsplit and split along `k` (a 3×3 convolution of 8
