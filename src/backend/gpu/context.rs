@@ -78,10 +78,7 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
         max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
         max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
         max_compute_workgroup_storage_size_bytes: limits.max_compute_workgroup_storage_size,
-        kernel_sizes: KernelSizes {
-            split_k: !is_software(&info),
-            ..KernelSizes::for_limits(&limits)
-        },
+        kernel_sizes: KernelSizes::for_adapter(&limits, is_software(&info)),
         matmul_variants: MatmulChoice::ALL
             .into_iter()
             .filter(|&c| variant_runs(c, &limits))

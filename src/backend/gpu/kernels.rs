@@ -41,8 +41,10 @@ impl KernelSizes {
     ///
     /// 16×16 tiles and 256-wide workgroups fit every WebGPU-conformant adapter and keep a GPU's
     /// cores busy with a few hundred workgroups; smaller sizes keep the kernels running on the
-    /// adapters below those limits. Tuning them per GPU by measurement needs the GPUs.
-    pub fn for_limits(limits: &wgpu::Limits) -> Self {
+    /// adapters below those limits. Tuning them per GPU by measurement needs the GPUs. Thin
+    /// products are split on a hardware GPU, not on a `software` adapter, until `tune` times
+    /// both.
+    pub fn for_adapter(limits: &wgpu::Limits, software: bool) -> Self {
         let invocations = limits.max_compute_invocations_per_workgroup;
         let tile = if invocations >= 256
             && limits.max_compute_workgroup_size_x >= 16
@@ -70,7 +72,7 @@ impl KernelSizes {
             elementwise,
             column_sum: elementwise,
             matmul,
-            split_k: true,
+            split_k: !software,
         }
     }
 }
