@@ -2,8 +2,11 @@
 //! from the images (the kernels are in `direct.rs`, which says why): no patch matrix is made or
 //! kept.
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 
+use super::tuning::{Choice, ConvKey, ConvPass, Tuning};
 use super::values::{slots, store, view, view_mut};
 use super::{CpuBackend, direct};
 use crate::backend::checks;
@@ -26,19 +29,26 @@ impl CpuBackend {
         let [s0, s1, s2, s3] = slots(&mut work);
         let (x_f, w_f, b_f) = (view(x, s0)?, view(w, s1)?, view(b, s2)?);
         let out_f = view_mut(out, &mut *s3, false)?;
-        let cp = padded_channels(s.channels_out);
+        let key = ConvKey {
+            shape: s,
+            pass: ConvPass::Forward,
+        };
+        let (narrow, trial) = self.narrow(key);
+        let cp = padded_channels(s.channels_out, narrow);
         let mut padded = std::mem::take(&mut self.padded_weights);
         direct::pad_weights(w_f, b_f, cp, &mut padded);
         let relu = act == Activation::Relu;
+        let start = trial.then(Instant::now);
         self.rows(out_f, s.pixels() * s.channels_out, |(i, out)| {
             let image = &x_f[i * s.image_in()..(i + 1) * s.image_in()];
-            direct::conv_image(image, (&padded, cp), s, relu, out);
+            direct::conv_image(image, (&padded, cp), s, (relu, narrow), out);
             if !relu && act != Activation::Identity {
                 for v in out {
                     *v = act.apply(*v);
                 }
             }
         });
+        self.record_narrow(key, narrow, start);
         self.padded_weights = padded;
         store(out, s3, &mut self.census);
         self.working = work;
@@ -61,7 +71,13 @@ impl CpuBackend {
         let [s0, s1, s2, s3] = slots(&mut work);
         let (x_f, dz_f) = (view(x, s0)?, view(dz, s1)?);
         let clock = self.op_start();
-        let cp = padded_channels(s.channels_out);
+        let key = ConvKey {
+            shape: s,
+            pass: ConvPass::WeightGrad,
+        };
+        let (narrow, trial) = self.narrow(key);
+        let start = trial.then(Instant::now);
+        let cp = padded_channels(s.channels_out, narrow);
         let size = s.patch() * cp;
         let parts = if self.parallel(dz_f.len()) {
             self.threads.clamp(1, batch.max(1))
@@ -77,7 +93,7 @@ impl CpuBackend {
             for i in p * per_part..((p + 1) * per_part).min(batch) {
                 let image = &x_f[i * image_in..(i + 1) * image_in];
                 let dz = &dz_f[i * image_out..(i + 1) * image_out];
-                direct::weight_grad_image(image, dz, s, cp, sums);
+                direct::weight_grad_image(image, dz, s, (cp, narrow), sums);
             }
         };
         if parts > 1 {
@@ -86,6 +102,7 @@ impl CpuBackend {
         } else {
             partials.chunks_mut(size).enumerate().for_each(part);
         }
+        self.record_narrow(key, narrow, start);
         let dw_f = view_mut(dw, &mut *s2, false)?;
         for (row, dw_row) in dw_f.chunks_exact_mut(s.channels_out).enumerate() {
             for (o, v) in dw_row.iter_mut().enumerate() {
@@ -123,13 +140,20 @@ impl CpuBackend {
             channels_out: s.channels_in,
             ..s
         };
-        let cp = padded_channels(t.channels_out);
+        let key = ConvKey {
+            shape: s,
+            pass: ConvPass::InputGrad,
+        };
+        let (narrow, trial) = self.narrow(key);
+        let cp = padded_channels(t.channels_out, narrow);
         let mut padded = std::mem::take(&mut self.padded_weights);
         direct::pad_transposed_weights(w_f, s, cp, &mut padded);
+        let start = trial.then(Instant::now);
         self.rows(dx_f, s.image_in(), |(i, dx)| {
             let dz = &dz_f[i * t.image_in()..(i + 1) * t.image_in()];
-            direct::conv_image(dz, (&padded, cp), t, false, dx);
+            direct::conv_image(dz, (&padded, cp), t, (false, narrow), dx);
         });
+        self.record_narrow(key, narrow, start);
         self.padded_weights = padded;
         store(dx, s2, &mut self.census);
         self.working = work;
@@ -137,8 +161,43 @@ impl CpuBackend {
     }
 }
 
-/// Output channels padded to whole vectors of the widest instruction set this CPU has.
-fn padded_channels(c_out: usize) -> usize {
-    let lanes = direct::lanes();
+impl CpuBackend {
+    /// Whether a pass runs on narrow vectors (see `direct::arch`), and whether this call is a
+    /// trial to be timed.
+    ///
+    /// Where 8 channels or fewer fill half an AVX-512 vector, AVX2's vectors of 8 waste no
+    /// lanes but have half the registers (no two-row tiles). Which wins depends on the CPU:
+    /// measured at batch 256 on MNIST, on an AMD Zen 4 (whose AVX-512 runs at AVX2's rate per
+    /// lane) the 1 → 8 block's forward pass went from 29% to 38% of one core's FMA peak and
+    /// the 8 → 16 block's input gradient from 30% to 57%, while the 1 → 8 block's weight
+    /// gradient went from 19% to 16%. So each pass is timed both ways in its first steps, as
+    /// products are (`tuning.rs`), and keeps the faster. Both compute every output with the
+    /// same multiply-adds in the same order, so the choice never changes a result.
+    fn narrow(&self, key: ConvKey) -> (bool, bool) {
+        if !direct::narrow_differs(key.vector_channels()) {
+            return (false, false);
+        }
+        match self
+            .conv_tuning
+            .get(&key)
+            .map_or(Choice::Try(false), Tuning::next)
+        {
+            Choice::Decided(narrow) => (narrow, false),
+            Choice::Try(narrow) => (narrow, true),
+        }
+    }
+
+    /// Notes the time of a trial started at `start` (none when the call was not one).
+    fn record_narrow(&mut self, key: ConvKey, narrow: bool, start: Option<Instant>) {
+        if let Some(start) = start {
+            let ns = start.elapsed().as_nanos() as u64;
+            self.conv_tuning.entry(key).or_default().record(narrow, ns);
+        }
+    }
+}
+
+/// Output channels padded to whole vectors of [`direct::arch`]`(narrow)`.
+fn padded_channels(c_out: usize, narrow: bool) -> usize {
+    let lanes = direct::lanes(narrow);
     c_out.div_ceil(lanes) * lanes
 }

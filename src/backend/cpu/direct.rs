@@ -23,7 +23,8 @@
 //! into the thread's partial gradient at the end of the image.
 //!
 //! `pulp` picks the widest instruction set the CPU has at run time (AVX-512, AVX2 with FMA,
-//! NEON, or plain scalar code) and keeps the `unsafe` of the intrinsics inside that crate.
+//! NEON, or plain scalar code) and keeps the `unsafe` of the intrinsics inside that crate; for
+//! 8 channels or fewer the backend may choose AVX2 over AVX-512 by timing both ([`arch`]).
 
 // `pulp` compiles the kernel for an instruction set inside its dispatch function, so everything
 // the kernel calls must be inlined there: a call that is not inlined runs without the vector
@@ -54,8 +55,29 @@ thread_local! {
     static BORDERED: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The f32 lanes of the widest vector this CPU has.
-pub(super) fn lanes() -> usize {
+/// The instruction set a convolution runs on: the widest this CPU has, or with `narrow` the
+/// widest whose vectors are at most 8 lanes (AVX2 where the widest is AVX-512).
+pub(super) fn arch(narrow: bool) -> pulp::Arch {
+    let widest = pulp::Arch::new();
+    #[cfg(target_arch = "x86_64")]
+    if narrow
+        && matches!(widest, pulp::Arch::V4(_))
+        && let Some(simd) = pulp::x86::V3::try_new()
+    {
+        return pulp::Arch::V3(simd);
+    }
+    widest
+}
+
+/// Whether narrow vectors may be worth timing for `c_out` output channels: the widest
+/// vector has more than 8 lanes, and narrow ones would need fewer lanes in all.
+pub(super) fn narrow_differs(c_out: usize) -> bool {
+    let (wide, narrow) = (lanes(false), lanes(true));
+    wide != narrow && c_out.div_ceil(narrow) * narrow < c_out.div_ceil(wide) * wide
+}
+
+/// The f32 lanes of a vector of [`arch`]`(narrow)`.
+pub(super) fn lanes(narrow: bool) -> usize {
     struct Lanes;
     impl WithSimd for Lanes {
         type Output = usize;
@@ -64,7 +86,7 @@ pub(super) fn lanes() -> usize {
             S::F32_LANES
         }
     }
-    pulp::Arch::new().dispatch(Lanes)
+    arch(narrow).dispatch(Lanes)
 }
 
 /// Writes the weights `w` (`[K² · C_in, C_out]`) and `bias` into `padded` as rows of `cp`
@@ -108,12 +130,12 @@ pub(super) fn conv_image(
     image: &[f32],
     (weights, cp): (&[f32], usize),
     s: ConvShape,
-    relu: bool,
+    (relu, narrow): (bool, bool),
     out: &mut [f32],
 ) {
     BORDERED.with_borrow_mut(|bordered| {
         border(image, s, bordered);
-        pulp::Arch::new().dispatch(OneImage {
+        arch(narrow).dispatch(OneImage {
             tile: Tile {
                 image: bordered,
                 weights,
@@ -356,12 +378,12 @@ pub(super) fn weight_grad_image(
     image: &[f32],
     dz: &[f32],
     s: ConvShape,
-    cp: usize,
+    (cp, narrow): (usize, bool),
     dw: &mut [f32],
 ) {
     BORDERED.with_borrow_mut(|bordered| {
         border(image, s, bordered);
-        pulp::Arch::new().dispatch(GradImage {
+        arch(narrow).dispatch(GradImage {
             image: bordered,
             dz,
             s,
@@ -675,13 +697,24 @@ mod tests {
             );
             #[cfg(target_arch = "x86_64")]
             {
-                if let Some(simd) = pulp::x86::V3::try_new() {
+                let v3 = pulp::x86::V3::try_new().map(|simd| {
                     let dw = grad_on(simd, &image, &dz, s);
-                    grads("avx2", dw, input_grad_on(simd, &dz, &w, s));
-                }
-                if let Some(simd) = pulp::x86::V4::try_new() {
+                    let dx = input_grad_on(simd, &dz, &w, s);
+                    let out = on(simd, &image, (&w, &bias), s);
+                    grads("avx2", dw.clone(), dx.clone());
+                    (dw, dx, out)
+                });
+                let v4 = pulp::x86::V4::try_new().map(|simd| {
                     let dw = grad_on(simd, &image, &dz, s);
-                    grads("avx512", dw, input_grad_on(simd, &dz, &w, s));
+                    let dx = input_grad_on(simd, &dz, &w, s);
+                    let out = on(simd, &image, (&w, &bias), s);
+                    grads("avx512", dw.clone(), dx.clone());
+                    (dw, dx, out)
+                });
+                // The backend times both and keeps the faster for narrow layers (see
+                // `convolution.rs`), which is only sound if the choice changes no result.
+                if let (Some(v3), Some(v4)) = (v3, v4) {
+                    assert!(v3 == v4, "{s:?}: AVX2 and AVX-512 results differ");
                 }
             }
             let mut results = vec![("scalar", on(pulp::Scalar, &image, (&w, &bias), s))];

@@ -61,6 +61,8 @@ pub struct CpuBackend {
     split: Split,
     /// Per product shape: one thread or all, chosen by timing both.
     tuning: HashMap<ShapeKey, Tuning>,
+    /// Per convolution pass: the widest vectors or narrow ones, chosen by timing both.
+    conv_tuning: HashMap<tuning::ConvKey, Tuning>,
     recorder: Recorder,
     ledger: SharedLedger,
     /// The f32 working copies 16-bit operands are widened into (none until a 16-bit tensor
@@ -147,6 +149,7 @@ impl CpuBackend {
             threads,
             split,
             tuning: HashMap::new(),
+            conv_tuning: HashMap::new(),
             recorder: Recorder::default(),
             ledger: SharedLedger::default(),
             working: Vec::new(),

@@ -362,13 +362,70 @@ impl CpuBackend {
     }
 }
 
-/// `db[j] = Σ_i dz[i, j]`: row by row, so the inner loop runs along contiguous memory; each
-/// column still sums its rows in ascending order, as the shader does.
+/// `db[j] = Σ_i dz[i, j]`, row by row so that the inner loop runs along contiguous memory.
+///
+/// Narrow rows (a convolution's few output channels, over every pixel of the batch) are taken
+/// several at a time into running sums side by side, one per column and row of the group:
+/// with one running sum per column, each addition waited for the one before it (measured: the
+/// 1 → 8 block's bias gradient on MNIST at batch 256, 200,704 rows, took as long as its weight
+/// gradient's 29 MFLOP).
 pub(super) fn column_sums(dz: &[f32], db: &mut [f32]) {
+    /// Running sums kept side by side: four AVX-512 vectors, eight AVX2 ones.
+    const RUN: usize = 64;
+    let cols = db.len();
     db.fill(0.0);
-    for row in dz.chunks_exact(db.len()) {
-        for (dbj, v) in db.iter_mut().zip(row) {
-            *dbj += v;
+    if cols == 0 {
+        return;
+    }
+    let width = (RUN / cols).max(1) * cols;
+    if width == cols {
+        for row in dz.chunks_exact(cols) {
+            add_into(db, row);
+        }
+        return;
+    }
+    let mut run = [0.0f32; RUN];
+    let run = &mut run[..width];
+    let mut groups = dz.chunks_exact(width);
+    for group in &mut groups {
+        add_into(run, group);
+    }
+    for row in groups.remainder().chunks_exact(cols) {
+        add_into(db, row);
+    }
+    for part in run.chunks_exact(cols) {
+        add_into(db, part);
+    }
+}
+
+/// `sums[j] += values[j]`.
+fn add_into(sums: &mut [f32], values: &[f32]) {
+    for (s, v) in sums.iter_mut().zip(values) {
+        *s += v;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::column_sums;
+
+    /// Every column of every width sums all its rows, whichever path the width takes (rows
+    /// grouped, a remainder, or one row at a time). The values are multiples of 1/8 small
+    /// enough that every sum is exact in f32, so any order must give the f64 sum exactly.
+    #[test]
+    fn column_sums_add_every_row_at_every_width() {
+        for cols in [1, 3, 8, 16, 63, 64, 65, 200] {
+            for rows in [0, 1, 7, 8, 9, 100, 1001] {
+                let dz: Vec<f32> = (0..rows * cols)
+                    .map(|i| ((i * 37) % 101) as f32 / 8.0 - 6.0)
+                    .collect();
+                let mut db = vec![f32::NAN; cols];
+                column_sums(&dz, &mut db);
+                for (j, got) in db.iter().enumerate() {
+                    let want: f64 = (0..rows).map(|i| f64::from(dz[i * cols + j])).sum();
+                    assert_eq!(f64::from(*got), want, "{rows}×{cols}: column {j}");
+                }
+            }
         }
     }
 }

@@ -1,7 +1,9 @@
-//! Whether a matrix product runs on one thread or on all: chosen per product shape by timing
-//! both in the first steps.
+//! Choices between two ways of running an op, made by timing both in the first steps: whether a
+//! matrix product runs on one thread or on all (per product shape), and whether a convolution
+//! pass runs on the widest vectors or narrow ones (per pass, see `convolution.rs`).
 
 use super::matmul::Layout;
+use crate::backend::params::ConvShape;
 
 /// A product's shape and layouts: the same key recurs at the same place in every step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -13,16 +15,41 @@ pub(super) struct ShapeKey {
     pub(super) b_layout: Layout,
 }
 
-/// Timing trials of one shape on one thread and on all threads.
+/// One pass of one convolution, as its instruction set is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct ConvKey {
+    pub(super) shape: ConvShape,
+    pub(super) pass: ConvPass,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum ConvPass {
+    Forward,
+    WeightGrad,
+    InputGrad,
+}
+
+impl ConvKey {
+    /// The channels the pass's vectors hold: the output's, or the input's for its gradient.
+    pub(super) fn vector_channels(self) -> usize {
+        match self.pass {
+            ConvPass::Forward | ConvPass::WeightGrad => self.shape.channels_out,
+            ConvPass::InputGrad => self.shape.channels_in,
+        }
+    }
+}
+
+/// Timing trials of the two ways (`false` and `true`) of running one op: for a product, one
+/// thread and all threads.
 ///
 /// Whether splitting a product pays depends on its shape as much as its size (measured here:
 /// 256·784·128 ran no faster on two threads, 784·256·128 ran 1.7 times faster), so rather than a
 /// size threshold each shape is timed both ways in its first steps and keeps the faster.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
-    /// Fastest time seen on one thread and on all threads, in ns.
+    /// Fastest time seen each way, in ns.
     best_ns: [u64; 2],
-    /// Trials run on one thread and on all threads.
+    /// Trials run each way.
     trials: [u32; 2],
 }
 
@@ -30,9 +57,9 @@ pub(super) struct Tuning {
 pub(super) const TUNING_TRIALS: u32 = 3;
 
 pub(super) enum Choice {
-    /// Time this call, on all threads or not.
+    /// Time this call, run this way.
     Try(bool),
-    /// The faster option is known.
+    /// The faster way is known.
     Decided(bool),
 }
 
