@@ -172,6 +172,9 @@ fn device_ui(
     }
 }
 
+/// Width of the estimate's role and bytes columns with the grid's spacing, in points.
+const ESTIMATE_FIGURE_COLUMNS: f32 = 200.0;
+
 fn estimator_ui(
     ui: &mut egui::Ui,
     lang: Lang,
@@ -190,13 +193,17 @@ fn estimator_ui(
     let title = lang.fmt(Key::Estimator, &[("device", &device_title(lang, device))]);
     ui.label(RichText::new(title).strong())
         .on_hover_text(lang.tr(Key::EstimatorTip));
+    // The formulas wrap within the panel: a CNN's run past 1,280 pixels, and a grid wider than
+    // the panel widened everything below it (the bars by batch size ran off the edge).
+    let formula_width = (ui.available_width() - ESTIMATE_FIGURE_COLUMNS).max(200.0);
     egui::Grid::new(("estimate", device))
         .striped(true)
+        .max_col_width(formula_width)
         .show(ui, |ui| {
             for line in &e.lines {
                 ui.label(RichText::new(lang.tr(role_key(line.role))).color(role_color(line.role)));
                 ui.label(format_bytes(line.bytes));
-                ui.label(RichText::new(&line.formula).weak());
+                ui.add(egui::Label::new(RichText::new(&line.formula).weak()).wrap());
                 ui.end_row();
             }
         });
@@ -353,6 +360,16 @@ mod cnn_tests {
                 1,
                 "the GPU's"
             );
+            // A CNN's workspace formula is wider than the panel: it wraps instead of widening
+            // the panel (and the bars by batch size below it) past the window's edge.
+            let panel = h.ctx.content_rect();
+            for line in h.query_all_by_label_contains("backward temporaries") {
+                let right = line.rect().right();
+                assert!(
+                    right <= panel.right(),
+                    "{lang:?}: a formula ends at x = {right}"
+                );
+            }
         }
     }
 }
