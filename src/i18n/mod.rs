@@ -172,6 +172,10 @@ strings! {
     Adapter => "Adapter", "适配器";
     Backend => "API", "图形接口";
     DeviceType => "Type", "类型";
+    TypeDiscrete => "discrete GPU (its own memory)", "独立显卡（有自己的显存）";
+    TypeIntegrated => "integrated GPU (shares the host's memory)", "集成显卡（与主机共用内存）";
+    TypeVirtual => "virtual GPU", "虚拟 GPU";
+    TypeSoftware => "software: runs on the CPU", "软件：在 CPU 上运行";
     MatmulKernel => "Products", "矩阵乘法";
     MatmulOne => "one output per invocation", "每个调用算一个输出";
     MatmulBlocks => "{block} outputs per invocation, {tile} per workgroup", "每个调用算 {block} 个输出，每个工作组 {tile}";

@@ -513,7 +513,18 @@ fn device_header_ui(
         ));
         ui.end_row();
         ui.label(lang.tr(Key::DeviceType));
-        ui.label(&adapter.device_type);
+        let kind = match adapter.device_type.as_str() {
+            "DiscreteGpu" => Some(Key::TypeDiscrete),
+            "IntegratedGpu" => Some(Key::TypeIntegrated),
+            "VirtualGpu" => Some(Key::TypeVirtual),
+            "Cpu" => Some(Key::TypeSoftware),
+            _ => None,
+        };
+        match kind {
+            Some(key) => ui.label(lang.tr(key)),
+            None => ui.label(&adapter.device_type),
+        }
+        .on_hover_text(&adapter.device_type);
         ui.end_row();
         ui.label(lang.tr(Key::MatmulKernel));
         let kernel = adapter.kernel_sizes.matmul;
@@ -745,6 +756,33 @@ mod tests {
             "only taking turns gives it the machine alone"
         };
         assert!(h.query_by_label_contains(expected).is_some());
+    }
+
+    /// The adapter's type is said in words in both languages (wgpu's name for it on hover).
+    #[test]
+    fn the_adapter_type_is_said_in_words() {
+        for lang in Lang::ALL {
+            for (device_type, key) in [
+                ("Cpu", Key::TypeSoftware),
+                ("DiscreteGpu", Key::TypeDiscrete),
+                ("IntegratedGpu", Key::TypeIntegrated),
+            ] {
+                let mut run = gpu();
+                if let DeviceStatus::Ready {
+                    adapter: Some(a), ..
+                } = &mut run.status
+                {
+                    a.device_type = device_type.into();
+                }
+                let mut panel = ColumnPanel::default();
+                let h = harness(
+                    move |ui, run: &mut DeviceRun| panel.ui(ui, lang, run, None),
+                    run,
+                );
+                let shown = h.query_by_label(lang.tr(key)).is_some();
+                assert!(shown, "{device_type} in {lang:?}");
+            }
+        }
     }
 
     /// A pause asked for: the column says so until its worker has stopped.
