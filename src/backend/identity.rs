@@ -127,6 +127,9 @@ pub struct KernelSizes {
     /// compute units a thin product leaves idle; off on a software adapter, whose few CPU cores
     /// it keeps busy anyway; timed either way by `tune`.
     pub split_k: bool,
+    /// Whether a layer's weights and biases are updated in one dispatch (eight storage
+    /// buffers in one kernel, which every WebGPU adapter allows; f32 storage only).
+    pub paired_updates: bool,
 }
 
 /// Which kernel the large matrix products run: chosen from the adapter's limits, or by timing

@@ -22,7 +22,9 @@ pub mod traits;
 pub use error::BackendError;
 pub use identity::{AdapterSummary, KernelSizes, MatmulChoice, MatmulTuning, MatmulVariants};
 pub use open::{GpuChoice, OpenOptions, open, open_gpu};
-pub use params::{Activation, AdamHyper, ConvShape, KernelTimes, PoolShape, UploadMode};
+pub use params::{
+    Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,
+};
 pub use tensor::{Tensor, WORKING_COPIES, check_device, check_shape};
 pub use traits::{Backend, ComputeOps, DeviceInfo, DeviceMemory, Instrumented};
 

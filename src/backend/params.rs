@@ -1,6 +1,8 @@
 //! What ops take besides tensors: the activation a layer applies, Adam's hyper-parameters, how
 //! values travel to a GPU, and the kernel times a step took.
 
+use super::tensor::Tensor;
+
 /// The element-wise non-linearity after a dense layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -73,6 +75,37 @@ impl Activation {
             Activation::Sigmoid => a * (1.0 - a),
         }
     }
+}
+
+/// One optimizer update rule with its hyper-parameters, as
+/// [`ComputeOps::update_layer`](crate::backend::ComputeOps::update_layer) applies it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UpdateStep {
+    /// `p -= lr · g`.
+    Sgd { lr: f32 },
+    /// PyTorch's SGD with momentum.
+    Momentum { lr: f32, momentum: f32 },
+    /// Adam.
+    Adam(AdamHyper),
+}
+
+impl UpdateStep {
+    /// Optimizer-state tensors per parameter tensor the rule needs.
+    pub fn state_tensors(self) -> usize {
+        match self {
+            Self::Sgd { .. } => 0,
+            Self::Momentum { .. } => 1,
+            Self::Adam(_) => 2,
+        }
+    }
+}
+
+/// A parameter tensor as an update takes it: its values, its gradient, and its optimizer
+/// state ([`UpdateStep::state_tensors`] of them).
+pub struct ParamTensors<'a> {
+    pub value: &'a mut Tensor,
+    pub grad: &'a Tensor,
+    pub state: &'a mut [Tensor],
 }
 
 /// Hyper-parameters of one Adam update, PyTorch semantics (`torch.optim.Adam`, no weight decay).

@@ -12,7 +12,9 @@ use std::time::Instant;
 
 use super::error::BackendError;
 use super::identity::AdapterSummary;
-use super::params::{Activation, AdamHyper, ConvShape, KernelTimes, PoolShape, UploadMode};
+use super::params::{
+    Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,
+};
 use super::tensor::Tensor;
 use crate::device::Device;
 use crate::memory::{MemorySnapshot, Role};
@@ -329,6 +331,20 @@ pub trait ComputeOps {
         hyper: AdamHyper,
     ) -> Result<(), BackendError>;
 
+    /// One update of a layer's parameters, its weights and its biases, by `rule`: by default
+    /// one tensor after the other (the CPU). The GPU updates both in one dispatch where it
+    /// can: one launch fewer per layer, which is what a tiny network's step is made of.
+    fn update_layer(
+        &mut self,
+        rule: UpdateStep,
+        layer: [ParamTensors<'_>; 2],
+    ) -> Result<(), BackendError> {
+        for p in layer {
+            update_one(self, rule, p)?;
+        }
+        Ok(())
+    }
+
     /// Rounds every value of `t` to `format` (nearest, ties to even) and stores it back in
     /// `t`'s own storage: the same bits on both devices.
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError>;
@@ -387,6 +403,31 @@ pub trait Instrumented {
 }
 
 /// The error of a convolution given no patch matrix on a device that convolves through one.
+/// One parameter tensor's update by `rule` through the per-tensor ops; an error names a state
+/// that does not fit the rule.
+pub fn update_one<B: ComputeOps + ?Sized>(
+    backend: &mut B,
+    rule: UpdateStep,
+    p: ParamTensors<'_>,
+) -> Result<(), BackendError> {
+    let ParamTensors { value, grad, state } = p;
+    match (rule, state) {
+        (UpdateStep::Sgd { lr }, _) => backend.sgd_step(value, grad, lr),
+        (UpdateStep::Momentum { lr, momentum }, [velocity]) => {
+            backend.momentum_step(value, grad, velocity, lr, momentum)
+        }
+        (UpdateStep::Adam(hyper), [m, v]) => backend.adam_step(value, grad, m, v, hyper),
+        (rule, state) => Err(BackendError::Shape {
+            op: "optimizer",
+            detail: format!(
+                "{rule:?} needs {} state tensors, not {}",
+                rule.state_tensors(),
+                state.len()
+            ),
+        }),
+    }
+}
+
 fn no_patches(op: &'static str) -> BackendError {
     BackendError::Shape {
         op,

@@ -468,6 +468,7 @@ strings! {
     OpPoolingGradient => "layer {layer} pooling gradient", "第 {layer} 层 池化梯度";
     OpUpdateWeights => "layer {layer} update weights", "第 {layer} 层 更新权重";
     OpUpdateBiases => "layer {layer} update biases", "第 {layer} 层 更新偏置";
+    OpUpdateLayer => "layer {layer} update weights and biases", "第 {layer} 层 更新权重和偏置";
     SimMeasuredPoints => "Measured (this run)", "实测（本次运行）";
     SimMeasuredHover => "{op}: {intensity} FLOP/byte, {tflops} TFLOP/s reached, {time} (measured in this run)", "{op}：{intensity} FLOP/字节，实际达到 {tflops} TFLOP/s，{time}（本次运行实测）";
     SimHover => "{op}: {intensity} FLOP/byte, {tflops} TFLOP/s, {time}, {bound} (simulated)", "{op}：{intensity} FLOP/字节，{tflops} TFLOP/s，{time}，{bound}（模拟）";

@@ -365,12 +365,15 @@ impl Network {
             Precision::Fp16 | Precision::Bf16 => self.precision.format(),
             _ => None,
         };
-        for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
-            p.update(backend, self.optimizer, lr, self.applied)?;
+        let rule = (self.optimizer, lr, self.applied);
+        for (w, b) in self.weights.iter_mut().zip(self.biases.iter_mut()) {
+            param::update_layer(backend, rule, (&mut *w, &mut *b))?;
             // Pure FP16 or BF16: the updated values are stored in the format too.
-            round(backend, format, &mut p.value)?;
-            for s in &mut p.state {
-                round(backend, format, s)?;
+            for p in [w, b] {
+                round(backend, format, &mut p.value)?;
+                for s in &mut p.state {
+                    round(backend, format, s)?;
+                }
             }
         }
         Ok(())

@@ -1,7 +1,7 @@
 //! A parameter tensor with its gradient and optimizer state, and its update.
 
 use super::spec::OptimizerKind;
-use crate::backend::{AdamHyper, Backend, BackendError, Tensor};
+use crate::backend::{AdamHyper, Backend, BackendError, ParamTensors, Tensor, UpdateStep};
 use crate::memory::Role;
 use crate::precision::DType;
 
@@ -35,32 +35,32 @@ impl Param {
         Ok(Self { value, grad, state })
     }
 
-    pub(super) fn update(
-        &mut self,
-        backend: &mut dyn Backend,
-        optimizer: OptimizerKind,
-        lr: f32,
-        step: u32,
-    ) -> Result<(), BackendError> {
-        let Self { value, grad, state } = self;
-        match (optimizer, state.as_mut_slice()) {
-            (OptimizerKind::Sgd, _) => backend.sgd_step(value, grad, lr),
-            (OptimizerKind::Momentum, [velocity]) => {
-                backend.momentum_step(value, grad, velocity, lr, OptimizerKind::MOMENTUM)
-            }
-            (OptimizerKind::Adam, [m, v]) => {
-                backend.adam_step(value, grad, m, v, AdamHyper::defaults(lr, step))
-            }
-            _ => Err(BackendError::Shape {
-                op: "optimizer",
-                detail: format!(
-                    "{} needs {} state tensors",
-                    optimizer.as_str(),
-                    optimizer.state_tensors()
-                ),
-            }),
+    /// The tensors an update takes.
+    fn tensors(&mut self) -> ParamTensors<'_> {
+        ParamTensors {
+            value: &mut self.value,
+            grad: &self.grad,
+            state: &mut self.state,
         }
     }
+}
+
+/// One update of a layer's weights and biases by `optimizer` at learning rate `lr`, update
+/// number `step` (Adam's bias correction).
+pub(super) fn update_layer(
+    backend: &mut dyn Backend,
+    (optimizer, lr, step): (OptimizerKind, f32, u32),
+    (weights, biases): (&mut Param, &mut Param),
+) -> Result<(), BackendError> {
+    let rule = match optimizer {
+        OptimizerKind::Sgd => UpdateStep::Sgd { lr },
+        OptimizerKind::Momentum => UpdateStep::Momentum {
+            lr,
+            momentum: OptimizerKind::MOMENTUM,
+        },
+        OptimizerKind::Adam => UpdateStep::Adam(AdamHyper::defaults(lr, step)),
+    };
+    backend.update_layer(rule, [weights.tensors(), biases.tensors()])
 }
 
 /// Layer `l`'s weight and bias values, as a pass reads them (a lookup, not a list: the step

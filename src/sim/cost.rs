@@ -67,12 +67,33 @@ pub struct Op {
     /// The layer it belongs to, from 1, where it belongs to one (for names in each language).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer: Option<usize>,
-    /// For an update: whether it updates the layer's biases (else its weights).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub biases: bool,
+    /// For an update: which of the layer's parameters it updates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updates: Option<Updated>,
     /// Whether it belongs to a convolution block (its product is a convolution's).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub conv: bool,
+}
+
+/// Which of a layer's parameters an update op updates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Updated {
+    Weights,
+    Biases,
+    /// Both, in one kernel (the GPU's, see `ComputeOps::update_layer`).
+    Both,
+}
+
+impl Updated {
+    /// What the cost model's op names call it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Weights => "weights",
+            Self::Biases => "biases",
+            Self::Both => "weights and biases",
+        }
+    }
 }
 
 impl Op {
@@ -139,7 +160,7 @@ fn plain(name: String, kind: OpKind, flops: f64, bytes: f64, layer: usize) -> Op
         product: None,
         optimizer: None,
         layer: Some(layer),
-        biases: false,
+        updates: None,
         conv: true,
     }
 }
@@ -172,7 +193,7 @@ pub fn step_ops(
         product: None,
         optimizer: None,
         layer: None,
-        biases: false,
+        updates: None,
         conv: false,
     }];
     let layers = LayerWork::of(spec, b);
@@ -185,7 +206,7 @@ pub fn step_ops(
         product: Some(product),
         optimizer: None,
         layer: Some(layer),
-        biases: false,
+        updates: None,
         conv: layers.get(layer - 1).is_some_and(|w| w.conv.is_some()),
     };
     for (l, w) in layers.iter().enumerate() {
@@ -227,7 +248,7 @@ pub fn step_ops(
         product: None,
         optimizer: None,
         layer: None,
-        biases: false,
+        updates: None,
         conv: false,
     });
     for (l, w) in layers.iter().enumerate().rev() {
@@ -290,12 +311,19 @@ pub fn step_ops(
     } else {
         4.0
     };
-    // Every layer's weights, then every layer's biases: the order the model updates them in.
-    for (what, biases) in [("weights", false), ("biases", true)] {
-        for (l, w) in layers.iter().enumerate() {
-            let n = if biases { w.n } else { w.k * w.n };
+    // Each layer's weights, then its biases: the order the model updates them in. The GPU
+    // updates both in one dispatch where they are stored in f32 (`ComputeOps::update_layer`).
+    let paired = device == Device::Gpu && !matches!(precision, Precision::Fp16 | Precision::Bf16);
+    for (l, w) in layers.iter().enumerate() {
+        let (weights, biases) = (w.k * w.n, w.n);
+        let parts: &[(Updated, f64)] = if paired {
+            &[(Updated::Both, weights + biases)]
+        } else {
+            &[(Updated::Weights, weights), (Updated::Biases, biases)]
+        };
+        for &(what, n) in parts {
             ops.push(Op {
-                name: format!("layer {} update {what}", l + 1),
+                name: format!("layer {} update {}", l + 1, what.as_str()),
                 kind: OpKind::Update,
                 flops: flops_per * n,
                 bytes: touches * state * n,
@@ -303,7 +331,7 @@ pub fn step_ops(
                 product: None,
                 optimizer: Some(optimizer),
                 layer: Some(l + 1),
-                biases,
+                updates: Some(what),
                 conv: false,
             });
         }
@@ -581,7 +609,10 @@ mod tests {
             Some([64.0 * 14.0 * 14.0, 16.0, 72.0])
         );
         let updates = ops.iter().filter(|o| o.kind == OpKind::Update).count();
-        assert_eq!(updates, 6, "weights and biases of three layers");
+        assert_eq!(
+            updates, 3,
+            "weights and biases of three layers, each pair in one kernel"
+        );
     }
 
     #[test]
@@ -647,8 +678,19 @@ mod tests {
         // dz (5·4) · Wᵀ (4·3): 2·5·3·4 = 120, then 5·3 derivatives.
         assert_eq!(g2.flops, 120.0 + 15.0);
         assert!(ops.iter().all(|o| o.name != "layer 1 input gradient"));
-        let w2 = get("layer 2 update weights");
+        // The GPU updates a layer's 12 weights and 4 biases in one kernel, the CPU each tensor.
+        let u2 = get("layer 2 update weights and biases");
+        assert_eq!((u2.flops, u2.bytes), (2.0 * 16.0, 3.0 * 4.0 * 16.0));
+        let cpu = step_ops(
+            &spec(&[2, 3, 4]),
+            5,
+            (OptimizerKind::Sgd, Precision::Fp32),
+            Device::Cpu,
+        );
+        let cpu_op = |name: &str| cpu.iter().find(|o| o.name == name).expect(name).clone();
+        let w2 = cpu_op("layer 2 update weights");
         assert_eq!((w2.flops, w2.bytes), (2.0 * 12.0, 3.0 * 4.0 * 12.0));
+        assert_eq!(cpu_op("layer 2 update biases").flops, 2.0 * 4.0);
         // Adam moves seven values per parameter, 16-bit formats halve the activations.
         let adam = step_ops(
             &spec(&[2, 3, 4]),

@@ -193,7 +193,8 @@ fn work_of_op(op: &Op) -> Option<Work> {
 
 /// For each timed kernel, the op of `ops` it ran: the i-th kernel of a kind of work is the
 /// i-th op of that kind, in the step's order (forward from the first layer, backward from the
-/// last, every weight then every bias updated), the order both devices run them in; a bias
+/// last, each layer's weights then its biases updated, both in one kernel on the GPU), the
+/// order both devices run them in; a bias
 /// gradient's kernel belongs to its layer's weight-gradient op. A kind whose kernels and ops do
 /// not pair up one to one (a step that was not all timed) pairs none rather than wrongly.
 fn kernel_ops(ops: &[Op], kernels: &KernelTimes) -> Vec<Option<usize>> {
@@ -351,8 +352,9 @@ mod tests {
 
     #[test]
     fn measured_kernels_are_paired_with_the_ops_they_did_in_order() {
-        // 2-16-3: two forwards, the loss, two weight gradients (last layer first) and their
-        // column sums, one input gradient, four updates (weights, then biases).
+        // 2-16-3 on the GPU: two forwards, the loss, two weight gradients (last layer first)
+        // and their column sums, one input gradient, two updates (each layer's weights and
+        // biases in one kernel).
         let ops = ops(&[2, 16, 3], 8);
         let labels = [
             ("linear_forward", 10),
@@ -365,8 +367,6 @@ mod tests {
             ("bias_grad", 2),
             ("adam_step", 70),
             ("adam_step", 80),
-            ("adam_step", 90),
-            ("adam_step", 100),
         ];
         let kernels = KernelTimes {
             kernels: labels
@@ -386,13 +386,41 @@ mod tests {
             ("layer 2 weight gradient", 41),
             ("layer 2 input gradient", 50),
             ("layer 1 weight gradient", 62),
-            ("layer 1 update weights", 70),
-            ("layer 2 update weights", 80),
-            ("layer 1 update biases", 90),
-            ("layer 2 update biases", 100),
+            ("layer 1 update weights and biases", 70),
+            ("layer 2 update weights and biases", 80),
         ];
         let want: Vec<(String, u64)> = want.iter().map(|(n, t)| ((*n).to_owned(), *t)).collect();
         assert_eq!(by_name, want);
+        // The CPU updates each tensor on its own: each layer's weights, then its biases.
+        let spec = ModelSpec {
+            conv: None,
+            layers: vec![2, 16, 3],
+            activation: Activation::Relu,
+            loss: Loss::SoftmaxCrossEntropy,
+        };
+        let cpu_ops = step_ops(
+            &spec,
+            8,
+            (OptimizerKind::Adam, Precision::Fp32),
+            Device::Cpu,
+        );
+        let updates = KernelTimes {
+            kernels: (1..=4).map(|ns| ("adam_step".to_owned(), ns)).collect(),
+            total_ns: 0,
+        };
+        let names: Vec<(&str, u64)> = measured_ops(&cpu_ops, &updates)
+            .into_iter()
+            .map(|(i, ns)| (cpu_ops[i].name.as_str(), ns))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("layer 1 update weights", 1),
+                ("layer 1 update biases", 2),
+                ("layer 2 update weights", 3),
+                ("layer 2 update biases", 4)
+            ]
+        );
         // A step timed only in part pairs nothing of the kinds it cut short.
         let partial = KernelTimes {
             kernels: kernels.kernels[..3].to_vec(),

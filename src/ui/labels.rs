@@ -126,15 +126,18 @@ pub fn optimizer_key(kind: OptimizerKind) -> Key {
 /// An op of the cost model by name, in `lang`: built from what the op is, not from its English
 /// name (which the command line and the JSON keep).
 pub fn op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
-    use crate::sim::cost::{LOSS_OP, OpKind, Product};
+    use crate::sim::cost::{LOSS_OP, OpKind, Product, Updated};
     let key = match (op.kind, op.product, op.layer) {
         (OpKind::Copy, ..) => return lang.tr(Key::OpUpload).to_owned(),
         (OpKind::Elementwise, ..) if op.name == LOSS_OP => return lang.tr(Key::OpLoss).to_owned(),
         (OpKind::MatMul, Some(Product::Forward), Some(_)) => Key::OpForward,
         (OpKind::MatMul, Some(Product::WeightGradient), Some(_)) => Key::OpWeightGradient,
         (OpKind::MatMul, Some(Product::InputGradient), Some(_)) => Key::OpInputGradient,
-        (OpKind::Update, _, Some(_)) if op.biases => Key::OpUpdateBiases,
-        (OpKind::Update, _, Some(_)) => Key::OpUpdateWeights,
+        (OpKind::Update, _, Some(_)) => match op.updates {
+            Some(Updated::Biases) => Key::OpUpdateBiases,
+            Some(Updated::Both) => Key::OpUpdateLayer,
+            _ => Key::OpUpdateWeights,
+        },
         // The cost model's names, `layer N patches` and so on.
         (OpKind::Patches, _, Some(_)) if op.name.ends_with(" gradient") => Key::OpPatchGradient,
         (OpKind::Patches, _, Some(_)) => Key::OpPatches,

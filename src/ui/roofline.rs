@@ -702,7 +702,7 @@ mod tests {
         let h = harness(Lang::Zh);
         h.get_by_label("第 1 层 前向");
         h.get_by_label("第 2 层 输入梯度");
-        h.get_by_label("第 3 层 更新偏置");
+        h.get_by_label("第 3 层 更新权重和偏置");
         h.get_by_label("损失及其梯度");
         assert!(h.query_by_label("layer 1 forward").is_none());
     }

@@ -48,11 +48,14 @@ impl Binding {
     }
 }
 
+/// Most buffers a kernel binds besides its uniform block (the paired optimizer update's).
+const MAX_BINDINGS: usize = 8;
+
 /// One op applied to one set of buffers: the same key recurs every training step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct DispatchKey {
     kernel: KernelId,
-    buffers: [u64; 4],
+    buffers: [u64; MAX_BINDINGS],
 }
 
 /// A uniform block's bytes, as last written into its buffer.
@@ -88,7 +91,9 @@ struct CachedDispatch {
 
 /// Ids of the dummy buffers in cache keys (tensor ids start at 1).
 const DUMMY_READ_ID: u64 = 0;
-const DUMMY_WRITE_IDS: [u64; 2] = [u64::MAX, u64::MAX - 1];
+const DUMMY_WRITE_IDS: [u64; DUMMY_WRITES] = [u64::MAX, u64::MAX - 1, u64::MAX - 3, u64::MAX - 4];
+/// Dummy outputs: up to four unused state slots of a paired optimizer update (SGD's).
+const DUMMY_WRITES: usize = 4;
 /// Id of the split products' partial sums in cache keys.
 const SCRATCH_ID: u64 = u64::MAX - 2;
 
@@ -115,7 +120,7 @@ pub(super) struct CommandStream {
     dispatches: HashMap<DispatchKey, CachedDispatch>,
     /// Bound where a kernel's binding is unused by the chosen mode (wgpu needs every slot filled).
     dummy_read: wgpu::Buffer,
-    dummy_write: [wgpu::Buffer; 2],
+    dummy_write: [wgpu::Buffer; DUMMY_WRITES],
     /// The partial sums of products split along `k`, once one was.
     scratch: Option<wgpu::Buffer>,
     /// Kernel timestamps, where the adapter has them.
@@ -165,10 +170,17 @@ impl CommandStream {
             })
         };
         let dummy_read = storage("unused-input");
-        let dummy_write = [storage("unused-output-1"), storage("unused-output-2")];
+        let dummy_write = [
+            "unused-output-1",
+            "unused-output-2",
+            "unused-output-3",
+            "unused-output-4",
+        ]
+        .map(storage);
         let timestamps = with_timestamps.then(|| Timestamps::new(&device, &queue));
         // The dummies and the timestamp queries' two buffers.
-        let own = 3 * DUMMY_BYTES + timestamps.as_ref().map_or(0, |_| Timestamps::BUFFER_BYTES);
+        let own = (1 + DUMMY_WRITES as u64) * DUMMY_BYTES
+            + timestamps.as_ref().map_or(0, |_| Timestamps::BUFFER_BYTES);
         count_internal(&pool, own as i64);
         if let Some(message) = take_error(&error) {
             return Err(message);
@@ -247,7 +259,7 @@ impl CommandStream {
         }
     }
 
-    /// Dummy output `i` (0 or 1), bound where a kernel writes nothing.
+    /// Dummy output `i` (0 to 3), bound where a kernel writes nothing.
     pub fn dummy_write(&self, i: usize) -> Binding {
         Binding {
             id: DUMMY_WRITE_IDS[i],
@@ -296,7 +308,7 @@ impl CommandStream {
         bindings: &[Binding],
         workgroups: (u32, u32, u32),
     ) -> Result<(), BackendError> {
-        let mut ids = [0u64; 4];
+        let mut ids = [0u64; MAX_BINDINGS];
         for (slot, b) in ids.iter_mut().zip(bindings) {
             *slot = b.id;
         }

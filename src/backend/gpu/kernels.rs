@@ -73,6 +73,7 @@ impl KernelSizes {
             column_sum: elementwise,
             matmul,
             split_k: !software,
+            paired_updates: limits.max_storage_buffers_per_shader_stage >= 8,
         }
     }
 }
@@ -321,13 +322,15 @@ uniform! {
 }
 
 uniform! {
-    /// `optimizer.wgsl`: one update of a parameter tensor.
+    /// `optimizer.wgsl`: one update of a parameter tensor, or of two.
     OptimizerParams {
+        /// Values updated, of both tensors.
         len: u32,
         /// An [`UpdateRule`] code.
         rule: u32,
         groups_x: u32,
-        _pad0: u32,
+        /// Values of the first tensor.
+        first_len: u32,
         lr: f32,
         /// Momentum μ, or Adam's β1.
         beta1: f32,
@@ -395,6 +398,8 @@ pub(super) enum KernelId {
     SoftmaxCrossEntropy,
     Mse,
     Optimizer,
+    /// `optimizer.wgsl`'s update of two tensors in one dispatch.
+    OptimizerPair,
     Elementwise,
     Widen,
     Narrow,
@@ -470,6 +475,8 @@ pub(super) struct Kernels {
     softmax_cross_entropy: Kernel,
     mse: Kernel,
     optimizer: Kernel,
+    /// Where the sizes say so (`KernelSizes::paired_updates`).
+    optimizer_pair: Option<Kernel>,
     elementwise: Kernel,
     widen: Kernel,
     narrow: Kernel,
@@ -506,6 +513,7 @@ impl Kernels {
         let convert = source(CONVERT_WGSL);
         let loss = source(LOSS_WGSL);
         let spatial = source(SPATIAL_WGSL);
+        let optimizer = source(OPTIMIZER_WGSL);
         Self {
             matmul: Kernel::new(device, "matmul", &source(MATMUL_WGSL), "main", &tile),
             matmul_tiled: MatmulChoice::ALL
@@ -528,7 +536,10 @@ impl Kernels {
                 &wide,
             ),
             mse: Kernel::new(device, "mse", &loss, "mse", &wide),
-            optimizer: Kernel::new(device, "optimizer", &source(OPTIMIZER_WGSL), "step", &wide),
+            optimizer: Kernel::new(device, "optimizer", &optimizer, "step", &wide),
+            optimizer_pair: sizes
+                .paired_updates
+                .then(|| Kernel::new(device, "optimizer_pair", &optimizer, "step_pair", &wide)),
             elementwise: Kernel::new(
                 device,
                 "elementwise",
@@ -567,6 +578,11 @@ impl Kernels {
         }
     }
 
+    /// Whether two tensors' updates can go in one dispatch on this adapter.
+    pub fn has_optimizer_pair(&self) -> bool {
+        self.optimizer_pair.is_some()
+    }
+
     /// The register-blocked variants compiled for this adapter.
     pub fn tiled_variants(&self) -> impl Iterator<Item = MatmulChoice> + '_ {
         self.matmul_tiled.iter().map(|(c, _)| *c)
@@ -585,6 +601,8 @@ impl Kernels {
             KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
             KernelId::Mse => &self.mse,
             KernelId::Optimizer => &self.optimizer,
+            // Asked for only where compiled (`has_optimizer_pair`).
+            KernelId::OptimizerPair => self.optimizer_pair.as_ref().unwrap_or(&self.optimizer),
             KernelId::Elementwise => &self.elementwise,
             KernelId::Widen => &self.widen,
             KernelId::Narrow => &self.narrow,

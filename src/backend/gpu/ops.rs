@@ -10,9 +10,11 @@ use super::kernels::{
 };
 use crate::backend::checks;
 use crate::backend::error::BackendError;
-use crate::backend::params::{Activation, AdamHyper, ConvShape, PoolShape};
+use crate::backend::params::{
+    Activation, AdamHyper, ConvShape, ParamTensors, PoolShape, UpdateStep,
+};
 use crate::backend::tensor::{Storage, Tensor, check_device};
-use crate::backend::traits::ComputeOps;
+use crate::backend::traits::{ComputeOps, update_one};
 use crate::device::Device;
 use crate::precision::Half;
 
@@ -143,7 +145,7 @@ impl GpuBackend {
         label: &'static str,
         rule: UpdateRule,
         tensors: (&Tensor, &Tensor, Option<&Tensor>, Option<&Tensor>),
-        [lr, beta1, beta2, eps, bias1, bias2]: [f32; 6],
+        scalars: [f32; 6],
     ) -> Result<(), BackendError> {
         let (param, grad, state1, state2) = tensors;
         let all: Vec<&Tensor> = [Some(param), Some(grad), state1, state2]
@@ -153,18 +155,7 @@ impl GpuBackend {
         self.prepare(&all)?;
         let len = param.len() as u32;
         let (groups_x, groups_y) = self.stream.groups(len);
-        let params = OptimizerParams {
-            len,
-            rule: rule.code(),
-            groups_x,
-            lr,
-            beta1,
-            beta2,
-            eps,
-            bias1,
-            bias2,
-            ..OptimizerParams::default()
-        };
+        let params = optimizer_params(rule, scalars, (len, len), groups_x);
         let p = self.output(param, 0, true)?;
         let g = self.operand(grad, 1)?;
         let s1 = match state1 {
@@ -189,6 +180,52 @@ impl GpuBackend {
             }
         }
         Ok(())
+    }
+
+    /// One update of two tensors in one dispatch of `optimizer.wgsl`'s `step_pair`: the
+    /// first tensor's values, then the second's. Only for tensors stored in f32 (16-bit ones
+    /// go through working copies, one tensor at a time).
+    fn paired_update(
+        &mut self,
+        rule: UpdateStep,
+        [a, b]: [ParamTensors<'_>; 2],
+    ) -> Result<(), BackendError> {
+        let (label, code, scalars) = update_scalars(rule);
+        for p in [&a, &b] {
+            let states: Vec<&Tensor> = p.state.iter().collect();
+            checks::elementwise(
+                Device::Gpu,
+                label,
+                p.value,
+                &[&[p.grad][..], &states].concat(),
+            )?;
+        }
+        let first_len = a.value.len() as u32;
+        let len = first_len + b.value.len() as u32;
+        let (groups_x, groups_y) = self.stream.groups(len);
+        let params = optimizer_params(code, scalars, (len, first_len), groups_x);
+        let mut bindings = Vec::with_capacity(8);
+        let mut dummies = 0;
+        for p in [&a, &b] {
+            bindings.push(Binding::of(p.value)?);
+            bindings.push(Binding::of(p.grad)?);
+            for i in 0..2 {
+                let state = if let Some(t) = p.state.get(i) {
+                    Binding::of(t)?
+                } else {
+                    dummies += 1;
+                    self.stream.dummy_write(dummies - 1)
+                };
+                bindings.push(state);
+            }
+        }
+        self.stream.dispatch(
+            &mut self.recorder,
+            (KernelId::OptimizerPair, label),
+            &params,
+            &bindings,
+            (groups_x, groups_y),
+        )
     }
 
     /// One pass of `shaders/elementwise.wgsl` over `t`: round, scale, or count what is not
@@ -468,12 +505,8 @@ impl ComputeOps for GpuBackend {
 
     fn sgd_step(&mut self, param: &mut Tensor, grad: &Tensor, lr: f32) -> Result<(), BackendError> {
         checks::elementwise(Device::Gpu, "sgd_step", param, &[grad])?;
-        self.optimizer(
-            "sgd_step",
-            UpdateRule::Sgd,
-            (param, grad, None, None),
-            [lr, 0.0, 0.0, 0.0, 1.0, 1.0],
-        )
+        let (label, rule, scalars) = update_scalars(UpdateStep::Sgd { lr });
+        self.optimizer(label, rule, (param, grad, None, None), scalars)
     }
 
     fn momentum_step(
@@ -484,14 +517,9 @@ impl ComputeOps for GpuBackend {
         lr: f32,
         momentum: f32,
     ) -> Result<(), BackendError> {
-        const OP: &str = "momentum_step";
-        checks::elementwise(Device::Gpu, OP, param, &[grad, velocity])?;
-        self.optimizer(
-            OP,
-            UpdateRule::Momentum,
-            (param, grad, Some(velocity), None),
-            [lr, momentum, 0.0, 0.0, 1.0, 1.0],
-        )
+        checks::elementwise(Device::Gpu, "momentum_step", param, &[grad, velocity])?;
+        let (label, rule, scalars) = update_scalars(UpdateStep::Momentum { lr, momentum });
+        self.optimizer(label, rule, (param, grad, Some(velocity), None), scalars)
     }
 
     fn adam_step(
@@ -502,24 +530,28 @@ impl ComputeOps for GpuBackend {
         v: &mut Tensor,
         hyper: AdamHyper,
     ) -> Result<(), BackendError> {
-        const OP: &str = "adam_step";
-        checks::elementwise(Device::Gpu, OP, param, &[grad, m, v])?;
-        let (bias1, bias2) = hyper.bias_corrections();
-        let AdamHyper {
-            lr,
-            beta1,
-            beta2,
-            eps,
-            ..
-        } = hyper;
-        // The bias corrections are computed once on the host, in the same f32 arithmetic as the
-        // CPU path, instead of in every invocation.
-        self.optimizer(
-            OP,
-            UpdateRule::Adam,
-            (param, grad, Some(m), Some(v)),
-            [lr, beta1, beta2, eps, bias1, bias2],
-        )
+        checks::elementwise(Device::Gpu, "adam_step", param, &[grad, m, v])?;
+        let (label, rule, scalars) = update_scalars(UpdateStep::Adam(hyper));
+        self.optimizer(label, rule, (param, grad, Some(m), Some(v)), scalars)
+    }
+
+    fn update_layer(
+        &mut self,
+        rule: UpdateStep,
+        layer: [ParamTensors<'_>; 2],
+    ) -> Result<(), BackendError> {
+        let f32_only = layer
+            .iter()
+            .flat_map(|p| [&*p.value, p.grad].into_iter().chain(p.state.iter()))
+            .all(|t| t.dtype().half().is_none());
+        let states_fit = layer.iter().all(|p| p.state.len() == rule.state_tensors());
+        if f32_only && states_fit && self.stream.kernels().has_optimizer_pair() {
+            return self.paired_update(rule, layer);
+        }
+        for p in layer {
+            update_one(self, rule, p)?;
+        }
+        Ok(())
     }
 
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
@@ -553,5 +585,56 @@ impl ComputeOps for GpuBackend {
 
     fn flush(&mut self) -> Result<(), BackendError> {
         self.stream.submit(&mut self.recorder)
+    }
+}
+
+/// An update rule's label, shader code and scalars (learning rate, β1 or μ, β2, ε, Adam's two
+/// bias corrections, computed on the host in the same f32 arithmetic as the CPU's).
+fn update_scalars(rule: UpdateStep) -> (&'static str, UpdateRule, [f32; 6]) {
+    match rule {
+        UpdateStep::Sgd { lr } => ("sgd_step", UpdateRule::Sgd, [lr, 0.0, 0.0, 0.0, 1.0, 1.0]),
+        UpdateStep::Momentum { lr, momentum } => (
+            "momentum_step",
+            UpdateRule::Momentum,
+            [lr, momentum, 0.0, 0.0, 1.0, 1.0],
+        ),
+        UpdateStep::Adam(hyper) => {
+            let (bias1, bias2) = hyper.bias_corrections();
+            let AdamHyper {
+                lr,
+                beta1,
+                beta2,
+                eps,
+                ..
+            } = hyper;
+            (
+                "adam_step",
+                UpdateRule::Adam,
+                [lr, beta1, beta2, eps, bias1, bias2],
+            )
+        }
+    }
+}
+
+/// `optimizer.wgsl`'s uniform block: `len` values in all, `first_len` of them the first
+/// tensor's (all of them for one tensor), `groups_x` workgroups along x.
+fn optimizer_params(
+    rule: UpdateRule,
+    [lr, beta1, beta2, eps, bias1, bias2]: [f32; 6],
+    (len, first_len): (u32, u32),
+    groups_x: u32,
+) -> OptimizerParams {
+    OptimizerParams {
+        len,
+        rule: rule.code(),
+        groups_x,
+        first_len,
+        lr,
+        beta1,
+        beta2,
+        eps,
+        bias1,
+        bias2,
+        ..OptimizerParams::default()
     }
 }
