@@ -954,6 +954,11 @@ fn tune_keeps_the_fastest_kernel_and_devices_names_it() {
     let (code, stdout, stderr) = run(&["devices"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("timed fastest on"), "{stdout}");
+    // lavapipe binds eight storage buffers a kernel: each layer's update is one dispatch.
+    assert!(
+        stdout.contains("optimizer updates: a layer's weights and biases in one dispatch"),
+        "{stdout}"
+    );
 
     std::fs::write(&cache, "not json").expect("write");
     let (code, _, stderr) = run(&["train", "--device", "gpu", "--steps", "3"]);

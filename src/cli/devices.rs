@@ -53,7 +53,7 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
         out.line(format!(
             "{} [{}] {}{} — {} {}\n  timestamps: {}, shader f16: {}, max buffer {} MiB, \
              max storage binding {} MiB, training: {}, workgroups: matmul {}x{}, element-wise {}\n  \
-             large matrix products: {} ({})",
+             large matrix products: {} ({})\n  optimizer updates: {}",
             a.name,
             a.backend,
             a.device_type,
@@ -74,6 +74,11 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
             a.kernel_sizes.elementwise,
             a.kernel_sizes.matmul.as_str(),
             super::bench::tuning_origin(a.matmul_tuning.as_deref()),
+            if a.kernel_sizes.paired_updates {
+                "a layer's weights and biases in one dispatch (f32 storage)"
+            } else {
+                "one dispatch per tensor (fewer than 8 storage buffers a kernel)"
+            },
         ))?;
     }
     Ok(())
