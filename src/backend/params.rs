@@ -90,6 +90,15 @@ pub enum UpdateStep {
 }
 
 impl UpdateStep {
+    /// The rule's name, as the settings call it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sgd { .. } => "sgd",
+            Self::Momentum { .. } => "momentum",
+            Self::Adam(_) => "adam",
+        }
+    }
+
     /// Optimizer-state tensors per parameter tensor the rule needs.
     pub fn state_tensors(self) -> usize {
         match self {

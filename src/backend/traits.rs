@@ -402,7 +402,6 @@ pub trait Instrumented {
     }
 }
 
-/// The error of a convolution given no patch matrix on a device that convolves through one.
 /// One parameter tensor's update by `rule` through the per-tensor ops; an error names a state
 /// that does not fit the rule.
 pub fn update_one<B: ComputeOps + ?Sized>(
@@ -420,7 +419,8 @@ pub fn update_one<B: ComputeOps + ?Sized>(
         (rule, state) => Err(BackendError::Shape {
             op: "optimizer",
             detail: format!(
-                "{rule:?} needs {} state tensors, not {}",
+                "{} needs {} state tensors, not {}",
+                rule.name(),
                 rule.state_tensors(),
                 state.len()
             ),
@@ -428,6 +428,7 @@ pub fn update_one<B: ComputeOps + ?Sized>(
     }
 }
 
+/// The error of a convolution given no patch matrix on a device that convolves through one.
 fn no_patches(op: &'static str) -> BackendError {
     BackendError::Shape {
         op,
