@@ -1,7 +1,8 @@
 // Optimizer updates, one invocation per parameter value, PyTorch semantics: of one tensor
 // (`step`), or of a layer's weights and biases in one dispatch (`step_pair`: the invocations
 // past the first tensor's values update the second's). The arithmetic is written once, in
-// `updated`; each entry point only reads and writes the values.
+// `updated`; `update0` and `update1` only read and write each tensor's values, and are two
+// functions because WGSL cannot pass a storage array to a function.
 //
 // The dispatch may be two-dimensional when a tensor has more than 65,535 workgroups' worth of
 // values (the per-dimension dispatch limit), so the flat index folds in workgroup_id.y. The rule

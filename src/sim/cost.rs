@@ -306,14 +306,11 @@ pub fn step_ops(
     }
     let (flops_per, touches) = update_work(optimizer);
     // Optimizer state and master values are FP32 except in pure 16-bit formats.
-    let state = if matches!(precision, Precision::Fp16 | Precision::Bf16) {
-        2.0
-    } else {
-        4.0
-    };
+    let f32_params = !matches!(precision, Precision::Fp16 | Precision::Bf16);
+    let state = if f32_params { 4.0 } else { 2.0 };
     // Each layer's weights, then its biases: the order the model updates them in. The GPU
     // updates both in one dispatch where they are stored in f32 (`ComputeOps::update_layer`).
-    let paired = device == Device::Gpu && !matches!(precision, Precision::Fp16 | Precision::Bf16);
+    let paired = device == Device::Gpu && f32_params;
     for (l, w) in layers.iter().enumerate() {
         let (weights, biases) = (w.k * w.n, w.n);
         let parts: &[(Updated, f64)] = if paired {

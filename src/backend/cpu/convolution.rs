@@ -4,8 +4,6 @@
 
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use super::tuning::{Choice, ConvKey, ConvPass, Tuning};
 use super::values::{slots, store, view, view_mut};
 use super::{CpuBackend, direct};
@@ -96,12 +94,7 @@ impl CpuBackend {
                 direct::weight_grad_image(image, dz, s, (cp, narrow), sums);
             }
         };
-        if parts > 1 {
-            self.pool
-                .install(|| partials.par_chunks_mut(size).enumerate().for_each(part));
-        } else {
-            partials.chunks_mut(size).enumerate().for_each(part);
-        }
+        self.chunks(&mut partials, size, parts > 1, part);
         self.record_narrow(key, narrow, start);
         let dw_f = view_mut(dw, &mut *s2, false)?;
         for (row, dw_row) in dw_f.chunks_exact_mut(s.channels_out).enumerate() {
@@ -124,12 +117,7 @@ impl CpuBackend {
             let end = ((p + 1) * rows).min(dz_f.len());
             super::ops::column_sums(&dz_f[start..end], sums);
         };
-        if parts > 1 {
-            self.pool
-                .install(|| partials.par_chunks_mut(cols).enumerate().for_each(sum));
-        } else {
-            partials.chunks_mut(cols).enumerate().for_each(sum);
-        }
+        self.chunks(&mut partials, cols, parts > 1, sum);
         let db_f = view_mut(db, &mut *s3, false)?;
         for (j, v) in db_f.iter_mut().enumerate() {
             *v = (0..parts).map(|p| partials[p * cols + j]).sum();
@@ -198,14 +186,10 @@ impl CpuBackend {
         if !direct::narrow_differs(key.vector_channels()) {
             return (false, false);
         }
-        match self
-            .conv_tuning
+        self.conv_tuning
             .get(&key)
             .map_or(Choice::Try(false), Tuning::next)
-        {
-            Choice::Decided(narrow) => (narrow, false),
-            Choice::Try(narrow) => (narrow, true),
-        }
+            .way()
     }
 
     /// Notes the time of a trial started at `start` (none when the call was not one).

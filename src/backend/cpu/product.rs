@@ -176,10 +176,7 @@ impl CpuBackend {
                 .get(&key)
                 .map_or(Choice::Try(false), Tuning::next),
         };
-        let (split, timed) = match choice {
-            Choice::Decided(split) => (split, false),
-            Choice::Try(split) => (split, true),
-        };
+        let (split, timed) = choice.way();
         let start = timed.then(std::time::Instant::now);
         if split && splits_inner(a_layout, b_layout, (m, n, k)) {
             self.inner_split_product((a, b), (m, n, k), c);

@@ -161,7 +161,16 @@ impl CpuBackend {
     where
         F: Fn((usize, &mut [f32])) + Sync + Send,
     {
-        if self.parallel(out.len()) {
+        self.chunks(out, len, self.parallel(out.len()), kernel);
+    }
+
+    /// Runs `kernel` on each `len`-value chunk of `out` with its index, over the pool if
+    /// `split`, else on the calling thread.
+    pub(super) fn chunks<F>(&self, out: &mut [f32], len: usize, split: bool, kernel: F)
+    where
+        F: Fn((usize, &mut [f32])) + Sync + Send,
+    {
+        if split {
             self.pool
                 .install(|| out.par_chunks_mut(len).enumerate().for_each(kernel));
         } else {

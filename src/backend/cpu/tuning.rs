@@ -56,11 +56,22 @@ pub(super) struct Tuning {
 /// Trials per option before the faster one is kept.
 pub(super) const TUNING_TRIALS: u32 = 3;
 
+#[derive(Clone, Copy)]
 pub(super) enum Choice {
     /// Time this call, run this way.
     Try(bool),
     /// The faster way is known.
     Decided(bool),
+}
+
+impl Choice {
+    /// The way to run this call, and whether it is a trial to be timed.
+    pub(super) fn way(self) -> (bool, bool) {
+        match self {
+            Choice::Decided(way) => (way, false),
+            Choice::Try(way) => (way, true),
+        }
+    }
 }
 
 impl Tuning {

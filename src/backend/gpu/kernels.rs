@@ -578,11 +578,6 @@ impl Kernels {
         }
     }
 
-    /// Whether two tensors' updates can go in one dispatch on this adapter.
-    pub fn has_optimizer_pair(&self) -> bool {
-        self.optimizer_pair.is_some()
-    }
-
     /// The register-blocked variants compiled for this adapter.
     pub fn tiled_variants(&self) -> impl Iterator<Item = MatmulChoice> + '_ {
         self.matmul_tiled.iter().map(|(c, _)| *c)
@@ -601,7 +596,7 @@ impl Kernels {
             KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
             KernelId::Mse => &self.mse,
             KernelId::Optimizer => &self.optimizer,
-            // Asked for only where compiled (`has_optimizer_pair`).
+            // Asked for only where compiled (`KernelSizes::paired_updates`).
             KernelId::OptimizerPair => self.optimizer_pair.as_ref().unwrap_or(&self.optimizer),
             KernelId::Elementwise => &self.elementwise,
             KernelId::Widen => &self.widen,

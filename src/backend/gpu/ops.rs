@@ -545,7 +545,7 @@ impl ComputeOps for GpuBackend {
             .flat_map(|p| [&*p.value, p.grad].into_iter().chain(p.state.iter()))
             .all(|t| t.dtype().half().is_none());
         let states_fit = layer.iter().all(|p| p.state.len() == rule.state_tensors());
-        if f32_only && states_fit && self.stream.kernels().has_optimizer_pair() {
+        if f32_only && states_fit && self.stream.sizes.paired_updates {
             return self.paired_update(rule, layer);
         }
         for p in layer {
