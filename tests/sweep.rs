@@ -37,7 +37,8 @@ fn a_sweep_point_agrees_with_bench_for_the_same_configuration() {
     let (mut bench_best, mut sweep_best) = (0.0f64, 0.0f64);
     for _ in 0..3 {
         let m = measure(&mut cpu, &session, BenchPlan::default()).expect("bench");
-        bench_best = bench_best.max(Summary::new(&m, &cpu, &session).samples_per_s);
+        let s = Summary::new(&m, &cpu, &session);
+        bench_best = bench_best.max(s.samples_per_s);
         let p = measure_point(
             &mut cpu,
             &session,
@@ -47,11 +48,20 @@ fn a_sweep_point_agrees_with_bench_for_the_same_configuration() {
         )
         .expect("sweep point");
         assert!(p.step_time_min_ms <= p.step_time_ms && p.step_time_ms <= p.step_time_max_ms);
+        // Both say samples per second as the batch over the median step.
+        let per_step = |samples_per_s: f64, ms: f64| samples_per_s * ms / 1e3;
+        assert!((per_step(p.samples_per_s, p.step_time_ms) - 64.0).abs() < 1e-6);
+        assert!((per_step(s.samples_per_s, s.step_time_median_ms) - 64.0).abs() < 1e-6);
         sweep_best = sweep_best.max(p.samples_per_s);
     }
     let ratio = sweep_best / bench_best;
     eprintln!("sweep {sweep_best:.0} samples/s, bench {bench_best:.0}: ratio {ratio:.3}");
-    assert!((0.85..=1.15).contains(&ratio), "ratio {ratio}");
+    // A shared 2-core machine moves one configuration's speed by ±25% between runs a second
+    // apart (a ratio of 1.25 was seen once in about ten suites with a ±15% band), so the band
+    // is wide: it catches a measurement off by a factor, such as every step counted twice or a
+    // run's time divided by the wrong number of steps. The samples per step are checked
+    // exactly above, on each run.
+    assert!((0.6..=1.67).contains(&ratio), "ratio {ratio}");
 }
 
 #[test]
