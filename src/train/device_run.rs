@@ -122,6 +122,9 @@ pub struct DeviceRun {
     pub trace_context: Option<Context>,
     /// The memory accounting, as last reported.
     pub memory: Option<MemorySnapshot>,
+    /// `memory` still describes the previous run's model: this run's has not been built on
+    /// the device yet (the old tensors are still held there until it is).
+    pub memory_stale: bool,
     /// `[step, allocated, reserved]` at each report (bytes), oldest first.
     pub memory_history: Vec<[f64; 3]>,
     /// The model's values at the last evaluation.
@@ -168,6 +171,7 @@ impl DeviceRun {
             trace: TraceHistory::default(),
             trace_context: None,
             memory: None,
+            memory_stale: false,
             memory_history: Vec::new(),
             values: None,
             loss_scale: Curve::default(),
@@ -221,6 +225,7 @@ impl DeviceRun {
             generation,
             precision,
             memory: self.memory,
+            memory_stale: self.memory.is_some(),
             sharing: self.sharing,
             // A new number, so a view redraws rather than reusing the old run's picture.
             boundary_version: self.boundary_version + 1,
@@ -325,6 +330,7 @@ impl DeviceRun {
                     self.memory_history.remove(0);
                 }
                 self.memory = Some(snapshot);
+                self.memory_stale = false;
             }
             EventKind::Trace {
                 batch,

@@ -108,6 +108,11 @@ fn device_ui(
             commands.push(UiCommand::ReleaseCached);
         }
     });
+    if run.memory_stale {
+        ui.label(
+            RichText::new(lang.tr(Key::MemoryPreviousModel)).color(ui.visuals().warn_fg_color),
+        );
+    }
     // One bar, stacked by role, against the reserved total (and the budget where set).
     let full = m.budget.unwrap_or(m.reserved).max(m.reserved).max(1) as f32;
     let (rect, _) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 26.0), Sense::hover());
@@ -375,7 +380,7 @@ mod cnn_tests {
 }
 
 #[cfg(test)]
-mod unified_tests {
+mod device_tests {
     use egui_kittest::kittest::Queryable as _;
 
     use super::*;
@@ -419,6 +424,58 @@ mod unified_tests {
                 let found = h.query_by_label(lang.tr(Key::UnifiedMemory)).is_some();
                 assert_eq!(found, shown, "{device_type} {lang:?}");
             }
+        }
+    }
+
+    /// After a Reset the device still holds the old model until the new one is built: its
+    /// memory is labelled as the previous model's until this run's first report, in both
+    /// languages.
+    #[test]
+    fn the_previous_models_memory_is_labelled_until_the_new_one_reports() {
+        use crate::precision::Precision;
+        use crate::train::worker::{Event, EventKind};
+        let label_shown = |gpu: &DeviceRun, lang: Lang| {
+            let runs = [DeviceRun::new(Device::Cpu), gpu.clone()];
+            let config = TrainConfig::default();
+            let h = harness(
+                move |ui, commands: &mut Vec<UiCommand>| {
+                    MemoryPanel.ui(ui, lang, &runs, &config, None, commands);
+                },
+                Vec::new(),
+            );
+            h.query_by_label(lang.tr(Key::MemoryPreviousModel))
+                .is_some()
+        };
+        let mut gpu = gpu_of_type("DiscreteGpu");
+        gpu.start_run(1, Precision::Fp32, true);
+        gpu.apply(Event {
+            device: Device::Gpu,
+            generation: 1,
+            kind: EventKind::Memory {
+                step: 0,
+                snapshot: MemorySnapshot::default(),
+            },
+        });
+        for lang in Lang::ALL {
+            assert!(!label_shown(&gpu, lang), "{lang:?}: the run's own memory");
+        }
+        gpu.start_run(2, Precision::Fp32, true);
+        for lang in Lang::ALL {
+            assert!(
+                label_shown(&gpu, lang),
+                "{lang:?}: before the new model reports"
+            );
+        }
+        gpu.apply(Event {
+            device: Device::Gpu,
+            generation: 2,
+            kind: EventKind::Memory {
+                step: 0,
+                snapshot: MemorySnapshot::default(),
+            },
+        });
+        for lang in Lang::ALL {
+            assert!(!label_shown(&gpu, lang), "{lang:?}: after it reports");
         }
     }
 }
