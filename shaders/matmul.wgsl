@@ -30,6 +30,11 @@ struct Params {
     act: u32,
     // Values of `k` each workgroup along z sums (all of `k` unless the product is split).
     k_chunk: u32,
+    // A convolution's images (see `matmul_read.wgsl`): height, width, channels, kernel side.
+    height: u32,
+    width: u32,
+    channels: u32,
+    kernel: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -46,7 +51,8 @@ override TILE: u32 = 16u;
 var<workgroup> a_tile: array<array<f32, 16>, 16>;
 var<workgroup> b_tile: array<array<f32, 16>, 16>;
 
-// `activate` and `activation_grad` come from `activation.wgsl`, put in front.
+// `activate` and `activation_grad` come from `activation.wgsl`, `load_a` and `load_b` from
+// `matmul_read.wgsl`, both put in front.
 
 @compute @workgroup_size(TILE, TILE, 1)
 fn main(
@@ -65,18 +71,23 @@ fn main(
         // Out-of-range elements load as zero, so partial tiles add nothing.
         var a_value = 0.0;
         if (row < p.m && a_k < k_end) {
-            a_value = a[row * p.a_row_stride + a_k * p.a_col_stride];
+            a_value = load_a(row, a_k);
         }
         var b_value = 0.0;
         if (b_k < k_end && col < p.n) {
-            b_value = b[b_k * p.b_row_stride + col * p.b_col_stride];
+            b_value = load_b(b_k, col);
         }
         a_tile[lid.y][lid.x] = a_value;
         b_tile[lid.y][lid.x] = b_value;
         workgroupBarrier();
-        let count = min(TILE, k_end - k_begin - t * TILE);
-        for (var kk = 0u; kk < count; kk++) {
-            acc += a_tile[lid.y][kk] * b_tile[kk][lid.x];
+        // An invocation past the edge of `c` helps load the tiles but adds nothing up: a
+        // convolution's narrow products (8 channels in a 16-wide tile) leave half of them idle,
+        // and a software adapter would otherwise run their sums too.
+        if (row < p.m && col < p.n) {
+            let count = min(TILE, k_end - k_begin - t * TILE);
+            for (var kk = 0u; kk < count; kk++) {
+                acc += a_tile[lid.y][kk] * b_tile[kk][lid.x];
+            }
         }
         workgroupBarrier();
     }

@@ -27,6 +27,11 @@ struct Params {
     act: u32,
     // Values of `k` each workgroup along z sums (all of `k` unless the product is split).
     k_chunk: u32,
+    // A convolution's images (see `matmul_read.wgsl`): height, width, channels, kernel side.
+    height: u32,
+    width: u32,
+    channels: u32,
+    kernel: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -48,7 +53,8 @@ const B_LOADS: u32 = BLOCK_N * STEP / 256u;
 var<workgroup> a_tile: array<array<f32, BLOCK_M>, STEP>;
 var<workgroup> b_tile: array<array<f32, BLOCK_N>, STEP>;
 
-// `activate` and `activation_grad` come from `activation.wgsl`, put in front.
+// `activate` and `activation_grad` come from `activation.wgsl`, `load_a` and `load_b` from
+// `matmul_read.wgsl`, both put in front.
 
 @compute @workgroup_size(16, 16, 1)
 fn main(
@@ -79,7 +85,7 @@ fn main(
             let k_at = t * STEP + kk;
             var a_value = 0.0;
             if (row0 + x < p.m && k_at < p.k) {
-                a_value = a[(row0 + x) * p.a_row_stride + k_at * p.a_col_stride];
+                a_value = load_a(row0 + x, k_at);
             }
             a_tile[kk][x] = a_value;
         }
@@ -94,7 +100,7 @@ fn main(
             let k_at = t * STEP + kk;
             var b_value = 0.0;
             if (k_at < p.k && col0 + x < p.n) {
-                b_value = b[k_at * p.b_row_stride + (col0 + x) * p.b_col_stride];
+                b_value = load_b(k_at, col0 + x);
             }
             b_tile[kk][x] = b_value;
         }

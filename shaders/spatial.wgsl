@@ -1,8 +1,5 @@
-// Convolution and pooling over channels-last images (a pixel's channels side by side), one
-// invocation per output value. A convolution is `im2col`, the tiled matrix product of
-// `matmul.wgsl`, then `col2im` on the way back: the product is the kernel already tuned, and the
-// patches cost one extra pass of memory (counted as workspace). Both gathers sum in the order the
-// CPU does (kernel row, then column, ascending), so the devices agree to the last bit on each sum.
+// 2×2 max pooling and its gradient over channels-last images (a pixel's channels side by side),
+// one invocation per output value. (A convolution is a product: `matmul_read.wgsl`.)
 
 struct Params {
     // Values this pass writes.
@@ -11,10 +8,8 @@ struct Params {
     groups_x: u32,
     height: u32,
     width: u32,
-    // Input channels (convolution) or channels (pooling).
     channels: u32,
-    // Side of the square kernel (odd); unused by pooling.
-    kernel: u32,
+    _pad1: u32,
     // ACT_*: the activation whose derivative the backward passes apply.
     act: u32,
     _pad0: u32,
@@ -23,75 +18,13 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
-// The backward passes' second input: the activations (col2im) or the pooled gradient.
+// The backward pass's second input: the pooled gradient.
 @group(0) @binding(3) var<storage, read> aux: array<f32>;
 
 override WORKGROUP: u32 = 256u;
 
 fn flat(lid: vec3<u32>, wid: vec3<u32>) -> u32 {
     return (wid.y * p.groups_x + wid.x) * WORKGROUP + lid.x;
-}
-
-// src: images; dst: [batch · H · W, K² · C], each row the patch around one output pixel.
-@compute @workgroup_size(WORKGROUP, 1, 1)
-fn im2col(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    let i = flat(lid, wid);
-    if (i >= p.len) {
-        return;
-    }
-    let c = p.channels;
-    let patch_len = p.kernel * p.kernel * c;
-    let pixels = p.height * p.width;
-    let row = i / patch_len;
-    let tap = i % patch_len;
-    let ky = tap / (p.kernel * c);
-    let kx = (tap / c) % p.kernel;
-    let ch = tap % c;
-    let image = row / pixels;
-    let pixel = row % pixels;
-    let pad = i32(p.kernel / 2u);
-    let y = i32(pixel / p.width) + i32(ky) - pad;
-    let x = i32(pixel % p.width) + i32(kx) - pad;
-    var v = 0.0;
-    if (y >= 0 && y < i32(p.height) && x >= 0 && x < i32(p.width)) {
-        v = src[(image * pixels + u32(y) * p.width + u32(x)) * c + ch];
-    }
-    dst[i] = v;
-}
-
-// src: the patches' gradient; aux: the input's activations; dst: the input's gradient.
-@compute @workgroup_size(WORKGROUP, 1, 1)
-fn col2im(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    let i = flat(lid, wid);
-    if (i >= p.len) {
-        return;
-    }
-    let c = p.channels;
-    let patch_len = p.kernel * p.kernel * c;
-    let pixels = p.height * p.width;
-    let ch = i % c;
-    let image = (i / c) / pixels;
-    let pixel = (i / c) % pixels;
-    let pad = i32(p.kernel / 2u);
-    let y = i32(pixel / p.width);
-    let x = i32(pixel % p.width);
-    var acc = 0.0;
-    for (var ky = 0u; ky < p.kernel; ky++) {
-        // The output row whose patch_len holds this pixel at kernel row ky.
-        let oy = y + pad - i32(ky);
-        if (oy < 0 || oy >= i32(p.height)) {
-            continue;
-        }
-        for (var kx = 0u; kx < p.kernel; kx++) {
-            let ox = x + pad - i32(kx);
-            if (ox < 0 || ox >= i32(p.width)) {
-                continue;
-            }
-            let row = image * pixels + u32(oy) * p.width + u32(ox);
-            acc += src[row * patch_len + (ky * p.kernel + kx) * c + ch];
-        }
-    }
-    dst[i] = acc * activation_grad(aux[i], p.act);
 }
 
 // The offset, within its image, of the first largest value of pooled pixel q's window in

@@ -17,13 +17,6 @@ impl Device {
     /// Both devices, in the order the UI shows them.
     pub const ALL: [Device; 2] = [Device::Cpu, Device::Gpu];
 
-    /// Whether a convolution runs straight from the images (the CPU's register-tiled kernel)
-    /// rather than through a patch matrix (`im2col`, then the tiled product: the GPU), so
-    /// whether training allocates the patches. The estimator and the cost model ask this too.
-    pub fn convolves_directly(self) -> bool {
-        self == Device::Cpu
-    }
-
     /// Lower-case name used in messages and JSON.
     pub fn as_str(self) -> &'static str {
         match self {

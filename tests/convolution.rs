@@ -1,7 +1,9 @@
 //! Convolution and pooling on both devices against an f64 reference written from the
-//! definitions (not from `im2col`): the forward values, and every gradient against central
-//! finite differences, kernel sizes 3 and 5, several channel counts, padding at every border,
-//! an odd edge left out by the pooling, and ties inside a pooling window.
+//! definitions: the forward values, and every gradient against central finite differences,
+//! kernel sizes 3 and 5, several channel counts, padding at every border, an odd edge left out
+//! by the pooling, and ties inside a pooling window; and each of a convolution's three passes
+//! over shapes that reach every path of both devices' kernels (the CPU's register tiles, the
+//! GPU's one-output and register-tiled products).
 
 mod common;
 
@@ -15,7 +17,7 @@ const REL: f64 = 2e-3;
 
 /// A convolution block (conv with `act`, then 2×2 max pooling) and a linear layer, under the
 /// loss `L = Σ out ⊙ R`: the forward values and ∂L/∂(w, b, w2, b2, x), the way a training step
-/// composes the ops (the device's convolution, pooling, the patches' products, and back).
+/// composes the ops (the device's convolution, pooling, the dense product, and back).
 fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: usize) {
     let pool = PoolShape {
         height: s.height,
@@ -56,18 +58,8 @@ fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: us
     let mut db = b.zeros("db", 1, s.channels_out).expect("alloc");
     let mut dw2 = b.zeros("dw2", pool.image_out(), n_out).expect("alloc");
     let mut db2 = b.zeros("db2", 1, n_out).expect("alloc");
-    // The patches and their gradient, on a device that convolves through them.
-    let (mut col, mut dcol) = if b.device().convolves_directly() {
-        (None, None)
-    } else {
-        let col = b.zeros("col", rows, s.patch()).expect("alloc");
-        (
-            Some(col),
-            Some(b.zeros("dcol", rows, s.patch()).expect("alloc")),
-        )
-    };
 
-    b.conv_forward(&tx, s, (&tw, &tb, act), col.as_mut(), &mut a1)
+    b.conv_forward(&tx, s, (&tw, &tb, act), &mut a1)
         .expect("conv");
     b.max_pool(&a1, pool, &mut pooled).expect("pool");
     b.linear_forward(&pooled, &tw2, &tb2, Activation::Identity, &mut out)
@@ -80,19 +72,10 @@ fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: us
         .expect("dense input");
     b.max_pool_backward(&a1, &dpooled, act, pool, &mut dz1)
         .expect("pool backward");
-    b.conv_backward_params(&tx, s, col.as_ref(), &dz1, (&mut dw, &mut db))
+    b.conv_backward_params(&tx, s, &dz1, (&mut dw, &mut db))
         .expect("conv params");
-    match (&col, dcol.as_mut()) {
-        (Some(col), Some(dcol)) => {
-            b.linear_backward_input(&dz1, &tw, col, Activation::Identity, dcol)
-                .expect("conv input");
-            b.col2im(dcol, &tx, Activation::Identity, s, &mut dx)
-                .expect("col2im");
-        }
-        _ => b
-            .conv_backward_input(&dz1, &tw, s, &mut dx)
-            .expect("conv input"),
-    }
+    b.conv_backward_input(&dz1, &tw, s, &mut dx)
+        .expect("conv input");
 
     let name = format!(
         "{}x{} {}→{} {}x{} {}",
@@ -192,12 +175,16 @@ fn conv3_large_relu(b: &mut dyn Backend) {
     conv_block_case(b, shape(3, 4, 8, 12, 12), Activation::Relu, 4);
 }
 
-/// The forward pass alone over shapes that reach every path of the CPU's direct kernel:
-/// filters fewer than, equal to and more than one or two vectors hold (AVX2 8, AVX-512 16
-/// lanes), whole vectors (two rows at a time) with odd and even heights, images narrower than
-/// the kernel, widths that leave pixels after the last whole tile of 4 or 8, both kernel
-/// sizes, and every activation.
-fn conv_forward_shapes(b: &mut dyn Backend) {
+/// Each pass alone over shapes that reach every path of both devices' kernels: filters fewer
+/// than, equal to and more than one or two vectors hold (AVX2 8, AVX-512 16 lanes), whole
+/// vectors (two rows at a time) with odd and even heights, images narrower than the kernel,
+/// widths that leave pixels after the last whole tile of 4 or 8, both kernel sizes, every
+/// activation, and 64 channels in and out (the GPU's register-tiled products in all three
+/// passes). The forward values against the definition; the weight gradient
+/// `dw[(ky·K + kx)·C_in + c, o] = Σ x[y + ky − pad, x + kx − pad, c] · dz[y, x, o]` and the
+/// input gradient `dx[y, x, c] = Σ dz[y − ky + pad, x − kx + pad, o] · w[(ky·K + kx)·C_in + c, o]`
+/// against the same sums in f64.
+fn conv_passes_shapes(b: &mut dyn Backend) {
     let cases = [
         (shape(3, 1, 8, 28, 28), Activation::Relu),
         (shape(3, 8, 16, 14, 14), Activation::Relu),
@@ -208,6 +195,7 @@ fn conv_forward_shapes(b: &mut dyn Backend) {
         (shape(3, 4, 64, 6, 21), Activation::Identity),
         (shape(3, 2, 16, 5, 9), Activation::Relu),
         (shape(5, 3, 32, 7, 10), Activation::Tanh),
+        (shape(3, 64, 64, 6, 7), Activation::Relu),
     ];
     for (i, (s, act)) in cases.into_iter().enumerate() {
         let batch = 2;
@@ -215,19 +203,78 @@ fn conv_forward_shapes(b: &mut dyn Backend) {
         let x = rng.vec(batch * s.image_in(), 1.0);
         let w = rng.vec(s.patch() * s.channels_out, 0.5);
         let bias = rng.vec(s.channels_out, 0.3);
+        let rows = batch * s.pixels();
+        let dz = rng.vec(rows * s.channels_out, 1.0);
         let tx = upload(b, "x", batch, s.image_in(), &x);
         let tw = upload(b, "w", s.patch(), s.channels_out, &w);
         let tb = upload(b, "b", 1, s.channels_out, &bias);
-        let rows = batch * s.pixels();
-        let mut col = (!b.device().convolves_directly())
-            .then(|| b.zeros("col", rows, s.patch()).expect("alloc"));
+        let tdz = upload(b, "dz", rows, s.channels_out, &dz);
         let mut out = b.zeros("out", rows, s.channels_out).expect("alloc");
-        b.conv_forward(&tx, s, (&tw, &tb, act), col.as_mut(), &mut out)
+        let mut dw = b.zeros("dw", s.patch(), s.channels_out).expect("alloc");
+        let mut db = b.zeros("db", 1, s.channels_out).expect("alloc");
+        let mut dx = b.zeros("dx", batch, s.image_in()).expect("alloc");
+        b.conv_forward(&tx, s, (&tw, &tb, act), &mut out)
             .expect("conv");
+        b.conv_backward_params(&tx, s, &tdz, (&mut dw, &mut db))
+            .expect("conv params");
+        b.conv_backward_input(&tdz, &tw, s, &mut dx)
+            .expect("conv input");
         let name = format!("{s:?} {}", act.as_str());
         let want = conv64(&x, &w, &bias, s, act);
         assert_close(&name, &b.read(&out).expect("read"), &want, ABS, REL);
+        let (want_dw, want_dx) = conv_gradients64(&x, &w, &dz, s, batch);
+        let dw_name = format!("{name} weight gradient");
+        assert_close(&dw_name, &b.read(&dw).expect("read"), &want_dw, ABS, REL);
+        let dx_name = format!("{name} input gradient");
+        assert_close(&dx_name, &b.read(&dx).expect("read"), &want_dx, ABS, REL);
+        let want_db: Vec<f64> = (0..s.channels_out)
+            .map(|o| dz.iter().skip(o).step_by(s.channels_out).sum())
+            .collect();
+        assert_close(&name, &b.read(&db).expect("read"), &want_db, ABS, REL);
     }
+}
+
+/// A convolution's weight and input gradients in f64, summed tap by tap from the definitions
+/// (channels-last images, zero outside them).
+fn conv_gradients64(
+    x: &[f64],
+    w: &[f64],
+    dz: &[f64],
+    s: ConvShape,
+    batch: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let (h, wd, ci, co, k) = (s.height, s.width, s.channels_in, s.channels_out, s.kernel);
+    let pad = k / 2;
+    let mut dw = vec![0.0; s.patch() * co];
+    let mut dx = vec![0.0; batch * s.image_in()];
+    for b in 0..batch {
+        for y in 0..h {
+            for xo in 0..wd {
+                let out_at = ((b * h + y) * wd + xo) * co;
+                for ky in 0..k {
+                    for kx in 0..k {
+                        let (Some(yy), Some(xx)) =
+                            ((y + ky).checked_sub(pad), (xo + kx).checked_sub(pad))
+                        else {
+                            continue;
+                        };
+                        if yy >= h || xx >= wd {
+                            continue;
+                        }
+                        let in_at = ((b * h + yy) * wd + xx) * ci;
+                        for c in 0..ci {
+                            let row = (ky * k + kx) * ci + c;
+                            for o in 0..co {
+                                dw[row * co + o] += x[in_at + c] * dz[out_at + o];
+                                dx[in_at + c] += dz[out_at + o] * w[row * co + o];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (dw, dx)
 }
 
 /// Ties in a pooling window: the gradient goes to the first of the largest values in row-major
@@ -264,40 +311,34 @@ fn pooling_ties(b: &mut dyn Backend) {
 /// A shape that does not fit is refused with the op named, on both devices.
 fn mismatched_shapes_are_refused(b: &mut dyn Backend) {
     let s = shape(3, 2, 4, 4, 4);
-    let x = b.zeros("x", 2, 31).expect("alloc");
-    let mut col = b.zeros("col", 32, 18).expect("alloc");
-    let e = b
-        .im2col(&x, s, &mut col)
-        .expect_err("31 values are not images of 32");
-    assert!(e.to_string().contains("im2col"), "{e}");
-    let even = shape(4, 2, 4, 4, 4);
-    let x = b.zeros("x", 1, 32).expect("alloc");
-    let e = b.im2col(&x, even, &mut col).expect_err("an even kernel");
-    assert!(e.to_string().contains("odd"), "{e}");
     let (w, bias) = (
         b.zeros("w", 18, 4).expect("alloc"),
-        b.zeros("b", 1, 3).expect("alloc"),
+        b.zeros("b", 1, 4).expect("alloc"),
     );
     let mut out = b.zeros("out", 32, 4).expect("alloc");
-    let direct = b.device().convolves_directly();
-    let mut patches = (!direct).then_some(&mut col);
+    let x = b.zeros("x", 2, 31).expect("alloc");
     let e = b
-        .conv_forward(
-            &x,
-            s,
-            (&w, &bias, Activation::Relu),
-            patches.take(),
-            &mut out,
-        )
+        .conv_forward(&x, s, (&w, &bias, Activation::Relu), &mut out)
+        .expect_err("31 values are not images of 32");
+    assert!(e.to_string().contains("conv_forward"), "{e}");
+    let even = shape(4, 2, 4, 4, 4);
+    let x = b.zeros("x", 1, 32).expect("alloc");
+    let e = b
+        .conv_forward(&x, even, (&w, &bias, Activation::Relu), &mut out)
+        .expect_err("an even kernel");
+    assert!(e.to_string().contains("odd"), "{e}");
+    let x = b.zeros("x", 2, 32).expect("alloc");
+    let three = b.zeros("b", 1, 3).expect("alloc");
+    let e = b
+        .conv_forward(&x, s, (&w, &three, Activation::Relu), &mut out)
         .expect_err("3 biases for 4 filters");
     assert!(e.to_string().contains("conv_forward"), "{e}");
-    // Patches where the device makes none, or none where it needs them: refused, named.
-    let bias = b.zeros("b", 1, 4).expect("alloc");
-    let wrong = direct.then_some(&mut col);
+    let dz = b.zeros("dz", 32, 3).expect("alloc");
+    let mut dx = b.zeros("dx", 2, 32).expect("alloc");
     let e = b
-        .conv_forward(&x, s, (&w, &bias, Activation::Relu), wrong, &mut out)
-        .expect_err("the other algorithm's buffers");
-    assert!(e.to_string().contains("patch matrix"), "{e}");
+        .conv_backward_input(&dz, &w, s, &mut dx)
+        .expect_err("3 channels of gradient for 4 filters");
+    assert!(e.to_string().contains("conv_backward_input"), "{e}");
     let tiny = PoolShape {
         height: 1,
         width: 8,
@@ -316,7 +357,7 @@ on_both_devices! {
     conv3_channels_relu_gradients => super::conv3_channels_relu;
     conv5_sigmoid_gradients => super::conv5_sigmoid;
     conv3_large_relu_gradients => super::conv3_large_relu;
-    conv_forward_matches_the_definition => super::conv_forward_shapes;
+    conv_passes_match_the_definitions => super::conv_passes_shapes;
     pooling_gives_a_tie_to_the_first => super::pooling_ties;
     convolution_shapes_are_checked => super::mismatched_shapes_are_refused;
 }

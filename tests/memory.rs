@@ -95,7 +95,7 @@ fn the_estimator_predicts_what_is_allocated(backend: &mut dyn Backend) {
         let session = Session::new(config).expect("valid");
         let spec = session.config.model_spec(&session.data);
         let c = &session.config;
-        let rows = (eval_rows(&session.data), backend.device());
+        let rows = eval_rows(&session.data);
         let e = estimate::network(&spec, c.optimizer, c.batch, c.precision, rows);
         let runner = Runner::new(backend, &session).expect("fits");
         let m = backend.memory();

@@ -92,7 +92,7 @@ impl BatchScopeApp {
                     });
                 }
                 Tab::Journey => {
-                    // Each device's step: a CNN's differ (only the GPU makes patches).
+                    // Each device's step (the GPU updates a layer's weights and biases in one kernel).
                     let ops = self.session.as_ref().map(|s| {
                         let c = &s.config;
                         let spec = c.model_spec(&s.data);

@@ -186,28 +186,12 @@ fn check_conv(op: &'static str, s: ConvShape) -> Result<(), BackendError> {
     }
 }
 
-/// `im2col`: returns the batch.
-pub(crate) fn im2col(
-    device: Device,
-    x: &Tensor,
-    s: ConvShape,
-    col: &Tensor,
-) -> Result<usize, BackendError> {
-    const OP: &str = "im2col";
-    check_device(device, OP, &[x, col])?;
-    check_conv(OP, s)?;
-    let batch = images(OP, x, s.image_in())?;
-    check_shape(OP, col, batch * s.pixels(), s.patch())?;
-    Ok(batch)
-}
-
 /// A convolution's forward pass (`ComputeOps::conv_forward`): returns the batch.
 pub(crate) fn conv_forward(
     device: Device,
     x: &Tensor,
     s: ConvShape,
     (w, b): (&Tensor, &Tensor),
-    col: Option<&Tensor>,
     out: &Tensor,
 ) -> Result<usize, BackendError> {
     const OP: &str = "conv_forward";
@@ -216,10 +200,6 @@ pub(crate) fn conv_forward(
     let batch = images(OP, x, s.image_in())?;
     check_shape(OP, w, s.patch(), s.channels_out)?;
     check_shape(OP, b, 1, s.channels_out)?;
-    if let Some(col) = col {
-        check_device(device, OP, &[col])?;
-        check_shape(OP, col, batch * s.pixels(), s.patch())?;
-    }
     check_shape(OP, out, batch * s.pixels(), s.channels_out)?;
     Ok(batch)
 }
@@ -242,7 +222,7 @@ pub(crate) fn conv_backward_params(
     Ok(batch)
 }
 
-/// A convolution's input gradient computed directly: returns the batch.
+/// A convolution's input gradient: returns the batch.
 pub(crate) fn conv_backward_input(
     device: Device,
     dz: &Tensor,
@@ -256,23 +236,6 @@ pub(crate) fn conv_backward_input(
     let batch = images(OP, dx, s.image_in())?;
     check_shape(OP, dz, batch * s.pixels(), s.channels_out)?;
     check_shape(OP, w, s.patch(), s.channels_out)?;
-    Ok(batch)
-}
-
-/// `col2im`: returns the batch.
-pub(crate) fn col2im(
-    device: Device,
-    dcol: &Tensor,
-    a_prev: &Tensor,
-    s: ConvShape,
-    dx: &Tensor,
-) -> Result<usize, BackendError> {
-    const OP: &str = "col2im";
-    check_device(device, OP, &[dcol, a_prev, dx])?;
-    check_conv(OP, s)?;
-    let batch = images(OP, dx, s.image_in())?;
-    check_shape(OP, dcol, batch * s.pixels(), s.patch())?;
-    check_images(OP, a_prev, batch, s.image_in())?;
     Ok(batch)
 }
 

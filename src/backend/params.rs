@@ -178,10 +178,12 @@ pub enum UploadMode {
 /// `height · width · channels_in` values, a pixel's channels side by side): stride 1, zero
 /// padding of `kernel / 2` on every side, so the output has the input's height and width.
 ///
-/// Channels last, because then a convolution is a dense layer over image patches: `im2col`
-/// makes one row of `kernel² · channels_in` values per output pixel, and the existing product
-/// with weights `[kernel² · channels_in, channels_out]` gives `[batch · pixels, channels_out]`,
-/// which is the output image, channels last, with nothing to permute.
+/// Channels last, because then a convolution is a dense layer over image patches: the patch
+/// matrix (`im2col`'s) has one row of `kernel² · channels_in` values per output pixel, and its
+/// product with weights `[kernel² · channels_in, channels_out]` is `[batch · pixels,
+/// channels_out]`, the output image, channels last, with nothing to permute. (Neither device
+/// makes that matrix: the GPU's products read it from the images, the CPU's kernels never form
+/// it.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ConvShape {
     /// Image height in pixels.

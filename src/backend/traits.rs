@@ -179,80 +179,38 @@ pub trait ComputeOps {
         db: &mut Tensor,
     ) -> Result<(), BackendError>;
 
-    /// The patches of a convolution as rows (channels-last images, see [`ConvShape`]):
-    /// `col[(b·H + y)·W + x, (ky·K + kx)·C_in + c] = x[b, y + ky − pad, x + kx − pad, c]`, zero
-    /// outside the image. `x` holds whole images; `col` is `[batch · H · W, K² · C_in]`, so
-    /// that `linear_forward(col, w, bias, act, out)` with `w` `[K² · C_in, C_out]` is the
-    /// convolution with its bias and activation, `out` `[batch · H · W, C_out]`.
-    fn im2col(
-        &mut self,
-        x: &Tensor,
-        shape: ConvShape,
-        col: &mut Tensor,
-    ) -> Result<(), BackendError>;
-
-    /// A convolution's forward pass with its bias and activation: `out = act(x ⊛ w + b)`,
-    /// `w` `[K² · C_in, C_out]`, `out` `[batch · H · W, C_out]`. Each device has its algorithm
-    /// (see [`Device::convolves_directly`]): by default `im2col` into the patches `col`, then
-    /// the dense product, which leaves the patches for the weight gradient (the GPU); a device
-    /// that convolves directly needs no patches and is given none (the CPU).
-    ///
-    /// [`Device::convolves_directly`]: crate::device::Device::convolves_directly
+    /// A convolution's forward pass with its bias and activation: `out = act(x ⊛ w + b)` over
+    /// channels-last images (see [`ConvShape`]), `w` `[K² · C_in, C_out]` (its row
+    /// `(ky·K + kx)·C_in + c` is tap `(ky, kx)` of input channel `c`), `out`
+    /// `[batch · H · W, C_out]`, zero padding at the borders. Both devices convolve straight from the images, each its own
+    /// way (the CPU's register-tiled kernels, the GPU's products reading the patches where
+    /// they stand): no patch matrix is made or kept.
     fn conv_forward(
         &mut self,
         x: &Tensor,
         shape: ConvShape,
-        (w, b, act): (&Tensor, &Tensor, Activation),
-        col: Option<&mut Tensor>,
+        params: (&Tensor, &Tensor, Activation),
         out: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        let col = col.ok_or_else(|| no_patches("conv_forward"))?;
-        super::checks::conv_forward(x.device(), x, shape, (w, b), Some(col), out)?;
-        self.im2col(x, shape, col)?;
-        self.linear_forward(col, w, b, act, out)
-    }
+    ) -> Result<(), BackendError>;
 
-    /// A convolution's parameter gradients, `dw = patches(x)ᵀ · dz` and `db = Σ dz`: by
-    /// default from the patches `col` that [`ComputeOps::conv_forward`] cut; a device that
-    /// convolves directly computes them from `x` (and has no `col`). Timed as the dense
-    /// layers' are, a weight-gradient kernel and a bias-gradient kernel.
+    /// A convolution's parameter gradients from its input images, `dw = patches(x)ᵀ · dz` and
+    /// `db = Σ dz`, timed as the dense layers' are: a weight-gradient kernel and a
+    /// bias-gradient kernel.
     fn conv_backward_params(
         &mut self,
         x: &Tensor,
         shape: ConvShape,
-        col: Option<&Tensor>,
         dz: &Tensor,
-        (dw, db): (&mut Tensor, &mut Tensor),
-    ) -> Result<(), BackendError> {
-        let _ = (x, shape);
-        let col = col.ok_or_else(|| no_patches("conv_backward_params"))?;
-        self.linear_backward_params(col, dz, dw, db)
-    }
+        grads: (&mut Tensor, &mut Tensor),
+    ) -> Result<(), BackendError>;
 
-    /// A convolution's input gradient computed directly, `dx = dz ⊛ᵀ w` (the transposed
-    /// convolution: each input value's gradient sums, over the taps that read it, the output
-    /// gradients times their weights), with no activation (it flows into pooled values). Only
-    /// a device that convolves directly has it; one that convolves through its patches runs
-    /// `linear_backward_input` into the patches' gradient and then [`ComputeOps::col2im`].
+    /// A convolution's input gradient, `dx = dz ⊛ᵀ w` (the transposed convolution: each input
+    /// value's gradient sums, over the taps that read it, the output gradients times their
+    /// weights), with no activation (it flows into pooled values).
     fn conv_backward_input(
         &mut self,
         dz: &Tensor,
         w: &Tensor,
-        shape: ConvShape,
-        dx: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        let _ = (dz, w, shape, dx);
-        Err(no_patches("conv_backward_input"))
-    }
-
-    /// The adjoint of [`ComputeOps::im2col`] through the activation before it: each input
-    /// value's gradient is the sum, over the kernel positions that read it (ky then kx
-    /// ascending), of its entries in `dcol`, times `act'(a_prev)` at that value.
-    fn col2im(
-        &mut self,
-        dcol: &Tensor,
-        a_prev: &Tensor,
-        act_prev: Activation,
         shape: ConvShape,
         dx: &mut Tensor,
     ) -> Result<(), BackendError>;
@@ -425,13 +383,5 @@ pub fn update_one<B: ComputeOps + ?Sized>(
                 state.len()
             ),
         }),
-    }
-}
-
-/// The error of a convolution given no patch matrix on a device that convolves through one.
-fn no_patches(op: &'static str) -> BackendError {
-    BackendError::Shape {
-        op,
-        detail: "this device convolves through a patch matrix (im2col), and none was given".into(),
     }
 }

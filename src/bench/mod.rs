@@ -396,37 +396,20 @@ fn time_convolution(
     let mut out = backend.zeros("out", rows, conv.channels_out)?;
     let mut dw = backend.zeros("dw", conv.patch(), conv.channels_out)?;
     let mut db = backend.zeros("db", 1, conv.channels_out)?;
-    let mut col = if backend.device().convolves_directly() {
-        None
-    } else {
-        Some(backend.zeros("patches", rows, conv.patch())?)
-    };
     let params = (&weight, &bias, Activation::Relu);
     let forward = time_op(backend, seconds_each, &mut |b| {
-        b.conv_forward(&x, conv, params, col.as_mut(), &mut out)
+        b.conv_forward(&x, conv, params, &mut out)
     })?;
     let weight_grad = time_op(backend, seconds_each, &mut |b| {
-        b.conv_backward_params(&x, conv, col.as_ref(), &dz, (&mut dw, &mut db))
+        b.conv_backward_params(&x, conv, &dz, (&mut dw, &mut db))
     })?;
     if !input_grad {
         return Ok(vec![forward, weight_grad]);
     }
     let mut dx = backend.zeros("dx", batch, conv.image_in())?;
-    let mut dcol = match &col {
-        Some(_) => Some(backend.zeros("dpatches", rows, conv.patch())?),
-        None => None,
-    };
-    let input_grad = time_op(
-        backend,
-        seconds_each,
-        &mut |b| match (&col, dcol.as_mut()) {
-            (Some(col), Some(dcol)) => {
-                b.linear_backward_input(&dz, &weight, col, Activation::Identity, dcol)?;
-                b.col2im(dcol, &x, Activation::Identity, conv, &mut dx)
-            }
-            _ => b.conv_backward_input(&dz, &weight, conv, &mut dx),
-        },
-    )?;
+    let input_grad = time_op(backend, seconds_each, &mut |b| {
+        b.conv_backward_input(&dz, &weight, conv, &mut dx)
+    })?;
     Ok(vec![forward, weight_grad, input_grad])
 }
 

@@ -35,7 +35,7 @@ pub(super) fn run(out: &mut Out, args: &MemoryArgs) -> Result<(), Failure> {
             session.config.optimizer,
             session.config.batch,
             session.config.precision,
-            (eval_rows(&session.data), device),
+            eval_rows(&session.data),
         );
         let mut backend = open_backend(device, &args.run)?;
         let mut result = Err(RunError::from("the steps did not run"));

@@ -128,13 +128,8 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
         optimizer: config.optimizer,
         precision: config.precision,
         eval_rows: crate::train::eval_rows(&session.data),
-        device: crate::device::Device::Gpu,
     };
     for p in &profiles {
-        let model = Model {
-            device: p.device(),
-            ..model
-        };
         let rule = (config.optimizer, config.precision);
         let ops = step_ops(&spec, config.batch, rule, p.device());
         let prediction = predict(p, &ops, config.precision, config.batch, loader_time);

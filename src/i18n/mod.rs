@@ -462,8 +462,6 @@ strings! {
     OpForward => "layer {layer} forward", "第 {layer} 层 前向";
     OpWeightGradient => "layer {layer} weight gradient", "第 {layer} 层 权重梯度";
     OpInputGradient => "layer {layer} input gradient", "第 {layer} 层 输入梯度";
-    OpPatches => "layer {layer} patches (im2col)", "第 {layer} 层 提取图块（im2col）";
-    OpPatchGradient => "layer {layer} patch gradient (col2im)", "第 {layer} 层 图块梯度（col2im）";
     OpPooling => "layer {layer} max pooling", "第 {layer} 层 最大池化";
     OpPoolingGradient => "layer {layer} pooling gradient", "第 {layer} 层 池化梯度";
     OpUpdateWeights => "layer {layer} update weights", "第 {layer} 层 更新权重";
@@ -649,7 +647,7 @@ strings! {
     RoleInputs => "Inputs", "输入";
     RoleWorkspace => "Workspace", "工作区";
     RoleInternal => "BatchScope's own", "BatchScope 自用";
-    Estimator => "Estimated for these settings on the {device}", "按当前设置估算（{device}）";
+    Estimator => "Estimated for these settings (the same on the CPU and the GPU)", "按当前设置估算（CPU 与 GPU 相同）";
     EstimatorTip => "The formulas behind each role. For BatchScope's MLPs they predict the measured figures exactly (the tests check it).", "每个用途背后的公式。对 BatchScope 的多层感知机，它们与实测值完全一致（测试会检查）。";
     SweepTitle => "Estimated memory by batch size: activations grow with the batch, parameters do not", "按批大小估算的内存：激活值随批增长，参数不变";
     LargeModels => "Estimated: large models, before activations", "估算：大模型（不含激活值）";
@@ -708,7 +706,7 @@ strings! {
     ScaleNow => "Loss scale now {scale}; {skipped} updates skipped", "当前损失缩放 {scale}；已跳过 {skipped} 次更新";
     ScaleTip => "GradScaler's rule: start at 65536; a gradient that overflows FP16 skips the update and halves the scale; 2000 steps without overflow double it. Red points: reports in which updates were skipped.", "GradScaler 的规则：从 65536 开始；梯度溢出 FP16 时跳过本次更新并把缩放减半；连续 2000 步无溢出则加倍。红点：有更新被跳过的记录点。";
     SkippedSteps => "skipped updates", "跳过的更新";
-    BytesTitle => "Bytes per role in each format on the {device} (estimated for the set-up model)", "{device} 上各格式下每种用途的字节数（按当前设置的模型估算）";
+    BytesTitle => "Bytes per role in each format (estimated for the set-up model)", "各格式下每种用途的字节数（按当前设置的模型估算）";
     BytesTip => "From the estimator, which equals the measured bytes for BatchScope's models (see Memory and tests/memory.rs). 16-bit formats halve what they store; mixed precision halves the activations but adds FP16 weight copies to FP32 masters; the f32 working copies of the kernels count as workspace.", "来自估算器，对 BatchScope 的模型它与实测字节数一致（见“内存”和 tests/memory.rs）。16 位格式把所存数据减半；混合精度把激活值减半，但在 FP32 主权重之外增加 FP16 权重副本；内核的 f32 工作副本计入工作区。";
     Total => "Total", "合计";
     LossWeight => "Loss weight", "损失权重";

@@ -261,9 +261,9 @@ impl Network {
     /// Loss and its gradient, then backward through every layer into the parameter gradients.
     ///
     /// A convolution block's gradient flows back through its pooling (to the first largest
-    /// value of each window, through the activation), its product, and `col2im`, which sums each
-    /// input value's patch entries; a dense layer's through its product and the activation of
-    /// the layer before (or, after a convolution block, straight into the pooled values).
+    /// value of each window, through the activation) and the transposed convolution; a dense
+    /// layer's through its product and the activation of the layer before (or, after a
+    /// convolution block, straight into the pooled values).
     pub fn backward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         let last = self.weights.len() - 1;
         let output = &self.pass.activations[last + 1];
@@ -284,7 +284,7 @@ impl Network {
             let (dw, db) = (&mut self.weights[l].grad, &mut self.biases[l].grad);
             if let Some(t) = conv.get(l) {
                 let (x, dz) = (&activations[l], &self.dz[l]);
-                backend.conv_backward_params(x, t.conv, t.col.as_ref(), dz, (dw, db))?;
+                backend.conv_backward_params(x, t.conv, dz, (dw, db))?;
             } else {
                 backend.linear_backward_params(&activations[l], &self.dz[l], dw, db)?;
             }
@@ -300,30 +300,20 @@ impl Network {
             };
             let (before, after) = self.dz.split_at_mut(l);
             let (dz, dz_prev) = (&after[0], &mut before[l - 1]);
-            let (grads_before, grads_after) = self.conv_grads.split_at_mut(l.min(conv.len()));
-            let Some(prev) = grads_before.get_mut(l - 1) else {
+            let Some(prev) = self.conv_grads.get_mut(l - 1) else {
                 // Dense after dense: through the previous layer's activation.
                 let act = layer_activation(&self.spec, l - 1);
                 backend.linear_backward_input(dz, w, &activations[l], act, dz_prev)?;
                 round(backend, format, dz_prev)?;
                 continue;
             };
-            let identity = Activation::Identity;
             if let Some(t) = conv.get(l) {
-                // Convolution after convolution, onto the pooled image it read: through the
-                // patches' gradient and `col2im` where there are patches, else directly.
-                let dcol = grads_after.first_mut().and_then(|g| g.dcol.as_mut());
-                if let (Some(col), Some(dcol)) = (&t.col, dcol) {
-                    backend.linear_backward_input(dz, w, col, identity, dcol)?;
-                    round(backend, format, dcol)?;
-                    let a = &activations[l];
-                    backend.col2im(dcol, a, identity, t.conv, &mut prev.dpooled)?;
-                } else {
-                    backend.conv_backward_input(dz, w, t.conv, &mut prev.dpooled)?;
-                }
+                // Convolution after convolution, onto the pooled image it read.
+                backend.conv_backward_input(dz, w, t.conv, &mut prev.dpooled)?;
             } else {
                 // The first dense layer after the blocks: pooled values have no activation.
                 let a = &activations[l];
+                let identity = Activation::Identity;
                 backend.linear_backward_input(dz, w, a, identity, &mut prev.dpooled)?;
             }
             round(backend, format, &mut prev.dpooled)?;

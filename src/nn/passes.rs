@@ -1,12 +1,11 @@
 //! The tensors a pass through the network writes, and the forward pass over them: the same code
 //! for a multi-layer perceptron and a CNN, whose convolution blocks come first.
 //!
-//! A convolution is each device's own (`ComputeOps::conv_forward`, `conv_backward_params`):
-//! the GPU cuts the patches (`im2col`) and runs the dense layers' tiled product over them,
-//! `patches · W + b` with the activation fused, and its weight gradient is the patches' product
-//! with the output's gradient; the CPU convolves straight from the images in vector registers,
-//! both ways, and makes no patches. The patch matrix, `K²` values per input value, is counted
-//! as workspace where it exists; `bench --kernels` reports each device's convolution GFLOP/s.
+//! A convolution is each device's own (`ComputeOps::conv_forward`, `conv_backward_params`,
+//! `conv_backward_input`), and neither makes a patch matrix: the CPU convolves straight from the
+//! images in vector registers, the GPU runs the dense layers' tiled products with the patches
+//! read from the images where they stand (an implicit GEMM). `bench --kernels` reports each
+//! device's convolution GFLOP/s.
 
 use super::spec::ModelSpec;
 use crate::backend::{Activation, Backend, BackendError, ConvShape, PoolShape, Tensor};
@@ -17,9 +16,6 @@ use crate::precision::{DType, Half};
 pub(super) struct ConvTensors {
     pub(super) conv: ConvShape,
     pub(super) pool: PoolShape,
-    /// The patches, `[rows · H · W, K² · C_in]`, kept for the weight gradient, on a device
-    /// that convolves through them (none on one that convolves directly).
-    pub(super) col: Option<Tensor>,
     /// The activated convolution before pooling, `[rows · H · W, C_out]`.
     pub(super) out: Tensor,
 }
@@ -37,9 +33,6 @@ pub(super) struct Forward {
 pub(super) struct ConvGrads {
     /// Gradient with respect to the block's pooled output.
     pub(super) dpooled: Tensor,
-    /// Gradient with respect to its patches (not for the first block: nothing needs the
-    /// gradient of the input images).
-    pub(super) dcol: Option<Tensor>,
 }
 
 /// The activation after layer `l` (convolution blocks counted first): the spec's, but none
@@ -63,7 +56,6 @@ impl Forward {
         rows: usize,
         (dtype, eval): (DType, bool),
     ) -> Result<Self, BackendError> {
-        let unfolds = !backend.device().convolves_directly();
         let mut make = |role: Role, label: String, shape: (usize, usize)| {
             let (role, label) = if eval {
                 (Role::Workspace, format!("eval {label}"))
@@ -76,12 +68,6 @@ impl Forward {
         let mut conv = Vec::new();
         for (c, (shape, pool)) in spec.conv_blocks().into_iter().enumerate() {
             let pixels = rows * shape.pixels();
-            let label = format!("conv{c}.patches");
-            let col = if unfolds {
-                Some(make(Role::Workspace, label, (pixels, shape.patch()))?)
-            } else {
-                None
-            };
             let out = make(
                 Role::Activations,
                 format!("conv{c}.output"),
@@ -92,7 +78,6 @@ impl Forward {
             conv.push(ConvTensors {
                 conv: shape,
                 pool,
-                col,
                 out,
             });
         }
@@ -120,17 +105,7 @@ impl Forward {
             let label = format!("conv{c}.dpooled");
             let shape = (pooled.rows(), pooled.cols());
             let dpooled = backend.alloc_as(Role::Workspace, &label, shape, dtype)?;
-            // The patches' gradient, where there are patches (the first block's input is the
-            // images: nothing needs their gradient).
-            let dcol = match &t.col {
-                Some(col) if c > 0 => {
-                    let label = format!("conv{c}.dpatches");
-                    let shape = (col.rows(), col.cols());
-                    Some(backend.alloc_as(Role::Workspace, &label, shape, dtype)?)
-                }
-                _ => None,
-            };
-            grads.push(ConvGrads { dpooled, dcol });
+            grads.push(ConvGrads { dpooled });
         }
         let dense = &self.activations[self.conv.len() + 1..];
         for (d, a) in dense.iter().enumerate() {
@@ -149,8 +124,8 @@ impl Forward {
     }
 
     /// The forward pass with `params` (layer `l`'s weights and bias): layer outputs rounded to
-    /// `format` where one is given (the patches and the pooled maximums are values already
-    /// rounded, so they are not rounded again).
+    /// `format` where one is given (the pooled maximums are values already rounded, so they
+    /// are not rounded again).
     pub(super) fn run<'p>(
         &mut self,
         backend: &mut dyn Backend,
@@ -163,8 +138,7 @@ impl Forward {
             let act = layer_activation(spec, l);
             let (done, rest) = self.activations.split_at_mut(l + 1);
             if let Some(t) = self.conv.get_mut(l) {
-                let col = t.col.as_mut();
-                backend.conv_forward(&done[l], t.conv, (w, b, act), col, &mut t.out)?;
+                backend.conv_forward(&done[l], t.conv, (w, b, act), &mut t.out)?;
                 round(backend, format, &mut t.out)?;
                 backend.max_pool(&t.out, t.pool, &mut rest[0])?;
             } else {

@@ -45,7 +45,7 @@ pub struct ConvStack {
 pub const EVAL_ROWS: usize = 1024;
 
 /// Values of one sample's evaluation buffers a CNN may hold at once: one evaluation pass takes
-/// as many rows as fit (its patch matrices are large: 9 values a pixel for a 3×3 kernel).
+/// as many rows as fit (its convolutions' outputs are an image each per filter).
 const EVAL_VALUES: usize = 8 << 20;
 
 impl ConvStack {
@@ -203,13 +203,12 @@ impl ModelSpec {
     }
 
     /// Values per sample of every forward-only evaluation buffer: the input, each block's
-    /// patches, convolution output and pooled output, each dense layer's output.
-    pub fn eval_values_per_row(&self, patches: bool) -> usize {
-        let patch = |c: &ConvShape| if patches { c.patch() } else { 0 };
+    /// convolution output and pooled output, each dense layer's output.
+    pub fn eval_values_per_row(&self) -> usize {
         let conv: usize = self
             .conv_blocks()
             .iter()
-            .map(|(c, p)| c.pixels() * (patch(c) + c.channels_out) + p.image_out())
+            .map(|(c, p)| c.pixels() * c.channels_out + p.image_out())
             .sum();
         self.inputs() + conv + self.layers.iter().skip(1).sum::<usize>()
     }
@@ -220,7 +219,7 @@ impl ModelSpec {
         let rows = requested.clamp(1, EVAL_ROWS);
         match self.conv {
             Some(_) => rows
-                .min(EVAL_VALUES / self.eval_values_per_row(true).max(1))
+                .min(EVAL_VALUES / self.eval_values_per_row().max(1))
                 .max(1),
             None => rows,
         }

@@ -31,9 +31,6 @@ pub enum OpKind {
     MatMul,
     /// Element-wise work: the loss and its gradient, pooling.
     Elementwise,
-    /// A convolution's patches: `im2col` forward, `col2im` backward (memory traffic, few
-    /// FLOPs).
-    Patches,
     /// The optimizer's update of one parameter tensor (element-wise, but each rule has its own
     /// arithmetic, so a fitted profile gives each its own curve).
     Update,
@@ -114,8 +111,8 @@ fn value_bytes(precision: Precision) -> (f64, f64) {
 }
 
 /// One layer's product in a step: `m` rows (the batch, or every pixel of the batch for a
-/// convolution over its patches), `k` inputs per row, `n` outputs; and for a convolution its
-/// geometry.
+/// convolution, each with its patch), `k` inputs per row, `n` outputs; and for a convolution
+/// its geometry.
 struct LayerWork {
     m: f64,
     k: f64,
@@ -125,12 +122,12 @@ struct LayerWork {
 
 impl LayerWork {
     /// Values of its inputs the products read (or write the gradient of) on a batch of `b`
-    /// rows: every row's inputs, a convolution's patches where the device makes them, else its
-    /// images.
-    fn inputs_read(&self, b: f64, unfolds: bool) -> f64 {
+    /// rows: every row's inputs, or a convolution's images (both devices read the patches
+    /// from them; each value is counted once, as if caches held the `K²` reads of it).
+    fn inputs_read(&self, b: f64) -> f64 {
         match self.conv {
-            Some((c, _)) if !unfolds => b * c.image_in() as f64,
-            _ => self.m * self.k,
+            Some((c, _)) => b * c.image_in() as f64,
+            None => self.m * self.k,
         }
     }
 
@@ -149,7 +146,7 @@ impl LayerWork {
     }
 }
 
-/// A convolution block's op that is not a product: its patches, its pooling, their gradients.
+/// A convolution block's op that is not a product: its pooling and its gradient.
 fn plain(name: String, kind: OpKind, flops: f64, bytes: f64, layer: usize) -> Op {
     Op {
         name,
@@ -166,20 +163,17 @@ fn plain(name: String, kind: OpKind, flops: f64, bytes: f64, layer: usize) -> Op
 }
 
 /// The ops of one training step of `spec` on `batch` rows: the batch's upload, each layer's
-/// forward product (a convolution's between making its patches and pooling), the loss, each
-/// layer's weight gradient and (but the first) input gradient (a convolution's after its
-/// pooling's gradient, and before folding its patches' gradient back), and the optimizer's
-/// update of every parameter tensor. Layers are numbered from 1, convolutions first.
-///
-/// On a device that convolves directly (see [`Device::convolves_directly`]) there are no
-/// patches: a convolution's products read the image, or write its gradient, instead.
+/// forward product (a convolution's followed by its pooling), the loss, each layer's weight
+/// gradient and (but the first) input gradient (a convolution's after its pooling's gradient),
+/// and the optimizer's update of every parameter tensor. Layers are numbered from 1,
+/// convolutions first. No device makes patch matrices: a convolution's products read the
+/// images, or write their gradient.
 pub fn step_ops(
     spec: &ModelSpec,
     batch: usize,
     (optimizer, precision): (OptimizerKind, Precision),
     device: Device,
 ) -> Vec<Op> {
-    let unfolds = !device.convolves_directly();
     let b = batch as f64;
     let (act, par) = value_bytes(precision);
     let (inputs, outputs) = (spec.inputs() as f64, spec.outputs() as f64);
@@ -211,19 +205,7 @@ pub fn step_ops(
     };
     for (l, w) in layers.iter().enumerate() {
         let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
-        // What the product reads per row of its inputs: the patches, or the image itself.
-        let read = w.inputs_read(b, unfolds);
-        if let (Some((c, _)), true) = (w.conv, unfolds) {
-            let image = b * c.image_in() as f64;
-            let name = format!("layer {number} patches");
-            ops.push(plain(
-                name,
-                OpKind::Patches,
-                0.0,
-                act * (image + m * k),
-                number,
-            ));
-        }
+        let read = w.inputs_read(b);
         // The product, then the bias and the activation on each output.
         let work = (
             2.0 * m * k * n + 2.0 * m * n,
@@ -253,7 +235,7 @@ pub fn step_ops(
     });
     for (l, w) in layers.iter().enumerate().rev() {
         let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
-        let read = w.inputs_read(b, unfolds);
+        let read = w.inputs_read(b);
         if let Some((_, p)) = w.conv {
             // Reads the output and the pooled gradient, writes `dz`.
             let pooled = b * p.image_out() as f64;
@@ -277,7 +259,7 @@ pub fn step_ops(
             continue;
         }
         // The product, then the previous layer's activation derivative on each input (none
-        // for pooled values or patches: pooling's gradient applies it).
+        // for pooled values: pooling's gradient applies it).
         let derivative = if w.conv.is_none() && layers[l - 1].conv.is_none() {
             m * k
         } else {
@@ -295,14 +277,6 @@ pub fn step_ops(
             work,
             number,
         ));
-        if let (Some((c, _)), true) = (w.conv, unfolds) {
-            // Sums each input value's patch entries: reads the patches' gradient and the
-            // input, writes its gradient.
-            let image = b * c.image_in() as f64;
-            let name = format!("layer {number} patch gradient");
-            let bytes = act * (m * k + 2.0 * image);
-            ops.push(plain(name, OpKind::Patches, m * k, bytes, number));
-        }
     }
     let (flops_per, touches) = update_work(optimizer);
     // Optimizer state and master values are FP32 except in pure 16-bit formats.
@@ -562,23 +536,17 @@ mod tests {
     }
 
     #[test]
-    fn a_cnn_step_makes_patches_multiplies_and_pools_in_each_block() {
+    fn a_cnn_step_multiplies_and_pools_in_each_block_and_reads_the_images() {
         let spec = lenet_like();
-        let ops = step_ops(
-            &spec,
-            64,
-            (OptimizerKind::Adam, Precision::Fp32),
-            Device::Gpu,
-        );
-        let names: Vec<&str> = ops.iter().take(8).map(|o| o.name.as_str()).collect();
+        let rule = (OptimizerKind::Adam, Precision::Fp32);
+        let ops = step_ops(&spec, 64, rule, Device::Gpu);
+        let names: Vec<&str> = ops.iter().take(6).map(|o| o.name.as_str()).collect();
         assert_eq!(
             names,
             [
                 "upload batch",
-                "layer 1 patches",
                 "layer 1 forward",
                 "layer 1 pooling",
-                "layer 2 patches",
                 "layer 2 forward",
                 "layer 2 pooling",
                 "layer 3 forward"
@@ -595,49 +563,31 @@ mod tests {
             forward > 2.0 * macs && forward < 2.1 * macs,
             "{forward} vs {macs}"
         );
-        // The first block's patches need no gradient (nothing is learned from the images).
+        // The first block's input needs no gradient (nothing is learned from the images).
         let has = |name: &str| ops.iter().any(|o| o.name == name);
-        assert!(has("layer 2 patch gradient") && !has("layer 1 patch gradient"));
-        assert!(has("layer 1 pooling gradient") && has("layer 2 input gradient"));
-        // The second block's product: every pixel of the batch by its 72-value patches.
-        let second = ops.iter().find(|o| o.name == "layer 2 forward");
+        assert!(has("layer 2 input gradient") && !has("layer 1 input gradient"));
+        assert!(has("layer 1 pooling gradient"));
+        // The second block's product: every pixel of the batch by its 72-value patch.
+        let op = |name: &str| ops.iter().find(|o| o.name == name).cloned().expect(name);
+        let second = op("layer 2 forward");
+        assert_eq!(second.dims, Some([64.0 * 14.0 * 14.0, 16.0, 72.0]));
+        // The first block's forward pass reads the 28×28 images (4 B each) once, not nine
+        // copies of them, writes its 8 outputs a pixel, and reads 72 weights and 8 biases.
+        let first = op("layer 1 forward");
+        let pixels = 64.0 * 784.0;
         assert_eq!(
-            second.and_then(|o| o.dims),
-            Some([64.0 * 14.0 * 14.0, 16.0, 72.0])
+            first.bytes,
+            4.0 * (pixels + pixels * 8.0) + 4.0 * (72.0 + 8.0)
         );
         let updates = ops.iter().filter(|o| o.kind == OpKind::Update).count();
         assert_eq!(
             updates, 3,
             "weights and biases of three layers, each pair in one kernel"
         );
-    }
-
-    #[test]
-    fn a_device_that_convolves_directly_makes_no_patches_and_reads_the_images() {
-        let spec = lenet_like();
-        let rule = (OptimizerKind::Adam, Precision::Fp32);
-        let (gpu, cpu) = (
-            step_ops(&spec, 64, rule, Device::Gpu),
-            step_ops(&spec, 64, rule, Device::Cpu),
-        );
-        assert!(!cpu.iter().any(|o| o.kind == OpKind::Patches));
-        assert_eq!(gpu.iter().filter(|o| o.kind == OpKind::Patches).count(), 3);
-        // The same arithmetic, less memory traffic: the first block's forward pass reads the
-        // 28×28 images (4 B each) rather than nine copies of them.
-        let op = |ops: &[Op], name: &str| ops.iter().find(|o| o.name == name).cloned();
-        let (g, c) = (
-            op(&gpu, "layer 1 forward").expect("op"),
-            op(&cpu, "layer 1 forward").expect("op"),
-        );
-        assert_eq!(g.flops, c.flops);
-        assert_eq!(g.bytes - c.bytes, 4.0 * 64.0 * 784.0 * (9.0 - 1.0));
+        // The same arithmetic on the CPU (its updates go tensor by tensor).
+        let cpu = step_ops(&spec, 64, rule, Device::Cpu);
         let flops = |ops: &[Op]| ops.iter().map(|o| o.flops).sum::<f64>();
-        let patch_flops: f64 = gpu
-            .iter()
-            .filter(|o| o.kind == OpKind::Patches)
-            .map(|o| o.flops)
-            .sum();
-        assert_eq!(flops(&gpu) - patch_flops, flops(&cpu));
+        assert!((flops(&cpu) - flops(&ops)).abs() < 1e-6 * flops(&ops));
     }
 
     fn profile(id: &str) -> Profile {

@@ -3,7 +3,6 @@
 //! tests hold it to that); for well-known large models it shows the static part — parameters,
 //! gradients, optimizer state — which is what makes them need several GPUs.
 
-use crate::device::Device;
 use serde::Serialize;
 
 use crate::memory::Role;
@@ -49,36 +48,23 @@ impl Estimate {
     }
 }
 
-/// A CNN's convolution blocks in values per batch: patches (the `im2col` matrices), outputs
-/// before pooling, pooled outputs, and the patches' gradients (all blocks but the first).
+/// A CNN's convolution blocks in values per batch: outputs before pooling and pooled outputs.
 #[derive(Default)]
 struct ConvValues {
-    patches: u64,
     outputs: u64,
     pooled: u64,
-    patch_grads: u64,
     /// The largest of these tensors.
     largest: u64,
 }
 
 impl ConvValues {
-    /// On a device that makes patch matrices (`unfolds`), or one that convolves directly.
-    fn of(spec: &ModelSpec, b: u64, unfolds: bool) -> Self {
+    fn of(spec: &ModelSpec, b: u64) -> Self {
         let mut v = Self::default();
-        for (i, (c, pool)) in spec.conv_blocks().into_iter().enumerate() {
-            let pixels = b * c.pixels() as u64;
-            let patches = if unfolds {
-                pixels * c.patch() as u64
-            } else {
-                0
-            };
-            v.patches += patches;
-            v.outputs += pixels * c.channels_out as u64;
+        for (c, pool) in spec.conv_blocks() {
+            let outputs = b * (c.pixels() * c.channels_out) as u64;
+            v.outputs += outputs;
             v.pooled += b * pool.image_out() as u64;
-            if i > 0 {
-                v.patch_grads += patches;
-            }
-            v.largest = v.largest.max(patches).max(pixels * c.channels_out as u64);
+            v.largest = v.largest.max(outputs);
         }
         v
     }
@@ -93,30 +79,29 @@ impl ConvValues {
 /// stores activations and backward temporaries in 2 bytes. Kernels compute in f32, so 16-bit
 /// training adds four f32 working copies as large as the largest 16-bit tensor. A CNN's
 /// convolution blocks add their outputs before and after pooling to the activations, and their
-/// patch matrices (and the patches' gradients) to the workspace on `device` if it convolves
-/// through them (see [`Device::convolves_directly`]).
+/// gradients to the workspace; neither device makes patch matrices (both convolve from the
+/// images), so the estimate is the same on both.
 pub fn network(
     spec: &ModelSpec,
     optimizer: OptimizerKind,
     batch: usize,
     precision: Precision,
-    (eval_rows, device): (usize, Device),
+    eval_rows: usize,
 ) -> Estimate {
-    let unfolds = !device.convolves_directly();
     let p = spec.parameter_count() as u64;
     let b = batch as u64;
     let layers = &spec.layers;
     let features = spec.inputs() as u64;
     let outputs = spec.outputs() as u64;
     let hidden_and_out: u64 = layers.iter().skip(1).map(|&w| w as u64).sum();
-    let per_row = spec.eval_values_per_row(unfolds) as u64;
+    let per_row = spec.eval_values_per_row() as u64;
     let states = optimizer.state_tensors() as u64;
     let target_cols = match spec.loss {
         Loss::SoftmaxCrossEntropy => 1,
         Loss::MeanSquaredError => outputs,
     };
     let rows = spec.eval_rows(eval_rows) as u64;
-    let conv = ConvValues::of(spec, b, unfolds);
+    let conv = ConvValues::of(spec, b);
     let widths = layers
         .iter()
         .skip(1)
@@ -137,7 +122,7 @@ pub fn network(
         String::new()
     };
     // The largest 16-bit tensor: a weight matrix, a batch of the widest layer, or a block's
-    // patches.
+    // convolution output.
     let largest = spec
         .weight_shapes()
         .into_iter()
@@ -157,7 +142,7 @@ pub fn network(
     };
     let (conv_act, conv_act_formula, conv_work, conv_work_formula) = if spec.conv.is_some() {
         let act = conv.outputs + conv.pooled;
-        let work = conv.outputs + conv.patches + conv.pooled + conv.patch_grads;
+        let work = conv.outputs + conv.pooled;
         (
             act,
             format!(
@@ -166,21 +151,11 @@ pub fn network(
                 grouped(conv.pooled)
             ),
             work,
-            if unfolds {
-                format!(
-                    " + convolution temporaries {} values and patches {} (their gradients {}) \
-                     × {passes} B",
-                    grouped(conv.outputs + conv.pooled),
-                    grouped(conv.patches),
-                    grouped(conv.patch_grads)
-                )
-            } else {
-                format!(
-                    " + convolution temporaries {} values × {passes} B (convolved directly: \
-                     no patches)",
-                    grouped(conv.outputs + conv.pooled)
-                )
-            },
+            format!(
+                " + convolution temporaries {} values × {passes} B (convolved from the images: \
+                 no patches)",
+                grouped(work)
+            ),
         )
     } else {
         (0, String::new(), 0, String::new())
@@ -327,8 +302,7 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        let rows = (EVAL_ROWS, Device::Gpu);
-        let e = network(&spec, OptimizerKind::Adam, 64, Precision::Fp32, rows);
+        let e = network(&spec, OptimizerKind::Adam, 64, Precision::Fp32, EVAL_ROWS);
         assert_eq!(e.bytes(Role::Parameters), 4 * 101_770);
         assert_eq!(e.bytes(Role::Gradients), 4 * 101_770);
         assert_eq!(e.bytes(Role::OptimizerState), 8 * 101_770);

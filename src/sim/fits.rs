@@ -6,7 +6,6 @@
 use serde::Serialize;
 
 use super::estimate::{self, Estimate};
-use crate::device::Device;
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
 
@@ -21,8 +20,6 @@ pub struct Model<'a> {
     pub precision: Precision,
     /// Rows an evaluation handles at once.
     pub eval_rows: usize,
-    /// The device kind it trains on (whether its convolutions make patch matrices).
-    pub device: Device,
 }
 
 impl Model<'_> {
@@ -33,7 +30,7 @@ impl Model<'_> {
             self.optimizer,
             batch,
             self.precision,
-            (self.eval_rows, self.device),
+            self.eval_rows,
         )
     }
 }
@@ -165,7 +162,6 @@ mod tests {
             optimizer: OptimizerKind::Adam,
             precision: Precision::Fp32,
             eval_rows: 1024,
-            device: Device::Gpu,
         };
         let capacity = model.at(1000).total() as f64 + 1.0;
         let largest = largest_batch(model, capacity).expect("fits");

@@ -45,7 +45,7 @@ impl OpGroup {
             "linear_forward" | "linear_backward_input" | "weight_grad" | "split_k_sum" => {
                 Self::MatrixProducts
             }
-            "conv_forward" | "conv_backward_input" | "im2col" | "col2im" => Self::Convolutions,
+            "conv_forward" | "conv_backward_input" => Self::Convolutions,
             "softmax_cross_entropy" | "mse_loss" => Self::Loss,
             "sgd_step" | "momentum_step" | "adam_step" => Self::Optimizer,
             "bias_grad" | "bias_grad_sum" | "max_pool" | "max_pool_backward" | "scale"
@@ -94,7 +94,6 @@ fn flops_by_group(ops: &[Op]) -> Vec<(OpGroup, f64)> {
                 out.push((OpGroup::Elementwise, bias));
             }
             OpKind::Update => out.push((OpGroup::Optimizer, op.flops)),
-            OpKind::Patches => out.push((OpGroup::Convolutions, op.flops)),
             OpKind::Elementwise if op.name == LOSS_OP => out.push((OpGroup::Loss, op.flops)),
             OpKind::Elementwise => out.push((OpGroup::Elementwise, op.flops)),
             OpKind::Copy => {}
@@ -309,11 +308,10 @@ mod tests {
         };
         let spec = ModelSpec::cnn(conv, &[3], Activation::Relu, Loss::SoftmaxCrossEntropy);
         let ops = step_ops(&spec, 2, (OptimizerKind::Sgd, Precision::Fp32), Device::Gpu);
-        // The kernels as both devices label them, in the step's order: the block's patches,
-        // product and pooling, the dense layer, the loss, then back.
+        // The kernels as both devices label them, in the step's order: the block's convolution
+        // and pooling, the dense layer, the loss, then back.
         let labels = [
-            ("im2col", 1),
-            ("linear_forward", 100),
+            ("conv_forward", 100),
             ("max_pool", 2),
             ("linear_forward", 10),
             ("softmax_cross_entropy", 3),
@@ -337,9 +335,9 @@ mod tests {
         };
         let s = shares(&ops, Some(&kernels));
         let group = |g: OpGroup| s.iter().find(|x| x.group == g).expect("group");
-        // The block's product and weight gradient, and its patches; the dense layer's two
-        // products and its input gradient stay matrix products.
-        assert_eq!(group(OpGroup::Convolutions).time_ns, Some(1 + 100 + 200));
+        // The block's convolution and its weight gradient; the dense layer's two products and
+        // its input gradient stay matrix products.
+        assert_eq!(group(OpGroup::Convolutions).time_ns, Some(100 + 200));
         assert_eq!(group(OpGroup::MatrixProducts).time_ns, Some(10 + 20 + 30));
         // The block's product: 2 images × 36 pixels × 9 taps × 4 filters, twice (a multiply-add
         // is two FLOPs), with its bias and activation, forward and weight gradient.

@@ -393,7 +393,7 @@ impl TrainConfig {
             self.optimizer,
             self.batch,
             self.precision,
-            (eval_rows(data), crate::device::Device::Cpu),
+            eval_rows(data),
         )
         .total();
         if needs as f64 > available as f64 * HOST_MEMORY_SHARE {

@@ -5,7 +5,6 @@
 use super::config::{TrainConfig, eval_rows};
 use crate::backend::BackendError;
 use crate::data::Dataset;
-use crate::device::Device;
 use crate::memory::FitAdvice;
 use crate::sim::estimate;
 
@@ -16,18 +15,13 @@ const MARGIN: f64 = 0.9;
 /// What fits `budget_bytes` of the run `config` on `data`: the largest of its batch size halved
 /// (and halved again, down to 1) whose estimate fits, or that none does. `None` while the leak
 /// setting is on: then memory grows until it runs out at any batch size.
-pub fn advise(
-    config: &TrainConfig,
-    data: &Dataset,
-    (device, budget_bytes): (Device, u64),
-) -> Option<FitAdvice> {
+pub fn advise(config: &TrainConfig, data: &Dataset, budget_bytes: u64) -> Option<FitAdvice> {
     if config.pipeline.keep_graphs {
         return None;
     }
     let spec = config.model_spec(data);
     let rows = eval_rows(data);
     let needs = |batch: usize| {
-        let rows = (rows, device);
         estimate::network(&spec, config.optimizer, batch, config.precision, rows).total()
     };
     let fits = |bytes: u64| bytes as f64 <= budget_bytes as f64 * MARGIN;
@@ -51,7 +45,7 @@ pub fn advise(
 pub fn with_advice(error: BackendError, config: &TrainConfig, data: &Dataset) -> BackendError {
     match error {
         BackendError::OutOfMemory(mut oom) if oom.advice.is_none() => {
-            oom.advice = advise(config, data, (oom.device, oom.budget));
+            oom.advice = advise(config, data, oom.budget);
             BackendError::OutOfMemory(oom)
         }
         other => other,

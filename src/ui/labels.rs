@@ -138,9 +138,7 @@ pub fn op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
             Some(Updated::Both) => Key::OpUpdateLayer,
             _ => Key::OpUpdateWeights,
         },
-        // The cost model's names, `layer N patches` and so on.
-        (OpKind::Patches, _, Some(_)) if op.name.ends_with(" gradient") => Key::OpPatchGradient,
-        (OpKind::Patches, _, Some(_)) => Key::OpPatches,
+        // The cost model's names, `layer N pooling` and so on.
         (OpKind::Elementwise, _, Some(_)) if op.name.ends_with(" pooling gradient") => {
             Key::OpPoolingGradient
         }

@@ -48,22 +48,8 @@ impl MemoryPanel {
             device_ui(ui, lang, run, &m, commands);
         }
         if let Some(data) = data {
-            // One estimate per enabled device for a CNN (only the GPU makes patch matrices);
-            // an MLP's are the same on both, so one.
-            let enabled: Vec<Device> = runs
-                .iter()
-                .filter(|r| r.enabled)
-                .map(|r| r.device)
-                .collect();
-            let devices = match (enabled.first(), config.conv.is_empty()) {
-                (None, _) => vec![Device::Cpu],
-                (Some(&first), true) => vec![first],
-                (Some(_), false) => enabled,
-            };
-            for device in devices {
-                ui.separator();
-                estimator_ui(ui, lang, config, (data, device));
-            }
+            ui.separator();
+            estimator_ui(ui, lang, config, data);
             large_models_ui(ui, lang);
         }
     }
@@ -180,14 +166,9 @@ fn device_ui(
 /// Width of the estimate's role and bytes columns with the grid's spacing, in points.
 const ESTIMATE_FIGURE_COLUMNS: f32 = 200.0;
 
-fn estimator_ui(
-    ui: &mut egui::Ui,
-    lang: Lang,
-    config: &TrainConfig,
-    (data, device): (&Dataset, Device),
-) {
+fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
     let spec = config.model_spec(data);
-    let rows = (eval_rows(data), device);
+    let rows = eval_rows(data);
     let e = estimate::network(
         &spec,
         config.optimizer,
@@ -195,13 +176,12 @@ fn estimator_ui(
         config.precision,
         rows,
     );
-    let title = lang.fmt(Key::Estimator, &[("device", &device_title(lang, device))]);
-    ui.label(RichText::new(title).strong())
+    ui.label(RichText::new(lang.tr(Key::Estimator)).strong())
         .on_hover_text(lang.tr(Key::EstimatorTip));
     // The formulas wrap within the panel: a CNN's run past 1,280 pixels, and a grid wider than
     // the panel widened everything below it (the bars by batch size ran off the edge).
     let formula_width = (ui.available_width() - ESTIMATE_FIGURE_COLUMNS).max(200.0);
-    egui::Grid::new(("estimate", device))
+    egui::Grid::new("estimate")
         .striped(true)
         .max_col_width(formula_width)
         .show(ui, |ui| {
@@ -316,7 +296,7 @@ mod tests {
         }
         assert!(h.query_all_by_label_contains("Parameters").next().is_some());
         assert!(
-            h.query_by_label("Estimated for these settings on the CPU")
+            h.query_by_label("Estimated for these settings (the same on the CPU and the GPU)")
                 .is_some()
         );
         h.get_by_label("Release cached").click();
@@ -334,10 +314,10 @@ mod cnn_tests {
     use crate::train::Session;
     use crate::ui::testing::harness;
 
-    /// A CNN's memory is estimated for each device on its own, in both languages: only the
-    /// GPU makes patch matrices.
+    /// A CNN's memory is estimated once for both devices, in both languages: neither makes
+    /// patch matrices, and the workspace line says so.
     #[test]
-    fn a_cnns_estimate_is_shown_for_each_device_the_cpus_without_patches() {
+    fn a_cnns_estimate_is_shown_once_and_says_it_makes_no_patches() {
         let config = TrainConfig {
             source: DataSource::Shipped("digits".into()),
             conv: vec![4],
@@ -354,17 +334,10 @@ mod cnn_tests {
                 },
                 Vec::new(),
             );
-            for device in Device::ALL {
-                let title = lang.fmt(Key::Estimator, &[("device", &device_title(lang, device))]);
-                assert!(h.query_by_label(&title).is_some(), "{title}");
-            }
-            let direct = h.query_all_by_label_contains("convolved directly: no patches");
-            assert_eq!(direct.count(), 1, "the CPU's workspace line only");
-            assert_eq!(
-                h.query_all_by_label_contains("and patches").count(),
-                1,
-                "the GPU's"
-            );
+            let title = lang.tr(Key::Estimator);
+            assert_eq!(h.query_all_by_label(title).count(), 1, "{title}");
+            let direct = h.query_all_by_label_contains("no patches");
+            assert_eq!(direct.count(), 1, "the workspace line");
             // A CNN's workspace formula is wider than the panel: it wraps instead of widening
             // the panel (and the bars by batch size below it) past the window's edge.
             let panel = h.ctx.content_rect();

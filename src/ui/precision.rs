@@ -9,7 +9,6 @@ use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points, Polygon, 
 use super::command::UiCommand;
 use super::labels::{device_title, precision_label, role_color, role_key, weight_text};
 use crate::data::Dataset;
-use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::memory::Role;
 use crate::precision::DType;
@@ -69,12 +68,7 @@ impl PrecisionPanel {
         comparison_ui(ui, lang, comparison, commands);
         if let Some(data) = data {
             ui.separator();
-            // Where the setup trains: a CNN's bytes differ (only the GPU makes patches).
-            let device = runs
-                .iter()
-                .find(|r| r.enabled)
-                .map_or(Device::Gpu, |r| r.device);
-            bytes_ui(ui, lang, config, (data, device));
+            bytes_ui(ui, lang, config, data);
         }
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::PrecisionSpeed)).weak());
@@ -438,23 +432,14 @@ fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
 }
 
 /// Bytes per role in each format for the set-up model, from the estimator.
-fn bytes_ui(
-    ui: &mut egui::Ui,
-    lang: Lang,
-    config: &TrainConfig,
-    (data, device): (&Dataset, Device),
-) {
-    let title = lang.fmt(Key::BytesTitle, &[("device", &device_title(lang, device))]);
-    ui.label(RichText::new(title).strong())
+fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
+    ui.label(RichText::new(lang.tr(Key::BytesTitle)).strong())
         .on_hover_text(lang.tr(Key::BytesTip));
     let spec = config.model_spec(data);
     let formats = compare::FORMATS;
     let estimates: Vec<_> = formats
         .iter()
-        .map(|&p| {
-            let rows = (eval_rows(data), device);
-            estimate::network(&spec, config.optimizer, config.batch, p, rows)
-        })
+        .map(|&p| estimate::network(&spec, config.optimizer, config.batch, p, eval_rows(data)))
         .collect();
     egui::Grid::new("precision-bytes")
         .striped(true)

@@ -220,7 +220,6 @@ impl RooflinePanel {
             optimizer: c.optimizer,
             precision: c.precision,
             eval_rows: view.eval_rows,
-            device: profile.device(),
         };
         let capacity = profile.mem_gb.value * 1e9;
         let fit = MemoryFit::of(model, c.batch, capacity);

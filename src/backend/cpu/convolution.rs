@@ -22,7 +22,7 @@ impl CpuBackend {
         (w, b, act): (&Tensor, &Tensor, Activation),
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
-        checks::conv_forward(Device::Cpu, x, s, (w, b), None, out)?;
+        checks::conv_forward(Device::Cpu, x, s, (w, b), out)?;
         let mut work = self.take_working(&[x, w, b, out])?;
         let [s0, s1, s2, s3] = slots(&mut work);
         let (x_f, w_f, b_f) = (view(x, s0)?, view(w, s1)?, view(b, s2)?);
@@ -234,7 +234,7 @@ mod tests {
                 .expect("dz");
             let mut dw = cpu.zeros("dw", s.patch(), s.channels_out).expect("dw");
             let mut db = cpu.zeros("db", 1, s.channels_out).expect("db");
-            cpu.conv_backward_params(&x, s, None, &dz, (&mut dw, &mut db))
+            cpu.conv_backward_params(&x, s, &dz, (&mut dw, &mut db))
                 .expect("gradients");
             let dz = cpu.read(&dz).expect("read");
             let (dw, db) = (cpu.read(&dw).expect("dw"), cpu.read(&db).expect("db"));

@@ -1,7 +1,7 @@
 //! A convolution computed directly from the images, in vector registers: the forward pass, the
 //! weight gradient and the input gradient, with no patch matrix.
 //!
-//! Why not `im2col` and `gemm`, as the GPU does: the patches hold `K²` copies of every input
+//! Why not `im2col` and `gemm`: the patches hold `K²` copies of every input
 //! value, written out and read back, and `gemm` packs an inner dimension of only 9 or 72. For the
 //! small channel counts of a classroom CNN that traffic costs more than the arithmetic: measured
 //! at batch 256 on MNIST, the first block (1 → 8 channels) ran at 2.4% of one core's FMA peak

@@ -2,8 +2,8 @@
 //!
 //! Matrix products go to the `gemm` crate (see `matmul.rs`), with bias, activation and the
 //! activation's derivative applied in one pass over the output right after. The smallest
-//! products, and everything element-wise, are plain loops here; convolutions are patches
-//! (`spatial.rs`) and the same products. Nothing in a step allocates, except `gemm`'s own
+//! products, and everything element-wise, are plain loops here; convolutions are direct kernels
+//! (`direct.rs`), pooling is in `spatial.rs`. Nothing in a step allocates, except `gemm`'s own
 //! packing buffer for large products and, in a step whose ops are timed (`timed.rs`), each op's
 //! label.
 //!

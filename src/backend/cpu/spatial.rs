@@ -1,8 +1,6 @@
-//! Convolution and pooling on the CPU, channels last (see [`ConvShape`]). A convolution is
-//! `im2col`, then the dense layer's product through `gemm` (a strong CPU algorithm: the patches
-//! make one large product, where a direct convolution would need its own blocking to come near
-//! it), then `col2im` on the way back. Every output row is independent of the others, so rows
-//! are split over the pool when there are enough values to pay for it.
+//! 2×2 max pooling on the CPU, channels last (see [`PoolShape`]), image by image over the pool
+//! when there are enough values to pay for it; and the helpers that split a kernel's output
+//! into chunks over the pool, which the convolutions (`convolution.rs`) use too.
 
 use rayon::prelude::*;
 
@@ -10,88 +8,9 @@ use super::CpuBackend;
 use super::values::{slots, store, view, view_mut};
 use crate::backend::checks;
 use crate::backend::error::BackendError;
-use crate::backend::params::{Activation, ConvShape, PoolShape};
+use crate::backend::params::{Activation, PoolShape};
 use crate::backend::tensor::Tensor;
 use crate::device::Device;
-
-/// The `im2col` rows of one row of output pixels (`row` counts image rows over the batch):
-/// each pixel's patch, zero outside the image. Within the image a patch row's `K` taps are `K ·
-/// C_in` values side by side in the input (channels last), copied as one run; only the pixels
-/// at the left and right borders go tap by tap. (Per-tap copies of one channel took 6 ms of a
-/// 9 ms first-layer convolution at batch 256, measured.)
-fn patch_image_row(x: &[f32], s: ConvShape, row: usize, out: &mut [f32]) {
-    let (image, y) = (row / s.height, row % s.height);
-    let (c, k, pad, w) = (s.channels_in, s.kernel, s.pad(), s.width);
-    let run = k * c;
-    let base = image * s.image_in();
-    for (ox, patch) in out.chunks_exact_mut(s.patch()).enumerate() {
-        for (ky, taps) in patch.chunks_exact_mut(run).enumerate() {
-            let Some(yy) = (y + ky).checked_sub(pad).filter(|&v| v < s.height) else {
-                taps.fill(0.0);
-                continue;
-            };
-            let line = &x[base + yy * w * c..base + (yy + 1) * w * c];
-            match ox.checked_sub(pad).filter(|&x0| x0 + k <= w) {
-                Some(x0) => {
-                    for (t, v) in taps.iter_mut().zip(&line[x0 * c..x0 * c + run]) {
-                        *t = *v;
-                    }
-                }
-                None => {
-                    for (kx, tap) in taps.chunks_exact_mut(c).enumerate() {
-                        match (ox + kx).checked_sub(pad).filter(|&v| v < w) {
-                            Some(xx) => tap.copy_from_slice(&line[xx * c..(xx + 1) * c]),
-                            None => tap.fill(0.0),
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// One image's gradient from its patches' gradients (`dcol`, `pixels × patch`): each output
-/// pixel's patch added back onto the input values it was cut from, a patch row's `K · C_in`
-/// values as one run as in [`patch_image_row`], then times `act'` of each input's activation.
-/// The output pixels are visited last to first, so each input value receives its entries with
-/// `ky`, then `kx`, ascending: the order the GPU's gather sums them in. (Gathering each input value's entries one tap at a time took 1.6 ms of a 14 ms step at
-/// batch 256, measured.)
-fn unpatch_image(dcol: &[f32], a_prev: &[f32], act: Activation, s: ConvShape, dx: &mut [f32]) {
-    let (c, k, pad, w) = (s.channels_in, s.kernel, s.pad(), s.width);
-    let run = k * c;
-    dx.fill(0.0);
-    for pixel in (0..s.pixels()).rev() {
-        let (oy, ox) = (pixel / w, pixel % w);
-        let patch = &dcol[pixel * s.patch()..(pixel + 1) * s.patch()];
-        for (ky, taps) in patch.chunks_exact(run).enumerate() {
-            let Some(yy) = (oy + ky).checked_sub(pad).filter(|&v| v < s.height) else {
-                continue;
-            };
-            let line = &mut dx[yy * w * c..(yy + 1) * w * c];
-            match ox.checked_sub(pad).filter(|&x0| x0 + k <= w) {
-                Some(x0) => {
-                    for (d, t) in line[x0 * c..x0 * c + run].iter_mut().zip(taps) {
-                        *d += t;
-                    }
-                }
-                None => {
-                    for (kx, tap) in taps.chunks_exact(c).enumerate() {
-                        if let Some(xx) = (ox + kx).checked_sub(pad).filter(|&v| v < w) {
-                            for (d, t) in line[xx * c..(xx + 1) * c].iter_mut().zip(tap) {
-                                *d += t;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if act != Activation::Identity {
-        for (d, a) in dx.iter_mut().zip(a_prev) {
-            *d *= act.derivative_from_output(*a);
-        }
-    }
-}
 
 /// The four values of a 2×2 window in the order a tie is decided, (0,0), (0,1), (1,0), (1,1),
 /// and which is the first of the largest, by the same comparisons on both devices (a NaN
@@ -176,48 +95,6 @@ impl CpuBackend {
         } else {
             out.chunks_mut(len).enumerate().for_each(kernel);
         }
-    }
-
-    pub(super) fn im2col_op(
-        &mut self,
-        x: &Tensor,
-        s: ConvShape,
-        col: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        checks::im2col(Device::Cpu, x, s, col)?;
-        let mut work = self.take_working(&[x, col])?;
-        let [s0, s1, ..] = slots(&mut work);
-        let x_f = view(x, s0)?;
-        let col_f = view_mut(col, &mut *s1, false)?;
-        let per_row = s.width * s.patch();
-        self.rows(col_f, per_row, |(r, out)| patch_image_row(x_f, s, r, out));
-        store(col, s1, &mut self.census);
-        self.working = work;
-        Ok(())
-    }
-
-    pub(super) fn col2im_op(
-        &mut self,
-        dcol: &Tensor,
-        a_prev: &Tensor,
-        act: Activation,
-        s: ConvShape,
-        dx: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        checks::col2im(Device::Cpu, dcol, a_prev, s, dx)?;
-        let mut work = self.take_working(&[dcol, a_prev, dx])?;
-        let [s0, s1, s2, _] = slots(&mut work);
-        let (d, a) = (view(dcol, s0)?, view(a_prev, s1)?);
-        let dx_f = view_mut(dx, &mut *s2, false)?;
-        let patches = s.pixels() * s.patch();
-        self.rows(dx_f, s.image_in(), |(b, out)| {
-            let dcol = &d[b * patches..(b + 1) * patches];
-            let a_prev = &a[b * s.image_in()..(b + 1) * s.image_in()];
-            unpatch_image(dcol, a_prev, act, s, out);
-        });
-        store(dx, s2, &mut self.census);
-        self.working = work;
-        Ok(())
     }
 
     pub(super) fn max_pool_op(

@@ -75,26 +75,13 @@ impl ComputeOps for CpuBackend {
         self.linear_backward_params_op(x, dz, dw, db)
     }
 
-    fn im2col(
-        &mut self,
-        x: &Tensor,
-        shape: ConvShape,
-        col: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        self.timed("im2col", |s| s.im2col_op(x, shape, col))
-    }
-
     fn conv_forward(
         &mut self,
         x: &Tensor,
         shape: ConvShape,
         params: (&Tensor, &Tensor, Activation),
-        col: Option<&mut Tensor>,
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
-        if col.is_some() {
-            return Err(patches_given("conv_forward"));
-        }
         self.timed("conv_forward", |s| s.conv_forward_op(x, shape, params, out))
     }
 
@@ -102,13 +89,9 @@ impl ComputeOps for CpuBackend {
         &mut self,
         x: &Tensor,
         shape: ConvShape,
-        col: Option<&Tensor>,
         dz: &Tensor,
         grads: (&mut Tensor, &mut Tensor),
     ) -> Result<(), BackendError> {
-        if col.is_some() {
-            return Err(patches_given("conv_backward_params"));
-        }
         // Times its two kernels itself, as `linear_backward_params` does.
         self.conv_backward_params_op(x, shape, dz, grads)
     }
@@ -123,17 +106,6 @@ impl ComputeOps for CpuBackend {
         self.timed("conv_backward_input", |s| {
             s.conv_backward_input_op(dz, w, shape, dx)
         })
-    }
-
-    fn col2im(
-        &mut self,
-        dcol: &Tensor,
-        a_prev: &Tensor,
-        act_prev: Activation,
-        shape: ConvShape,
-        dx: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        self.timed("col2im", |s| s.col2im_op(dcol, a_prev, act_prev, shape, dx))
     }
 
     fn max_pool(
@@ -230,13 +202,5 @@ impl ComputeOps for CpuBackend {
 
     fn flush(&mut self) -> Result<(), BackendError> {
         Ok(())
-    }
-}
-
-/// The error of a patch matrix given to the CPU, which convolves directly and makes none.
-fn patches_given(op: &'static str) -> BackendError {
-    BackendError::Shape {
-        op,
-        detail: "a patch matrix given to the CPU, which convolves directly".into(),
     }
 }

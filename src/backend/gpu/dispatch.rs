@@ -20,8 +20,8 @@ use crate::backend::tensor::{Storage, Tensor};
 use crate::device::Device;
 use crate::trace::{Category, Lane, Recorder};
 
-/// Largest uniform block of any kernel, in bytes.
-const MAX_UNIFORM_BYTES: usize = 48;
+/// Largest uniform block of any kernel, in bytes (the products', see [`UniformBytes::of`]).
+const MAX_UNIFORM_BYTES: usize = 64;
 
 /// A buffer as an op binds it: an id for the cache key and a handle to the buffer
 /// (wgpu handles are reference-counted, so the clone is cheap).
@@ -67,6 +67,8 @@ struct UniformBytes {
 
 impl UniformBytes {
     fn of<U: Uniform>(params: &U) -> Self {
+        // A larger block is a compile error, not a panic at its first dispatch.
+        const { assert!(std::mem::size_of::<U>() <= MAX_UNIFORM_BYTES) };
         let src = bytemuck::bytes_of(params);
         let mut bytes = [0; MAX_UNIFORM_BYTES];
         bytes[..src.len()].copy_from_slice(src);

@@ -12,7 +12,9 @@
 //! So a field added on one side or a code renumbered cannot make the two disagree silently.
 
 use crate::backend::identity::{KernelSizes, MatmulChoice};
-use crate::backend::params::Activation;
+use std::cell::OnceCell;
+
+use crate::backend::params::{Activation, ConvShape};
 use crate::precision::Half;
 
 /// The integer FP16/BF16 conversions, put in front of the shaders that use them.
@@ -21,6 +23,8 @@ const HALF_WGSL: &str = include_str!("../../../shaders/half.wgsl");
 const MATMUL_WGSL: &str = include_str!("../../../shaders/matmul.wgsl");
 /// The register-tiled product of large matrices.
 const MATMUL_TILED_WGSL: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
+/// How both products read their operands: strided, or a convolution's from its images.
+const MATMUL_READ_WGSL: &str = include_str!("../../../shaders/matmul_read.wgsl");
 /// Column sums (bias gradients).
 const COLUMN_SUM_WGSL: &str = include_str!("../../../shaders/column_sum.wgsl");
 /// Softmax cross-entropy and mean squared error, with their gradients and statistics.
@@ -33,7 +37,7 @@ const ELEMENTWISE_WGSL: &str = include_str!("../../../shaders/elementwise.wgsl")
 const CONVERT_WGSL: &str = include_str!("../../../shaders/convert.wgsl");
 /// The activations and their derivatives, put in front of the shaders that use them.
 const ACTIVATION_WGSL: &str = include_str!("../../../shaders/activation.wgsl");
-/// Convolution patches (`im2col`, `col2im`) and 2×2 max pooling, channels last.
+/// 2×2 max pooling and its gradient, channels last.
 const SPATIAL_WGSL: &str = include_str!("../../../shaders/spatial.wgsl");
 
 impl KernelSizes {
@@ -158,6 +162,113 @@ impl Epilogue {
     }
 }
 
+/// How a product reads one operand (`matmul_read.wgsl`). A convolution is a product whose
+/// patch matrix is read from the images where they stand (an implicit GEMM), so no patches are
+/// made; its shape is the [`ConvShape`] of the images read, whose `channels_in` are theirs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Read {
+    /// Element `(i, kk)` at `i · row_stride + kk · col_stride`.
+    Strides(usize, usize),
+    /// A convolution's patches, `[pixels over the batch, K² · C]`.
+    Patches(ConvShape),
+    /// Their transpose, `[K² · C, pixels over the batch]` (the weight gradient).
+    PatchesTransposed(ConvShape),
+    /// The transposed convolution's weights, `[K² · C, n]`: `w` `[K² · n, C]` turned half a
+    /// circle with its channels swapped (the input gradient; `b` only).
+    Flipped(ConvShape),
+}
+
+impl Read {
+    /// The shader's code.
+    pub(super) fn code(self) -> u32 {
+        match self {
+            Read::Strides(..) => 0,
+            Read::Patches(_) => 1,
+            Read::PatchesTransposed(_) => 2,
+            Read::Flipped(_) => 3,
+        }
+    }
+
+    /// The strides `matmul.wgsl` reads with. For a convolution's reads they say only which
+    /// way neighbouring invocations of the tiled kernel read (along `k` where it is
+    /// `(_, 1)` for `a`, not `(_, 1)` for `b`): along the channels, which lie side by side.
+    pub(super) fn strides(self) -> (usize, usize) {
+        match self {
+            Read::Strides(rows, cols) => (rows, cols),
+            Read::Patches(_) => (0, 1),
+            Read::PatchesTransposed(_) | Read::Flipped(_) => (1, 0),
+        }
+    }
+
+    /// The convolution read, if this is one.
+    pub(super) fn shape(self) -> Option<ConvShape> {
+        match self {
+            Read::Strides(..) => None,
+            Read::Patches(s) | Read::PatchesTransposed(s) | Read::Flipped(s) => Some(s),
+        }
+    }
+}
+
+/// How a product reads both operands: each combination is a pipeline of its own (see
+/// `matmul_read.wgsl`), the convolutions' compiled on first use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Reads {
+    /// Both strided: the dense layers' products.
+    Strides,
+    /// A convolution's forward pass: patches times weights.
+    ConvForward,
+    /// Its weight gradient: patches transposed times the output's gradient.
+    ConvWeightGrad,
+    /// Its input gradient: the output gradient's patches times the flipped weights.
+    ConvInputGrad,
+}
+
+impl Reads {
+    /// The convolutions' combinations, in the order of [`Kernels`]' pipelines for them.
+    const CONV: [Reads; 3] = [
+        Reads::ConvForward,
+        Reads::ConvWeightGrad,
+        Reads::ConvInputGrad,
+    ];
+
+    /// The combination of `a`'s and `b`'s reads (a read of `b` as patches, or of `a` as
+    /// flipped weights, is no pass of a convolution: read as strides).
+    pub(super) fn of(a: Read, b: Read) -> Self {
+        match (a, b) {
+            (Read::Patches(_), Read::Flipped(_)) => Reads::ConvInputGrad,
+            (Read::Patches(_), _) => Reads::ConvForward,
+            (Read::PatchesTransposed(_), _) => Reads::ConvWeightGrad,
+            _ => Reads::Strides,
+        }
+    }
+
+    /// The pipeline constants `A_READ` and `B_READ`.
+    fn constants(self) -> [(&'static str, f64); 2] {
+        let shape = ConvShape {
+            height: 1,
+            width: 1,
+            channels_in: 1,
+            channels_out: 1,
+            kernel: 1,
+        };
+        let (a, b) = match self {
+            Reads::Strides => (Read::Strides(0, 0), Read::Strides(0, 0)),
+            Reads::ConvForward => (Read::Patches(shape), Read::Strides(0, 0)),
+            Reads::ConvWeightGrad => (Read::PatchesTransposed(shape), Read::Strides(0, 0)),
+            Reads::ConvInputGrad => (Read::Patches(shape), Read::Flipped(shape)),
+        };
+        [
+            ("A_READ", f64::from(a.code())),
+            ("B_READ", f64::from(b.code())),
+        ]
+    }
+
+    /// Index into the convolutions' pipelines (`None` for the dense layers' own).
+    fn conv_index(self) -> Option<usize> {
+        Reads::CONV.iter().position(|&r| r == self)
+    }
+}
+
 /// The update `optimizer.wgsl` applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum UpdateRule {
@@ -221,10 +332,21 @@ pub(super) fn codes_wgsl() -> String {
     .into_iter()
     .map(|a| (activation(a), a.code()))
     .collect();
+    let any_shape = ConvShape {
+        height: 1,
+        width: 1,
+        channels_in: 1,
+        channels_out: 1,
+        kernel: 1,
+    };
     codes.extend([
         ("EPILOGUE_SUM", Epilogue::Sum.code()),
         ("EPILOGUE_BIAS_ACT", Epilogue::BiasActivation.code()),
         ("EPILOGUE_ACT_GRAD", Epilogue::ActivationGrad.code()),
+        ("READ_STRIDES", Read::Strides(0, 0).code()),
+        ("READ_PATCHES", Read::Patches(any_shape).code()),
+        ("READ_PATCHES_T", Read::PatchesTransposed(any_shape).code()),
+        ("READ_FLIPPED", Read::Flipped(any_shape).code()),
         ("UPDATE_SGD", UpdateRule::Sgd.code()),
         ("UPDATE_MOMENTUM", UpdateRule::Momentum.code()),
         ("UPDATE_ADAM", UpdateRule::Adam.code()),
@@ -293,6 +415,11 @@ uniform! {
         act: u32,
         /// Values of `k` each workgroup along z sums: `k` unless the product is split.
         k_chunk: u32,
+        /// A convolution's images (see [`Read`]): height, width, channels, kernel side.
+        height: u32,
+        width: u32,
+        channels: u32,
+        kernel: u32,
         _pad1: u32,
         _pad2: u32,
     }
@@ -361,15 +488,14 @@ uniform! {
 }
 
 uniform! {
-    /// `spatial.wgsl`: one pass of a convolution's patches or of pooling.
+    /// `spatial.wgsl`: one pass of pooling or of its gradient.
     SpatialParams {
         len: u32,
         groups_x: u32,
         height: u32,
         width: u32,
-        /// Input channels (convolution) or channels (pooling).
         channels: u32,
-        kernel: u32,
+        _pad1: u32,
         /// An [`Activation`] code.
         act: u32,
         _pad0: u32,
@@ -391,9 +517,10 @@ uniform! {
 /// Which compiled kernel a dispatch runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum KernelId {
-    Matmul,
+    /// `matmul.wgsl`, one output an invocation.
+    Matmul(Reads),
     /// A register-blocked variant of `matmul_tiled.wgsl`.
-    MatmulTiled(MatmulChoice),
+    MatmulTiled(MatmulChoice, Reads),
     ColumnSum,
     SoftmaxCrossEntropy,
     Mse,
@@ -403,8 +530,6 @@ pub(super) enum KernelId {
     Elementwise,
     Widen,
     Narrow,
-    Im2col,
-    Col2im,
     MaxPool,
     MaxPoolBackward,
 }
@@ -447,12 +572,26 @@ impl Kernel {
     }
 }
 
+/// `matmul.wgsl` compiled with `tile` × `tile` workgroups reading as `reads` says.
+fn one_output_kernel(device: &wgpu::Device, tile: u32, reads: Reads) -> Kernel {
+    let [a, b] = reads.constants();
+    let constants = [("TILE", f64::from(tile)), a, b];
+    let label = format!("matmul {reads:?}");
+    Kernel::new(device, &label, &source(MATMUL_WGSL), "main", &constants)
+}
+
 /// `matmul_tiled.wgsl` compiled for the variant `choice`: its block and step sizes generated in
 /// front of the file.
-fn tiled_kernel(device: &wgpu::Device, choice: MatmulChoice) -> Kernel {
+fn tiled_kernel(device: &wgpu::Device, choice: MatmulChoice, reads: Reads) -> Kernel {
     let (per_m, per_n, _) = choice.blocks().unwrap_or((4, 4, 16));
-    let label = format!("matmul_tiled {per_m}x{per_n}");
-    Kernel::new(device, &label, &tiled_source(choice), "main", &[])
+    let label = format!("matmul_tiled {per_m}x{per_n} {reads:?}");
+    Kernel::new(
+        device,
+        &label,
+        &tiled_source(choice),
+        "main",
+        &reads.constants(),
+    )
 }
 
 /// The source of `matmul_tiled.wgsl` for the variant `choice`.
@@ -468,9 +607,16 @@ fn tiled_source(choice: MatmulChoice) -> String {
 
 /// Every kernel, compiled for one device.
 pub(super) struct Kernels {
+    /// Compiles the convolutions' products on first use.
+    device: wgpu::Device,
+    /// The one-output kernel's workgroup edge.
+    tile: u32,
     matmul: Kernel,
     /// The register-blocked variants this adapter runs, smallest tile first.
     matmul_tiled: Vec<(MatmulChoice, Kernel)>,
+    /// The convolutions' products ([`Reads::CONV`]), one-output then each tiled variant.
+    conv_matmul: [OnceCell<Kernel>; 3],
+    conv_tiled: Vec<[OnceCell<Kernel>; 3]>,
     column_sum: Kernel,
     softmax_cross_entropy: Kernel,
     mse: Kernel,
@@ -480,8 +626,6 @@ pub(super) struct Kernels {
     elementwise: Kernel,
     widen: Kernel,
     narrow: Kernel,
-    im2col: Kernel,
-    col2im: Kernel,
     max_pool: Kernel,
     max_pool_backward: Kernel,
 }
@@ -494,18 +638,24 @@ fn source(file: &str) -> String {
     } else {
         ""
     };
-    let activation = if file == MATMUL_WGSL || file == MATMUL_TILED_WGSL || file == SPATIAL_WGSL {
+    let products = file == MATMUL_WGSL || file == MATMUL_TILED_WGSL;
+    let activation = if products || file == SPATIAL_WGSL {
         ACTIVATION_WGSL
     } else {
         ""
     };
-    [codes_wgsl().as_str(), half, activation, file].concat()
+    let read = if products { MATMUL_READ_WGSL } else { "" };
+    [codes_wgsl().as_str(), half, activation, read, file].concat()
 }
 
 impl Kernels {
     /// Compiles every kernel with the workgroup sizes `sizes`.
     pub fn new(device: &wgpu::Device, sizes: KernelSizes) -> Self {
-        let tile = [("TILE", f64::from(sizes.matmul_tile))];
+        let matmul_tiled: Vec<(MatmulChoice, Kernel)> = MatmulChoice::ALL
+            .into_iter()
+            .filter(|&c| c.blocks().is_some() && variant_runs(c, &device.limits()))
+            .map(|c| (c, tiled_kernel(device, c, Reads::Strides)))
+            .collect();
         let wide = [("WORKGROUP", f64::from(sizes.elementwise))];
         // The column sums' slices of 16 invocations must be a power of two, 2 to 16.
         let reduce_size = sizes.column_sum.clamp(32, 256).next_power_of_two();
@@ -515,12 +665,12 @@ impl Kernels {
         let spatial = source(SPATIAL_WGSL);
         let optimizer = source(OPTIMIZER_WGSL);
         Self {
-            matmul: Kernel::new(device, "matmul", &source(MATMUL_WGSL), "main", &tile),
-            matmul_tiled: MatmulChoice::ALL
-                .into_iter()
-                .filter(|&c| c.blocks().is_some() && variant_runs(c, &device.limits()))
-                .map(|c| (c, tiled_kernel(device, c)))
-                .collect(),
+            device: device.clone(),
+            tile: sizes.matmul_tile,
+            matmul: one_output_kernel(device, sizes.matmul_tile, Reads::Strides),
+            conv_matmul: Default::default(),
+            conv_tiled: matmul_tiled.iter().map(|_| Default::default()).collect(),
+            matmul_tiled,
             column_sum: Kernel::new(
                 device,
                 "column_sum",
@@ -549,8 +699,6 @@ impl Kernels {
             ),
             widen: Kernel::new(device, "widen", &convert, "widen", &wide),
             narrow: Kernel::new(device, "narrow", &convert, "narrow", &wide),
-            im2col: Kernel::new(device, "im2col", &spatial, "im2col", &wide),
-            col2im: Kernel::new(device, "col2im", &spatial, "col2im", &wide),
             max_pool: Kernel::new(device, "max_pool", &spatial, "max_pool", &wide),
             max_pool_backward: Kernel::new(
                 device,
@@ -569,12 +717,12 @@ impl Kernels {
         &self,
         chosen: MatmulChoice,
         (m, n): (usize, usize),
-        tile: u32,
+        reads: Reads,
     ) -> (KernelId, (u32, u32)) {
         let pick = pick_variant(self.tiled_variants(), chosen, (m, n));
         match pick.and_then(|c| c.tile().map(|t| (c, t))) {
-            Some((c, (tm, tn))) => (KernelId::MatmulTiled(c), (tm as u32, tn as u32)),
-            None => (KernelId::Matmul, (tile, tile)),
+            Some((c, (tm, tn))) => (KernelId::MatmulTiled(c, reads), (tm as u32, tn as u32)),
+            None => (KernelId::Matmul(reads), (self.tile, self.tile)),
         }
     }
 
@@ -586,12 +734,21 @@ impl Kernels {
     /// The kernel `id`.
     pub fn get(&self, id: KernelId) -> &Kernel {
         match id {
-            KernelId::Matmul => &self.matmul,
-            KernelId::MatmulTiled(choice) => self
-                .matmul_tiled
-                .iter()
-                .find(|(c, _)| *c == choice)
-                .map_or(&self.matmul, |(_, k)| k),
+            KernelId::Matmul(reads) => match reads.conv_index() {
+                None => &self.matmul,
+                Some(i) => self.conv_matmul[i]
+                    .get_or_init(|| one_output_kernel(&self.device, self.tile, reads)),
+            },
+            KernelId::MatmulTiled(choice, reads) => {
+                let Some(at) = self.matmul_tiled.iter().position(|(c, _)| *c == choice) else {
+                    return self.get(KernelId::Matmul(reads));
+                };
+                match reads.conv_index() {
+                    None => &self.matmul_tiled[at].1,
+                    Some(i) => self.conv_tiled[at][i]
+                        .get_or_init(|| tiled_kernel(&self.device, choice, reads)),
+                }
+            }
             KernelId::ColumnSum => &self.column_sum,
             KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
             KernelId::Mse => &self.mse,
@@ -601,8 +758,6 @@ impl Kernels {
             KernelId::Elementwise => &self.elementwise,
             KernelId::Widen => &self.widen,
             KernelId::Narrow => &self.narrow,
-            KernelId::Im2col => &self.im2col,
-            KernelId::Col2im => &self.col2im,
             KernelId::MaxPool => &self.max_pool,
             KernelId::MaxPoolBackward => &self.max_pool_backward,
         }
@@ -759,25 +914,32 @@ mod tests {
             ("elementwise.wgsl", ELEMENTWISE_WGSL),
             ("convert.wgsl", CONVERT_WGSL),
             ("activation.wgsl", ACTIVATION_WGSL),
+            ("matmul_read.wgsl", MATMUL_READ_WGSL),
             ("spatial.wgsl", SPATIAL_WGSL),
         ] {
             // A case label or a comparison with a bare number is a code written twice.
             for line in text.lines().map(str::trim).filter(|l| !l.starts_with("//")) {
                 let literal_case = line.starts_with("case ")
                     && line[5..].starts_with(|c: char| c.is_ascii_digit());
-                let literal_code = [".mode == ", ".format == ", ".rule == ", ".act == "]
-                    .iter()
-                    .any(|f| {
-                        line.split(f)
-                            .nth(1)
-                            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
-                    });
+                let literal_code = [
+                    ".mode == ",
+                    ".format == ",
+                    ".rule == ",
+                    ".act == ",
+                    "_read == ",
+                ]
+                .iter()
+                .any(|f| {
+                    line.split(f)
+                        .nth(1)
+                        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+                });
                 assert!(!literal_case && !literal_code, "{file}: `{line}`");
             }
         }
         // Within each family, no two codes are equal.
         let generated = codes_wgsl();
-        for family in ["ACT_", "EPILOGUE_", "UPDATE_", "MODE_", "FORMAT_"] {
+        for family in ["ACT_", "EPILOGUE_", "READ_", "UPDATE_", "MODE_", "FORMAT_"] {
             let mut values: Vec<&str> = generated
                 .lines()
                 .filter(|l| l.starts_with(&format!("const {family}")))

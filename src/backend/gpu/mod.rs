@@ -24,6 +24,7 @@
 
 mod census;
 pub mod context;
+mod convolution;
 mod dispatch;
 mod instrumented;
 mod kernels;

@@ -6,7 +6,7 @@ use super::census::NON_FINITE_SLOT;
 use super::dispatch::{Binding, SCRATCH_BYTES};
 use super::kernels::{
     COLUMN_SUM_COLS, ColumnSumParams, ElementwiseMode, ElementwiseParams, Epilogue, KernelId,
-    LossParams, MatmulParams, OptimizerParams, UpdateRule, split_k,
+    LossParams, MatmulParams, OptimizerParams, Read, Reads, UpdateRule, split_k,
 };
 use crate::backend::checks;
 use crate::backend::error::BackendError;
@@ -19,17 +19,26 @@ use crate::device::Device;
 use crate::precision::Half;
 
 impl GpuBackend {
-    /// `c = epilogue(op(a) · op(b))` with strides describing the transposes.
-    fn matmul(
+    /// `c = epilogue(op(a) · op(b))`, each operand read with strides (transposes) or as a
+    /// convolution's (see [`Read`]).
+    pub(super) fn matmul(
         &mut self,
         label: &'static str,
-        (a, a_strides): (Binding, (usize, usize)),
-        (b, b_strides): (Binding, (usize, usize)),
+        (a, a_read): (Binding, Read),
+        (b, b_read): (Binding, Read),
         aux: Option<Binding>,
         (epilogue, act): (Epilogue, Activation),
         (m, n, k): (usize, usize, usize),
         c: Binding,
     ) -> Result<(), BackendError> {
+        let (a_strides, b_strides) = (a_read.strides(), b_read.strides());
+        let conv = a_read.shape().or(b_read.shape()).unwrap_or(ConvShape {
+            height: 0,
+            width: 0,
+            channels_in: 0,
+            channels_out: 0,
+            kernel: 0,
+        });
         let mut params = MatmulParams {
             m: m as u32,
             n: n as u32,
@@ -41,6 +50,10 @@ impl GpuBackend {
             b_col_stride: b_strides.1 as u32,
             act: act.code(),
             k_chunk: k as u32,
+            height: conv.height as u32,
+            width: conv.width as u32,
+            channels: conv.channels_in as u32,
+            kernel: conv.kernel as u32,
             ..MatmulParams::default()
         };
         let aux = aux.unwrap_or_else(|| self.stream.dummy_read());
@@ -50,9 +63,12 @@ impl GpuBackend {
         let (kernel, (tile_m, tile_n)) =
             self.stream
                 .kernels()
-                .product(sizes.matmul, (m, n), sizes.matmul_tile);
+                .product(sizes.matmul, (m, n), Reads::of(a_read, b_read));
         let groups = ((n as u32).div_ceil(tile_n), (m as u32).div_ceil(tile_m));
-        let splits = if sizes.split_k && epilogue == Epilogue::Sum && kernel == KernelId::Matmul {
+        let splits = if sizes.split_k
+            && epilogue == Epilogue::Sum
+            && matches!(kernel, KernelId::Matmul(_))
+        {
             split_k((m, n, k), tile_m as usize, SCRATCH_BYTES)
         } else {
             1
@@ -85,7 +101,7 @@ impl GpuBackend {
     /// is split across workgroups along the rows as a thin product is along `k`: each
     /// stretch's sums into a row of the scratch buffer, then those added in order
     /// (`labels`: the first pass's and the second's).
-    fn column_sums(
+    pub(super) fn column_sums(
         &mut self,
         labels: (&'static str, &'static str),
         x: Binding,
@@ -347,8 +363,8 @@ impl ComputeOps for GpuBackend {
         let ob = self.output(out, 3, false)?;
         self.matmul(
             "linear_forward",
-            (xb, (fan_in, 1)),
-            (wb, (fan_out, 1)),
+            (xb, Read::Strides(fan_in, 1)),
+            (wb, Read::Strides(fan_out, 1)),
             Some(bb),
             (Epilogue::BiasActivation, act),
             (batch, fan_out, fan_in),
@@ -375,8 +391,8 @@ impl ComputeOps for GpuBackend {
         // op(b) = wᵀ: element (kk, j) of wᵀ is w[j, kk] = w[j * fan_out + kk].
         self.matmul(
             OP,
-            (dzb, (fan_out, 1)),
-            (wb, (1, fan_out)),
+            (dzb, Read::Strides(fan_out, 1)),
+            (wb, Read::Strides(1, fan_out)),
             Some(ab),
             (Epilogue::ActivationGrad, act_prev),
             (batch, fan_in, fan_out),
@@ -400,8 +416,8 @@ impl ComputeOps for GpuBackend {
         // op(a) = xᵀ: element (i, kk) of xᵀ is x[kk, i] = x[kk * fan_in + i].
         self.matmul(
             "weight_grad",
-            (xb, (1, fan_in)),
-            (dzb, (fan_out, 1)),
+            (xb, Read::Strides(1, fan_in)),
+            (dzb, Read::Strides(fan_out, 1)),
             None,
             (Epilogue::Sum, Activation::Identity),
             (fan_in, fan_out, batch),
@@ -417,24 +433,34 @@ impl ComputeOps for GpuBackend {
         self.store(db, 3)
     }
 
-    fn im2col(
+    fn conv_forward(
         &mut self,
         x: &Tensor,
         shape: ConvShape,
-        col: &mut Tensor,
+        params: (&Tensor, &Tensor, Activation),
+        out: &mut Tensor,
     ) -> Result<(), BackendError> {
-        self.im2col_op(x, shape, col)
+        self.conv_forward_op(x, shape, params, out)
     }
 
-    fn col2im(
+    fn conv_backward_params(
         &mut self,
-        dcol: &Tensor,
-        a_prev: &Tensor,
-        act_prev: Activation,
+        x: &Tensor,
+        shape: ConvShape,
+        dz: &Tensor,
+        grads: (&mut Tensor, &mut Tensor),
+    ) -> Result<(), BackendError> {
+        self.conv_backward_params_op(x, shape, dz, grads)
+    }
+
+    fn conv_backward_input(
+        &mut self,
+        dz: &Tensor,
+        w: &Tensor,
         shape: ConvShape,
         dx: &mut Tensor,
     ) -> Result<(), BackendError> {
-        self.col2im_op(dcol, a_prev, act_prev, shape, dx)
+        self.conv_backward_input_op(dz, w, shape, dx)
     }
 
     fn max_pool(

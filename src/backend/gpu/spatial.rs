@@ -1,22 +1,22 @@
-//! Convolution patches and pooling on the GPU: one pass of `shaders/spatial.wgsl` each, through
+//! 2×2 max pooling and its gradient on the GPU: one pass of `shaders/spatial.wgsl` each, through
 //! working copies for 16-bit tensors as every op here.
 
 use super::GpuBackend;
 use super::kernels::{KernelId, SpatialParams};
 use crate::backend::checks;
 use crate::backend::error::BackendError;
-use crate::backend::params::{Activation, ConvShape, PoolShape};
+use crate::backend::params::{Activation, PoolShape};
 use crate::backend::tensor::Tensor;
 use crate::device::Device;
 
-/// What one pass reads and writes: `src`, `dst`, and the backward passes' second input.
+/// What one pass reads and writes: `src`, `dst`, and the backward pass's second input.
 struct Pass<'a> {
     kernel: (KernelId, &'static str),
     src: &'a Tensor,
     aux: Option<&'a Tensor>,
     dst: &'a mut Tensor,
-    /// Height, width, channels and kernel side.
-    geometry: [usize; 4],
+    /// Height, width and channels.
+    geometry: [usize; 3],
     act: Activation,
 }
 
@@ -27,7 +27,7 @@ impl GpuBackend {
             src,
             aux,
             dst,
-            geometry: [height, width, channels, side],
+            geometry: [height, width, channels],
             act,
         } = pass;
         let all: Vec<&Tensor> = [Some(src), aux, Some(&*dst)]
@@ -43,7 +43,6 @@ impl GpuBackend {
             height: height as u32,
             width: width as u32,
             channels: channels as u32,
-            kernel: side as u32,
             act: act.code(),
             ..SpatialParams::default()
         };
@@ -61,42 +60,6 @@ impl GpuBackend {
         self.store(dst, 1)
     }
 
-    pub(super) fn im2col_op(
-        &mut self,
-        x: &Tensor,
-        s: ConvShape,
-        col: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        checks::im2col(Device::Gpu, x, s, col)?;
-        self.spatial(Pass {
-            kernel: (KernelId::Im2col, "im2col"),
-            src: x,
-            aux: None,
-            dst: col,
-            geometry: [s.height, s.width, s.channels_in, s.kernel],
-            act: Activation::Identity,
-        })
-    }
-
-    pub(super) fn col2im_op(
-        &mut self,
-        dcol: &Tensor,
-        a_prev: &Tensor,
-        act: Activation,
-        s: ConvShape,
-        dx: &mut Tensor,
-    ) -> Result<(), BackendError> {
-        checks::col2im(Device::Gpu, dcol, a_prev, s, dx)?;
-        self.spatial(Pass {
-            kernel: (KernelId::Col2im, "col2im"),
-            src: dcol,
-            aux: Some(a_prev),
-            dst: dx,
-            geometry: [s.height, s.width, s.channels_in, s.kernel],
-            act,
-        })
-    }
-
     pub(super) fn max_pool_op(
         &mut self,
         x: &Tensor,
@@ -109,7 +72,7 @@ impl GpuBackend {
             src: x,
             aux: None,
             dst: out,
-            geometry: [s.height, s.width, s.channels, 0],
+            geometry: [s.height, s.width, s.channels],
             act: Activation::Identity,
         })
     }
@@ -128,7 +91,7 @@ impl GpuBackend {
             src: x,
             aux: Some(dout),
             dst: dx,
-            geometry: [s.height, s.width, s.channels, 0],
+            geometry: [s.height, s.width, s.channels],
             act,
         })
     }
