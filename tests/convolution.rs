@@ -8,7 +8,7 @@
 mod common;
 
 use batchscope::backend::{Activation, Backend, ConvShape, PoolShape, Tensor};
-use common::reference::{conv64, dense64, pool64};
+use common::reference::{conv_gradients64, conv64, dense64, pool64};
 use common::{Rng64, assert_close, central_differences, upload};
 
 const H: f64 = 1e-4;
@@ -232,49 +232,6 @@ fn conv_passes_shapes(b: &mut dyn Backend) {
             .collect();
         assert_close(&name, &b.read(&db).expect("read"), &want_db, ABS, REL);
     }
-}
-
-/// A convolution's weight and input gradients in f64, summed tap by tap from the definitions
-/// (channels-last images, zero outside them).
-fn conv_gradients64(
-    x: &[f64],
-    w: &[f64],
-    dz: &[f64],
-    s: ConvShape,
-    batch: usize,
-) -> (Vec<f64>, Vec<f64>) {
-    let (h, wd, ci, co, k) = (s.height, s.width, s.channels_in, s.channels_out, s.kernel);
-    let pad = k / 2;
-    let mut dw = vec![0.0; s.patch() * co];
-    let mut dx = vec![0.0; batch * s.image_in()];
-    for b in 0..batch {
-        for y in 0..h {
-            for xo in 0..wd {
-                let out_at = ((b * h + y) * wd + xo) * co;
-                for ky in 0..k {
-                    for kx in 0..k {
-                        let (Some(yy), Some(xx)) =
-                            ((y + ky).checked_sub(pad), (xo + kx).checked_sub(pad))
-                        else {
-                            continue;
-                        };
-                        if yy >= h || xx >= wd {
-                            continue;
-                        }
-                        let in_at = ((b * h + yy) * wd + xx) * ci;
-                        for c in 0..ci {
-                            let row = (ky * k + kx) * ci + c;
-                            for o in 0..co {
-                                dw[row * co + o] += x[in_at + c] * dz[out_at + o];
-                                dx[in_at + c] += dz[out_at + o] * w[row * co + o];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    (dw, dx)
 }
 
 /// Ties in a pooling window: the gradient goes to the first of the largest values in row-major

@@ -1,14 +1,15 @@
-//! Every GPU matrix-product kernel variant against an f64 reference, and against the CPU over a
-//! short training run, whichever the adapter would choose; and the tuning that chooses among
-//! them. On lavapipe in CI; on a real GPU through `scripts/gpu-check.sh`.
+//! Every GPU matrix-product kernel variant against an f64 reference (as the dense layers' and
+//! as the convolutions' products, which read their patches from the images), and against the
+//! CPU over a short training run, whichever the adapter would choose; and the tuning that
+//! chooses among them. On lavapipe in CI; on a real GPU through `scripts/gpu-check.sh`.
 
 mod common;
 
 use batchscope::backend::gpu::GpuBackend;
 use batchscope::backend::gpu::tuning::{TuningCache, apply_or_tune, tuning_key};
-use batchscope::backend::{Activation, Backend, MatmulChoice, MatmulTuning};
+use batchscope::backend::{Activation, Backend, ConvShape, MatmulChoice, MatmulTuning};
 use batchscope::train::{Runner, Session, TrainConfig};
-use common::reference::dense64;
+use common::reference::{conv_gradients64, conv64, dense64};
 use common::{Rng64, act64, assert_close, upload};
 
 /// The GPU with its large products forced to `choice`, or `None` without an adapter or where
@@ -139,6 +140,106 @@ fn every_matmul_kernel_computes_the_products() {
             products_case(&mut gpu, shape);
         }
     }
+}
+
+/// A convolution's three passes through every variant, split along `k` and not: each pass is
+/// a product reading its patches from the images (its own pipelines), so each variant is
+/// checked reading them. 128 channels in and out over 8 images of 4 × 4 fill the 128 × 128
+/// tiles in all three passes; 8 → 16 channels over 14 × 14 runs the one-output kernel with a
+/// long weight-gradient sum; a 5 × 5 kernel over 70 filters leaves partial tiles.
+#[test]
+fn every_matmul_kernel_computes_the_convolutions() {
+    let shapes = [
+        (conv_shape(3, 128, 128, 4, 4), 8),
+        (conv_shape(3, 8, 16, 14, 14), 8),
+        (conv_shape(5, 3, 70, 9, 11), 3),
+    ];
+    for choice in MatmulChoice::ALL {
+        let Some(mut gpu) = gpu_with(choice) else {
+            continue;
+        };
+        for split in [false, true] {
+            gpu.set_split_k(split);
+            for (s, batch) in shapes {
+                conv_case(&mut gpu, s, batch, &format!("{choice:?} split {split}"));
+            }
+        }
+    }
+}
+
+fn conv_shape(kernel: usize, c_in: usize, c_out: usize, height: usize, width: usize) -> ConvShape {
+    ConvShape {
+        height,
+        width,
+        channels_in: c_in,
+        channels_out: c_out,
+        kernel,
+    }
+}
+
+/// Forward (ReLU), parameter and input gradients of one convolution against f64 sums.
+fn conv_case(b: &mut dyn Backend, s: ConvShape, batch: usize, variant: &str) {
+    let mut rng = Rng64::new((s.kernel * 1000 + s.channels_in * 10 + s.channels_out) as u64);
+    let rows = batch * s.pixels();
+    let x = rng.vec(batch * s.image_in(), 1.0);
+    let w = rng.vec(s.patch() * s.channels_out, 0.5);
+    let bias = rng.vec(s.channels_out, 0.3);
+    let dz = rng.vec(rows * s.channels_out, 1.0);
+    let tx = upload(b, "x", batch, s.image_in(), &x);
+    let tw = upload(b, "w", s.patch(), s.channels_out, &w);
+    let tb = upload(b, "b", 1, s.channels_out, &bias);
+    let tdz = upload(b, "dz", rows, s.channels_out, &dz);
+    let mut out = b.zeros("out", rows, s.channels_out).expect("alloc");
+    let mut dw = b.zeros("dw", s.patch(), s.channels_out).expect("alloc");
+    let mut db = b.zeros("db", 1, s.channels_out).expect("alloc");
+    let mut dx = b.zeros("dx", batch, s.image_in()).expect("alloc");
+    b.conv_forward(&tx, s, (&tw, &tb, Activation::Relu), &mut out)
+        .expect("forward");
+    b.conv_backward_params(&tx, s, &tdz, (&mut dw, &mut db))
+        .expect("params");
+    b.conv_backward_input(&tdz, &tw, s, &mut dx).expect("input");
+    let name = format!("{variant} {s:?}");
+    let (want_dw, want_dx) = conv_gradients64(&x, &w, &dz, s, batch);
+    // Sums of up to a thousand products of values near 1: f32 rounding grows with them.
+    let tolerance = |k: usize| 1e-5 * k as f64;
+    let want_out = conv64(&x, &w, &bias, s, Activation::Relu);
+    let got = |b: &mut dyn Backend, t| b.read(t).expect("read");
+    let out_f = got(b, &out);
+    assert_close(
+        &format!("{name} forward"),
+        &out_f,
+        &want_out,
+        tolerance(s.patch()),
+        1e-5,
+    );
+    let dw_f = got(b, &dw);
+    assert_close(
+        &format!("{name} dw"),
+        &dw_f,
+        &want_dw,
+        tolerance(rows),
+        1e-5,
+    );
+    let dx_f = got(b, &dx);
+    let taps = s.kernel * s.kernel * s.channels_out;
+    assert_close(
+        &format!("{name} dx"),
+        &dx_f,
+        &want_dx,
+        tolerance(taps),
+        1e-5,
+    );
+    let want_db: Vec<f64> = (0..s.channels_out)
+        .map(|o| dz.iter().skip(o).step_by(s.channels_out).sum())
+        .collect();
+    let db_f = got(b, &db);
+    assert_close(
+        &format!("{name} db"),
+        &db_f,
+        &want_db,
+        tolerance(rows),
+        1e-5,
+    );
 }
 
 /// A network with layers wide enough for every variant's tiles (128 × 160, 160 × 130) trains as
