@@ -233,18 +233,31 @@ fn the_small_workgroups_of_weaker_adapters_compute_the_same() {
     let mut gpu = GpuBackend::with_sizes(Some(small)).expect("the adapter opened a moment ago");
     assert_eq!(gpu.kernel_sizes(), small);
     let mut cpu = common::cpu();
-    let session = Session::new(spiral_config()).expect("valid config");
-    let (cpu_logs, _) = logged_run(&mut cpu, &session, 50);
-    let (gpu_logs, _) = logged_run(&mut gpu, &session, 50);
-    for (c, g) in cpu_logs.iter().zip(&gpu_logs) {
-        let rel = ((c.loss - g.loss) / c.loss).abs();
-        assert!(
-            rel <= 1e-4,
-            "step {}: cpu {} vs gpu {} with small workgroups",
-            c.step,
-            c.loss,
-            g.loss
-        );
+    // An MLP, and a CNN whose convolutions run the 8 × 8 one-output kernel reading patches
+    // (momentum: see tests/cnn.rs for why not Adam in a parity test).
+    let cnn = TrainConfig {
+        source: batchscope::data::source::DataSource::Shipped("digits".into()),
+        conv: vec![4, 8],
+        hidden: Vec::new(),
+        optimizer: OptimizerKind::Momentum,
+        batch: 16,
+        ..spiral_config()
+    };
+    for config in [spiral_config(), cnn] {
+        let session = Session::new(config).expect("valid config");
+        let (cpu_logs, _) = logged_run(&mut cpu, &session, 50);
+        let (gpu_logs, _) = logged_run(&mut gpu, &session, 50);
+        for (c, g) in cpu_logs.iter().zip(&gpu_logs) {
+            let rel = ((c.loss - g.loss) / c.loss).abs();
+            assert!(
+                rel <= 1e-4,
+                "{}: step {}: cpu {} vs gpu {} with small workgroups",
+                session.data.name,
+                c.step,
+                c.loss,
+                g.loss
+            );
+        }
     }
 }
 
