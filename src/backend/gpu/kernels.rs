@@ -178,17 +178,28 @@ pub(super) enum Read {
     Flipped(ConvShape),
 }
 
-impl Read {
+/// The shader's names for the kinds of [`Read`] (`READ_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReadMode {
+    Strides,
+    Patches,
+    PatchesTransposed,
+    Flipped,
+}
+
+impl ReadMode {
     /// The shader's code.
-    pub(super) fn code(self) -> u32 {
+    fn code(self) -> u32 {
         match self {
-            Read::Strides(..) => 0,
-            Read::Patches(_) => 1,
-            Read::PatchesTransposed(_) => 2,
-            Read::Flipped(_) => 3,
+            ReadMode::Strides => 0,
+            ReadMode::Patches => 1,
+            ReadMode::PatchesTransposed => 2,
+            ReadMode::Flipped => 3,
         }
     }
+}
 
+impl Read {
     /// The strides `matmul.wgsl` reads with. For a convolution's reads they say only which
     /// way neighbouring invocations of the tiled kernel read (along `k` where it is
     /// `(_, 1)` for `a`, not `(_, 1)` for `b`): along the channels, which lie side by side.
@@ -244,18 +255,11 @@ impl Reads {
 
     /// The pipeline constants `A_READ` and `B_READ`.
     fn constants(self) -> [(&'static str, f64); 2] {
-        let shape = ConvShape {
-            height: 1,
-            width: 1,
-            channels_in: 1,
-            channels_out: 1,
-            kernel: 1,
-        };
         let (a, b) = match self {
-            Reads::Strides => (Read::Strides(0, 0), Read::Strides(0, 0)),
-            Reads::ConvForward => (Read::Patches(shape), Read::Strides(0, 0)),
-            Reads::ConvWeightGrad => (Read::PatchesTransposed(shape), Read::Strides(0, 0)),
-            Reads::ConvInputGrad => (Read::Patches(shape), Read::Flipped(shape)),
+            Reads::Strides => (ReadMode::Strides, ReadMode::Strides),
+            Reads::ConvForward => (ReadMode::Patches, ReadMode::Strides),
+            Reads::ConvWeightGrad => (ReadMode::PatchesTransposed, ReadMode::Strides),
+            Reads::ConvInputGrad => (ReadMode::Patches, ReadMode::Flipped),
         };
         [
             ("A_READ", f64::from(a.code())),
@@ -332,21 +336,14 @@ pub(super) fn codes_wgsl() -> String {
     .into_iter()
     .map(|a| (activation(a), a.code()))
     .collect();
-    let any_shape = ConvShape {
-        height: 1,
-        width: 1,
-        channels_in: 1,
-        channels_out: 1,
-        kernel: 1,
-    };
     codes.extend([
         ("EPILOGUE_SUM", Epilogue::Sum.code()),
         ("EPILOGUE_BIAS_ACT", Epilogue::BiasActivation.code()),
         ("EPILOGUE_ACT_GRAD", Epilogue::ActivationGrad.code()),
-        ("READ_STRIDES", Read::Strides(0, 0).code()),
-        ("READ_PATCHES", Read::Patches(any_shape).code()),
-        ("READ_PATCHES_T", Read::PatchesTransposed(any_shape).code()),
-        ("READ_FLIPPED", Read::Flipped(any_shape).code()),
+        ("READ_STRIDES", ReadMode::Strides.code()),
+        ("READ_PATCHES", ReadMode::Patches.code()),
+        ("READ_PATCHES_T", ReadMode::PatchesTransposed.code()),
+        ("READ_FLIPPED", ReadMode::Flipped.code()),
         ("UPDATE_SGD", UpdateRule::Sgd.code()),
         ("UPDATE_MOMENTUM", UpdateRule::Momentum.code()),
         ("UPDATE_ADAM", UpdateRule::Adam.code()),
