@@ -369,3 +369,28 @@ fn thin_weight_gradients_are_split_along_k() {
     gpu.set_split_k(false);
     assert_eq!(launched(&mut gpu, (20_000, 9, 8)), 4);
 }
+
+/// A kernel choice that cannot be kept (the cache's path is a folder: it cannot be read, and
+/// the new choice cannot be written over it) costs a timing, not the run, and the opened
+/// backend says both, for the GPU column.
+#[test]
+fn an_unusable_tuning_cache_is_said_and_the_gpu_still_opens() {
+    use batchscope::backend::{DeviceInfo as _, TuningNote, open_gpu};
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("batchscope-tune-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let gpu = open_gpu(Some(&dir)).expect("the GPU opens all the same");
+    let notes = gpu.tuning_notes();
+    assert!(
+        matches!(notes.first(), Some(TuningNote::Unreadable { path, .. }) if *path == dir.display().to_string()),
+        "{notes:?}"
+    );
+    assert!(
+        matches!(notes.get(1), Some(TuningNote::NotSaved { .. })),
+        "{notes:?}"
+    );
+    assert!(gpu.adapter().matmul_tuning.is_some(), "timed this run");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -219,3 +219,37 @@ mod tests {
         assert!(MatmulVariants::default().iter().next().is_none());
     }
 }
+
+/// What went wrong with the GPU's kept kernel choice (`batchscope tune`'s cache): the run goes
+/// on with kernels timed now or chosen from the limits, and the GPU column says so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TuningNote {
+    /// The cache at `path` could not be read or understood (`why`): the kernels are timed
+    /// again.
+    Unreadable { path: String, why: String },
+    /// The new choice could not be saved (`why`): it is timed again next time.
+    NotSaved { why: String },
+    /// Timing the kernels failed (`why`): the default kernel is used.
+    TimingFailed { why: String },
+}
+
+impl std::fmt::Display for TuningNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TuningNote::Unreadable { path, why } => write!(
+                f,
+                "the saved GPU kernel choice in {path} could not be used ({why}); the kernels \
+                 are timed again"
+            ),
+            TuningNote::NotSaved { why } => write!(
+                f,
+                "the GPU kernel choice could not be saved ({why}); it is timed again next time"
+            ),
+            TuningNote::TimingFailed { why } => write!(
+                f,
+                "timing the GPU's matrix-product kernels failed ({why}); the default kernel is \
+                 used"
+            ),
+        }
+    }
+}

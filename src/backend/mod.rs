@@ -20,7 +20,9 @@ pub mod tensor;
 pub mod traits;
 
 pub use error::BackendError;
-pub use identity::{AdapterSummary, KernelSizes, MatmulChoice, MatmulTuning, MatmulVariants};
+pub use identity::{
+    AdapterSummary, KernelSizes, MatmulChoice, MatmulTuning, MatmulVariants, TuningNote,
+};
 pub use open::{GpuChoice, OpenOptions, open, open_gpu};
 pub use params::{
     Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,

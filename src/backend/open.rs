@@ -51,10 +51,12 @@ pub fn open_gpu(tuning: Option<&std::path::Path>) -> Result<GpuBackend, String> 
     let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
     if let Some(path) = tuning {
         // A cache that cannot be read or written costs a second of timing, not the run: the
-        // note goes where the run's own output does not.
-        for note in super::gpu::tuning::apply_or_tune(&mut gpu, path, false) {
+        // notes go to stderr (the command line) and stay with the backend (the GPU column).
+        let notes = super::gpu::tuning::apply_or_tune(&mut gpu, path, false);
+        for note in &notes {
             eprintln!("batchscope: {note}");
         }
+        gpu.set_tuning_notes(notes);
     }
     Ok(gpu)
 }

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use super::error::BackendError;
-use super::identity::AdapterSummary;
+use super::identity::{AdapterSummary, TuningNote};
 use super::params::{
     Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,
 };
@@ -43,6 +43,12 @@ pub trait DeviceInfo: Send {
     /// The adapter, for GPU backends.
     fn adapter_summary(&self) -> Option<AdapterSummary> {
         None
+    }
+
+    /// What went wrong with the kept kernel choice as a GPU backend was opened (the run goes
+    /// on; the GPU column says so).
+    fn tuning_notes(&self) -> Vec<TuningNote> {
+        Vec::new()
     }
 
     /// Kernels dispatched since the backend opened, for GPU backends: each costs a launch, and

@@ -12,7 +12,10 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
     let notes = match &path {
         Some(path) => apply_or_tune(&mut gpu, path, true),
         None => match gpu.tune_matmul() {
-            Ok(_) => vec!["no data directory was found: the choice is not kept".to_owned()],
+            Ok(_) => {
+                eprintln!("batchscope: no data directory was found: the choice is not kept");
+                Vec::new()
+            }
             Err(e) => return Err(Failure::BadInput(e.to_string())),
         },
     };
@@ -21,6 +24,7 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
     }
     let adapter = gpu.adapter().clone();
     let Some(tuning) = adapter.matmul_tuning.as_deref() else {
+        let notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
         return Err(Failure::BadInput(notes.join("; ")));
     };
     if as_json {

@@ -634,6 +634,9 @@ strings! {
     BudgetIs => "budget {bytes}", "预算 {bytes}";
     NoBudget => "no budget set", "未设预算";
     ReleaseCached => "Release cached", "释放缓存";
+    TuningUnreadable => "The saved GPU kernel choice in {path} could not be used ({why}): the kernels were timed again.", "无法使用 {path} 中保存的 GPU 内核选择（{why}）：已重新计时各内核。";
+    TuningNotSaved => "The GPU kernel choice could not be saved ({why}): it will be timed again next time.", "无法保存 GPU 内核选择（{why}）：下次启动时会重新计时。";
+    TuningFailed => "Timing the GPU's matrix-product kernels failed ({why}): the default kernel is used.", "GPU 矩阵乘法内核计时失败（{why}）：改用默认内核。";
     MemoryPreviousModel => "Still the previous model's memory: this run's model is being built on this device.", "仍是上一个模型的内存：本次运行的模型正在这台设备上构建。";
     UnifiedMemory => "Unified memory: this GPU works in the host's RAM, so its memory below is the host's and no copy crosses a bus", "统一内存：这块 GPU 使用主机的内存，所以下面的显存就是主机内存，复制不经过总线";
     ReleaseCachedTip => "Give the cached blocks back to the device (PyTorch's torch.cuda.empty_cache()): reserved falls to allocated.", "把缓存的块还给设备（相当于 PyTorch 的 torch.cuda.empty_cache()）：已保留降到已分配。";

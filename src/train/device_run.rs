@@ -9,7 +9,7 @@
 use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 use super::turns::Sharing;
 use super::worker::{Event, EventKind, Reached};
-use crate::backend::AdapterSummary;
+use crate::backend::{AdapterSummary, TuningNote};
 use crate::device::Device;
 use crate::memory::MemorySnapshot;
 use crate::precision::{Precision, RoundingCensus};
@@ -122,6 +122,9 @@ pub struct DeviceRun {
     pub trace_context: Option<Context>,
     /// The memory accounting, as last reported.
     pub memory: Option<MemorySnapshot>,
+    /// What went wrong with the GPU's kept kernel choice as it opened (the device's, like its
+    /// status: kept from run to run).
+    pub tuning_notes: Vec<TuningNote>,
     /// `memory` still describes the previous run's model: this run's has not been built on
     /// the device yet (the old tensors are still held there until it is).
     pub memory_stale: bool,
@@ -171,6 +174,7 @@ impl DeviceRun {
             trace: TraceHistory::default(),
             trace_context: None,
             memory: None,
+            tuning_notes: Vec::new(),
             memory_stale: false,
             memory_history: Vec::new(),
             values: None,
@@ -226,6 +230,7 @@ impl DeviceRun {
             precision,
             memory: self.memory,
             memory_stale: self.memory.is_some(),
+            tuning_notes: std::mem::take(&mut self.tuning_notes),
             sharing: self.sharing,
             // A new number, so a view redraws rather than reusing the old run's picture.
             boundary_version: self.boundary_version + 1,
@@ -251,6 +256,7 @@ impl DeviceRun {
                 };
             }
             EventKind::Unavailable(reason) => self.status = DeviceStatus::Unavailable(reason),
+            EventKind::TuningNotes(notes) => self.tuning_notes = notes,
             _ if generation != self.generation => {}
             kind => self.apply_run_event(kind),
         }
@@ -258,7 +264,7 @@ impl DeviceRun {
 
     fn apply_run_event(&mut self, kind: EventKind) {
         match kind {
-            EventKind::Ready { .. } | EventKind::Unavailable(_) => {}
+            EventKind::Ready { .. } | EventKind::Unavailable(_) | EventKind::TuningNotes(_) => {}
             EventKind::Log(log) => {
                 // It trains again: whatever stopped it before is no longer the news.
                 self.error = None;

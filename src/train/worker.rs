@@ -12,8 +12,8 @@ use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 use super::runner::Runner;
 use super::session::Session;
 use super::turns::{Take, Turns};
-use crate::backend::AdapterSummary;
 use crate::backend::Backend;
+use crate::backend::{AdapterSummary, TuningNote};
 use crate::device::Device;
 use crate::job::{Job, JobContext, Notify};
 use crate::memory::MemorySnapshot;
@@ -66,6 +66,9 @@ pub enum EventKind {
     },
     /// The device cannot train, and why (what is missing and how to get it).
     Unavailable(String),
+    /// What went wrong with the GPU's kept kernel choice as it opened (sent after `Ready`
+    /// when there is something to say).
+    TuningNotes(Vec<TuningNote>),
     /// A training interval.
     Log(StepLog),
     /// Whole-set accuracy.
@@ -475,6 +478,10 @@ fn command_loop(
         adapter,
         cpu_threads: state.backend.threads(),
     });
+    let notes = state.backend.tuning_notes();
+    if !notes.is_empty() {
+        state.send(EventKind::TuningNotes(notes));
+    }
     loop {
         let command = if state.running {
             match inbox.try_recv() {

@@ -6,7 +6,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
 
 use super::labels::{class_color, device_title, precision_label};
-use crate::backend::AdapterSummary;
+use crate::backend::{AdapterSummary, TuningNote};
 use crate::data::{Dataset, Task};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
@@ -65,6 +65,7 @@ impl ColumnPanel {
                 cpu_threads,
             } => {
                 device_header_ui(ui, lang, name, adapter.as_ref(), *cpu_threads);
+                tuning_notes_ui(ui, lang, &run.tuning_notes);
                 sharing_ui(ui, lang, run, *cpu_threads);
             }
         }
@@ -585,6 +586,24 @@ fn device_header_ui(
     }
 }
 
+/// What went wrong with the GPU's kept kernel choice: the run goes on, and the user learns why
+/// the kernels were timed again (and what the system said).
+fn tuning_notes_ui(ui: &mut egui::Ui, lang: Lang, notes: &[TuningNote]) {
+    for note in notes {
+        let text = match note {
+            TuningNote::Unreadable { path, why } => {
+                lang.fmt(Key::TuningUnreadable, &[("path", path), ("why", why)])
+            }
+            TuningNote::NotSaved { why } => lang.fmt(Key::TuningNotSaved, &[("why", why)]),
+            TuningNote::TimingFailed { why } => lang.fmt(Key::TuningFailed, &[("why", why)]),
+        };
+        // Left-aligned: the column's justified layout spread a line before a long path.
+        ui.with_layout(egui::Layout::top_down(egui::Align::Min), |ui| {
+            ui.label(RichText::new(text).color(ui.visuals().warn_fg_color));
+        });
+    }
+}
+
 /// The grid as an image: each cell in its class colour, darker where the model is unsure.
 fn boundary_image(grid: &BoundaryGrid) -> egui::ColorImage {
     let n = grid.resolution;
@@ -782,6 +801,42 @@ mod tests {
                 let shown = h.query_by_label(lang.tr(key)).is_some();
                 assert!(shown, "{device_type} in {lang:?}");
             }
+        }
+    }
+
+    /// A kept kernel choice that could not be read or saved is said in the GPU column, in both
+    /// languages, with what the system said; it stays through a new run (it is the device's).
+    #[test]
+    fn tuning_notes_are_said_in_the_gpu_column() {
+        use crate::precision::Precision;
+        let notes = vec![
+            TuningNote::Unreadable {
+                path: "/data/gpu-kernels.json".into(),
+                why: "expected value at line 1".into(),
+            },
+            TuningNote::NotSaved {
+                why: "read-only file system".into(),
+            },
+        ];
+        let mut run = gpu();
+        run.apply(event(Device::Gpu, 0, EventKind::TuningNotes(notes)));
+        run.start_run(7, Precision::Fp32, true);
+        for lang in Lang::ALL {
+            let mut panel = ColumnPanel::default();
+            let h = harness(
+                move |ui, run: &mut DeviceRun| panel.ui(ui, lang, run, None),
+                run.clone(),
+            );
+            let unreadable = lang.fmt(
+                Key::TuningUnreadable,
+                &[
+                    ("path", &"/data/gpu-kernels.json"),
+                    ("why", &"expected value at line 1"),
+                ],
+            );
+            let not_saved = lang.fmt(Key::TuningNotSaved, &[("why", &"read-only file system")]);
+            assert!(h.query_by_label(&unreadable).is_some(), "{unreadable}");
+            assert!(h.query_by_label(&not_saved).is_some(), "{not_saved}");
         }
     }
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::GpuBackend;
 use super::census::{Census, ROLE_COUNTS_BYTES};
 use crate::backend::error::BackendError;
-use crate::backend::identity::AdapterSummary;
+use crate::backend::identity::{AdapterSummary, TuningNote};
 use crate::backend::params::KernelTimes;
 use crate::backend::traits::{Backend, DeviceInfo, Instrumented};
 use crate::device::Device;
@@ -28,6 +28,10 @@ impl DeviceInfo for GpuBackend {
 
     fn kernels_launched(&self) -> Option<u64> {
         Some(self.stream.launched)
+    }
+
+    fn tuning_notes(&self) -> Vec<TuningNote> {
+        self.tuning_notes.clone()
     }
 
     fn as_dyn(&mut self) -> &mut dyn Backend {

@@ -50,7 +50,7 @@ use upload::UploadRing;
 use working::WorkingCopies;
 
 use crate::backend::error::BackendError;
-use crate::backend::identity::{AdapterSummary, KernelSizes};
+use crate::backend::identity::{AdapterSummary, KernelSizes, TuningNote};
 use crate::backend::params::UploadMode;
 use crate::trace::Recorder;
 
@@ -67,6 +67,8 @@ pub struct GpuBackend {
     upload: UploadMode,
     /// Every buffer's accounting, and the tensors' caching pool.
     pool: SharedPool,
+    /// What went wrong with the kept kernel choice when this backend was opened.
+    tuning_notes: Vec<TuningNote>,
 }
 
 impl GpuBackend {
@@ -108,7 +110,14 @@ impl GpuBackend {
             census,
             upload: UploadMode::default(),
             pool,
+            tuning_notes: Vec::new(),
         })
+    }
+
+    /// Keeps what went wrong with the kept kernel choice as this backend was opened, for
+    /// [`DeviceInfo::tuning_notes`](crate::backend::DeviceInfo::tuning_notes).
+    pub fn set_tuning_notes(&mut self, notes: Vec<TuningNote>) {
+        self.tuning_notes = notes;
     }
 
     /// The adapter this backend trains on.

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::GpuBackend;
 use crate::backend::error::BackendError;
-use crate::backend::identity::{AdapterSummary, MatmulChoice, MatmulTuning};
+use crate::backend::identity::{AdapterSummary, MatmulChoice, MatmulTuning, TuningNote};
 use crate::backend::params::Activation;
 use crate::backend::traits::{ComputeOps, DeviceMemory};
 
@@ -214,13 +214,12 @@ impl TuningCache {
     /// Reads the cache at `path`: empty when there is none; empty with the reason when it cannot
     /// be read or is not one this app wrote (then the variants are timed again and the file
     /// replaced).
-    pub fn load(path: &Path) -> (Self, Option<String>) {
+    pub fn load(path: &Path) -> (Self, Option<TuningNote>) {
         let problem = |why: String| {
-            Some(format!(
-                "the saved GPU kernel choice in {} could not be used ({why}); the kernels are \
-                 timed again",
-                path.display()
-            ))
+            Some(TuningNote::Unreadable {
+                path: path.display().to_string(),
+                why,
+            })
         };
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Self::default(), None),
@@ -271,9 +270,9 @@ impl TuningCache {
 /// Gives `gpu` the tuning kept in the cache at `path` for its adapter, or times the variants
 /// (always when `retune`) and keeps the result there. Returns what the user should know: a cache
 /// that could not be read or written (the tuning still applies to this run).
-pub fn apply_or_tune(gpu: &mut GpuBackend, path: &Path, retune: bool) -> Vec<String> {
+pub fn apply_or_tune(gpu: &mut GpuBackend, path: &Path, retune: bool) -> Vec<TuningNote> {
     let (mut cache, problem) = TuningCache::load(path);
-    let mut notes: Vec<String> = problem.into_iter().collect();
+    let mut notes: Vec<TuningNote> = problem.into_iter().collect();
     let key = tuning_key(gpu.adapter());
     if !retune && cache.find(&key).is_some_and(|t| gpu.use_tuning(t)) {
         return notes;
@@ -281,15 +280,11 @@ pub fn apply_or_tune(gpu: &mut GpuBackend, path: &Path, retune: bool) -> Vec<Str
     match gpu.tune_matmul() {
         Ok(tuning) => {
             cache.put(tuning);
-            if let Err(e) = cache.save(path) {
-                notes.push(format!(
-                    "the GPU kernel choice could not be saved ({e}); it is timed again next time"
-                ));
+            if let Err(why) = cache.save(path) {
+                notes.push(TuningNote::NotSaved { why });
             }
         }
-        Err(e) => notes.push(format!(
-            "timing the GPU's matrix-product kernels failed ({e}); the default kernel is used"
-        )),
+        Err(e) => notes.push(TuningNote::TimingFailed { why: e.to_string() }),
     }
     notes
 }
@@ -331,7 +326,7 @@ mod tests {
         std::fs::write(&path, "{\"adapters\": [{\"key\": 3}]}").expect("write");
         let (empty, problem) = TuningCache::load(&path);
         assert!(empty.adapters.is_empty());
-        assert!(problem.is_some_and(|p| p.contains("timed again")));
+        assert!(problem.is_some_and(|p| p.to_string().contains("timed again")));
         let mut many = TuningCache::default();
         for i in 0..MAX_ENTRIES + 5 {
             many.put(tuning(&i.to_string(), MatmulChoice::Blocks4x4));
