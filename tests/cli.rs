@@ -959,6 +959,9 @@ fn tune_keeps_the_fastest_kernel_and_devices_names_it() {
         stdout.contains("optimizer updates: a layer's weights and biases in one dispatch"),
         "{stdout}"
     );
+    // The adapter's type in words, not wgpu's name for it.
+    assert!(stdout.contains("software: runs on the CPU"), "{stdout}");
+    assert!(!stdout.contains("] Cpu"), "{stdout}");
 
     std::fs::write(&cache, "not json").expect("write");
     let (code, _, stderr) = run(&["train", "--device", "gpu", "--steps", "3"]);

@@ -8,6 +8,7 @@ use super::output::Out;
 use crate::backend::AdapterSummary;
 use crate::backend::gpu::context;
 use crate::backend::gpu::tuning::{TuningCache, apply_tuning, tuning_key};
+use crate::i18n::Lang;
 
 /// What `devices --json` prints.
 #[derive(Serialize)]
@@ -56,7 +57,8 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
              large matrix products: {} ({})\n  optimizer updates: {}",
             a.name,
             a.backend,
-            a.device_type,
+            crate::ui::labels::device_type_key(&a.device_type)
+                .map_or(a.device_type.as_str(), |key| Lang::En.tr(key)),
             if a.software {
                 " (software adapter: its speed says nothing about a GPU)"
             } else {

@@ -514,14 +514,7 @@ fn device_header_ui(
         ));
         ui.end_row();
         ui.label(lang.tr(Key::DeviceType));
-        let kind = match adapter.device_type.as_str() {
-            "DiscreteGpu" => Some(Key::TypeDiscrete),
-            "IntegratedGpu" => Some(Key::TypeIntegrated),
-            "VirtualGpu" => Some(Key::TypeVirtual),
-            "Cpu" => Some(Key::TypeSoftware),
-            _ => None,
-        };
-        match kind {
+        match super::labels::device_type_key(&adapter.device_type) {
             Some(key) => ui.label(lang.tr(key)),
             None => ui.label(&adapter.device_type),
         }

@@ -40,6 +40,18 @@ pub fn device_title(lang: Lang, device: Device) -> &'static str {
     }
 }
 
+/// wgpu's name of an adapter's type (`DiscreteGpu`, `Cpu`, …) said in words, where it is one
+/// of the kinds a classroom meets.
+pub fn device_type_key(device_type: &str) -> Option<Key> {
+    match device_type {
+        "DiscreteGpu" => Some(Key::TypeDiscrete),
+        "IntegratedGpu" => Some(Key::TypeIntegrated),
+        "VirtualGpu" => Some(Key::TypeVirtual),
+        "Cpu" => Some(Key::TypeSoftware),
+        _ => None,
+    }
+}
+
 /// A precision's name as the columns and the setup show it.
 pub fn precision_label(lang: Lang, precision: Precision) -> String {
     match precision {

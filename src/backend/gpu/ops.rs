@@ -32,12 +32,9 @@ impl GpuBackend {
         c: Binding,
     ) -> Result<(), BackendError> {
         let (a_strides, b_strides) = (a_read.strides(), b_read.strides());
-        let conv = a_read.shape().or(b_read.shape()).unwrap_or(ConvShape {
-            height: 0,
-            width: 0,
-            channels_in: 0,
-            channels_out: 0,
-            kernel: 0,
+        // A convolution's images: height, width, channels and kernel side (unread otherwise).
+        let images = a_read.shape().or(b_read.shape()).map_or([0; 4], |s| {
+            [s.height, s.width, s.channels_in, s.kernel].map(|v| v as u32)
         });
         let mut params = MatmulParams {
             m: m as u32,
@@ -50,10 +47,10 @@ impl GpuBackend {
             b_col_stride: b_strides.1 as u32,
             act: act.code(),
             k_chunk: k as u32,
-            height: conv.height as u32,
-            width: conv.width as u32,
-            channels: conv.channels_in as u32,
-            kernel: conv.kernel as u32,
+            height: images[0],
+            width: images[1],
+            channels: images[2],
+            kernel: images[3],
             ..MatmulParams::default()
         };
         let aux = aux.unwrap_or_else(|| self.stream.dummy_read());
