@@ -8,7 +8,7 @@
 mod common;
 
 use batchscope::backend::{Activation, Backend, ConvShape, PoolShape, Tensor};
-use common::reference::{conv_gradients64, conv64, dense64, pool64};
+use common::reference::{conv64, dense64, pool64};
 use common::{Rng64, assert_close, central_differences, upload};
 
 const H: f64 = 1e-4;
@@ -198,39 +198,11 @@ fn conv_passes_shapes(b: &mut dyn Backend) {
         (shape(3, 64, 64, 6, 7), Activation::Relu),
     ];
     for (i, (s, act)) in cases.into_iter().enumerate() {
-        let batch = 2;
-        let mut rng = Rng64::new(40 + i as u64);
-        let x = rng.vec(batch * s.image_in(), 1.0);
-        let w = rng.vec(s.patch() * s.channels_out, 0.5);
-        let bias = rng.vec(s.channels_out, 0.3);
-        let rows = batch * s.pixels();
-        let dz = rng.vec(rows * s.channels_out, 1.0);
-        let tx = upload(b, "x", batch, s.image_in(), &x);
-        let tw = upload(b, "w", s.patch(), s.channels_out, &w);
-        let tb = upload(b, "b", 1, s.channels_out, &bias);
-        let tdz = upload(b, "dz", rows, s.channels_out, &dz);
-        let mut out = b.zeros("out", rows, s.channels_out).expect("alloc");
-        let mut dw = b.zeros("dw", s.patch(), s.channels_out).expect("alloc");
-        let mut db = b.zeros("db", 1, s.channels_out).expect("alloc");
-        let mut dx = b.zeros("dx", batch, s.image_in()).expect("alloc");
-        b.conv_forward(&tx, s, (&tw, &tb, act), &mut out)
-            .expect("conv");
-        b.conv_backward_params(&tx, s, &tdz, (&mut dw, &mut db))
-            .expect("conv params");
-        b.conv_backward_input(&tdz, &tw, s, &mut dx)
-            .expect("conv input");
-        let name = format!("{s:?} {}", act.as_str());
-        let want = conv64(&x, &w, &bias, s, act);
-        assert_close(&name, &b.read(&out).expect("read"), &want, ABS, REL);
-        let (want_dw, want_dx) = conv_gradients64(&x, &w, &dz, s, batch);
-        let dw_name = format!("{name} weight gradient");
-        assert_close(&dw_name, &b.read(&dw).expect("read"), &want_dw, ABS, REL);
-        let dx_name = format!("{name} input gradient");
-        assert_close(&dx_name, &b.read(&dx).expect("read"), &want_dx, ABS, REL);
-        let want_db: Vec<f64> = (0..s.channels_out)
-            .map(|o| dz.iter().skip(o).step_by(s.channels_out).sum())
-            .collect();
-        assert_close(&name, &b.read(&db).expect("read"), &want_db, ABS, REL);
+        let passes = common::conv_passes(b, s, act, 2, 40 + i as u64);
+        for ((got, want), pass) in passes.iter().zip(common::CONV_PASSES) {
+            let name = format!("{s:?} {} {pass}", act.as_str());
+            assert_close(&name, got, want, ABS, REL);
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use batchscope::backend::gpu::GpuBackend;
 use batchscope::backend::gpu::tuning::{TuningCache, apply_or_tune, tuning_key};
 use batchscope::backend::{Activation, Backend, ConvShape, MatmulChoice, MatmulTuning};
 use batchscope::train::{Runner, Session, TrainConfig};
-use common::reference::{conv_gradients64, conv64, dense64};
+use common::reference::dense64;
 use common::{Rng64, act64, assert_close, upload};
 
 /// The GPU with its large products forced to `choice`, or `None` without an adapter or where
@@ -179,67 +179,17 @@ fn conv_shape(kernel: usize, c_in: usize, c_out: usize, height: usize, width: us
 
 /// Forward (ReLU), parameter and input gradients of one convolution against f64 sums.
 fn conv_case(b: &mut dyn Backend, s: ConvShape, batch: usize, variant: &str) {
-    let mut rng = Rng64::new((s.kernel * 1000 + s.channels_in * 10 + s.channels_out) as u64);
+    let seed = (s.kernel * 1000 + s.channels_in * 10 + s.channels_out) as u64;
+    let passes = common::conv_passes(b, s, Activation::Relu, batch, seed);
+    // Sums of up to a thousand products of values near 1: f32 rounding grows with their
+    // length, which differs by pass.
     let rows = batch * s.pixels();
-    let x = rng.vec(batch * s.image_in(), 1.0);
-    let w = rng.vec(s.patch() * s.channels_out, 0.5);
-    let bias = rng.vec(s.channels_out, 0.3);
-    let dz = rng.vec(rows * s.channels_out, 1.0);
-    let tx = upload(b, "x", batch, s.image_in(), &x);
-    let tw = upload(b, "w", s.patch(), s.channels_out, &w);
-    let tb = upload(b, "b", 1, s.channels_out, &bias);
-    let tdz = upload(b, "dz", rows, s.channels_out, &dz);
-    let mut out = b.zeros("out", rows, s.channels_out).expect("alloc");
-    let mut dw = b.zeros("dw", s.patch(), s.channels_out).expect("alloc");
-    let mut db = b.zeros("db", 1, s.channels_out).expect("alloc");
-    let mut dx = b.zeros("dx", batch, s.image_in()).expect("alloc");
-    b.conv_forward(&tx, s, (&tw, &tb, Activation::Relu), &mut out)
-        .expect("forward");
-    b.conv_backward_params(&tx, s, &tdz, (&mut dw, &mut db))
-        .expect("params");
-    b.conv_backward_input(&tdz, &tw, s, &mut dx).expect("input");
-    let name = format!("{variant} {s:?}");
-    let (want_dw, want_dx) = conv_gradients64(&x, &w, &dz, s, batch);
-    // Sums of up to a thousand products of values near 1: f32 rounding grows with them.
-    let tolerance = |k: usize| 1e-5 * k as f64;
-    let want_out = conv64(&x, &w, &bias, s, Activation::Relu);
-    let got = |b: &mut dyn Backend, t| b.read(t).expect("read");
-    let out_f = got(b, &out);
-    assert_close(
-        &format!("{name} forward"),
-        &out_f,
-        &want_out,
-        tolerance(s.patch()),
-        1e-5,
-    );
-    let dw_f = got(b, &dw);
-    assert_close(
-        &format!("{name} dw"),
-        &dw_f,
-        &want_dw,
-        tolerance(rows),
-        1e-5,
-    );
-    let dx_f = got(b, &dx);
     let taps = s.kernel * s.kernel * s.channels_out;
-    assert_close(
-        &format!("{name} dx"),
-        &dx_f,
-        &want_dx,
-        tolerance(taps),
-        1e-5,
-    );
-    let want_db: Vec<f64> = (0..s.channels_out)
-        .map(|o| dz.iter().skip(o).step_by(s.channels_out).sum())
-        .collect();
-    let db_f = got(b, &db);
-    assert_close(
-        &format!("{name} db"),
-        &db_f,
-        &want_db,
-        tolerance(rows),
-        1e-5,
-    );
+    let lengths = [s.patch(), rows, rows, taps];
+    for (((got, want), pass), k) in passes.iter().zip(common::CONV_PASSES).zip(lengths) {
+        let name = format!("{variant} {s:?} {pass}");
+        assert_close(&name, got, want, 1e-5 * k as f64, 1e-5);
+    }
 }
 
 /// A network with layers wide enough for every variant's tiles (128 × 160, 160 × 130) trains as

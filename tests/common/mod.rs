@@ -5,7 +5,7 @@ pub mod reference;
 
 use batchscope::backend::cpu::CpuBackend;
 use batchscope::backend::gpu::GpuBackend;
-use batchscope::backend::{Activation, Backend, Tensor};
+use batchscope::backend::{Activation, Backend, ConvShape, Tensor};
 use batchscope::nn::Network;
 
 /// The CPU backend with two threads, so the parallel paths run too.
@@ -172,4 +172,55 @@ pub fn assert_layer_gradients(
         assert_close(&format!("{name} layer {l} dw"), &grads[l].0, &dw, abs, rel);
         assert_close(&format!("{name} layer {l} db"), &grads[l].1, &db, abs, rel);
     }
+}
+
+/// What [`conv_passes`] compares, in its order.
+pub const CONV_PASSES: [&str; 4] = [
+    "forward",
+    "weight gradient",
+    "bias gradient",
+    "input gradient",
+];
+
+/// One convolution's three passes on `b` (forward with `act`, parameter gradients, input
+/// gradient) over `batch` random images, and the same from the definitions in f64: for each of
+/// [`CONV_PASSES`], the device's values and the reference's.
+pub fn conv_passes(
+    b: &mut dyn Backend,
+    s: ConvShape,
+    act: Activation,
+    batch: usize,
+    seed: u64,
+) -> [(Vec<f32>, Vec<f64>); 4] {
+    let mut rng = Rng64::new(seed);
+    let rows = batch * s.pixels();
+    let x = rng.vec(batch * s.image_in(), 1.0);
+    let w = rng.vec(s.patch() * s.channels_out, 0.5);
+    let bias = rng.vec(s.channels_out, 0.3);
+    let dz = rng.vec(rows * s.channels_out, 1.0);
+    let tx = upload(b, "x", batch, s.image_in(), &x);
+    let tw = upload(b, "w", s.patch(), s.channels_out, &w);
+    let tb = upload(b, "b", 1, s.channels_out, &bias);
+    let tdz = upload(b, "dz", rows, s.channels_out, &dz);
+    let mut out = b.zeros("out", rows, s.channels_out).expect("alloc");
+    let mut dw = b.zeros("dw", s.patch(), s.channels_out).expect("alloc");
+    let mut db = b.zeros("db", 1, s.channels_out).expect("alloc");
+    let mut dx = b.zeros("dx", batch, s.image_in()).expect("alloc");
+    b.conv_forward(&tx, s, (&tw, &tb, act), &mut out)
+        .expect("forward");
+    b.conv_backward_params(&tx, s, &tdz, (&mut dw, &mut db))
+        .expect("parameter gradients");
+    b.conv_backward_input(&tdz, &tw, s, &mut dx)
+        .expect("input gradient");
+    let (want_dw, want_dx) = reference::conv_gradients64(&x, &w, &dz, s, batch);
+    let want_db: Vec<f64> = (0..s.channels_out)
+        .map(|o| dz.iter().skip(o).step_by(s.channels_out).sum())
+        .collect();
+    let mut read = |t: &Tensor| b.read(t).expect("read");
+    [
+        (read(&out), reference::conv64(&x, &w, &bias, s, act)),
+        (read(&dw), want_dw),
+        (read(&db), want_db),
+        (read(&dx), want_dx),
+    ]
 }
