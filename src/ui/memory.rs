@@ -419,16 +419,18 @@ mod device_tests {
             h.query_by_label(lang.tr(Key::MemoryPreviousModel))
                 .is_some()
         };
-        let mut gpu = gpu_of_type("DiscreteGpu");
-        gpu.start_run(1, Precision::Fp32, true);
-        gpu.apply(Event {
+        // The memory report of run `generation`'s model, built.
+        let built = |generation: u64| Event {
             device: Device::Gpu,
-            generation: 1,
+            generation,
             kind: EventKind::Memory {
                 step: 0,
                 snapshot: MemorySnapshot::default(),
             },
-        });
+        };
+        let mut gpu = gpu_of_type("DiscreteGpu");
+        gpu.start_run(1, Precision::Fp32, true);
+        gpu.apply(built(1));
         for lang in Lang::ALL {
             assert!(!label_shown(&gpu, lang), "{lang:?}: the run's own memory");
         }
@@ -439,14 +441,7 @@ mod device_tests {
                 "{lang:?}: before the new model reports"
             );
         }
-        gpu.apply(Event {
-            device: Device::Gpu,
-            generation: 2,
-            kind: EventKind::Memory {
-                step: 0,
-                snapshot: MemorySnapshot::default(),
-            },
-        });
+        gpu.apply(built(2));
         for lang in Lang::ALL {
             assert!(!label_shown(&gpu, lang), "{lang:?}: after it reports");
         }
