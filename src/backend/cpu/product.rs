@@ -89,8 +89,9 @@ const INNER_SPLIT_MAX_OUTPUTS: usize = 64 * 64;
 const INNER_SPLIT_MIN_K: usize = 1 << 14;
 
 /// Whether a product is a small output summed over a long inner dimension, as a convolution's
-/// weight gradient is (`patchesᵀ · dz`: 9×8 outputs over 200,704 pixels for a 3×3 block of 8
-/// filters at batch 256). `gemm` splits its work over the output, so on such a product a second
+/// weight gradient was when the CPU computed it as `patchesᵀ · dz` (9×8 outputs over 200,704
+/// pixels for a 3×3 block of 8 filters at batch 256), and a narrow dense layer's is at a batch
+/// of 16,384 or more. `gemm` splits its work over the output, so on such a product a second
 /// thread did nothing (14 GFLOP/s on one thread and on two, measured); split along the inner
 /// dimension instead, each thread sums its share of the rows, and the partial sums are added.
 fn splits_inner(a_layout: Layout, b_layout: Layout, (m, n, k): (usize, usize, usize)) -> bool {

@@ -148,12 +148,13 @@ impl GpuBackend {
         Ok(tuning)
     }
 
-    /// A thin weight gradient's GFLOP/s unsplit and split along `k` (a 3×3 convolution of 8
-    /// into 16 channels over 16,384 pixels: 72 × 16 outputs); the split setting is kept.
+    /// A thin weight gradient's GFLOP/s unsplit and split along `k` (the shape of a 3×3
+    /// convolution's of 8 into 16 channels over 16,384 pixels, 72 × 16 outputs, read as a
+    /// stored matrix); the split setting is kept.
     fn time_split(&mut self) -> Result<[f64; 2], BackendError> {
         const ROWS: usize = 16_384;
         let (m, n) = (72, 16);
-        let x = self.filled("tune patches", ROWS, m)?;
+        let x = self.filled("tune x", ROWS, m)?;
         let dz = self.filled("tune dz", ROWS, n)?;
         let mut dw = self.zeros("tune dw", m, n)?;
         let mut db = self.zeros("tune db", 1, n)?;
