@@ -26,26 +26,16 @@ impl GpuBackend {
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
         let batch = checks::conv_forward(Device::Gpu, x, s, (w, b), out)?;
-        self.prepare(&[x, w, b, out])?;
-        let (xb, wb, bb) = (
-            self.operand(x, 0)?,
-            self.operand(w, 1)?,
-            self.operand(b, 2)?,
-        );
-        let ob = self.output(out, 3, false)?;
-        self.matmul(
+        self.forward_product(
             "conv_forward",
-            (xb, Read::Patches(s)),
-            (wb, Read::Strides(s.channels_out, 1)),
-            Some(bb),
-            (Epilogue::BiasActivation, act),
+            ((x, Read::Patches(s)), (w, Read::Strides(s.channels_out, 1))),
+            (b, act),
             (batch * s.pixels(), s.channels_out, s.patch()),
-            ob,
-        )?;
-        self.store(out, 3)
+            out,
+        )
     }
 
-    /// `dw = patches(x)ᵀ · dz` and `db = Σ dz`, as two kernels as a dense layer's.
+    /// `dw = patches(x)ᵀ · dz` and `db = Σ dz`, as a dense layer's (two kernels).
     pub(super) fn conv_backward_params_op(
         &mut self,
         x: &Tensor,
@@ -54,28 +44,8 @@ impl GpuBackend {
         (dw, db): (&mut Tensor, &mut Tensor),
     ) -> Result<(), BackendError> {
         let batch = checks::conv_backward_params(Device::Gpu, x, s, dz, (dw, db))?;
-        self.prepare(&[x, dz, dw, db])?;
-        let (xb, dzb) = (self.operand(x, 0)?, self.operand(dz, 1)?);
-        let dz_again = dzb.clone();
-        let (dwb, dbb) = (self.output(dw, 2, false)?, self.output(db, 3, false)?);
-        let rows = batch * s.pixels();
-        self.matmul(
-            "weight_grad",
-            (xb, Read::PatchesTransposed(s)),
-            (dzb, Read::Strides(s.channels_out, 1)),
-            None,
-            (Epilogue::Sum, Activation::Identity),
-            (s.patch(), s.channels_out, rows),
-            dwb,
-        )?;
-        self.store(dw, 2)?;
-        self.column_sums(
-            ("bias_grad", "bias_grad_sum"),
-            dz_again,
-            (rows, s.channels_out),
-            dbb,
-        )?;
-        self.store(db, 3)
+        let dims = (s.patch(), s.channels_out, batch * s.pixels());
+        self.parameter_grads((x, Read::PatchesTransposed(s)), dz, (dw, db), dims)
     }
 
     /// `dx = dz ⊛ᵀ w`, the transposed convolution: the forward product run on the output's

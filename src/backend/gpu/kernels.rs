@@ -923,7 +923,7 @@ mod tests {
                     ".format == ",
                     ".rule == ",
                     ".act == ",
-                    "_read == ",
+                    "_READ == ",
                 ]
                 .iter()
                 .any(|f| {

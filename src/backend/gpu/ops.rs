@@ -94,11 +94,68 @@ impl GpuBackend {
         self.column_sums(("split_k_sum", "split_k_sum"), scratch, (splits, m * n), c)
     }
 
+    /// `out = act(op(x) · op(w) + b)`, `(m, n, k)`: a dense layer's forward pass, or a
+    /// convolution's with `x` read as its patches.
+    pub(super) fn forward_product(
+        &mut self,
+        label: &'static str,
+        ((x, x_read), (w, w_read)): ((&Tensor, Read), (&Tensor, Read)),
+        (b, act): (&Tensor, Activation),
+        dims: (usize, usize, usize),
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.prepare(&[x, w, b, out])?;
+        let (xb, wb, bb) = (
+            self.operand(x, 0)?,
+            self.operand(w, 1)?,
+            self.operand(b, 2)?,
+        );
+        let ob = self.output(out, 3, false)?;
+        self.matmul(
+            label,
+            (xb, x_read),
+            (wb, w_read),
+            Some(bb),
+            (Epilogue::BiasActivation, act),
+            dims,
+            ob,
+        )?;
+        self.store(out, 3)
+    }
+
+    /// `dw = op(x) · dz`, `(m, n, k)`, and `db = Σ dz` over its `k` rows: a dense layer's
+    /// parameter gradients (`op(x) = xᵀ`), or a convolution's (its patches transposed), as
+    /// two kernels.
+    pub(super) fn parameter_grads(
+        &mut self,
+        (x, x_read): (&Tensor, Read),
+        dz: &Tensor,
+        (dw, db): (&mut Tensor, &mut Tensor),
+        (m, n, k): (usize, usize, usize),
+    ) -> Result<(), BackendError> {
+        self.prepare(&[x, dz, dw, db])?;
+        let (xb, dzb) = (self.operand(x, 0)?, self.operand(dz, 1)?);
+        let dz_again = dzb.clone();
+        let (dwb, dbb) = (self.output(dw, 2, false)?, self.output(db, 3, false)?);
+        self.matmul(
+            "weight_grad",
+            (xb, x_read),
+            (dzb, Read::Strides(n, 1)),
+            None,
+            (Epilogue::Sum, Activation::Identity),
+            (m, n, k),
+            dwb,
+        )?;
+        self.store(dw, 2)?;
+        self.column_sums(("bias_grad", "bias_grad_sum"), dz_again, (k, n), dbb)?;
+        self.store(db, 3)
+    }
+
     /// `out[j] = Σ_r x[r, j]` over `rows × cols` values. A sum of many rows into few columns
     /// is split across workgroups along the rows as a thin product is along `k`: each
     /// stretch's sums into a row of the scratch buffer, then those added in order
     /// (`labels`: the first pass's and the second's).
-    pub(super) fn column_sums(
+    fn column_sums(
         &mut self,
         labels: (&'static str, &'static str),
         x: Binding,
@@ -351,23 +408,16 @@ impl ComputeOps for GpuBackend {
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
         let (batch, fan_in, fan_out) = checks::linear_forward(Device::Gpu, x, w, b, out)?;
-        self.prepare(&[x, w, b, out])?;
-        let (xb, wb, bb) = (
-            self.operand(x, 0)?,
-            self.operand(w, 1)?,
-            self.operand(b, 2)?,
-        );
-        let ob = self.output(out, 3, false)?;
-        self.matmul(
+        self.forward_product(
             "linear_forward",
-            (xb, Read::Strides(fan_in, 1)),
-            (wb, Read::Strides(fan_out, 1)),
-            Some(bb),
-            (Epilogue::BiasActivation, act),
+            (
+                (x, Read::Strides(fan_in, 1)),
+                (w, Read::Strides(fan_out, 1)),
+            ),
+            (b, act),
             (batch, fan_out, fan_in),
-            ob,
-        )?;
-        self.store(out, 3)
+            out,
+        )
     }
 
     fn linear_backward_input(
@@ -406,28 +456,9 @@ impl ComputeOps for GpuBackend {
         db: &mut Tensor,
     ) -> Result<(), BackendError> {
         let (batch, fan_in, fan_out) = checks::linear_backward_params(Device::Gpu, x, dz, dw, db)?;
-        self.prepare(&[x, dz, dw, db])?;
-        let (xb, dzb) = (self.operand(x, 0)?, self.operand(dz, 1)?);
-        let dz_again = dzb.clone();
-        let (dwb, dbb) = (self.output(dw, 2, false)?, self.output(db, 3, false)?);
         // op(a) = xᵀ: element (i, kk) of xᵀ is x[kk, i] = x[kk * fan_in + i].
-        self.matmul(
-            "weight_grad",
-            (xb, Read::Strides(1, fan_in)),
-            (dzb, Read::Strides(fan_out, 1)),
-            None,
-            (Epilogue::Sum, Activation::Identity),
-            (fan_in, fan_out, batch),
-            dwb,
-        )?;
-        self.store(dw, 2)?;
-        self.column_sums(
-            ("bias_grad", "bias_grad_sum"),
-            dz_again,
-            (batch, fan_out),
-            dbb,
-        )?;
-        self.store(db, 3)
+        let x_read = Read::Strides(1, fan_in);
+        self.parameter_grads((x, x_read), dz, (dw, db), (fan_in, fan_out, batch))
     }
 
     fn conv_forward(
