@@ -1,77 +1,18 @@
 //! Every string the UI shows, in English and Simplified Chinese, in one table.
 //!
 //! The `strings!` macro makes a missing translation a compile error: each key must give both.
-//! Placeholders are written `{name}` and filled by [`Lang::fmt`].
+//! Placeholders are written `{name}` and filled by [`Lang::fmt`]. The table is one table kept in
+//! files by concern: [`Key`] here (the instruments), [`LessonKey`] in `lessons.rs` (the guided
+//! lessons and presenter mode), each made by the same macro.
 
-use serde::{Deserialize, Serialize};
+mod lang;
+mod lessons;
+pub use lang::{Lang, Translated};
+pub use lessons::LessonKey;
 
-/// A UI language.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Lang {
-    /// English.
-    #[default]
-    En,
-    /// Simplified Chinese.
-    Zh,
-}
+use lang::strings;
 
-impl Lang {
-    /// Both languages, in menu order.
-    pub const ALL: [Lang; 2] = [Lang::En, Lang::Zh];
-
-    /// The language's own name, for the switcher.
-    pub fn native_name(self) -> &'static str {
-        match self {
-            Lang::En => "English",
-            Lang::Zh => "简体中文",
-        }
-    }
-
-    /// Parses `en` or `zh`.
-    pub fn parse(code: &str) -> Option<Self> {
-        match code.to_ascii_lowercase().as_str() {
-            "en" | "english" => Some(Lang::En),
-            "zh" | "zh-cn" | "zh_cn" | "cn" => Some(Lang::Zh),
-            _ => None,
-        }
-    }
-
-    /// The text of `key` in this language.
-    pub fn tr(self, key: Key) -> &'static str {
-        key.text(self)
-    }
-
-    /// The text of `key` with each `{name}` replaced by its value.
-    pub fn fmt(self, key: Key, args: &[(&str, &dyn std::fmt::Display)]) -> String {
-        let mut text = self.tr(key).to_owned();
-        for (name, value) in args {
-            text = text.replace(&format!("{{{name}}}"), &value.to_string());
-        }
-        text
-    }
-}
-
-macro_rules! strings {
-    ($($key:ident => $en:expr, $zh:expr;)*) => {
-        /// A translatable UI string.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        #[allow(missing_docs)]
-        pub enum Key { $($key),* }
-
-        impl Key {
-            /// Every key, for completeness tests.
-            pub const ALL: &'static [Key] = &[$(Key::$key),*];
-
-            fn text(self, lang: Lang) -> &'static str {
-                match self {
-                    $(Key::$key => match lang { Lang::En => $en, Lang::Zh => $zh },)*
-                }
-            }
-        }
-    };
-}
-
-strings! {
+strings! { Key {
     AppTitle => "BatchScope", "BatchScope 批次透视";
     Tagline => "Why does deep learning need a GPU — and when doesn't it?", "深度学习为什么需要 GPU？什么时候又不需要？";
     Setup => "Setup", "设置";
@@ -714,7 +655,7 @@ strings! {
     Total => "Total", "合计";
     LossWeight => "Loss weight", "损失权重";
     LossWeightTip => "Multiplies the loss, and so every gradient, before backward. 1e-6 makes the designed case of tiny gradients: FP16 loses them to zero and does not train, mixed precision's loss scaling saves them, BF16 keeps them without scaling. Adam's steps do not depend on the gradients' size, so FP32 trains as before. Applied on Reset.", "在反向传播之前把损失（因此也把每个梯度）乘以该值。1e-6 构成“极小梯度”的设计案例：FP16 会把它们舍入为 0 而无法训练，混合精度的损失缩放可以保住它们，BF16 无需缩放即可保留。Adam 的步长与梯度大小无关，所以 FP32 照常训练。按“重置”后生效。";
-}
+}}
 
 #[cfg(test)]
 mod tests {
@@ -722,8 +663,13 @@ mod tests {
 
     #[test]
     fn every_key_has_two_different_nonempty_texts_or_a_shared_name() {
-        for &key in Key::ALL {
-            let (en, zh) = (Lang::En.tr(key), Lang::Zh.tr(key));
+        let keys = Key::ALL
+            .iter()
+            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
+        let lessons = LessonKey::ALL
+            .iter()
+            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
+        for (en, zh, key) in keys.chain(lessons) {
             assert!(!en.is_empty() && !zh.is_empty(), "{key:?}");
             // Placeholders must match, or a translation would drop a number.
             let holes = |s: &str| s.matches('{').count();
