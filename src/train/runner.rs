@@ -405,7 +405,11 @@ impl Runner {
                 step: self.steps(),
                 loss: stats.loss,
                 lr: self.lr,
-                lower: self.lr / 10.0,
+                // A tenth, rounded to two significant digits so that it reads as the user
+                // would type it (0.001, not 0.0009999999).
+                lower: format!("{:.1e}", self.lr / 10.0)
+                    .parse()
+                    .unwrap_or(self.lr / 10.0),
             });
         }
         self.stats.add(stats);
