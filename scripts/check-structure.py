@@ -38,6 +38,8 @@ LAYERS = [
     # Training runs, and the benchmarks built on them.
     ["train"],
     ["bench"],
+    # Guided lessons: presets, the probes that measure them, headlines filled from figures.
+    ["lesson"],
     # The window: panels draw state, the app owns it.
     ["ui"],
     ["app"],

@@ -12,6 +12,7 @@ pub mod data;
 pub mod device;
 pub mod i18n;
 pub mod job;
+pub mod lesson;
 pub mod memory;
 pub mod nn;
 pub mod precision;

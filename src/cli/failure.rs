@@ -18,6 +18,8 @@ pub(super) enum Failure {
     /// A device ran out of its memory budget, or its loss diverged: reported, and the exit
     /// code is 2 (a setting to change).
     OutOfMemory,
+    /// A check the command makes did not pass (`lessons --verify`): printed, exit code 1.
+    CheckFailed(String),
     /// The reader of standard output went away: the command stops quietly, exit code 0.
     Closed,
     /// Standard output failed otherwise: the exit code is 1.
@@ -49,7 +51,7 @@ impl Failure {
             Failure::DeviceFailed => ExitCode::FAILURE,
             Failure::OutOfMemory => ExitCode::from(2),
             Failure::Closed => ExitCode::SUCCESS,
-            Failure::Output(message) => {
+            Failure::CheckFailed(message) | Failure::Output(message) => {
                 say(&message);
                 ExitCode::FAILURE
             }

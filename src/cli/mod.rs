@@ -12,6 +12,7 @@ mod devices;
 mod failure;
 mod infer;
 mod inspect;
+mod lessons;
 mod memory;
 mod output;
 mod run;
@@ -109,6 +110,9 @@ enum Commands {
     /// Predict what one training step of these settings would cost on hardware profiles (every
     /// figure simulated, not measured).
     Simulate(simulate::SimulateArgs),
+    /// The guided lessons, with their titles in both languages; with --verify, each run
+    /// headless and its headlines filled from this machine's measurements.
+    Lessons(lessons::LessonsArgs),
     /// Data set files.
     Data {
         #[command(subcommand)]
@@ -180,6 +184,7 @@ pub fn main() -> ExitCode {
         Some(Commands::Calibrate(args)) => calibrate::run(&mut out, &args),
         Some(Commands::Profiles { json }) => simulate::profiles(&mut out, json),
         Some(Commands::Simulate(args)) => simulate::simulate(&mut out, &args),
+        Some(Commands::Lessons(args)) => lessons::run(&mut out, &args),
         Some(Commands::Data {
             command: DataCommands::Inspect { path, read, json },
         }) => inspect::run(&mut out, &path, &read, json),

@@ -1,0 +1,327 @@
+//! The figures a lesson's probes measured, and the headlines filled from them.
+//!
+//! A figure has a name (`speed.gpu.samples_per_s`: the probe, the device, the quantity), a value
+//! with its unit, and whether it was measured or simulated. A headline names figures in braces,
+//! `{speed.speedup}`, or the ratio of two, `{simulate.samples_per_s / speed.cpu.samples_per_s}`;
+//! filling it renders each in the reader's language and marks every simulated one as such, so a
+//! lesson's text cannot pass a prediction off as a measurement. A headline whose figures were not
+//! all measured is not filled at all: no number is ever written in its place.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::i18n::{Lang, LessonKey};
+use crate::units::{format_bytes, format_ms, format_rate, grouped};
+
+/// A value and its unit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "unit", content = "value", rename_all = "snake_case")]
+pub enum Quantity {
+    /// Training samples per second.
+    SamplesPerS(f64),
+    /// A duration in ms.
+    Ms(f64),
+    /// A size in bytes.
+    Bytes(f64),
+    /// A share of a whole, 0 to 1.
+    Share(f64),
+    /// One quantity over another of the same unit.
+    Ratio(f64),
+    /// A plain number (a batch size, a count).
+    Number(f64),
+    /// A name (a device, an adapter, a profile).
+    Text(String),
+}
+
+impl Quantity {
+    /// The number, where the quantity has one.
+    pub fn number(&self) -> Option<f64> {
+        match *self {
+            Quantity::SamplesPerS(x)
+            | Quantity::Ms(x)
+            | Quantity::Bytes(x)
+            | Quantity::Share(x)
+            | Quantity::Ratio(x)
+            | Quantity::Number(x) => Some(x),
+            Quantity::Text(_) => None,
+        }
+    }
+
+    /// The value as a reader reads it in `lang`.
+    pub fn render(&self, lang: Lang) -> String {
+        match self {
+            Quantity::SamplesPerS(x) => {
+                format!(
+                    "{} {}",
+                    format_rate(*x),
+                    lang.tr(LessonKey::SamplesPerSecondUnit)
+                )
+            }
+            Quantity::Ms(x) => format_ms(*x),
+            Quantity::Bytes(x) => format_bytes(x.max(0.0) as u64),
+            Quantity::Share(x) if *x < 0.1 => format!("{:.1}%", 100.0 * x),
+            Quantity::Share(x) => format!("{:.0}%", 100.0 * x),
+            Quantity::Ratio(x) => format!("{}×", significant(*x)),
+            Quantity::Number(x) if x.fract() == 0.0 && x.abs() < 1e15 => grouped(x.abs() as u64),
+            Quantity::Number(x) => significant(*x),
+            Quantity::Text(s) => s.clone(),
+        }
+    }
+}
+
+/// Two or three significant digits: `0.052`, `1.3`, `12`, `140`.
+fn significant(x: f64) -> String {
+    let a = x.abs();
+    if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        // Two significant digits below 1.
+        let digits = (-a.log10()).ceil().max(1.0) as usize + 1;
+        format!("{x:.digits$}")
+    }
+}
+
+/// A measured or simulated value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    /// The value.
+    #[serde(flatten)]
+    pub quantity: Quantity,
+    /// Predicted by the simulator, not measured.
+    pub simulated: bool,
+}
+
+/// The figures of one run of a lesson's probes, by name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Figures(BTreeMap<String, Figure>);
+
+impl Figures {
+    /// Records a measured figure (or a name: an adapter's, a profile's).
+    pub fn measured(&mut self, name: impl Into<String>, quantity: Quantity) {
+        self.0.insert(
+            name.into(),
+            Figure {
+                quantity,
+                simulated: false,
+            },
+        );
+    }
+
+    /// Records a simulated figure.
+    pub fn simulated(&mut self, name: impl Into<String>, quantity: Quantity) {
+        self.0.insert(
+            name.into(),
+            Figure {
+                quantity,
+                simulated: true,
+            },
+        );
+    }
+
+    /// The figure named `name`.
+    pub fn get(&self, name: &str) -> Option<&Figure> {
+        self.0.get(name)
+    }
+
+    /// Every figure, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Figure)> {
+        self.0.iter()
+    }
+
+    /// Adds `other`'s figures (its win where both have one).
+    pub fn extend(&mut self, other: Figures) {
+        self.0.extend(other.0);
+    }
+
+    /// What `expr` evaluates to: a figure, or the ratio of two (simulated if either is).
+    pub fn eval(&self, expr: &Expr) -> Option<Figure> {
+        match expr {
+            Expr::Name(name) => self.get(name).cloned(),
+            Expr::Ratio(a, b) => {
+                let (fa, fb) = (self.get(a)?, self.get(b)?);
+                let (x, y) = (fa.quantity.number()?, fb.quantity.number()?);
+                (y != 0.0 && (x / y).is_finite()).then(|| Figure {
+                    quantity: Quantity::Ratio(x / y),
+                    simulated: fa.simulated || fb.simulated,
+                })
+            }
+        }
+    }
+
+    /// The number `expr` evaluates to.
+    pub fn number(&self, expr: &Expr) -> Option<f64> {
+        self.eval(expr)?.quantity.number()
+    }
+
+    /// `template` with each placeholder replaced by its figure in `lang` (simulated ones marked
+    /// as such), or the placeholders whose figures are missing.
+    pub fn fill(&self, template: &str, lang: Lang) -> Result<String, Vec<String>> {
+        let mut out = String::with_capacity(template.len() + 32);
+        let mut missing = Vec::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let Some(close) = rest[open..].find('}') else {
+                missing.push(rest[open..].to_owned());
+                break;
+            };
+            let inner = &rest[open + 1..open + close];
+            match Expr::parse(inner).ok().and_then(|e| self.eval(&e)) {
+                Some(figure) => {
+                    out.push_str(&figure.quantity.render(lang));
+                    if figure.simulated {
+                        out.push_str(lang.tr(LessonKey::SimulatedMark));
+                    }
+                }
+                None => missing.push(inner.trim().to_owned()),
+            }
+            rest = &rest[open + close + 1..];
+        }
+        out.push_str(rest);
+        if missing.is_empty() {
+            Ok(out)
+        } else {
+            Err(missing)
+        }
+    }
+}
+
+/// What a placeholder computes: a figure, or the ratio of two.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    /// A figure by name.
+    Name(String),
+    /// The first figure over the second.
+    Ratio(String, String),
+}
+
+impl Expr {
+    /// Parses `name` or `name / name`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let name = |s: &str| {
+            let s = s.trim();
+            let ok = !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_.".contains(c));
+            if ok {
+                Ok(s.to_owned())
+            } else {
+                Err(format!(
+                    "`{text}`: a placeholder is a figure's name, or two names with / between"
+                ))
+            }
+        };
+        match text.split_once('/') {
+            Some((a, b)) => Ok(Expr::Ratio(name(a)?, name(b)?)),
+            None => Ok(Expr::Name(name(text)?)),
+        }
+    }
+
+    /// The figure names it reads.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            Expr::Name(a) => vec![a],
+            Expr::Ratio(a, b) => vec![a, b],
+        }
+    }
+}
+
+/// The placeholders of `text`, checked to be well formed.
+pub fn placeholders(text: &str) -> Result<Vec<String>, String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest[open..].starts_with('}') {
+            return Err(format!("a `}}` without its `{{` in \"{text}\""));
+        }
+        let Some(close) = rest[open + 1..].find(['{', '}']) else {
+            return Err(format!("a `{{` without its `}}` in \"{text}\""));
+        };
+        let inner = &rest[open + 1..open + 1 + close];
+        if rest[open + 1 + close..].starts_with('{') {
+            return Err(format!("a `{{` inside a placeholder in \"{text}\""));
+        }
+        Expr::parse(inner)?;
+        found.push(inner.trim().to_owned());
+        rest = &rest[open + close + 2..];
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures() -> Figures {
+        let mut f = Figures::default();
+        f.measured("speed.cpu.samples_per_s", Quantity::SamplesPerS(70_000.0));
+        f.measured("speed.gpu.samples_per_s", Quantity::SamplesPerS(1_000.0));
+        f.simulated("simulate.samples_per_s", Quantity::SamplesPerS(2_100_000.0));
+        f
+    }
+
+    #[test]
+    fn a_headline_is_filled_from_figures_and_marks_the_simulated_ones() {
+        let f = figures();
+        let en = f
+            .fill(
+                "CPU {speed.cpu.samples_per_s}: {speed.cpu.samples_per_s / speed.gpu.samples_per_s} the GPU's; an H100 {simulate.samples_per_s / speed.cpu.samples_per_s}.",
+                Lang::En,
+            )
+            .expect("filled");
+        assert_eq!(
+            en,
+            "CPU 70.0 k samples/s: 70.0× the GPU's; an H100 30.0× (simulated)."
+        );
+        let zh = f
+            .fill("模拟 {simulate.samples_per_s}", Lang::Zh)
+            .expect("filled");
+        assert_eq!(zh, "模拟 2.10 M 样本/秒（模拟）");
+    }
+
+    #[test]
+    fn a_missing_figure_leaves_the_headline_unfilled() {
+        let f = figures();
+        let missing = f
+            .fill(
+                "{speed.gpu.step_ms} and {speed.cpu.samples_per_s}",
+                Lang::En,
+            )
+            .expect_err("a figure is missing");
+        assert_eq!(missing, vec!["speed.gpu.step_ms".to_owned()]);
+        // A ratio over zero is missing too, never infinite.
+        let mut f = Figures::default();
+        f.measured("a.x", Quantity::Number(1.0));
+        f.measured("a.y", Quantity::Number(0.0));
+        assert!(f.fill("{a.x / a.y}", Lang::En).is_err());
+    }
+
+    #[test]
+    fn placeholders_are_checked_for_shape() {
+        assert_eq!(
+            placeholders("a {x.y} b {p.q / r.s}").expect("fine"),
+            vec!["x.y".to_owned(), "p.q / r.s".to_owned()]
+        );
+        for bad in ["{x", "x}", "{a {b}}", "{Caps}", "{a / b / c}", "{}"] {
+            assert!(placeholders(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_keep_two_or_three_significant_digits() {
+        assert_eq!(significant(0.0523), "0.052");
+        assert_eq!(significant(0.5), "0.50");
+        assert_eq!(significant(1.333), "1.33");
+        assert_eq!(significant(12.34), "12.3");
+        assert_eq!(significant(140.4), "140");
+        assert_eq!(Quantity::Share(0.052).render(Lang::En), "5.2%");
+        assert_eq!(Quantity::Share(0.52).render(Lang::En), "52%");
+        assert_eq!(Quantity::Number(1024.0).render(Lang::En), "1,024");
+    }
+}
