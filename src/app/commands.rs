@@ -103,6 +103,7 @@ impl BatchScopeApp {
             }
             UiCommand::Calibrate => self.calibrate_machine(),
             UiCommand::CancelCalibration => self.cancel_calibration(),
+            UiCommand::Lesson(command) => self.lesson_command(command),
             UiCommand::CancelSweep => {
                 // Dropping the job cancels it; what was measured stays.
                 self.jobs.sweep = None;
@@ -139,7 +140,7 @@ impl BatchScopeApp {
 
     /// Every device of the run trains continuously. A sweep measuring meanwhile would share
     /// the cores with training: it stops, and says why.
-    fn run(&mut self) {
+    pub(super) fn run(&mut self) {
         if self.jobs.serving.is_some() || self.jobs.pending_serving {
             self.cancel_serving();
         }

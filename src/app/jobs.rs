@@ -31,6 +31,10 @@ pub(super) struct Jobs {
     pub pending_calibration: bool,
     /// The journey tab's device-mismatch lesson running.
     pub mismatch: Option<Job<Result<crate::train::mismatch::Mismatch, String>>>,
+    /// The lesson's probes, or a Try step's measurement, running.
+    pub lesson: Option<Job<crate::lesson::follow::LessonNews>>,
+    /// A lesson's probes asked for, waiting for training to pause before they start.
+    pub pending_lesson: bool,
     /// The turn both workers pass between them while they take turns.
     pub turns: std::sync::Arc<crate::train::Turns>,
 }

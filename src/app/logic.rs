@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::{BatchScopeApp, install_fonts};
 use crate::train::worker::Event;
 use crate::train::{DeviceStatus, RunState};
+use crate::ui::LessonCommand;
 use crate::ui::UiCommand;
 use crate::ui::mismatch::MismatchView;
 use crate::ui::open::OpenKind;
@@ -50,9 +51,14 @@ impl BatchScopeApp {
         self.poll_serving();
         self.start_pending_calibration();
         self.poll_calibration();
+        self.start_pending_lesson();
+        self.poll_lesson();
         let mut commands = Vec::new();
         if let Some(chosen) = self.panels.opener.poll(self.state.lang) {
             commands.push(UiCommand::chosen(chosen));
+        }
+        if let Some(id) = self.lesson_pending.take() {
+            commands.push(UiCommand::Lesson(LessonCommand::Open(id)));
         }
         self.keyboard(ctx, &mut commands);
         let dropped = ctx.input(|i| i.raw.dropped_files.first().map(|f| f.path().to_path_buf()));
@@ -79,12 +85,44 @@ impl BatchScopeApp {
         self.state.runs[event.device as usize].apply(event);
     }
 
-    /// The keyboard: Space runs or pauses, → steps, R resets, Ctrl+O opens a file.
+    /// The keyboard: Space runs or pauses, → steps, R resets, Ctrl+O opens a file. While a
+    /// lesson is open, →, Space and Page Down show its next step, ← and Page Up the previous
+    /// one (a presenter's clicker sends Page Down and Page Up).
     fn keyboard(&self, ctx: &egui::Context, commands: &mut Vec<UiCommand>) {
         if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::O)) {
             commands.push(UiCommand::Open(OpenKind::File));
         }
-        if ctx.egui_wants_keyboard_input() || self.panels.opener.is_open() {
+        if self.panels.opener.is_open() {
+            return;
+        }
+        // A lesson's keys work whatever button was clicked last (a clicked widget keeps the
+        // keyboard focus); only typing into a field keeps them.
+        if self.state.lesson.is_some() && !ctx.text_edit_focused() {
+            let pressed = |keys: &[egui::Key]| {
+                ctx.input_mut(|i| {
+                    keys.iter()
+                        .any(|&k| i.consume_key(egui::Modifiers::NONE, k))
+                })
+            };
+            let next = pressed(&[egui::Key::ArrowRight, egui::Key::Space, egui::Key::PageDown]);
+            let back = pressed(&[egui::Key::ArrowLeft, egui::Key::PageUp]);
+            if next || back {
+                // The focused widget must not take the key too (Space would click it).
+                ctx.memory_mut(|m| {
+                    if let Some(id) = m.focused() {
+                        m.surrender_focus(id);
+                    }
+                });
+                let command = if next {
+                    LessonCommand::Next
+                } else {
+                    LessonCommand::Back
+                };
+                commands.push(UiCommand::Lesson(command));
+            }
+            return;
+        }
+        if ctx.egui_wants_keyboard_input() {
             return;
         }
         ctx.input(|i| {

@@ -12,8 +12,10 @@
 mod calibration;
 mod commands;
 mod flows;
+mod flows_lessons;
 mod flows_runs;
 mod jobs;
+mod lessons;
 mod logic;
 pub mod restore;
 mod serving;
@@ -65,6 +67,10 @@ pub struct AppOptions {
     pub calibration_seconds: f64,
     /// Where the GPU's tuned kernel choice is kept ([`tuning_cache_path`]); `None` in tests.
     pub tuning_cache: Option<std::path::PathBuf>,
+    /// A lesson to open at start, by id (`batchscope --lesson ID`).
+    pub lesson: Option<String>,
+    /// How long a lesson's probes measure (tests shorten it).
+    pub lesson_plan: crate::lesson::Plan,
 }
 
 /// The file in the user's data directory where the matrix-product kernel timed fastest on each
@@ -86,6 +92,8 @@ impl Default for AppOptions {
             start_workers: true,
             calibration_seconds: 0.05,
             tuning_cache: None,
+            lesson: None,
+            lesson_plan: crate::lesson::Plan::standard(),
         }
     }
 }
@@ -131,6 +139,8 @@ pub struct BatchScopeApp {
     started: Option<Instant>,
     fonts_installed: bool,
     autorun_pending: bool,
+    /// A lesson to open on the first frame (`--lesson ID`).
+    lesson_pending: Option<String>,
     summary_printed: bool,
 }
 
@@ -153,6 +163,7 @@ impl BatchScopeApp {
             session: None,
             queued_load,
             autorun_pending: options.autorun,
+            lesson_pending: options.lesson.clone(),
             options,
             ctx: None,
             started: None,

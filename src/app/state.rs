@@ -115,6 +115,14 @@ pub struct AppState {
     pub calibration: Option<crate::bench::calibrate_each::CalibrationStatus>,
     /// The journey tab's device-mismatch lesson.
     pub mismatch: crate::ui::mismatch::MismatchView,
+    /// The guided lessons: the shipped ones, then files the user opened.
+    pub lessons: Vec<crate::lesson::Lesson>,
+    /// The lesson being followed.
+    pub lesson: Option<crate::lesson::Following>,
+    /// The step each lesson was left at, by id.
+    pub lesson_places: std::collections::BTreeMap<String, usize>,
+    /// Why the last lesson file could not be opened.
+    pub lesson_error: Option<String>,
 }
 
 impl AppState {
@@ -141,6 +149,10 @@ impl AppState {
             sweep_simulated: None,
             sweep_profile: None,
             mismatch: crate::ui::mismatch::MismatchView::NotRun,
+            lessons: crate::lesson::shipped::lessons().0,
+            lesson: None,
+            lesson_places: std::collections::BTreeMap::new(),
+            lesson_error: None,
         }
     }
 

@@ -19,8 +19,21 @@ impl BatchScopeApp {
         let ctx = ui.ctx().clone();
         let Self { state, panels, .. } = self;
         let lang = state.lang;
+        // What the lesson's step points at is framed wherever it is drawn this frame.
+        let watched = state.lesson.as_ref().and_then(|f| f.current().watch);
+        crate::ui::lesson::set_highlight(&ctx, watched);
         egui::Panel::top("toolbar").show(ui, |ui| {
-            toolbar_ui(ui, lang, &state.runs, state.sharing, &mut commands);
+            let lessons = (&state.lessons, &state.lesson_places);
+            toolbar_ui(
+                ui,
+                lang,
+                &state.runs,
+                state.sharing,
+                &mut commands,
+                |ui, commands| {
+                    crate::ui::lesson::lessons_menu_ui(ui, lang, lessons.0, lessons.1, commands);
+                },
+            );
         });
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.label(RichText::new(lang.tr(Key::Measured)).small().weak());
@@ -42,6 +55,23 @@ impl BatchScopeApp {
                     panels.setup.ui(ui, lang, view, data_view, &mut commands);
                 });
             });
+        if let Some(following) = &state.lesson {
+            let context = crate::ui::lesson::LessonContext {
+                change_made: following.current().set.as_ref().is_some_and(|set| {
+                    crate::lesson::probe::holds(set, &state.settings.config, state.settings.enabled)
+                }),
+                tab: state.tab,
+                body_size: 16.0,
+            };
+            egui::Panel::right("lesson")
+                .resizable(true)
+                .default_size(340.0)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        crate::ui::lesson::lesson_ui(ui, lang, following, &context, &mut commands);
+                    });
+                });
+        }
         let data = self
             .session
             .as_ref()
@@ -60,6 +90,9 @@ impl BatchScopeApp {
                 changed: state.settings.is_changed(),
             };
             notices_ui(ui, lang, notices, &mut commands);
+            if let Some(error) = &state.lesson_error {
+                ui.colored_label(ui.visuals().error_fg_color, error);
+            }
             tabs_ui(ui, lang, state.tab, &mut commands);
             ui.separator();
             match state.tab {
@@ -86,7 +119,17 @@ impl BatchScopeApp {
                                             (config, spec),
                                         );
                                     }
-                                    panel.ui(ui, lang, run, data.as_deref());
+                                    let widget = match run.device {
+                                        crate::device::Device::Cpu => {
+                                            crate::lesson::Widget::CpuColumn
+                                        }
+                                        crate::device::Device::Gpu => {
+                                            crate::lesson::Widget::GpuColumn
+                                        }
+                                    };
+                                    crate::ui::lesson::framed(ui, widget, |ui| {
+                                        panel.ui(ui, lang, run, data.as_deref());
+                                    });
                                 });
                         }
                     });

@@ -60,6 +60,9 @@ struct Cli {
     /// Press Run once the devices are up.
     #[arg(long)]
     autorun: bool,
+    /// Open the app at this guided lesson (`batchscope lessons` lists them).
+    #[arg(long, value_name = "ID")]
+    lesson: Option<String>,
     /// Close the window after this many seconds and print what each column did (for tests).
     #[arg(long, hide = true)]
     exit_after_secs: Option<f64>,
@@ -155,7 +158,22 @@ pub fn main() -> ExitCode {
     let mut out = Out::new();
     let result = match cli.command {
         None => {
+            if let Some(id) = &cli.lesson
+                && crate::lesson::shipped::find(id).is_none()
+            {
+                let ids: Vec<String> = crate::lesson::shipped::lessons()
+                    .0
+                    .into_iter()
+                    .map(|l| l.id)
+                    .collect();
+                return Failure::BadInput(format!(
+                    "--lesson {id}: no such lesson; the lessons are {}",
+                    ids.join(", ")
+                ))
+                .exit_code();
+            }
             let options = AppOptions {
+                lesson: cli.lesson.clone(),
                 lang,
                 lang_given: cli.lang.is_some(),
                 gpu: if cli.no_gpu {

@@ -8,17 +8,20 @@
 //! - [`figures`]: measured and simulated figures, and filling headlines from them;
 //! - [`probe`]: running the probes (the same measurements as `bench`, `sweep`, `trace`,
 //!   `memory` and `simulate`);
+//! - [`follow`]: a lesson being followed in the window;
 //! - [`shipped`]: the lessons that come with the app;
 //! - [`verify`]: a lesson run end to end without a window (`batchscope lessons --verify`).
 
 pub mod figures;
+pub mod follow;
 pub mod format;
 pub mod probe;
 pub mod shipped;
 pub mod verify;
 
 pub use figures::{Expr, Figure, Figures, Quantity};
-pub use format::{Lesson, Step, StepKind, Text, When};
+pub use follow::Following;
+pub use format::{Lesson, Step, StepKind, Text, When, Widget};
 pub use probe::{GpuPresence, Outcome, Plan};
 
 use crate::i18n::Lang;

@@ -100,11 +100,27 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// The run was cancelled before every probe ended.
     pub cancelled: bool,
+    /// The last sweep probe's points, for the Experiments tab's plot.
+    pub sweep: Option<sweep::Results>,
 }
 
 /// The settings `preset` describes, from the app's defaults, and the devices it trains on.
 pub fn config_of(preset: &Preset) -> Result<(TrainConfig, [bool; 2]), String> {
-    let mut c = TrainConfig::default();
+    let mut config = TrainConfig::default();
+    let mut enabled = [true, true];
+    apply(preset, &mut config, &mut enabled)?;
+    Ok((config, enabled))
+}
+
+/// Whether `config` and `enabled` already have every setting `preset` gives (a Try step's
+/// change is made).
+pub fn holds(preset: &Preset, config: &TrainConfig, enabled: [bool; 2]) -> bool {
+    let (mut c, mut e) = (config.clone(), enabled);
+    apply(preset, &mut c, &mut e).is_ok() && c == *config && e == enabled
+}
+
+/// Sets in `c` and `enabled` every setting `preset` gives, leaving the others.
+pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> Result<(), String> {
     if let Some(name) = &preset.dataset {
         if let Some(kind) = Synthetic::parse(name) {
             c.data.kind = kind;
@@ -155,7 +171,10 @@ pub fn config_of(preset: &Preset) -> Result<(TrainConfig, [bool; 2]), String> {
         .storage_latency_ms
         .unwrap_or(c.pipeline.loader.storage_latency_ms);
     c.pipeline.validate().map_err(|e| e.to_string())?;
-    Ok((c, preset.devices.unwrap_or(Devices::Both).enabled()))
+    if let Some(devices) = preset.devices {
+        *enabled = devices.enabled();
+    }
+    Ok(())
 }
 
 /// Loaded shipped sets, so that a lesson's probes read each file once.
@@ -194,6 +213,7 @@ pub fn run(
         gpu: GpuPresence::None,
         notes: Vec::new(),
         cancelled: false,
+        sweep: None,
     };
     let mut tables = Tables::default();
     // What stands in for the GPU is asked once, of the adapter the probes will use.
@@ -228,9 +248,14 @@ pub fn run(
         }
         let preset = lesson.preset.patched(&probe.set);
         match run_probe(probe, &preset, open, plan, cancel, &mut tables) {
-            Ok((figures, notes)) => {
+            Ok(Measured {
+                figures,
+                notes,
+                sweep,
+            }) => {
                 outcome.figures.extend(figures);
                 outcome.notes.extend(notes);
+                outcome.sweep = sweep.or(outcome.sweep.take());
             }
             Err(why) => outcome.notes.push(format!("{}: {why}", probe.name())),
         }
@@ -239,7 +264,18 @@ pub fn run(
     outcome
 }
 
-/// Runs one probe with `preset`'s settings: its figures, and what a device could not measure.
+/// What one probe measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    /// Its figures.
+    pub figures: Figures,
+    /// What a device could not measure, and why.
+    pub notes: Vec<String>,
+    /// A sweep's points.
+    pub sweep: Option<sweep::Results>,
+}
+
+/// Runs one probe with `preset`'s settings.
 pub fn run_probe(
     probe: &Probe,
     preset: &Preset,
@@ -247,12 +283,13 @@ pub fn run_probe(
     plan: Plan,
     cancel: &AtomicBool,
     tables: &mut Tables,
-) -> Result<(Figures, Vec<String>), String> {
+) -> Result<Measured, String> {
     let (config, enabled) = config_of(preset)?;
     let session = tables.session(config)?;
     let name = probe.name();
     let mut figures = Figures::default();
     let mut notes = Vec::new();
+    let mut swept = None;
     let devices: Vec<Device> = [Device::Cpu, Device::Gpu]
         .into_iter()
         .filter(|&d| enabled[d as usize])
@@ -286,6 +323,7 @@ pub fn run_probe(
                 sweep::Note::LeftOut { device, why } => Some(format!("{name}: {device}: {why}")),
                 _ => None,
             }));
+            swept = Some(results);
         }
         ProbeKind::Speed | ProbeKind::Breakdown | ProbeKind::Memory => {
             for &device in &devices {
@@ -319,7 +357,11 @@ pub fn run_probe(
             }
         }
     }
-    Ok((figures, notes))
+    Ok(Measured {
+        figures,
+        notes,
+        sweep: swept,
+    })
 }
 
 /// The name of `device` in figure names.

@@ -131,7 +131,7 @@ pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) 
 }
 
 /// Measures a Try step: runs again the probe its figure comes from, with the step's change.
-fn try_step(
+pub fn try_step(
     lesson: &Lesson,
     step: &super::format::Step,
     before: &Figures,
@@ -149,7 +149,7 @@ fn try_step(
         .find(|p| p.name() == probe_name)
         .ok_or_else(|| format!("no probe is named `{probe_name}`"))?;
     let preset = lesson.preset.patched(&probe.set).patched(change);
-    let (after, _) = probe::run_probe(probe, &preset, open, plan, cancel, tables)?;
+    let after = probe::run_probe(probe, &preset, open, plan, cancel, tables)?.figures;
     let (before, after) = (before.eval(&expr), after.eval(&expr));
     let number = |f: &Option<Figure>| f.as_ref().and_then(|f| f.quantity.number());
     let as_expected = number(&before)

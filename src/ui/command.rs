@@ -30,6 +30,33 @@ pub enum Tab {
     Simulator,
 }
 
+/// What the lesson panel and the Lessons menu ask for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LessonCommand {
+    /// Open the lesson with this id (where it was left).
+    Open(String),
+    /// Ask for a lesson file of the user's own.
+    OpenFile,
+    /// Read and open this lesson file.
+    OpenPath(std::path::PathBuf),
+    /// Close the lesson.
+    Close,
+    /// Show the next step.
+    Next,
+    /// Show the previous step.
+    Back,
+    /// Choose this answer of the prediction shown.
+    Choose(usize),
+    /// Apply the preset and run the lesson's probes (again).
+    Measure,
+    /// Stop the probes.
+    CancelMeasure,
+    /// Put the Try step's change into the setup and reset.
+    MakeChange,
+    /// Measure the Try step's change.
+    MeasureChange,
+}
+
 /// What the user asked for this frame.
 #[derive(Clone, Debug, PartialEq)]
 pub enum UiCommand {
@@ -97,6 +124,8 @@ pub enum UiCommand {
     Calibrate,
     /// Stop the calibration.
     CancelCalibration,
+    /// Something of the guided lessons.
+    Lesson(LessonCommand),
 }
 
 impl UiCommand {
@@ -106,6 +135,7 @@ impl UiCommand {
             OpenKind::SaveTrace => UiCommand::SaveTrace(path),
             OpenKind::SaveSweep => UiCommand::SaveSweep(path),
             OpenKind::File | OpenKind::Folder => UiCommand::OpenPath(path),
+            OpenKind::Lesson => UiCommand::Lesson(LessonCommand::OpenPath(path)),
         }
     }
 }

@@ -7,7 +7,7 @@ use egui::{Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
-use super::labels::SIMULATED_COLOR;
+use super::labels::{SIMULATED_COLOR, device_color};
 use crate::bench::sweep::{Crossover, Note, Parameter, Results, Shortfall, Sweep, Value};
 use crate::bench::sweep_sim::SimulatedSweep;
 use crate::device::Device;
@@ -69,13 +69,6 @@ fn parameter_key(parameter: Parameter) -> Key {
         Parameter::Threads => Key::SweepThreads,
         Parameter::Workers => Key::SweepWorkers,
         Parameter::Precision => Key::SweepPrecision,
-    }
-}
-
-fn device_color(device: Device) -> Color32 {
-    match device {
-        Device::Cpu => Color32::from_rgb(90, 160, 255),
-        Device::Gpu => Color32::from_rgb(120, 200, 90),
     }
 }
 
@@ -223,13 +216,15 @@ impl ExperimentsPanel {
                 .color(SIMULATED_COLOR),
             );
         }
-        plot_ui(
-            ui,
-            lang,
-            results,
-            [crossover.as_ref(), simulated_crossover.as_ref()],
-            simulated,
-        );
+        super::lesson::framed(ui, crate::lesson::Widget::SweepPlot, |ui| {
+            plot_ui(
+                ui,
+                lang,
+                results,
+                [crossover.as_ref(), simulated_crossover.as_ref()],
+                simulated,
+            );
+        });
         table_ui(ui, lang, results, simulated);
         if !running && !results.points.is_empty() {
             ui.horizontal(|ui| {

@@ -179,7 +179,9 @@ impl JourneyPanel {
             .on_hover_text(lang.tr(Key::TimelineTip));
         let view = &mut self.views[device as usize];
         let selected = &mut self.selected[device as usize];
-        timeline_ui(ui, lang, device, history, view, selected, &mut self.hits);
+        super::lesson::framed(ui, crate::lesson::Widget::Timeline, |ui| {
+            timeline_ui(ui, lang, device, history, view, selected, &mut self.hits);
+        });
 
         ui.label(RichText::new(lang.tr(Key::Breakdown)).strong())
             .on_hover_text(lang.tr(Key::BreakdownTip));
@@ -187,7 +189,9 @@ impl JourneyPanel {
             ui.label(RichText::new(lang.tr(Key::NoTimedSteps)).weak());
         } else {
             let before = *selected;
-            breakdown_ui(ui, lang, &recent, selected);
+            super::lesson::framed(ui, crate::lesson::Widget::StepBreakdown, |ui| {
+                breakdown_ui(ui, lang, &recent, selected);
+            });
             // A bar clicked: the timeline shows that step.
             if *selected != before
                 && let Some(s) = selected.and_then(|n| history.steps.iter().find(|t| t.step == n))

@@ -10,6 +10,14 @@ use crate::memory::Role;
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
 
+/// Each device's colour in plots, and in the lessons' words that name it.
+pub fn device_color(device: Device) -> Color32 {
+    match device {
+        Device::Cpu => Color32::from_rgb(90, 160, 255),
+        Device::Gpu => Color32::from_rgb(120, 200, 90),
+    }
+}
+
 /// The colour of a simulated figure (a line drawn dashed, a what-if line): never a device's.
 pub const SIMULATED_COLOR: Color32 = Color32::from_rgb(190, 150, 230);
 

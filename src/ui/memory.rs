@@ -45,7 +45,9 @@ impl MemoryPanel {
                 continue;
             };
             ui.separator();
-            device_ui(ui, lang, run, &m, commands);
+            super::lesson::framed(ui, crate::lesson::Widget::MemoryChart, |ui| {
+                device_ui(ui, lang, run, &m, commands);
+            });
         }
         if let Some(data) = data {
             ui.separator();

@@ -6,7 +6,7 @@
 //! - [`command`]: the commands and the central area's views;
 //! - [`labels`], [`fonts`]: names, colours and fonts shared by the panels;
 //! - [`toolbar`], [`notices`], [`setup`], [`model_setup`], [`column`](mod@column), [`journey`], [`memory`], [`precision`],
-//!   [`preview`], [`images`], [`open`], [`experiments`], [`serving`], [`history`], [`roofline`], [`ecosystem`]: the panels.
+//!   [`preview`], [`images`], [`open`], [`lesson`](mod@lesson), [`experiments`], [`serving`], [`history`], [`roofline`], [`ecosystem`]: the panels.
 
 pub mod column;
 pub mod command;
@@ -17,6 +17,7 @@ pub mod history;
 pub mod images;
 pub mod journey;
 pub mod labels;
+pub mod lesson;
 pub mod memory;
 pub mod mismatch;
 pub mod model_setup;
@@ -33,4 +34,4 @@ pub mod toolbar;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use command::{Tab, UiCommand};
+pub use command::{LessonCommand, Tab, UiCommand};

@@ -25,6 +25,8 @@ pub enum OpenKind {
     SaveTrace,
     /// Where to save the sweep's points as CSV (a save dialog).
     SaveSweep,
+    /// A lesson file of the teacher's own.
+    Lesson,
 }
 
 fn title_key(kind: OpenKind) -> Key {
@@ -33,6 +35,7 @@ fn title_key(kind: OpenKind) -> Key {
         OpenKind::Folder => Key::OpenFolderTitle,
         OpenKind::SaveTrace => Key::ExportTrace,
         OpenKind::SaveSweep => Key::SweepExport,
+        OpenKind::Lesson => Key::OpenLessonTitle,
     }
 }
 
@@ -193,7 +196,7 @@ impl FileOpener {
 
     fn open_browser(&mut self, kind: OpenKind, lang: Lang) {
         let mut browser = match kind {
-            OpenKind::File => egui_file::FileDialog::open_file(),
+            OpenKind::File | OpenKind::Lesson => egui_file::FileDialog::open_file(),
             OpenKind::Folder => egui_file::FileDialog::select_folder(),
             OpenKind::SaveTrace => {
                 egui_file::FileDialog::save_file().default_filename("batchscope-trace.json")
@@ -264,6 +267,10 @@ fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Opt
             .add_filter("CSV", &["csv"])
             .set_file_name("batchscope-sweep.csv")
             .save_file(),
+        OpenKind::Lesson => dialog
+            .add_filter("BatchScope lesson (TOML)", &["toml"])
+            .add_filter("*", &["*"])
+            .pick_file(),
     }
 }
 

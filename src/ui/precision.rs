@@ -215,7 +215,9 @@ fn device_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
             (Key::GradientsWord, &values.gradients, Role::Gradients),
         ];
         for ((key, sample, role), ui) in kinds.into_iter().zip(cols.iter_mut()) {
-            histogram_ui(ui, lang, run, (key, sample, role));
+            super::lesson::framed(ui, crate::lesson::Widget::PrecisionHistogram, |ui| {
+                histogram_ui(ui, lang, run, (key, sample, role));
+            });
         }
     });
     if run.precision != Precision::Fp32 && !run.rounding.is_empty() {

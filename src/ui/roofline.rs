@@ -197,12 +197,16 @@ impl RooflinePanel {
             }
         }
         let measured = local_device(chosen).and_then(|i| view.kernels[i]);
-        roofline_ui(ui, lang, chosen, &prediction, measured);
+        super::lesson::framed(ui, crate::lesson::Widget::Roofline, |ui| {
+            roofline_ui(ui, lang, chosen, &prediction, measured);
+        });
         ops_table_ui(ui, lang, &prediction);
         ui.separator();
         self.memory_ui(ui, lang, chosen, view);
         ui.separator();
-        super::ecosystem::ecosystem_ui(ui, lang, chosen, view.stacks, view.adapter);
+        super::lesson::framed(ui, crate::lesson::Widget::Ecosystem, |ui| {
+            super::ecosystem::ecosystem_ui(ui, lang, chosen, view.stacks, view.adapter);
+        });
     }
 
     /// Memory on the profile: whether this model and batch fit, the largest batch that does,

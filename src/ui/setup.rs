@@ -116,13 +116,15 @@ impl SetupPanel {
                 .logarithmic(true)
                 .text(lang.tr(Key::LearningRate)),
         );
-        ui.add(
-            Slider::new(&mut config.batch, 1..=4096)
-                .logarithmic(true)
-                .text(lang.tr(Key::BatchSize)),
-        )
-        .on_hover_text(lang.tr(Key::BatchSizeTip));
-        egui::ComboBox::from_label(lang.tr(Key::PrecisionSetting))
+        let batch = ui
+            .add(
+                Slider::new(&mut config.batch, 1..=4096)
+                    .logarithmic(true)
+                    .text(lang.tr(Key::BatchSize)),
+            )
+            .on_hover_text(lang.tr(Key::BatchSizeTip));
+        super::lesson::highlight(ui, crate::lesson::Widget::BatchSetting, batch.rect);
+        let precision = egui::ComboBox::from_label(lang.tr(Key::PrecisionSetting))
             .selected_text(precision_label(lang, config.precision))
             .show_ui(ui, |ui| {
                 for p in Precision::ALL {
@@ -131,6 +133,7 @@ impl SetupPanel {
             })
             .response
             .on_hover_text(lang.tr(Key::PrecisionTip));
+        super::lesson::highlight(ui, crate::lesson::Widget::PrecisionSetting, precision.rect);
         // A few decades rather than a free number: 1, and weights that make gradients small
         // enough for FP16 to lose (1e-6 is the designed case).
         egui::ComboBox::from_label(lang.tr(Key::LossWeight))
@@ -211,8 +214,10 @@ fn loader_ui(
     ui.separator();
     stop_ui(ui, lang, &mut pipeline.stop);
     ui.label(RichText::new(lang.tr(Key::Loader)).strong());
-    ui.add(Slider::new(&mut pipeline.loader.workers, 0..=MAX_WORKERS).text(lang.tr(Key::Workers)))
+    let workers = ui
+        .add(Slider::new(&mut pipeline.loader.workers, 0..=MAX_WORKERS).text(lang.tr(Key::Workers)))
         .on_hover_text(lang.tr(Key::WorkersTip));
+    super::lesson::highlight(ui, crate::lesson::Widget::WorkersSetting, workers.rect);
     ui.add(
         Slider::new(&mut pipeline.loader.prefetch, 1..=MAX_PREFETCH).text(lang.tr(Key::Prefetch)),
     )

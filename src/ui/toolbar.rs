@@ -48,44 +48,48 @@ pub fn sharing_texts(sharing: Sharing) -> (Key, Key) {
     }
 }
 
-/// Draws the toolbar.
+/// Draws the toolbar; `lead` draws what comes first in the buttons' row (the Lessons menu).
 pub fn toolbar_ui(
     ui: &mut egui::Ui,
     lang: Lang,
     runs: &[DeviceRun; 2],
     sharing: Sharing,
     commands: &mut Vec<UiCommand>,
+    lead: impl FnOnce(&mut egui::Ui, &mut Vec<UiCommand>),
 ) {
     ui.horizontal(|ui| {
         ui.heading(RichText::new(lang.tr(Key::AppTitle)).strong());
         ui.label(RichText::new(lang.tr(Key::Tagline)).weak());
     });
     ui.horizontal(|ui| {
-        match RunButton::of(runs) {
+        lead(ui, commands);
+        ui.separator();
+        let button = match RunButton::of(runs) {
             RunButton::Pausing(device) => {
                 let text = lang.fmt(Key::PausingWait, &[("device", &device_title(lang, device))]);
                 ui.add_enabled(false, egui::Button::new(text))
-                    .on_disabled_hover_text(lang.tr(Key::PausingTip));
+                    .on_disabled_hover_text(lang.tr(Key::PausingTip))
             }
             RunButton::Pause => {
-                if ui
+                let button = ui
                     .button(lang.tr(Key::Pause))
-                    .on_hover_text(lang.tr(Key::RunTip))
-                    .clicked()
-                {
+                    .on_hover_text(lang.tr(Key::RunTip));
+                if button.clicked() {
                     commands.push(UiCommand::Pause);
                 }
+                button
             }
             RunButton::Run => {
-                if ui
+                let button = ui
                     .button(lang.tr(Key::Run))
-                    .on_hover_text(lang.tr(Key::RunTip))
-                    .clicked()
-                {
+                    .on_hover_text(lang.tr(Key::RunTip));
+                if button.clicked() {
                     commands.push(UiCommand::Run);
                 }
+                button
             }
-        }
+        };
+        super::lesson::highlight(ui, crate::lesson::Widget::RunButton, button.rect);
         if ui
             .button(lang.tr(Key::Step))
             .on_hover_text(lang.tr(Key::StepTip))
@@ -151,7 +155,7 @@ mod tests {
         let mut commands = Vec::new();
         let mut harness = crate::ui::testing::harness(
             |ui, commands: &mut Vec<UiCommand>| {
-                toolbar_ui(ui, lang, runs, Sharing::default(), commands);
+                toolbar_ui(ui, lang, runs, Sharing::default(), commands, |_, _| {});
             },
             Vec::new(),
         );
@@ -199,7 +203,7 @@ mod tests {
         let runs = runs(RunState::Paused, RunState::Pausing);
         let mut harness = crate::ui::testing::harness(
             |ui, commands: &mut Vec<UiCommand>| {
-                toolbar_ui(ui, Lang::En, &runs, Sharing::default(), commands);
+                toolbar_ui(ui, Lang::En, &runs, Sharing::default(), commands, |_, _| {});
             },
             Vec::new(),
         );

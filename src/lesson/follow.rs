@@ -1,0 +1,105 @@
+//! A lesson being followed in the window: where the user is, what they predicted, what the
+//! probes measured, and what each Try step's change did. The window's state holds one of these;
+//! the panel draws it and the app changes it.
+
+use super::format::{Lesson, Step, StepKind};
+use super::probe::Outcome;
+use super::verify::TryReport;
+
+/// What the lesson's job reports.
+#[derive(Debug)]
+pub enum LessonNews {
+    /// The share of the probes done.
+    Progress(f32),
+    /// The probes ended.
+    Measured(Box<Outcome>),
+    /// A Try step's change was measured (the step, and what it did).
+    Tried(usize, Result<TryReport, String>),
+}
+
+/// The lesson open in the window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Following {
+    /// The lesson.
+    pub lesson: Lesson,
+    /// The step shown, 0-based.
+    pub step: usize,
+    /// Each step's chosen answer (predictions only).
+    pub chosen: Vec<Option<usize>>,
+    /// What the probes measured, once they have.
+    pub outcome: Option<Outcome>,
+    /// The share of the probes done while they run.
+    pub measuring: Option<f32>,
+    /// Why the probes could not start, if they could not.
+    pub failed: Option<String>,
+    /// Each Try step's measurement, once made.
+    pub tried: Vec<Option<Result<TryReport, String>>>,
+    /// The Try step being measured now, if one is.
+    pub trying: Option<usize>,
+}
+
+impl Following {
+    /// Starts `lesson` at step `step` (clamped to its steps).
+    pub fn new(lesson: Lesson, step: usize) -> Self {
+        let n = lesson.steps.len();
+        Self {
+            step: step.min(n.saturating_sub(1)),
+            chosen: vec![None; n],
+            tried: vec![None; n],
+            lesson,
+            outcome: None,
+            measuring: None,
+            failed: None,
+            trying: None,
+        }
+    }
+
+    /// The step shown.
+    pub fn current(&self) -> &Step {
+        &self.lesson.steps[self.step]
+    }
+
+    /// Moves to the next step; false at the last.
+    pub fn forward(&mut self) -> bool {
+        if self.step + 1 < self.lesson.steps.len() {
+            self.step += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Moves to the previous step; false at the first.
+    pub fn back(&mut self) -> bool {
+        if self.step > 0 {
+            self.step -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether the step shown is the last.
+    pub fn at_last(&self) -> bool {
+        self.step + 1 == self.lesson.steps.len()
+    }
+
+    /// The index of the lesson's Run step (where its probes run), if it has one.
+    pub fn run_step(&self) -> Option<usize> {
+        self.lesson
+            .steps
+            .iter()
+            .position(|s| s.kind == StepKind::Run)
+    }
+
+    /// Whether the probes should start on arriving at the step shown: it is the Run step, or a
+    /// later one needs figures, and nothing has been measured or is being measured.
+    pub fn wants_measuring(&self) -> bool {
+        let reached_run = self.run_step().is_none_or(|r| self.step >= r);
+        reached_run
+            && self.outcome.is_none()
+            && self.measuring.is_none()
+            && self.failed.is_none()
+            && !self.lesson.probes.is_empty()
+    }
+}

@@ -1,0 +1,628 @@
+//! The lesson panel: the step shown of the lesson being followed — its text, a prediction's
+//! choices, the measurement's progress, the headline filled from this run's figures, a Try
+//! step's change — and the buttons that move between steps. Also the Lessons menu, and the
+//! frame a Watch step draws around the part of the window it names.
+
+use std::collections::BTreeMap;
+
+use egui::text::LayoutJob;
+use egui::{Color32, RichText, TextFormat};
+
+use super::command::{LessonCommand, Tab, UiCommand};
+use super::labels::device_color;
+use crate::device::Device;
+use crate::i18n::{Key, Lang, LessonKey};
+use crate::lesson::format::{Preset, View};
+use crate::lesson::{Following, Lesson, StepKind, Widget};
+
+/// The colour of a Watch step's frame, and of the words that name what it frames.
+pub const HIGHLIGHT_COLOR: Color32 = Color32::from_rgb(255, 190, 40);
+
+fn highlight_id() -> egui::Id {
+    egui::Id::unique("lesson-highlight")
+}
+
+fn drawn_id() -> egui::Id {
+    egui::Id::unique("lesson-highlight-drawn")
+}
+
+fn scrolled_id() -> egui::Id {
+    egui::Id::unique("lesson-highlight-scrolled")
+}
+
+/// Says which part of the window this frame's Watch step frames (called before the panels draw).
+pub fn set_highlight(ctx: &egui::Context, widget: Option<Widget>) {
+    ctx.data_mut(|d| {
+        let before = d.get_temp::<Option<Widget>>(highlight_id()).flatten();
+        if before != widget {
+            // A new part to point at is scrolled into view once, then left to the user.
+            d.insert_temp::<Option<Widget>>(scrolled_id(), None);
+        }
+        d.insert_temp(highlight_id(), widget);
+        d.insert_temp::<Option<Widget>>(drawn_id(), None);
+    });
+}
+
+/// The part of the window a frame was drawn around in the last frame, if one was.
+pub fn drawn_highlight(ctx: &egui::Context) -> Option<Widget> {
+    ctx.data(|d| d.get_temp::<Option<Widget>>(drawn_id()).flatten())
+}
+
+/// Frames `rect` and points at it when the Watch step shown names `widget` (a panel calls this
+/// after drawing the part a lesson may point at).
+pub fn highlight(ui: &egui::Ui, widget: Widget, rect: egui::Rect) {
+    let ctx = ui.ctx();
+    let wanted = ctx.data(|d| d.get_temp::<Option<Widget>>(highlight_id()).flatten());
+    if wanted != Some(widget) {
+        return;
+    }
+    let scrolled = ctx.data_mut(|d| {
+        d.insert_temp(drawn_id(), Some(widget));
+        let done = d.get_temp::<Option<Widget>>(scrolled_id()).flatten() == Some(widget);
+        d.insert_temp(scrolled_id(), Some(widget));
+        done
+    });
+    if !scrolled {
+        ui.scroll_to_rect(rect, Some(egui::Align::Center));
+    }
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::unique("lesson-highlight-layer"),
+    ));
+    let frame = rect.expand(4.0);
+    painter.rect_stroke(
+        frame,
+        6.0,
+        egui::Stroke::new(3.0, HIGHLIGHT_COLOR),
+        egui::StrokeKind::Outside,
+    );
+    // A pointer above the frame's top-left corner, aimed at it.
+    let tip = frame.left_top() + egui::vec2(18.0, -4.0);
+    painter.add(egui::Shape::convex_polygon(
+        vec![
+            tip,
+            tip + egui::vec2(-10.0, -16.0),
+            tip + egui::vec2(10.0, -16.0),
+        ],
+        HIGHLIGHT_COLOR,
+        egui::Stroke::NONE,
+    ));
+}
+
+/// Draws `add` and frames it when the Watch step shown names `widget`.
+pub fn framed<R>(ui: &mut egui::Ui, widget: Widget, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    let inner = ui.scope(add);
+    highlight(ui, widget, inner.response.rect);
+    inner.inner
+}
+
+/// The tab a widget is drawn on (`None`: on every tab: the toolbar and the setup).
+pub fn widget_tab(widget: Widget) -> Option<Tab> {
+    match widget {
+        Widget::RunButton
+        | Widget::BatchSetting
+        | Widget::WorkersSetting
+        | Widget::PrecisionSetting => None,
+        Widget::CpuColumn | Widget::GpuColumn => Some(Tab::Training),
+        Widget::StepBreakdown | Widget::Timeline => Some(Tab::Journey),
+        Widget::MemoryChart => Some(Tab::Memory),
+        Widget::SweepPlot => Some(Tab::Experiments),
+        Widget::PrecisionHistogram => Some(Tab::Precision),
+        Widget::Roofline | Widget::Ecosystem => Some(Tab::Simulator),
+    }
+}
+
+/// The window's tab for a lesson's view.
+pub fn view_tab(view: View) -> Tab {
+    match view {
+        View::Training => Tab::Training,
+        View::Data => Tab::Data,
+        View::Journey => Tab::Journey,
+        View::Memory => Tab::Memory,
+        View::Precision => Tab::Precision,
+        View::Experiments => Tab::Experiments,
+        View::Simulator => Tab::Simulator,
+    }
+}
+
+/// The Lessons menu: every lesson with how far the user got, and opening a file.
+pub fn lessons_menu_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    lessons: &[Lesson],
+    places: &BTreeMap<String, usize>,
+    commands: &mut Vec<UiCommand>,
+) {
+    ui.menu_button(lang.tr(LessonKey::Lessons), |ui| {
+        for lesson in lessons {
+            let total = lesson.steps.len();
+            let done = places.get(&lesson.id).map_or(0, |&s| (s + 1).min(total));
+            let mark = lang.fmt(
+                LessonKey::ProgressMark,
+                &[("done", &done), ("total", &total)],
+            );
+            let text = format!("{}   {mark}", lesson.title.get(lang));
+            if ui
+                .button(text)
+                .on_hover_text(lesson.summary.get(lang))
+                .clicked()
+            {
+                commands.push(UiCommand::Lesson(LessonCommand::Open(lesson.id.clone())));
+                ui.close();
+            }
+        }
+        ui.separator();
+        if ui.button(lang.tr(LessonKey::OpenLessonFile)).clicked() {
+            commands.push(UiCommand::Lesson(LessonCommand::OpenFile));
+            ui.close();
+        }
+    })
+    .response
+    .on_hover_text(lang.tr(LessonKey::LessonsTip));
+}
+
+/// `text` with the words that name a device in its colour, and the names of what a Watch step
+/// frames in the frame's colour, at `size` points.
+pub fn coloured(text: &str, size: f32, base: Color32, watched: bool) -> LayoutJob {
+    let mut job = LayoutJob::default();
+    let font = egui::FontId::proportional(size);
+    let plain = TextFormat::simple(font.clone(), base);
+    let mut rest = text;
+    while let Some((at, word, color)) = next_coloured(rest, watched) {
+        job.append(&rest[..at], 0.0, plain.clone());
+        job.append(word, 0.0, TextFormat::simple(font.clone(), color));
+        rest = &rest[at + word.len()..];
+    }
+    job.append(rest, 0.0, plain);
+    job.wrap.max_width = f32::INFINITY;
+    job
+}
+
+/// The first word of `text` that gets a colour: CPU, GPU, or (on a Watch step) the name of a
+/// part of the window in quotes.
+fn next_coloured(text: &str, watched: bool) -> Option<(usize, &str, Color32)> {
+    let mut best: Option<(usize, &str, Color32)> = None;
+    for (word, color) in [
+        ("CPU", device_color(Device::Cpu)),
+        ("GPU", device_color(Device::Gpu)),
+    ] {
+        if let Some(at) = text.find(word)
+            && best.is_none_or(|(b, ..)| at < b)
+        {
+            best = Some((at, &text[at..at + word.len()], color));
+        }
+    }
+    if watched {
+        for (open, close) in [("“", "”"), ("\"", "\"")] {
+            if let Some(a) = text.find(open)
+                && let Some(len) = text[a + open.len()..].find(close)
+                && best.is_none_or(|(b, ..)| a < b)
+            {
+                let end = a + open.len() + len + close.len();
+                best = Some((a, &text[a..end], HIGHLIGHT_COLOR));
+            }
+        }
+    }
+    best
+}
+
+/// What the panel needs besides the lesson.
+pub struct LessonContext {
+    /// The setup already has the Try step's change shown.
+    pub change_made: bool,
+    /// The tab shown.
+    pub tab: Tab,
+    /// Text size of the lesson's body, in points (larger in presenter mode).
+    pub body_size: f32,
+}
+
+/// Draws the lesson panel.
+pub fn lesson_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    following: &Following,
+    context: &LessonContext,
+    commands: &mut Vec<UiCommand>,
+) {
+    let lesson = &following.lesson;
+    let step = following.current();
+    let mut send = |c: LessonCommand| commands.push(UiCommand::Lesson(c));
+    ui.horizontal(|ui| {
+        ui.heading(RichText::new(lesson.title.get(lang)).strong());
+    });
+    let kind = match step.kind {
+        StepKind::Predict => LessonKey::KindPredict,
+        StepKind::Run => LessonKey::KindRun,
+        StepKind::Watch => LessonKey::KindWatch,
+        StepKind::Explain => LessonKey::KindExplain,
+        StepKind::Try => LessonKey::KindTry,
+    };
+    let of = lang.fmt(
+        LessonKey::StepOf,
+        &[("n", &(following.step + 1)), ("total", &lesson.steps.len())],
+    );
+    ui.label(RichText::new(format!("{of} · {}", lang.tr(kind))).strong());
+    ui.add_space(6.0);
+    let body = context.body_size;
+    let text_color = ui.visuals().strong_text_color();
+    let watched = step.kind == StepKind::Watch;
+    ui.label(coloured(step.text.get(lang), body, text_color, watched));
+    ui.add_space(6.0);
+    match step.kind {
+        StepKind::Predict => predict_ui(ui, lang, following, &mut send),
+        StepKind::Run => run_ui(ui, lang, following, &mut send),
+        StepKind::Watch => {
+            if let Some(widget) = step.watch
+                && let Some(tab) = widget_tab(widget)
+                && tab != context.tab
+            {
+                ui.label(lang.fmt(LessonKey::WatchNotShown, &[("tab", &tab_name(lang, tab))]));
+            } else {
+                ui.label(RichText::new(lang.tr(LessonKey::WatchHint)).color(HIGHLIGHT_COLOR));
+            }
+        }
+        StepKind::Explain => explain_ui(ui, lang, following, body),
+        StepKind::Try => try_ui(ui, lang, following, context.change_made, &mut send),
+    }
+    ui.add_space(10.0);
+    ui.horizontal(|ui| {
+        if ui
+            .add_enabled(
+                following.step > 0,
+                egui::Button::new(lang.tr(LessonKey::PreviousStep)),
+            )
+            .clicked()
+        {
+            send(LessonCommand::Back);
+        }
+        if ui
+            .add_enabled(
+                !following.at_last(),
+                egui::Button::new(lang.tr(LessonKey::NextStep)),
+            )
+            .clicked()
+        {
+            send(LessonCommand::Next);
+        }
+        if ui.button(lang.tr(LessonKey::CloseLesson)).clicked() {
+            send(LessonCommand::Close);
+        }
+    });
+    if following.at_last() {
+        ui.label(lang.tr(LessonKey::LessonFinished));
+    }
+}
+
+fn tab_name(lang: Lang, tab: Tab) -> &'static str {
+    lang.tr(match tab {
+        Tab::Training => Key::TabTraining,
+        Tab::Data => Key::TabData,
+        Tab::Journey => Key::Journey,
+        Tab::Memory => Key::MemoryTab,
+        Tab::Precision => Key::PrecisionTab,
+        Tab::Experiments => Key::TabExperiments,
+        Tab::History => Key::TabHistory,
+        Tab::Simulator => Key::TabSimulator,
+    })
+}
+
+fn predict_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    following: &Following,
+    send: &mut impl FnMut(LessonCommand),
+) {
+    let step = following.current();
+    let chosen = following.chosen[following.step];
+    for (i, choice) in step.choices.iter().enumerate() {
+        if ui.radio(chosen == Some(i), choice.get(lang)).clicked() {
+            send(LessonCommand::Choose(i));
+        }
+    }
+    let Some(outcome) = &following.outcome else {
+        ui.label(RichText::new(lang.tr(LessonKey::ChooseAnswer)).weak());
+        return;
+    };
+    let Some(right) = step.right_choice(&outcome.figures) else {
+        let names = step.figure.clone().unwrap_or_default();
+        ui.label(lang.fmt(LessonKey::NotMeasuredHere, &[("names", &names)]));
+        return;
+    };
+    if chosen == Some(right) {
+        ui.label(RichText::new(lang.tr(LessonKey::PredictRight)).strong());
+    } else if chosen.is_some() {
+        let answer = step.choices[right].get(lang);
+        ui.label(RichText::new(lang.fmt(LessonKey::PredictWrong, &[("answer", &answer)])).strong());
+    }
+    let simulated = step
+        .figure
+        .as_deref()
+        .and_then(|f| crate::lesson::Expr::parse(f).ok())
+        .and_then(|e| outcome.figures.eval(&e))
+        .is_some_and(|f| f.simulated);
+    if simulated {
+        ui.label(RichText::new(lang.tr(LessonKey::AnswerFromSimulator)).weak());
+    }
+}
+
+fn run_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    following: &Following,
+    send: &mut impl FnMut(LessonCommand),
+) {
+    if let Some(done) = following.measuring {
+        ui.label(lang.tr(LessonKey::MeasuringLesson));
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::ProgressBar::new(done)
+                    .show_percentage()
+                    .desired_width(160.0),
+            );
+            if ui.button(lang.tr(Key::Cancel)).clicked() {
+                send(LessonCommand::CancelMeasure);
+            }
+        });
+        return;
+    }
+    if let Some(why) = &following.failed {
+        ui.label(lang.fmt(LessonKey::MeasureFailed, &[("why", why)]));
+    }
+    if let Some(outcome) = &following.outcome {
+        ui.label(lang.tr(LessonKey::MeasuredDone));
+        if !outcome.notes.is_empty() {
+            let notes = outcome.notes.join("; ");
+            ui.label(RichText::new(lang.fmt(LessonKey::MeasureNotes, &[("notes", &notes)])).weak());
+        }
+    }
+    let again = following.outcome.is_some() || following.failed.is_some();
+    let key = if again {
+        LessonKey::MeasureAgain
+    } else {
+        LessonKey::MeasureNow
+    };
+    if ui.button(lang.tr(key)).clicked() {
+        send(LessonCommand::Measure);
+    }
+}
+
+fn explain_ui(ui: &mut egui::Ui, lang: Lang, following: &Following, body: f32) {
+    let Some(outcome) = &following.outcome else {
+        ui.label(lang.tr(LessonKey::NotMeasuredYet));
+        return;
+    };
+    match following
+        .current()
+        .headline(&outcome.figures, outcome.gpu, lang)
+    {
+        Ok(text) => {
+            let color = ui.visuals().strong_text_color();
+            ui.label(coloured(&text, body + 2.0, color, false));
+        }
+        Err(missing) => {
+            let names = missing.join(", ");
+            ui.label(lang.fmt(LessonKey::NotMeasuredHere, &[("names", &names)]));
+        }
+    }
+}
+
+fn try_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    following: &Following,
+    change_made: bool,
+    send: &mut impl FnMut(LessonCommand),
+) {
+    let step = following.current();
+    if let Some(change) = &step.set {
+        let what = describe_change(lang, change);
+        ui.label(RichText::new(lang.fmt(LessonKey::ChangeToMake, &[("what", &what)])).strong());
+    }
+    if change_made {
+        ui.label(lang.tr(LessonKey::ChangeMade));
+    } else if ui
+        .button(lang.tr(LessonKey::MakeChange))
+        .on_hover_text(lang.tr(LessonKey::MakeChangeTip))
+        .clicked()
+    {
+        send(LessonCommand::MakeChange);
+    }
+    if following.trying == Some(following.step) {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(lang.tr(LessonKey::MeasuringChange));
+        });
+        return;
+    }
+    if ui
+        .add_enabled(
+            following.outcome.is_some(),
+            egui::Button::new(lang.tr(LessonKey::MeasureChange)),
+        )
+        .clicked()
+    {
+        send(LessonCommand::MeasureChange);
+    }
+    match &following.tried[following.step] {
+        Some(Ok(report)) => {
+            let show = |f: &Option<crate::lesson::Figure>| {
+                f.as_ref()
+                    .map_or_else(|| "—".to_owned(), |f| f.quantity.render(lang))
+            };
+            let args: [(&str, &dyn std::fmt::Display); 3] = [
+                ("figure", &report.figure),
+                ("before", &show(&report.before)),
+                ("after", &show(&report.after)),
+            ];
+            let key = match report.as_expected {
+                Some(true) => LessonKey::TryAsExpected,
+                _ => LessonKey::TryOtherwise,
+            };
+            ui.label(lang.fmt(key, &args));
+        }
+        Some(Err(why)) => {
+            ui.label(lang.fmt(LessonKey::MeasureFailed, &[("why", why)]));
+        }
+        None => {}
+    }
+}
+
+/// A Try step's change in words: each setting it gives, named as the setup names it.
+pub fn describe_change(lang: Lang, change: &Preset) -> String {
+    let mut parts = Vec::new();
+    let mut add = |key: Key, value: String| parts.push(format!("{} = {value}", lang.tr(key)));
+    if let Some(b) = change.batch {
+        add(Key::BatchSize, b.to_string());
+    }
+    if let Some(w) = change.workers {
+        add(Key::Workers, w.to_string());
+    }
+    if let Some(ms) = change.storage_latency_ms {
+        add(Key::StorageLatency, format!("{ms} ms"));
+    }
+    if let Some(p) = &change.precision {
+        add(Key::SweepPrecision, p.to_uppercase());
+    }
+    if let Some(h) = &change.hidden {
+        let widths: Vec<String> = h.iter().map(ToString::to_string).collect();
+        add(Key::HiddenLayers, widths.join(", "));
+    }
+    if let Some(o) = &change.optimizer {
+        add(Key::Optimizer, o.clone());
+    }
+    if let Some(lr) = change.lr {
+        add(Key::LearningRate, lr.to_string());
+    }
+    if let Some(a) = &change.activation {
+        add(Key::Activation, a.clone());
+    }
+    if let Some(d) = &change.dataset {
+        add(Key::Data, d.clone());
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::lesson::probe::{GpuPresence, Outcome};
+    use crate::lesson::{Figures, Quantity, shipped};
+
+    /// The first-run lesson at `step`, measured with a CPU 100× faster than a software GPU.
+    fn following(step: usize, measured: bool) -> Following {
+        let lesson = shipped::find("first-run").expect("shipped");
+        let mut f = Following::new(lesson, step);
+        if measured {
+            let mut figures = Figures::default();
+            figures.measured("speed.cpu.samples_per_s", Quantity::SamplesPerS(2e6));
+            figures.measured("speed.gpu.samples_per_s", Quantity::SamplesPerS(2e4));
+            figures.measured("speed.faster", Quantity::Text("CPU".into()));
+            figures.measured("speed.slower", Quantity::Text("GPU".into()));
+            figures.measured("speed.speedup", Quantity::Ratio(100.0));
+            figures.measured("adapter.name", Quantity::Text("llvmpipe".into()));
+            f.outcome = Some(Outcome {
+                figures,
+                gpu: GpuPresence::Software,
+                notes: Vec::new(),
+                cancelled: false,
+                sweep: None,
+            });
+        }
+        f
+    }
+
+    fn drawn(f: Following, lang: Lang) -> egui_kittest::Harness<'static, Vec<UiCommand>> {
+        let context = LessonContext {
+            change_made: false,
+            tab: Tab::Training,
+            body_size: 16.0,
+        };
+        crate::ui::testing::harness(
+            move |ui, commands: &mut Vec<UiCommand>| {
+                lesson_ui(ui, lang, &f, &context, commands);
+            },
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn a_prediction_is_chosen_then_checked_against_the_measurement() {
+        let mut harness = drawn(following(0, false), Lang::En);
+        harness.get_by_label("About the same").click();
+        harness.run();
+        assert_eq!(
+            harness.state(),
+            &[UiCommand::Lesson(LessonCommand::Choose(1))]
+        );
+        // Measured: the CPU was 100× the GPU, so "The CPU, clearly" was right.
+        let mut f = following(0, true);
+        f.chosen[0] = Some(1);
+        let harness = drawn(f, Lang::En);
+        assert!(
+            harness
+                .query_by_label_contains("The measurement says otherwise: The CPU, clearly")
+                .is_some()
+        );
+        let mut f = following(0, true);
+        f.chosen[0] = Some(0);
+        let harness = drawn(f, Lang::Zh);
+        assert!(harness.query_by_label("你的预测与实测一致。").is_some());
+    }
+
+    #[test]
+    fn the_explanation_shows_this_runs_figures_or_says_nothing_was_measured() {
+        let harness = drawn(following(3, true), Lang::En);
+        assert!(
+            harness
+                .query_by_label_contains("the CPU was 100× as fast as the GPU")
+                .is_some()
+        );
+        let harness = drawn(following(3, false), Lang::Zh);
+        assert!(harness.query_by_label_contains("尚未测量").is_some());
+    }
+
+    #[test]
+    fn the_buttons_move_between_steps_and_the_first_has_no_back() {
+        let mut harness = drawn(following(0, false), Lang::En);
+        harness.get_by_label("Next →").click();
+        harness.run();
+        harness.get_by_label("← Back").click();
+        harness.run();
+        assert_eq!(harness.state(), &[UiCommand::Lesson(LessonCommand::Next)]);
+        let mut harness = drawn(following(4, true), Lang::En);
+        harness.get_by_label("Make the change").click();
+        harness.run();
+        assert_eq!(
+            harness.state(),
+            &[UiCommand::Lesson(LessonCommand::MakeChange)]
+        );
+        assert!(
+            harness
+                .query_by_label_contains("Batch size = 256")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn device_names_and_quoted_names_are_coloured() {
+        let job = coloured(
+            "the “Breakdown” of the GPU and CPU",
+            15.0,
+            Color32::WHITE,
+            true,
+        );
+        let colours: Vec<(String, Color32)> = job
+            .sections
+            .iter()
+            .map(|s| {
+                let range = s.byte_range.start.0..s.byte_range.end.0;
+                (job.text[range].to_owned(), s.format.color)
+            })
+            .collect();
+        assert_eq!(colours[1], ("“Breakdown”".to_owned(), HIGHLIGHT_COLOR));
+        assert_eq!(colours[3], ("GPU".to_owned(), device_color(Device::Gpu)));
+        assert_eq!(colours[5], ("CPU".to_owned(), device_color(Device::Cpu)));
+    }
+}
