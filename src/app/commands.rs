@@ -104,6 +104,17 @@ impl BatchScopeApp {
             UiCommand::Calibrate => self.calibrate_machine(),
             UiCommand::CancelCalibration => self.cancel_calibration(),
             UiCommand::Lesson(command) => self.lesson_command(command),
+            UiCommand::SetPresenter(on) => {
+                self.state.presenter.on = on;
+                self.state.presenter.blank = false;
+            }
+            UiCommand::ToggleBlank => self.state.presenter.blank ^= true,
+            UiCommand::ToggleFullscreen => {
+                if let Some(ctx) = &self.ctx {
+                    let full = ctx.input(|i| i.viewport().fullscreen.unwrap_or(false));
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(!full));
+                }
+            }
             UiCommand::CancelSweep => {
                 // Dropping the job cancels it; what was measured stays.
                 self.jobs.sweep = None;

@@ -114,3 +114,69 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod presenter_tests {
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::super::{AppOptions, BatchScopeApp};
+
+    /// The app without workers (nothing trains), drawn at `width` × 800.
+    fn drawn(width: f32) -> Harness<'static, BatchScopeApp> {
+        let app = BatchScopeApp::new(AppOptions {
+            start_workers: false,
+            ..AppOptions::default()
+        });
+        let mut harness = Harness::builder()
+            .with_size(egui::vec2(width, 800.0))
+            .build_ui_state(|ui, app: &mut BatchScopeApp| app.frame(ui), app);
+        harness.run_steps(3);
+        harness
+    }
+
+    #[test]
+    fn f5_scales_the_ui_hides_the_setup_and_gives_both_back() {
+        let mut harness = drawn(1280.0);
+        assert!(harness.query_by_label("Setup").is_some());
+        harness.key_press(egui::Key::F5);
+        harness.run_steps(3);
+        assert!(harness.state().state.presenter.on);
+        assert!((harness.ctx.zoom_factor() - 1.5).abs() < 1e-6);
+        assert!(harness.query_by_label("Setup").is_none());
+        // B blanks the screen, B again shows it.
+        harness.key_press(egui::Key::B);
+        harness.run_steps(2);
+        assert!(harness.state().state.presenter.blank);
+        harness.key_press(egui::Key::B);
+        harness.run_steps(2);
+        assert!(!harness.state().state.presenter.blank);
+        // A scale changed while presenting is kept, within its range.
+        harness.ctx.set_zoom_factor(3.0);
+        harness.run_steps(2);
+        assert!((harness.state().state.presenter.scale - 2.0).abs() < 1e-6);
+        harness.key_press(egui::Key::Escape);
+        harness.run_steps(3);
+        assert!(!harness.state().state.presenter.on);
+        assert!((harness.ctx.zoom_factor() - 1.0).abs() < 1e-6);
+        assert!(harness.query_by_label("Setup").is_some());
+    }
+
+    #[test]
+    fn below_1100_px_the_gpu_column_goes_under_the_cpu_column() {
+        let heading = |harness: &Harness<'_, BatchScopeApp>, name: &str| {
+            harness
+                .query_all_by_label(name)
+                .map(|n| n.rect())
+                .min_by(|a, b| a.top().total_cmp(&b.top()))
+                .expect("a column heading")
+        };
+        let wide = drawn(1280.0);
+        let (cpu, gpu) = (heading(&wide, "CPU"), heading(&wide, "GPU"));
+        assert!(gpu.left() > cpu.right(), "side by side: {cpu:?} {gpu:?}");
+        let narrow = drawn(1000.0);
+        let (cpu, gpu) = (heading(&narrow, "CPU"), heading(&narrow, "GPU"));
+        assert!(gpu.top() > cpu.bottom() + 50.0, "stacked: {cpu:?} {gpu:?}");
+        assert!((gpu.left() - cpu.left()).abs() < 5.0, "{cpu:?} {gpu:?}");
+    }
+}

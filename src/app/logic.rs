@@ -53,6 +53,7 @@ impl BatchScopeApp {
         self.poll_calibration();
         self.start_pending_lesson();
         self.poll_lesson();
+        self.state.presenter.apply(ctx);
         let mut commands = Vec::new();
         if let Some(chosen) = self.panels.opener.poll(self.state.lang) {
             commands.push(UiCommand::chosen(chosen));
@@ -94,6 +95,9 @@ impl BatchScopeApp {
         }
         if self.panels.opener.is_open() {
             return;
+        }
+        if !ctx.text_edit_focused() {
+            self.presenter_keys(ctx, commands);
         }
         // A lesson's keys work whatever button was clicked last (a clicked widget keeps the
         // keyboard focus); only typing into a field keeps them.
@@ -141,6 +145,27 @@ impl BatchScopeApp {
                 commands.push(UiCommand::Reset);
             }
         });
+    }
+
+    /// F5 turns presenter mode on and off; in it, B blanks the screen, F fills it, Esc leaves.
+    fn presenter_keys(&self, ctx: &egui::Context, commands: &mut Vec<UiCommand>) {
+        let presenter = self.state.presenter;
+        let pressed = |key| ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, key));
+        if pressed(egui::Key::F5) {
+            commands.push(UiCommand::SetPresenter(!presenter.on));
+        }
+        if !presenter.on {
+            return;
+        }
+        if pressed(egui::Key::B) || (presenter.blank && ctx.input(|i| i.pointer.any_click())) {
+            commands.push(UiCommand::ToggleBlank);
+        }
+        if pressed(egui::Key::F) {
+            commands.push(UiCommand::ToggleFullscreen);
+        }
+        if pressed(egui::Key::Escape) {
+            commands.push(UiCommand::SetPresenter(false));
+        }
     }
 
     /// Takes in the sweep's reports.

@@ -305,6 +305,13 @@ impl eframe::App for BatchScopeApp {
             eframe::set_value(storage, SAVED_KEY, &self.saved());
             storage.set_string(HISTORY_KEY, self.history_json());
             storage.set_string(restore::LOCAL_PROFILES_KEY, self.local_profiles_toml());
+            let memory = restore::LessonMemory {
+                places: self.state.lesson_places.clone(),
+                presenter_scale: Some(self.state.presenter.scale),
+            };
+            if let Ok(text) = serde_json::to_string(&memory) {
+                storage.set_string(restore::LESSONS_KEY, text);
+            }
         }
     }
 }
@@ -344,7 +351,16 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
                 ),
                 None => Default::default(),
             };
+            let memory = cc
+                .storage
+                .filter(|_| remember)
+                .map(|s| restore::LessonMemory::read(s.get_string(restore::LESSONS_KEY).as_deref()))
+                .unwrap_or_default();
             let mut app = BatchScopeApp::with_restored(options, saved, notes);
+            app.state.lesson_places = memory.places;
+            if let Some(scale) = memory.presenter_scale {
+                app.state.presenter.scale = scale;
+            }
             app.state.history = history;
             app.state.restore_notes.extend(history_notes);
             app.state.restore_notes.extend(profiles_note);

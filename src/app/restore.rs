@@ -47,6 +47,35 @@ impl Default for Saved {
 /// The storage key of [`Saved`].
 pub const SAVED_KEY: &str = "batchscope-settings";
 
+/// The storage key of where each lesson was left and presenter mode's scale (JSON).
+pub const LESSONS_KEY: &str = "batchscope-lessons";
+
+/// What the lessons remember between starts.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, Deserialize)]
+#[serde(default)]
+pub struct LessonMemory {
+    /// The step each lesson was left at, by id.
+    pub places: std::collections::BTreeMap<String, usize>,
+    /// Presenter mode's UI scale.
+    pub presenter_scale: Option<f32>,
+}
+
+impl LessonMemory {
+    /// What a stored text holds; a damaged one is forgotten (it is only where lessons were
+    /// left), and a scale out of range is brought back into it.
+    pub fn read(text: Option<&str>) -> Self {
+        let Some(mut memory) = text.and_then(|t| serde_json::from_str::<Self>(t).ok()) else {
+            return Self::default();
+        };
+        memory.presenter_scale = memory
+            .presenter_scale
+            .map(crate::ui::presenter::Presenter::clamp_scale);
+        // A place past a lesson's last step is clamped when the lesson opens.
+        memory.places.retain(|id, _| id.len() <= 40);
+        memory
+    }
+}
+
 /// The storage key of the history of finished runs (JSON).
 pub const HISTORY_KEY: &str = "batchscope-history";
 
@@ -508,5 +537,27 @@ mod tests {
             assert!(!notes.is_empty(), "no note for {damaged:?}");
             assert!(!notes[0].text(Lang::En).is_empty());
         }
+    }
+}
+
+#[cfg(test)]
+mod lesson_memory_tests {
+    use super::LessonMemory;
+
+    #[test]
+    fn lesson_places_and_the_presenter_scale_come_back_and_damage_is_forgotten() {
+        let kept = LessonMemory::read(Some(r#"{"places":{"batching":3},"presenter_scale":1.75}"#));
+        assert_eq!(kept.places.get("batching"), Some(&3));
+        assert_eq!(kept.presenter_scale, Some(1.75));
+        let clamped = LessonMemory::read(Some(r#"{"presenter_scale":40.0}"#));
+        assert_eq!(clamped.presenter_scale, Some(2.0));
+        for damaged in ["{", "[1,2]", "\u{0}\u{1}", r#"{"places":{"a":-1}}"#] {
+            assert_eq!(
+                LessonMemory::read(Some(damaged)),
+                LessonMemory::default(),
+                "{damaged}"
+            );
+        }
+        assert_eq!(LessonMemory::read(None), LessonMemory::default());
     }
 }

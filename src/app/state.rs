@@ -123,6 +123,8 @@ pub struct AppState {
     pub lesson_places: std::collections::BTreeMap<String, usize>,
     /// Why the last lesson file could not be opened.
     pub lesson_error: Option<String>,
+    /// Presenter mode.
+    pub presenter: crate::ui::presenter::Presenter,
 }
 
 impl AppState {
@@ -153,6 +155,7 @@ impl AppState {
             lesson: None,
             lesson_places: std::collections::BTreeMap::new(),
             lesson_error: None,
+            presenter: crate::ui::presenter::Presenter::default(),
         }
     }
 

@@ -7,6 +7,7 @@ use egui::RichText;
 
 use super::BatchScopeApp;
 use crate::i18n::{Key, Lang};
+use crate::ui::column::ColumnPanel;
 use crate::ui::notices::{Notices, notices_ui};
 use crate::ui::setup::{DataView, SetupView};
 use crate::ui::toolbar::toolbar_ui;
@@ -24,44 +25,65 @@ impl BatchScopeApp {
         crate::ui::lesson::set_highlight(&ctx, watched);
         egui::Panel::top("toolbar").show(ui, |ui| {
             let lessons = (&state.lessons, &state.lesson_places);
+            let presenting = state.presenter.on;
+            let keys = if state.lesson.is_some() {
+                lang.tr(crate::i18n::LessonKey::LessonKeys)
+            } else {
+                lang.tr(Key::Keys)
+            };
             toolbar_ui(
                 ui,
-                lang,
+                (lang, keys),
                 &state.runs,
                 state.sharing,
                 &mut commands,
                 |ui, commands| {
                     crate::ui::lesson::lessons_menu_ui(ui, lang, lessons.0, lessons.1, commands);
+                    if crate::ui::presenter::presenter_button_ui(ui, lang, presenting) {
+                        commands.push(UiCommand::SetPresenter(!presenting));
+                    }
                 },
             );
         });
         egui::Panel::bottom("status").show(ui, |ui| {
-            ui.label(RichText::new(lang.tr(Key::Measured)).small().weak());
+            ui.horizontal(|ui| {
+                ui.label(RichText::new(lang.tr(Key::Measured)).small().weak());
+                ui.separator();
+                ui.label(
+                    RichText::new(lang.tr(crate::i18n::LessonKey::ZoomHint))
+                        .small()
+                        .weak(),
+                );
+            });
         });
         let data_view = DataView {
             loaded: state.data.loaded.as_ref(),
             loading: state.data.loading.as_ref().map(|(n, p)| (n.as_str(), *p)),
             error: state.data.error.as_deref(),
         };
-        egui::Panel::left("setup")
-            .resizable(true)
-            .default_size(270.0)
-            .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    let view = SetupView {
-                        config: &mut state.settings.config,
-                        enabled: &mut state.settings.enabled,
-                    };
-                    panels.setup.ui(ui, lang, view, data_view, &mut commands);
+        let presenting = state.presenter.on;
+        // A presentation shows the lesson and the instruments, not the setup.
+        if !presenting {
+            egui::Panel::left("setup")
+                .resizable(true)
+                .default_size(270.0)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        let view = SetupView {
+                            config: &mut state.settings.config,
+                            enabled: &mut state.settings.enabled,
+                        };
+                        panels.setup.ui(ui, lang, view, data_view, &mut commands);
+                    });
                 });
-            });
+        }
         if let Some(following) = &state.lesson {
             let context = crate::ui::lesson::LessonContext {
                 change_made: following.current().set.as_ref().is_some_and(|set| {
                     crate::lesson::probe::holds(set, &state.settings.config, state.settings.enabled)
                 }),
                 tab: state.tab,
-                body_size: 16.0,
+                body_size: crate::ui::presenter::BODY_SIZE[usize::from(presenting)],
             };
             egui::Panel::right("lesson")
                 .resizable(true)
@@ -102,37 +124,48 @@ impl BatchScopeApp {
                         .session
                         .as_ref()
                         .map(|s| (&s.config, s.config.model_spec(&s.data)));
-                    ui.columns(2, |cols| {
-                        let columns = panels.columns.iter_mut().zip(&state.runs);
-                        for ((panel, run), ui) in columns.zip(cols.iter_mut()) {
-                            egui::ScrollArea::vertical()
-                                .id_salt(("column", run.device))
-                                .show(ui, |ui| {
-                                    if run.device == crate::device::Device::Gpu
-                                        && let Some((config, spec)) = &step
-                                    {
-                                        crate::ui::roofline::what_if_ui(
-                                            ui,
-                                            lang,
-                                            &state.profiles,
-                                            what_if,
-                                            (config, spec),
-                                        );
-                                    }
-                                    let widget = match run.device {
-                                        crate::device::Device::Cpu => {
-                                            crate::lesson::Widget::CpuColumn
-                                        }
-                                        crate::device::Device::Gpu => {
-                                            crate::lesson::Widget::GpuColumn
-                                        }
-                                    };
-                                    crate::ui::lesson::framed(ui, widget, |ui| {
-                                        panel.ui(ui, lang, run, data.as_deref());
-                                    });
-                                });
+                    // One column's figures; the GPU's with the simulator's what-if above.
+                    let mut column_ui = |ui: &mut egui::Ui, panel: &mut ColumnPanel, run| {
+                        let run: &crate::train::DeviceRun = run;
+                        if run.device == crate::device::Device::Gpu
+                            && let Some((config, spec)) = &step
+                        {
+                            crate::ui::roofline::what_if_ui(
+                                ui,
+                                lang,
+                                &state.profiles,
+                                what_if,
+                                (config, spec),
+                            );
                         }
-                    });
+                        let widget = match run.device {
+                            crate::device::Device::Cpu => crate::lesson::Widget::CpuColumn,
+                            crate::device::Device::Gpu => crate::lesson::Widget::GpuColumn,
+                        };
+                        crate::ui::lesson::framed(ui, widget, |ui| {
+                            panel.ui(ui, lang, run, data.as_deref());
+                        });
+                    };
+                    let columns = panels.columns.iter_mut().zip(&state.runs);
+                    if ui.available_width() < crate::ui::presenter::STACK_BELOW {
+                        // Too narrow for two columns side by side: the CPU's above the GPU's.
+                        egui::ScrollArea::vertical()
+                            .id_salt("columns-stacked")
+                            .show(ui, |ui| {
+                                for (panel, run) in columns {
+                                    column_ui(ui, panel, run);
+                                    ui.separator();
+                                }
+                            });
+                    } else {
+                        ui.columns(2, |cols| {
+                            for ((panel, run), ui) in columns.zip(cols.iter_mut()) {
+                                egui::ScrollArea::vertical()
+                                    .id_salt(("column", run.device))
+                                    .show(ui, |ui| column_ui(ui, panel, run));
+                            }
+                        });
+                    }
                 }
                 Tab::Journey => {
                     // Each device's step (the GPU updates a layer's weights and biases in one kernel).
@@ -288,6 +321,9 @@ impl BatchScopeApp {
             commands.push(UiCommand::chosen(chosen));
         }
         drop_overlay_ui(&ctx, lang);
+        if state.presenter.on && state.presenter.blank {
+            crate::ui::presenter::blank_ui(&ctx, lang);
+        }
         commands
     }
 }

@@ -40,5 +40,10 @@ super::lang::strings! { LessonKey {
     ProgressMark => "{done}/{total}", "{done}/{total}";
     WatchHint => "Look at the highlighted part of the window.", "请看窗口中高亮的部分。";
     WatchNotShown => "The highlighted part is on the {tab} tab.", "高亮的部分在“{tab}”标签页上。";
+    Presenter => "Presenter (F5)", "演示模式（F5）";
+    PresenterTip => "For a projector: a larger UI (Ctrl+ and Ctrl− change it, and it is remembered), high contrast, the setup hidden, large lesson text. Keys: → / Page Down next step, ← / Page Up back, B blank screen, F full screen, Esc or F5 to leave.", "用于投影：更大的界面（Ctrl+ 和 Ctrl− 可调整，并会记住）、高对比度、隐藏设置、较大的课程文字。按键：→ / Page Down 下一步，← / Page Up 上一步，B 黑屏，F 全屏，Esc 或 F5 退出。";
+    BlankHint => "Blank screen: press B or click to come back.", "黑屏：按 B 或点击返回。";
+    ZoomHint => "Ctrl+ / Ctrl− zoom", "Ctrl+ / Ctrl− 缩放";
+    LessonKeys => "Keys: → / Space next step · ← back · F5 presenter", "按键：→ / 空格 下一步 · ← 上一步 · F5 演示模式";
     LessonFileError => "The lesson file {file} cannot be used: {why}", "课程文件 {file} 无法使用：{why}";
 }}

@@ -743,6 +743,15 @@ zh = "CPU 训练了 {speed.cpu.samples_per_s}。"
     }
 
     #[test]
+    fn the_readmes_example_lesson_reads() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("```toml\nid = ").expect("the example") + "```toml\n".len();
+        let end = start + readme[start..].find("```").expect("its end");
+        let lesson = Lesson::parse(&readme[start..end]).expect("the README's example reads");
+        assert_eq!(lesson.steps.len(), 4);
+    }
+
+    #[test]
     fn a_preset_patch_overrides_only_what_it_gives() {
         let base = Preset {
             batch: Some(16),

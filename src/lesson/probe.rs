@@ -315,6 +315,7 @@ pub fn run_probe(
                     results.apply(r);
                 },
             );
+            results.ended = true;
             sweep_figures(&results, name, &mut figures);
             notes.extend(results.notes.iter().filter_map(|n| match n {
                 sweep::Note::Skipped { device, value, why } => {

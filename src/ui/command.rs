@@ -126,6 +126,12 @@ pub enum UiCommand {
     CancelCalibration,
     /// Something of the guided lessons.
     Lesson(LessonCommand),
+    /// Turn presenter mode on or off.
+    SetPresenter(bool),
+    /// Blank the screen, or show it again.
+    ToggleBlank,
+    /// Enter or leave full screen.
+    ToggleFullscreen,
 }
 
 impl UiCommand {

@@ -65,10 +65,13 @@ pub fn highlight(ui: &egui::Ui, widget: Widget, rect: egui::Rect) {
     if !scrolled {
         ui.scroll_to_rect(rect, Some(egui::Align::Center));
     }
-    let painter = ctx.layer_painter(egui::LayerId::new(
-        egui::Order::Foreground,
-        egui::Id::unique("lesson-highlight-layer"),
-    ));
+    // Above the panel's other widgets, but not over the panels beside it.
+    let painter = ctx
+        .layer_painter(egui::LayerId::new(
+            egui::Order::Foreground,
+            egui::Id::unique("lesson-highlight-layer"),
+        ))
+        .with_clip_rect(ui.clip_rect().expand(8.0));
     let frame = rect.expand(4.0);
     painter.rect_stroke(
         frame,
@@ -242,29 +245,7 @@ pub fn lesson_ui(
         &[("n", &(following.step + 1)), ("total", &lesson.steps.len())],
     );
     ui.label(RichText::new(format!("{of} · {}", lang.tr(kind))).strong());
-    ui.add_space(6.0);
-    let body = context.body_size;
-    let text_color = ui.visuals().strong_text_color();
-    let watched = step.kind == StepKind::Watch;
-    ui.label(coloured(step.text.get(lang), body, text_color, watched));
-    ui.add_space(6.0);
-    match step.kind {
-        StepKind::Predict => predict_ui(ui, lang, following, &mut send),
-        StepKind::Run => run_ui(ui, lang, following, &mut send),
-        StepKind::Watch => {
-            if let Some(widget) = step.watch
-                && let Some(tab) = widget_tab(widget)
-                && tab != context.tab
-            {
-                ui.label(lang.fmt(LessonKey::WatchNotShown, &[("tab", &tab_name(lang, tab))]));
-            } else {
-                ui.label(RichText::new(lang.tr(LessonKey::WatchHint)).color(HIGHLIGHT_COLOR));
-            }
-        }
-        StepKind::Explain => explain_ui(ui, lang, following, body),
-        StepKind::Try => try_ui(ui, lang, following, context.change_made, &mut send),
-    }
-    ui.add_space(10.0);
+    // The buttons come before the text, so a long step never pushes them out of sight.
     ui.horizontal(|ui| {
         if ui
             .add_enabled(
@@ -288,6 +269,28 @@ pub fn lesson_ui(
             send(LessonCommand::Close);
         }
     });
+    ui.add_space(6.0);
+    let body = context.body_size;
+    let text_color = ui.visuals().strong_text_color();
+    let watched = step.kind == StepKind::Watch;
+    ui.label(coloured(step.text.get(lang), body, text_color, watched));
+    ui.add_space(6.0);
+    match step.kind {
+        StepKind::Predict => predict_ui(ui, lang, following, &mut send),
+        StepKind::Run => run_ui(ui, lang, following, &mut send),
+        StepKind::Watch => {
+            if let Some(widget) = step.watch
+                && let Some(tab) = widget_tab(widget)
+                && tab != context.tab
+            {
+                ui.label(lang.fmt(LessonKey::WatchNotShown, &[("tab", &tab_name(lang, tab))]));
+            } else {
+                ui.label(RichText::new(lang.tr(LessonKey::WatchHint)).color(HIGHLIGHT_COLOR));
+            }
+        }
+        StepKind::Explain => explain_ui(ui, lang, following, body),
+        StepKind::Try => try_ui(ui, lang, following, context.change_made, &mut send),
+    }
     if following.at_last() {
         ui.label(lang.tr(LessonKey::LessonFinished));
     }

@@ -25,6 +25,7 @@ pub mod notices;
 pub mod op_kinds;
 pub mod open;
 pub mod precision;
+pub mod presenter;
 pub mod preview;
 pub mod roofline;
 pub mod serving;

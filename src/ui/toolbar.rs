@@ -48,10 +48,11 @@ pub fn sharing_texts(sharing: Sharing) -> (Key, Key) {
     }
 }
 
-/// Draws the toolbar; `lead` draws what comes first in the buttons' row (the Lessons menu).
+/// Draws the toolbar; `lead` draws what comes first in the buttons' row (the Lessons menu),
+/// `keys` says what the keys do (a lesson's keys while one is open).
 pub fn toolbar_ui(
     ui: &mut egui::Ui,
-    lang: Lang,
+    (lang, keys): (Lang, &str),
     runs: &[DeviceRun; 2],
     sharing: Sharing,
     commands: &mut Vec<UiCommand>,
@@ -133,7 +134,7 @@ pub fn toolbar_ui(
             }
         }
         ui.separator();
-        ui.label(RichText::new(lang.tr(Key::Keys)).weak());
+        ui.label(RichText::new(keys).weak());
     });
 }
 
@@ -155,7 +156,14 @@ mod tests {
         let mut commands = Vec::new();
         let mut harness = crate::ui::testing::harness(
             |ui, commands: &mut Vec<UiCommand>| {
-                toolbar_ui(ui, lang, runs, Sharing::default(), commands, |_, _| {});
+                toolbar_ui(
+                    ui,
+                    (lang, ""),
+                    runs,
+                    Sharing::default(),
+                    commands,
+                    |_, _| {},
+                );
             },
             Vec::new(),
         );
@@ -203,7 +211,14 @@ mod tests {
         let runs = runs(RunState::Paused, RunState::Pausing);
         let mut harness = crate::ui::testing::harness(
             |ui, commands: &mut Vec<UiCommand>| {
-                toolbar_ui(ui, Lang::En, &runs, Sharing::default(), commands, |_, _| {});
+                toolbar_ui(
+                    ui,
+                    (Lang::En, ""),
+                    &runs,
+                    Sharing::default(),
+                    commands,
+                    |_, _| {},
+                );
             },
             Vec::new(),
         );
