@@ -109,6 +109,12 @@ impl BatchScopeApp {
                 self.state.presenter.blank = false;
             }
             UiCommand::ToggleBlank => self.state.presenter.blank ^= true,
+            UiCommand::ExportScreenshot => {
+                self.panels
+                    .opener
+                    .start(OpenKind::SaveScreenshot, lang, self.notify());
+            }
+            UiCommand::SaveScreenshot(path) => self.save_screenshot(path),
             UiCommand::ToggleFullscreen => {
                 if let Some(ctx) = &self.ctx {
                     let full = ctx.input(|i| i.viewport().fullscreen.unwrap_or(false));

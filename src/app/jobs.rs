@@ -35,6 +35,8 @@ pub(super) struct Jobs {
     pub lesson: Option<Job<crate::lesson::follow::LessonNews>>,
     /// A lesson's probes asked for, waiting for training to pause before they start.
     pub pending_lesson: bool,
+    /// A screenshot asked of the window: what saving it said (the path, or why not).
+    pub screenshot: Option<std::sync::mpsc::Receiver<Result<std::path::PathBuf, String>>>,
     /// The turn both workers pass between them while they take turns.
     pub turns: std::sync::Arc<crate::train::Turns>,
 }

@@ -53,6 +53,7 @@ impl BatchScopeApp {
         self.poll_calibration();
         self.start_pending_lesson();
         self.poll_lesson();
+        self.poll_screenshot();
         self.state.presenter.apply(ctx);
         let mut commands = Vec::new();
         if let Some(chosen) = self.panels.opener.poll(self.state.lang) {

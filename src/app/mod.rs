@@ -308,6 +308,7 @@ impl eframe::App for BatchScopeApp {
             let memory = restore::LessonMemory {
                 places: self.state.lesson_places.clone(),
                 presenter_scale: Some(self.state.presenter.scale),
+                zoom_outside: self.state.presenter.zoom_before,
             };
             if let Ok(text) = serde_json::to_string(&memory) {
                 storage.set_string(restore::LESSONS_KEY, text);
@@ -360,6 +361,9 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
             app.state.lesson_places = memory.places;
             if let Some(scale) = memory.presenter_scale {
                 app.state.presenter.scale = scale;
+            }
+            if let Some(zoom) = memory.zoom_outside {
+                cc.egui_ctx.set_zoom_factor(zoom);
             }
             app.state.history = history;
             app.state.restore_notes.extend(history_notes);

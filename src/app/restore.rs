@@ -58,6 +58,9 @@ pub struct LessonMemory {
     pub places: std::collections::BTreeMap<String, usize>,
     /// Presenter mode's UI scale.
     pub presenter_scale: Option<f32>,
+    /// The UI scale outside presenter mode, where the window closed while presenting (egui
+    /// keeps the scale it closed with: this gives the ordinary one back).
+    pub zoom_outside: Option<f32>,
 }
 
 impl LessonMemory {
@@ -72,6 +75,9 @@ impl LessonMemory {
             .map(crate::ui::presenter::Presenter::clamp_scale);
         // A place past a lesson's last step is clamped when the lesson opens.
         memory.places.retain(|id, _| id.len() <= 40);
+        memory.zoom_outside = memory
+            .zoom_outside
+            .filter(|z| z.is_finite() && (0.25..=4.0).contains(z));
         memory
     }
 }

@@ -125,6 +125,8 @@ pub struct AppState {
     pub lesson_error: Option<String>,
     /// Presenter mode.
     pub presenter: crate::ui::presenter::Presenter,
+    /// What the last screenshot did (saved where, or why not).
+    pub screenshot_note: Option<String>,
 }
 
 impl AppState {
@@ -156,6 +158,7 @@ impl AppState {
             lesson_places: std::collections::BTreeMap::new(),
             lesson_error: None,
             presenter: crate::ui::presenter::Presenter::default(),
+            screenshot_note: None,
         }
     }
 

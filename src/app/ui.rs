@@ -54,6 +54,17 @@ impl BatchScopeApp {
                         .small()
                         .weak(),
                 );
+                ui.separator();
+                if ui
+                    .small_button(lang.tr(crate::i18n::LessonKey::Screenshot))
+                    .on_hover_text(lang.tr(crate::i18n::LessonKey::ScreenshotTip))
+                    .clicked()
+                {
+                    commands.push(UiCommand::ExportScreenshot);
+                }
+                if let Some(note) = &state.screenshot_note {
+                    ui.label(RichText::new(note).small());
+                }
             });
         });
         let data_view = DataView {

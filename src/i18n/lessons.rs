@@ -45,5 +45,9 @@ super::lang::strings! { LessonKey {
     BlankHint => "Blank screen: press B or click to come back.", "黑屏：按 B 或点击返回。";
     ZoomHint => "Ctrl+ / Ctrl− zoom", "Ctrl+ / Ctrl− 缩放";
     LessonKeys => "Keys: → / Space next step · ← back · F5 presenter", "按键：→ / 空格 下一步 · ← 上一步 · F5 演示模式";
+    Screenshot => "Screenshot…", "截图…";
+    ScreenshotTip => "Save the window as a PNG image, for slides.", "把窗口保存为 PNG 图片，用于幻灯片。";
+    ScreenshotSaved => "Screenshot saved: {path}", "截图已保存：{path}";
+    ScreenshotFailed => "The screenshot could not be saved: {why}", "无法保存截图：{why}";
     LessonFileError => "The lesson file {file} cannot be used: {why}", "课程文件 {file} 无法使用：{why}";
 }}

@@ -132,6 +132,10 @@ pub enum UiCommand {
     ToggleBlank,
     /// Enter or leave full screen.
     ToggleFullscreen,
+    /// Ask where to save a screenshot of the window.
+    ExportScreenshot,
+    /// Save a screenshot of the window's next frame here, as PNG.
+    SaveScreenshot(PathBuf),
 }
 
 impl UiCommand {
@@ -140,6 +144,7 @@ impl UiCommand {
         match kind {
             OpenKind::SaveTrace => UiCommand::SaveTrace(path),
             OpenKind::SaveSweep => UiCommand::SaveSweep(path),
+            OpenKind::SaveScreenshot => UiCommand::SaveScreenshot(path),
             OpenKind::File | OpenKind::Folder => UiCommand::OpenPath(path),
             OpenKind::Lesson => UiCommand::Lesson(LessonCommand::OpenPath(path)),
         }

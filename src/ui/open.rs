@@ -27,6 +27,8 @@ pub enum OpenKind {
     SaveSweep,
     /// A lesson file of the teacher's own.
     Lesson,
+    /// Where to save a screenshot of the window as PNG (a save dialog).
+    SaveScreenshot,
 }
 
 fn title_key(kind: OpenKind) -> Key {
@@ -36,6 +38,7 @@ fn title_key(kind: OpenKind) -> Key {
         OpenKind::SaveTrace => Key::ExportTrace,
         OpenKind::SaveSweep => Key::SweepExport,
         OpenKind::Lesson => Key::OpenLessonTitle,
+        OpenKind::SaveScreenshot => Key::SaveScreenshotTitle,
     }
 }
 
@@ -204,6 +207,9 @@ impl FileOpener {
             OpenKind::SaveSweep => {
                 egui_file::FileDialog::save_file().default_filename("batchscope-sweep.csv")
             }
+            OpenKind::SaveScreenshot => {
+                egui_file::FileDialog::save_file().default_filename("batchscope.png")
+            }
         };
         if let Some(dir) = &self.last_dir {
             browser = browser.initial_path(dir.clone());
@@ -266,6 +272,10 @@ fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Opt
         OpenKind::SaveSweep => dialog
             .add_filter("CSV", &["csv"])
             .set_file_name("batchscope-sweep.csv")
+            .save_file(),
+        OpenKind::SaveScreenshot => dialog
+            .add_filter("PNG", &["png"])
+            .set_file_name("batchscope.png")
             .save_file(),
         OpenKind::Lesson => dialog
             .add_filter("BatchScope lesson (TOML)", &["toml"])
