@@ -339,7 +339,7 @@ fn save_png(image: &egui::ColorImage, path: &std::path::Path) -> Result<(), Stri
     let bytes: Vec<u8> = image
         .pixels
         .iter()
-        .flat_map(|p| p.to_srgba_unmultiplied())
+        .flat_map(egui::Color32::to_srgba_unmultiplied)
         .collect();
     let picture = image::RgbaImage::from_raw(width as u32, height as u32, bytes)
         .ok_or_else(|| "the window's picture had the wrong size".to_owned())?;
