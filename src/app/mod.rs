@@ -18,6 +18,7 @@ mod jobs;
 mod lessons;
 mod logic;
 pub mod restore;
+mod screenshot;
 mod serving;
 pub mod state;
 mod ui;
