@@ -115,6 +115,16 @@ impl BatchScopeApp {
                     .start(OpenKind::SaveScreenshot, lang, self.notify());
             }
             UiCommand::SaveScreenshot(path) => self.save_screenshot(path),
+            UiCommand::AskSession { save } => {
+                let kind = if save {
+                    OpenKind::SaveSession
+                } else {
+                    OpenKind::Session
+                };
+                self.panels.opener.start(kind, lang, self.notify());
+            }
+            UiCommand::SaveSession(path) => self.save_session(path),
+            UiCommand::OpenSession(path) => self.open_session(&path),
             UiCommand::ToggleFullscreen => {
                 if let Some(ctx) = &self.ctx {
                     let full = ctx.input(|i| i.viewport().fullscreen.unwrap_or(false));

@@ -180,3 +180,65 @@ mod presenter_tests {
         assert!((gpu.left() - cpu.left()).abs() < 5.0, "{cpu:?} {gpu:?}");
     }
 }
+
+#[cfg(test)]
+mod session_tests {
+    use super::super::{AppOptions, BatchScopeApp, GpuChoice};
+    use crate::i18n::Lang;
+    use crate::ui::{LessonCommand, UiCommand};
+
+    fn app() -> BatchScopeApp {
+        BatchScopeApp::new(AppOptions {
+            start_workers: false,
+            gpu: GpuChoice::Unavailable("the session test".into()),
+            lesson_plan: crate::lesson::Plan::quick(),
+            ..AppOptions::default()
+        })
+    }
+
+    #[test]
+    fn a_session_file_brings_back_the_settings_language_lesson_and_step() {
+        let path =
+            std::env::temp_dir().join(format!("batchscope-{}.batchscope", std::process::id()));
+        let mut first = app();
+        first.apply(UiCommand::SetLanguage(Lang::Zh));
+        first.apply(UiCommand::Lesson(LessonCommand::Open("memory".into())));
+        first.apply(UiCommand::Lesson(LessonCommand::Next));
+        first.state.settings.config.batch = 512;
+        first.apply(UiCommand::SaveSession(path.clone()));
+        assert!(path.exists(), "{:?}", first.state.screenshot_note);
+
+        let mut second = app();
+        second.apply(UiCommand::OpenSession(path.clone()));
+        assert_eq!(second.state.lang, Lang::Zh);
+        let lesson = second.state.lesson.as_ref().expect("the lesson is open");
+        assert_eq!((lesson.lesson.id.as_str(), lesson.step), ("memory", 1));
+        assert_eq!(second.state.settings.config.batch, 512);
+        // Applied once MNIST is in memory: its load has started.
+        assert!(second.is_loading() || second.state.settings.applied.batch == 512);
+        assert!(
+            second.state.restore_notes.is_empty(),
+            "{:?}",
+            second.state.restore_notes
+        );
+
+        // A damaged file: what is wrong is named, the rest is used, nothing panics.
+        let text = std::fs::read_to_string(&path).expect("read");
+        std::fs::write(&path, text.replace("batch: 512", "batch: -4")).expect("write");
+        let mut third = app();
+        third.apply(UiCommand::OpenSession(path.clone()));
+        assert_eq!(
+            third.state.restore_notes.len(),
+            1,
+            "{:?}",
+            third.state.restore_notes
+        );
+        assert_eq!(third.state.lang, Lang::Zh);
+        let _ = std::fs::remove_file(&path);
+        // A missing file: a note, and the window goes on as it was.
+        let mut fourth = app();
+        fourth.apply(UiCommand::OpenSession(path));
+        assert_eq!(fourth.state.restore_notes.len(), 1);
+        assert!(fourth.state.lesson.is_none());
+    }
+}

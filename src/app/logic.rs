@@ -59,6 +59,9 @@ impl BatchScopeApp {
         if let Some(chosen) = self.panels.opener.poll(self.state.lang) {
             commands.push(UiCommand::chosen(chosen));
         }
+        if let Some(path) = self.session_pending.take() {
+            commands.push(UiCommand::OpenSession(path));
+        }
         if let Some(id) = self.lesson_pending.take() {
             commands.push(UiCommand::Lesson(LessonCommand::Open(id)));
         }

@@ -20,6 +20,8 @@ mod logic;
 pub mod restore;
 mod screenshot;
 mod serving;
+mod session;
+pub mod session_file;
 pub mod state;
 mod ui;
 mod workers;
@@ -142,13 +144,20 @@ pub struct BatchScopeApp {
     autorun_pending: bool,
     /// A lesson to open on the first frame (`--lesson ID`).
     lesson_pending: Option<String>,
+    /// A session file to open on the first frame (`batchscope FILE.batchscope`).
+    session_pending: Option<std::path::PathBuf>,
     summary_printed: bool,
 }
 
 impl BatchScopeApp {
     /// A new app; its workers start on the first frame, when a context exists to wake the UI.
     pub fn new(options: AppOptions) -> Self {
-        let queued_load = options.open.clone().map(|path| {
+        // A session file opens as a session, anything else as a data set.
+        let (session_path, data_path) = match options.open.clone() {
+            Some(path) if session_file::is_session(&path) => (Some(path), None),
+            other => (None, other),
+        };
+        let queued_load = data_path.map(|path| {
             (
                 DataSource::File {
                     path,
@@ -165,6 +174,7 @@ impl BatchScopeApp {
             queued_load,
             autorun_pending: options.autorun,
             lesson_pending: options.lesson.clone(),
+            session_pending: session_path,
             options,
             ctx: None,
             started: None,

@@ -21,7 +21,7 @@ use crate::train::{
 };
 
 /// What the app remembers between runs: the language and the settings.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Saved {
     /// UI language.
     pub lang: Lang,

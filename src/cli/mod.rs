@@ -45,8 +45,8 @@ use output::Out;
 struct Cli {
     #[command(subcommand)]
     command: Option<Commands>,
-    /// A data set to open in the app: a CSV file, an IDX file or a folder of images with one
-    /// sub-folder per class.
+    /// A data set to open in the app (a CSV file, an IDX file or a folder of images with one
+    /// sub-folder per class), or a session file saved from the app (`*.batchscope`).
     path: Option<PathBuf>,
     /// UI language: en or zh.
     #[arg(long, global = true)]

@@ -49,5 +49,10 @@ super::lang::strings! { LessonKey {
     ScreenshotTip => "Save the window as a PNG image, for slides.", "把窗口保存为 PNG 图片，用于幻灯片。";
     ScreenshotSaved => "Screenshot saved: {path}", "截图已保存：{path}";
     ScreenshotFailed => "The screenshot could not be saved: {why}", "无法保存截图：{why}";
+    SaveSession => "Save session…", "保存会话…";
+    OpenSession => "Open session…", "打开会话…";
+    SessionTip => "A small .batchscope file with the settings, the language and the lesson and step on screen: hand it to students, who open it with Open session… or batchscope FILE.", "一个小小的 .batchscope 文件，包含设置、语言以及当前的课程和步骤：发给学生，他们用“打开会话…”或 batchscope 文件名 打开。";
+    SessionSaved => "Session saved: {path}", "会话已保存：{path}";
+    SessionNotSaved => "The session could not be saved: {why}", "无法保存会话：{why}";
     LessonFileError => "The lesson file {file} cannot be used: {why}", "课程文件 {file} 无法使用：{why}";
 }}

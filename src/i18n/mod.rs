@@ -156,6 +156,7 @@ strings! { Key {
     OpenFolderTip => "Open a folder of images with one sub-folder per class (cat/, dog/, …), PNG or JPEG.", "打开一个图像文件夹，每个类别一个子文件夹（cat/、dog/ …），PNG 或 JPEG 格式。";
     OpenFileTitle => "Open a data set file", "打开数据集文件";
     SaveScreenshotTitle => "Save a screenshot (PNG)", "保存截图（PNG）";
+    SessionTitle => "BatchScope session", "BatchScope 会话";
     OpenLessonTitle => "Open a lesson file", "打开课程文件";
     OpenFolderTitle => "Open an image folder (one sub-folder per class)", "打开图像文件夹（每个类别一个子文件夹）";
     OpenButton => "Open", "打开";

@@ -136,6 +136,15 @@ pub enum UiCommand {
     ExportScreenshot,
     /// Save a screenshot of the window's next frame here, as PNG.
     SaveScreenshot(PathBuf),
+    /// Ask for a session file to open (`save`: where to save the session).
+    AskSession {
+        /// Save rather than open.
+        save: bool,
+    },
+    /// Save the session here.
+    SaveSession(PathBuf),
+    /// Open this session file.
+    OpenSession(PathBuf),
 }
 
 impl UiCommand {
@@ -145,6 +154,8 @@ impl UiCommand {
             OpenKind::SaveTrace => UiCommand::SaveTrace(path),
             OpenKind::SaveSweep => UiCommand::SaveSweep(path),
             OpenKind::SaveScreenshot => UiCommand::SaveScreenshot(path),
+            OpenKind::Session => UiCommand::OpenSession(path),
+            OpenKind::SaveSession => UiCommand::SaveSession(path),
             OpenKind::File | OpenKind::Folder => UiCommand::OpenPath(path),
             OpenKind::Lesson => UiCommand::Lesson(LessonCommand::OpenPath(path)),
         }

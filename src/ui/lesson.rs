@@ -159,6 +159,20 @@ pub fn lessons_menu_ui(
             commands.push(UiCommand::Lesson(LessonCommand::OpenFile));
             ui.close();
         }
+        ui.separator();
+        for (key, save) in [
+            (LessonKey::SaveSession, true),
+            (LessonKey::OpenSession, false),
+        ] {
+            if ui
+                .button(lang.tr(key))
+                .on_hover_text(lang.tr(LessonKey::SessionTip))
+                .clicked()
+            {
+                commands.push(UiCommand::AskSession { save });
+                ui.close();
+            }
+        }
     })
     .response
     .on_hover_text(lang.tr(LessonKey::LessonsTip));

@@ -29,6 +29,10 @@ pub enum OpenKind {
     Lesson,
     /// Where to save a screenshot of the window as PNG (a save dialog).
     SaveScreenshot,
+    /// A session file to open.
+    Session,
+    /// Where to save the session (a save dialog).
+    SaveSession,
 }
 
 fn title_key(kind: OpenKind) -> Key {
@@ -39,6 +43,7 @@ fn title_key(kind: OpenKind) -> Key {
         OpenKind::SaveSweep => Key::SweepExport,
         OpenKind::Lesson => Key::OpenLessonTitle,
         OpenKind::SaveScreenshot => Key::SaveScreenshotTitle,
+        OpenKind::Session | OpenKind::SaveSession => Key::SessionTitle,
     }
 }
 
@@ -199,7 +204,12 @@ impl FileOpener {
 
     fn open_browser(&mut self, kind: OpenKind, lang: Lang) {
         let mut browser = match kind {
-            OpenKind::File | OpenKind::Lesson => egui_file::FileDialog::open_file(),
+            OpenKind::File | OpenKind::Lesson | OpenKind::Session => {
+                egui_file::FileDialog::open_file()
+            }
+            OpenKind::SaveSession => {
+                egui_file::FileDialog::save_file().default_filename("lesson.batchscope")
+            }
             OpenKind::Folder => egui_file::FileDialog::select_folder(),
             OpenKind::SaveTrace => {
                 egui_file::FileDialog::save_file().default_filename("batchscope-trace.json")
@@ -272,6 +282,14 @@ fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Opt
         OpenKind::SaveSweep => dialog
             .add_filter("CSV", &["csv"])
             .set_file_name("batchscope-sweep.csv")
+            .save_file(),
+        OpenKind::Session => dialog
+            .add_filter("BatchScope session", &["batchscope"])
+            .add_filter("*", &["*"])
+            .pick_file(),
+        OpenKind::SaveSession => dialog
+            .add_filter("BatchScope session", &["batchscope"])
+            .set_file_name("lesson.batchscope")
             .save_file(),
         OpenKind::SaveScreenshot => dialog
             .add_filter("PNG", &["png"])
