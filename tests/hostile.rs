@@ -413,8 +413,8 @@ fn the_label_column_follows_the_usual_names_in_order_and_says_why() {
     assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
     assert!(
         outcome.stdout.contains(
-            "label column: label (named `label`, the first found of label, target, class, \
-             species, y)"
+            "label column: label (named `label`, the first found of `label`, `target`, \
+             `class`, `species`, `y`)"
         ) && outcome.stdout.contains("features: 2 (x, y)"),
         "{}",
         outcome.stdout

@@ -52,7 +52,10 @@ impl BatchScopeApp {
                 if let Some(status) = self.state.calibration.as_mut() {
                     status.failures.push((
                         Device::Cpu,
-                        format!("cannot start the calibration's thread: {e}"),
+                        crate::i18n::Said::new(
+                            crate::i18n::ErrKey::NoCalibrationThread,
+                            &[("why", &e)],
+                        ),
                     ));
                     status.ended = true;
                 }

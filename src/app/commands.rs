@@ -10,7 +10,7 @@ use super::state::DataState;
 use crate::data::formats::DataError;
 use crate::data::source::{DataSource, LoadJob, Loaded};
 use crate::device::Device;
-use crate::i18n::Key;
+use crate::i18n::{ErrKey, Key, Said};
 use crate::setting::SettingError;
 use crate::train::compare::{self, Comparison};
 use crate::train::worker::Command;
@@ -349,7 +349,7 @@ impl BatchScopeApp {
                 self.jobs.loading = Some((job, after));
             }
             Err(e) => {
-                self.state.data.error = Some(format!("cannot start the loading thread: {e}"));
+                self.state.data.error = Some(Said::new(Key::NoLoadingThread, &[("why", &e)]));
             }
         }
     }
@@ -401,7 +401,7 @@ impl BatchScopeApp {
             }
             Err(DataError::Cancelled { .. }) => {}
             Err(e) => {
-                self.state.data.error = Some(e.to_string());
+                self.state.data.error = Some(e.said());
                 let settings = &mut self.state.settings;
                 if self.session.is_none() {
                     // Nothing was running to keep (a file restored at start has gone): train on
@@ -505,7 +505,7 @@ impl BatchScopeApp {
                 if let Some(results) = self.state.sweep.as_mut() {
                     results.notes.push(crate::bench::sweep::Note::LeftOut {
                         device: Device::Cpu,
-                        why: format!("cannot start the sweep's thread: {e}"),
+                        why: Said::new(ErrKey::NoSweepThread, &[("why", &e)]),
                     });
                     results.ended = true;
                 }
@@ -517,7 +517,7 @@ impl BatchScopeApp {
     /// moment, longer on a software adapter).
     fn demonstrate_mismatch(&mut self) {
         let options = self.measuring_options();
-        let work = move |ctx: crate::job::JobContext<Result<_, String>>| {
+        let work = move |ctx: crate::job::JobContext<Result<_, Said>>| {
             ctx.send(crate::train::mismatch::demonstrate(&options));
         };
         match crate::job::Job::spawn("mismatch", self.notify(), work) {
@@ -527,7 +527,7 @@ impl BatchScopeApp {
             }
             Err(e) => {
                 self.state.mismatch =
-                    MismatchView::Unavailable(format!("cannot start the lesson's thread: {e}"));
+                    MismatchView::Unavailable(Said::new(ErrKey::NoLessonThread, &[("why", &e)]));
             }
         }
     }

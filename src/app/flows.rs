@@ -56,7 +56,7 @@ pub(super) mod tests {
     /// An app told there is no adapter (for `reason`), once both columns know their device.
     pub(in crate::app) fn settled_without_gpu(reason: &str) -> Harness<'static, BatchScopeApp> {
         let mut harness = harness(AppOptions {
-            gpu: GpuChoice::Unavailable(reason.into()),
+            gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim(reason)),
             ..AppOptions::default()
         });
         assert!(
@@ -115,7 +115,7 @@ pub(super) mod tests {
     #[test]
     fn switching_language_changes_the_labels() {
         let mut harness = harness(AppOptions {
-            gpu: GpuChoice::Unavailable("test".into()),
+            gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("test")),
             ..AppOptions::default()
         });
         assert!(harness.query_by_label("Run").is_some());
@@ -336,7 +336,13 @@ pub(super) mod tests {
         }));
         harness.step();
         let app = harness.state();
-        let error = app.state.data.error.as_deref().unwrap_or_default();
+        let error = app
+            .state
+            .data
+            .error
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         assert!(
             error.contains("photo.csv, byte 4") && error.contains("binary"),
             "{error}"
@@ -466,7 +472,7 @@ pub(super) mod tests {
             sharing: crate::train::Sharing::default(),
         };
         let options = || AppOptions {
-            gpu: GpuChoice::Unavailable("test".into()),
+            gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("test")),
             ..AppOptions::default()
         };
         let mut harness = harness_for(BatchScopeApp::with_saved(options(), Some(saved(&config))));
@@ -489,7 +495,8 @@ pub(super) mod tests {
             app.state
                 .data
                 .error
-                .as_deref()
+                .as_ref()
+                .map(ToString::to_string)
                 .is_some_and(|e| e.contains("never.csv: does not exist") && !e.contains("  ")),
             "{:?}",
             app.state.data.error
@@ -542,7 +549,7 @@ pub(super) mod tests {
             let (saved, notes) = restore(&text);
             let app = BatchScopeApp::with_restored(
                 AppOptions {
-                    gpu: GpuChoice::Unavailable("test".into()),
+                    gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("test")),
                     ..AppOptions::default()
                 },
                 Some(saved),
@@ -680,7 +687,7 @@ pub(super) mod tests {
     fn a_path_on_the_command_line_is_opened_trained_on_and_previewed() {
         let path = crate::data::shipped::shipped_path("wine").expect("wine");
         let mut harness = harness(AppOptions {
-            gpu: GpuChoice::Unavailable("test".into()),
+            gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("test")),
             open: Some(path),
             ..AppOptions::default()
         });
@@ -724,7 +731,7 @@ pub(super) mod tests {
     #[test]
     fn every_string_in_both_languages_has_its_glyphs_in_the_fonts() {
         let harness = harness(AppOptions {
-            gpu: GpuChoice::Unavailable("test".into()),
+            gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("test")),
             ..AppOptions::default()
         });
         let font = egui::FontId::proportional(14.0);
@@ -928,7 +935,9 @@ pub(super) mod tests {
             .clone()
             .unwrap_or_default();
         assert!(
-            error.starts_with("CPU out of memory: tried to allocate"),
+            error
+                .to_string()
+                .starts_with("CPU out of memory: tried to allocate"),
             "{error}"
         );
         harness.run_steps(2);
@@ -1098,7 +1107,7 @@ pub(super) mod tests {
             "the comparison did not finish"
         );
         harness.run_steps(2);
-        for format in ["fp32", "fp16", "bf16", "mixed"] {
+        for format in ["FP32", "FP16", "BF16", "mixed FP16"] {
             assert!(
                 harness.query_all_by_label(format).count() >= 2,
                 "{format} row"
@@ -1125,7 +1134,7 @@ pub(super) mod tests {
         saved.config.precision = crate::precision::Precision::Bf16;
         let app = BatchScopeApp::with_saved(
             AppOptions {
-                gpu: GpuChoice::Unavailable("test".into()),
+                gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("test")),
                 ..AppOptions::default()
             },
             Some(saved),
@@ -1159,7 +1168,7 @@ pub(super) mod tests {
         old.config.pipeline.keep_graphs = true;
         let app = BatchScopeApp::with_saved(
             AppOptions {
-                gpu: GpuChoice::Unavailable("test".into()),
+                gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("test")),
                 ..AppOptions::default()
             },
             Some(old),
@@ -1417,7 +1426,7 @@ pub(super) mod tests {
         harness.state_mut().on_event(Event {
             device: Device::Cpu,
             generation: 0,
-            kind: EventKind::Error(message.clone()),
+            kind: EventKind::Error(crate::i18n::Said::verbatim(message.clone())),
         });
         harness.step();
         assert!(

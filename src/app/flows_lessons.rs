@@ -16,7 +16,7 @@ mod tests {
         // The CPU alone and short probes: this checks the walk and the frames, not the figures
         // (tests/lessons.rs checks those on the adapter).
         let mut harness = harness(AppOptions {
-            gpu: GpuChoice::Unavailable("the lessons' walk test".into()),
+            gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("the lessons' walk test")),
             lesson_plan: Plan::quick(),
             ..AppOptions::default()
         });
@@ -190,7 +190,7 @@ mod session_tests {
     fn app() -> BatchScopeApp {
         BatchScopeApp::new(AppOptions {
             start_workers: false,
-            gpu: GpuChoice::Unavailable("the session test".into()),
+            gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("the session test")),
             lesson_plan: crate::lesson::Plan::quick(),
             ..AppOptions::default()
         })

@@ -433,7 +433,9 @@ mod tests {
     fn calibrating_in_the_window_adds_this_machines_profile_and_checks_the_model() {
         // The CPU alone, with short probes: the GPU's calibration is the command line's test.
         let mut harness = trained_on_the_simulator_tab(AppOptions {
-            gpu: crate::backend::GpuChoice::Unavailable("not in this test".into()),
+            gpu: crate::backend::GpuChoice::Unavailable(crate::i18n::Said::verbatim(
+                "not in this test",
+            )),
             calibration_seconds: 0.005,
             ..AppOptions::default()
         });

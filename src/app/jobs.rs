@@ -30,7 +30,7 @@ pub(super) struct Jobs {
     /// A calibration asked for, waiting for training to pause before it starts.
     pub pending_calibration: bool,
     /// The journey tab's device-mismatch lesson running.
-    pub mismatch: Option<Job<Result<crate::train::mismatch::Mismatch, String>>>,
+    pub mismatch: Option<Job<Result<crate::train::mismatch::Mismatch, crate::i18n::Said>>>,
     /// The lesson's probes, or a Try step's measurement, running.
     pub lesson: Option<Job<crate::lesson::follow::LessonNews>>,
     /// A lesson's probes asked for, waiting for training to pause before they start.

@@ -221,8 +221,10 @@ impl BatchScopeApp {
         }
         if job.is_finished() {
             if self.state.mismatch == MismatchView::Running {
-                self.state.mismatch =
-                    MismatchView::Unavailable("the lesson's thread ended without a result".into());
+                self.state.mismatch = MismatchView::Unavailable(crate::i18n::Said::new(
+                    crate::i18n::ErrKey::LessonThreadEnded,
+                    &[],
+                ));
             }
             self.jobs.mismatch = None;
         }
@@ -284,7 +286,7 @@ impl BatchScopeApp {
                     "samples_per_s": r.last_log.as_ref().map(|l| l.samples_per_s),
                     "train_accuracy": r.last_eval.as_ref().and_then(|e| e.train.accuracy),
                     "has_boundary": r.boundary.is_some(),
-                    "error": r.error,
+                    "error": r.error.as_ref().map(ToString::to_string),
                 })
             })
             .collect();

@@ -12,6 +12,7 @@
 mod calibration;
 mod commands;
 mod flows;
+mod flows_chinese;
 mod flows_lessons;
 mod flows_runs;
 mod jobs;

@@ -71,7 +71,10 @@ impl BatchScopeApp {
             Ok(job) => self.jobs.serving = Some(job),
             Err(e) => {
                 if let Some(serving) = self.state.serving.as_mut() {
-                    let why = format!("cannot start the measurement's thread: {e}");
+                    let why = crate::i18n::Said::new(
+                        crate::i18n::ErrKey::NoMeasurementThread,
+                        &[("why", &e)],
+                    );
                     for &device in &serving.devices.clone() {
                         serving.apply(ServingNews::Failed(device, why.clone()));
                     }

@@ -6,7 +6,7 @@ use super::restore::RestoreNote;
 use crate::data::formats::display_name;
 use crate::data::source::{DataSource, Loaded};
 use crate::device::Device;
-use crate::i18n::Lang;
+use crate::i18n::{Lang, Said};
 use crate::train::compare::Comparison;
 use crate::train::{DeviceRun, SessionError, TrainConfig};
 use crate::ui::Tab;
@@ -57,18 +57,18 @@ pub struct DataState {
     /// The last data set loaded from a file or the shipped sets.
     pub loaded: Option<Loaded>,
     /// Why the last load failed (the banner; the previous data set stays loaded).
-    pub error: Option<String>,
-    /// What is loading now (its name) and the share done.
-    pub loading: Option<(String, f32)>,
+    pub error: Option<Said>,
+    /// What is loading now (its name, in both languages) and the share done.
+    pub loading: Option<(Said, f32)>,
 }
 
 impl DataState {
     /// The name a load in progress is shown by.
-    pub fn loading_name(source: &DataSource) -> String {
+    pub fn loading_name(source: &DataSource) -> Said {
         match source {
-            DataSource::File { path, .. } => display_name(path),
-            DataSource::Shipped(name) => name.clone(),
-            DataSource::Generated => String::new(),
+            DataSource::File { path, .. } => Said::verbatim(display_name(path)),
+            DataSource::Shipped(name) => Said::new(crate::ui::labels::shipped_keys(name).0, &[]),
+            DataSource::Generated => Said::default(),
         }
     }
 }

@@ -69,8 +69,8 @@ impl BatchScopeApp {
         });
         let data_view = DataView {
             loaded: state.data.loaded.as_ref(),
-            loading: state.data.loading.as_ref().map(|(n, p)| (n.as_str(), *p)),
-            error: state.data.error.as_deref(),
+            loading: state.data.loading.as_ref().map(|(n, p)| (n.text(lang), *p)),
+            error: state.data.error.as_ref().map(|e| e.text(lang)),
         };
         let presenting = state.presenter.on;
         // A presentation shows the lesson and the instruments, not the setup.

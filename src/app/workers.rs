@@ -44,7 +44,10 @@ impl BatchScopeApp {
                 }
                 Err(e) => {
                     self.state.runs[device as usize].status =
-                        DeviceStatus::Unavailable(format!("cannot start the training thread: {e}"));
+                        DeviceStatus::Unavailable(crate::i18n::Said::new(
+                            crate::i18n::ErrKey::NoTrainingThread,
+                            &[("why", &e)],
+                        ));
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! The errors every backend op can return.
 
 use crate::device::Device;
+use crate::i18n::{ErrKey, Said};
 use crate::memory::OutOfMemory;
 
 /// Errors every backend op can return.
@@ -62,4 +63,49 @@ pub enum BackendError {
         /// A tenth of it.
         lower: f32,
     },
+}
+
+impl BackendError {
+    /// The error in both languages, for the window; the `Display` text is its English.
+    pub fn said(&self) -> Said {
+        match self {
+            BackendError::DeviceMismatch {
+                expected,
+                found,
+                op,
+            } => Said::new(
+                ErrKey::DeviceMismatch,
+                &[("expected", expected), ("found", found), ("op", op)],
+            ),
+            BackendError::Shape { op, detail } => {
+                Said::new(ErrKey::Shape, &[("op", op), ("detail", detail)])
+            }
+            BackendError::BufferTooLarge {
+                what,
+                bytes_shown,
+                limit_shown,
+            } => Said::new(
+                ErrKey::BufferTooLarge,
+                &[
+                    ("bytes", bytes_shown),
+                    ("what", what),
+                    ("limit", limit_shown),
+                ],
+            ),
+            // Internal faults a user should never meet (a poisoned lock, a thread the operating
+            // system refused, a working copy too small): said in English, with the system's words.
+            BackendError::Setup(why) => Said::verbatim(why.clone()),
+            BackendError::Gpu(detail) => Said::new(ErrKey::GpuError, &[("detail", detail)]),
+            BackendError::OutOfMemory(oom) => oom.said(),
+            BackendError::Diverged {
+                step,
+                loss,
+                lr,
+                lower,
+            } => Said::new(
+                ErrKey::Diverged,
+                &[("loss", loss), ("step", step), ("lr", lr), ("lower", lower)],
+            ),
+        }
+    }
 }

@@ -5,6 +5,7 @@ use super::cpu::{CpuBackend, Split};
 use super::gpu::GpuBackend;
 use super::traits::Backend;
 use crate::device::Device;
+use crate::i18n::Said;
 
 /// Where the GPU comes from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -13,7 +14,7 @@ pub enum GpuChoice {
     #[default]
     Auto,
     /// Act as if no adapter existed, for this reason (tests, `--no-gpu`).
-    Unavailable(String),
+    Unavailable(Said),
 }
 
 /// How to open a backend.
@@ -33,11 +34,11 @@ pub struct OpenOptions {
 
 /// Opens `device`'s backend on the calling thread (a GPU device belongs to the thread that made
 /// it). The error says in plain words why the device cannot train and what to do.
-pub fn open(device: Device, options: &OpenOptions) -> Result<Box<dyn Backend>, String> {
+pub fn open(device: Device, options: &OpenOptions) -> Result<Box<dyn Backend>, Said> {
     match (device, &options.gpu) {
         (Device::Cpu, _) => CpuBackend::with_split(options.cpu_threads, options.split)
             .map(|b| Box::new(b) as Box<dyn Backend>)
-            .map_err(|e| e.to_string()),
+            .map_err(|e| e.said()),
         (Device::Gpu, GpuChoice::Auto) => {
             open_gpu(options.tuning.as_deref()).map(|b| Box::new(b) as Box<dyn Backend>)
         }
@@ -47,7 +48,7 @@ pub fn open(device: Device, options: &OpenOptions) -> Result<Box<dyn Backend>, S
 
 /// Opens the preferred GPU adapter with the kernels tuned for it: read from the cache at
 /// `tuning`, or timed there on first use (`None`: chosen from its limits, nothing timed).
-pub fn open_gpu(tuning: Option<&std::path::Path>) -> Result<GpuBackend, String> {
+pub fn open_gpu(tuning: Option<&std::path::Path>) -> Result<GpuBackend, Said> {
     let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
     if let Some(path) = tuning {
         // A cache that cannot be read or written costs a second of timing, not the run: the

@@ -16,7 +16,7 @@ pub enum CalibrationNews {
     /// A device's local profile, measured.
     Done(Box<Profile>),
     /// A device could not be calibrated, and why.
-    Failed(Device, String),
+    Failed(Device, crate::i18n::Said),
     /// The user cancelled it.
     Cancelled,
 }
@@ -29,7 +29,7 @@ pub struct CalibrationStatus {
     /// The names of the profiles made so far.
     pub made: Vec<String>,
     /// The devices that failed, and why.
-    pub failures: Vec<(Device, String)>,
+    pub failures: Vec<(Device, crate::i18n::Said)>,
     /// Whether it has ended (finished, failed or cancelled).
     pub ended: bool,
     /// Whether the user cancelled it.
@@ -57,7 +57,7 @@ impl CalibrationStatus {
 pub fn calibrate_each(
     devices: &[Device],
     seconds_each: f64,
-    open: &dyn Fn(Device) -> Result<Box<dyn Backend>, String>,
+    open: &dyn Fn(Device) -> Result<Box<dyn Backend>, crate::i18n::Said>,
     cancel: &AtomicBool,
     report: &mut (dyn FnMut(CalibrationNews) + Send),
 ) {
@@ -83,7 +83,7 @@ pub fn calibrate_each(
                 report(CalibrationNews::Cancelled);
                 return;
             }
-            Err(e) => report(CalibrationNews::Failed(device, e.to_string())),
+            Err(e) => report(CalibrationNews::Failed(device, e.said())),
         }
     }
 }
@@ -120,12 +120,12 @@ mod tests {
         calibrate_each(
             &[Device::Gpu],
             0.005,
-            &|_| Err("no adapter here".into()),
+            &|_| Err(crate::i18n::Said::verbatim("no adapter here")),
             &cancel,
             &mut |n| news.push(n),
         );
         assert!(
-            matches!(&news[..], [CalibrationNews::Failed(Device::Gpu, why)] if why == "no adapter here")
+            matches!(&news[..], [CalibrationNews::Failed(Device::Gpu, why)] if why.to_string() == "no adapter here")
         );
     }
 }

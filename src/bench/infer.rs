@@ -74,7 +74,7 @@ pub enum ServingNews {
     /// The device was measured.
     Measured(Box<InferReport>),
     /// The device could not be measured: why.
-    Failed(Device, String),
+    Failed(Device, crate::i18n::Said),
 }
 
 /// The window's serving measurement: each device's report as it comes.
@@ -87,7 +87,7 @@ pub struct Serving {
     /// The devices measured.
     pub reports: Vec<InferReport>,
     /// The devices that could not be, and why.
-    pub failures: Vec<(Device, String)>,
+    pub failures: Vec<(Device, crate::i18n::Said)>,
     /// It has ended (every device done, or cancelled).
     pub ended: bool,
     /// It was cancelled before every device was measured.
@@ -128,7 +128,7 @@ pub fn serve_each(
     session: &Session,
     devices: &[Device],
     plan: InferPlan,
-    open: &dyn Fn(Device) -> Result<Box<dyn Backend>, String>,
+    open: &dyn Fn(Device) -> Result<Box<dyn Backend>, crate::i18n::Said>,
     cancel: &std::sync::atomic::AtomicBool,
     report: &mut dyn FnMut(ServingNews),
 ) {
@@ -147,8 +147,11 @@ pub fn serve_each(
         backend.enter(&mut |b| result = Some(measure(b, session, plan)));
         report(match result {
             Some(Ok(r)) => ServingNews::Measured(Box::new(r)),
-            Some(Err(e)) => ServingNews::Failed(device, e.to_string()),
-            None => ServingNews::Failed(device, "the measurement did not run".into()),
+            Some(Err(e)) => ServingNews::Failed(device, e.said()),
+            None => ServingNews::Failed(
+                device,
+                crate::i18n::Said::new(crate::i18n::ErrKey::MeasurementDidNotRun, &[]),
+            ),
         });
     }
 }

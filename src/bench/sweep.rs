@@ -423,14 +423,14 @@ pub enum Report {
         /// The value.
         value: Value,
         /// Why, in words.
-        why: String,
+        why: crate::i18n::Said,
     },
     /// A device could not be opened or does not take part, and why.
     DeviceLeftOut {
         /// The device.
         device: Device,
         /// Why, in words.
-        why: String,
+        why: crate::i18n::Said,
     },
     /// The GPU that was measured is a software adapter.
     SoftwareGpu,
@@ -461,14 +461,14 @@ pub enum Note {
         /// The value.
         value: Value,
         /// Why.
-        why: String,
+        why: crate::i18n::Said,
     },
     /// A device was left out (it could not be opened, or the setting is the CPU's only).
     LeftOut {
         /// The device.
         device: Device,
         /// Why.
-        why: String,
+        why: crate::i18n::Said,
     },
     /// The user cancelled the sweep.
     Cancelled,
@@ -484,7 +484,7 @@ pub fn run(
     session: &Session,
     devices: &[Device],
     plan: PointPlan,
-    open: &dyn Fn(Device, Option<usize>) -> Result<Box<dyn Backend>, String>,
+    open: &dyn Fn(Device, Option<usize>) -> Result<Box<dyn Backend>, crate::i18n::Said>,
     cancel: &AtomicBool,
     report: &mut dyn FnMut(Report),
 ) {
@@ -496,7 +496,10 @@ pub fn run(
         if !sweep.parameter.applies_to(device) {
             report(Report::DeviceLeftOut {
                 device,
-                why: format!("{} applies to the CPU only", sweep.parameter.as_str()),
+                why: crate::i18n::Said::new(
+                    crate::i18n::ErrKey::CpuOnlySetting,
+                    &[("setting", &sweep.parameter.as_str())],
+                ),
             });
             continue;
         }
@@ -507,7 +510,7 @@ pub fn run(
             let session = match session {
                 Ok(session) => session,
                 Err(e) => {
-                    let why = e.to_string();
+                    let why = e.said();
                     report(Report::Skipped { device, value, why });
                     continue;
                 }
@@ -535,7 +538,7 @@ pub fn run(
                 Ok(Some(point)) => report(Report::Point(point)),
                 Ok(None) => return,
                 Err(e) => {
-                    let why = e.to_string();
+                    let why = e.said();
                     report(Report::Skipped { device, value, why });
                 }
             }

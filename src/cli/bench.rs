@@ -261,7 +261,7 @@ struct GpuKernelsSummary<'a> {
 fn gpu_kernels(out: &mut Out, args: &BenchArgs, session: &Session) -> Result<(), Failure> {
     let bad = |e: crate::backend::BackendError| Failure::BadInput(e.to_string());
     let mut gpu = crate::backend::open_gpu(crate::app::tuning_cache_path().as_deref())
-        .map_err(Failure::BadInput)?;
+        .map_err(|e| Failure::BadInput(e.to_string()))?;
     let (sizes, summary) = (gpu.kernel_sizes(), gpu.adapter().clone());
     let overheads = crate::bench::gpu_products::overheads(&mut gpu).map_err(bad)?;
     let spec = session.config.model_spec(&session.data);

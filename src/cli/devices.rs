@@ -8,7 +8,7 @@ use super::output::Out;
 use crate::backend::AdapterSummary;
 use crate::backend::gpu::context;
 use crate::backend::gpu::tuning::{TuningCache, apply_tuning, tuning_key};
-use crate::i18n::Lang;
+use crate::i18n::{ErrKey, Lang, Said};
 
 /// What `devices --json` prints.
 #[derive(Serialize)]
@@ -48,7 +48,10 @@ pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
     }
     out.line(format!("CPU: {threads} threads"))?;
     if adapters.is_empty() {
-        out.line(context::no_adapter_reason("none enumerated"))?;
+        out.line(context::no_adapter_reason(&Said::new(
+            ErrKey::NoneEnumerated,
+            &[],
+        )))?;
     }
     for a in &adapters {
         out.line(format!(

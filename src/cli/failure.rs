@@ -78,6 +78,13 @@ impl From<String> for RunError {
     }
 }
 
+/// A message in both languages: the command line prints its English.
+impl From<crate::i18n::Said> for RunError {
+    fn from(message: crate::i18n::Said) -> Self {
+        message.to_string().into()
+    }
+}
+
 impl From<&str> for RunError {
     fn from(message: &str) -> Self {
         message.to_owned().into()

@@ -100,7 +100,7 @@ pub(super) fn run(out: &mut Out, args: &LessonsArgs) -> Result<(), Failure> {
     }
     let options = OpenOptions {
         gpu: if args.no_gpu {
-            GpuChoice::Unavailable("started with --no-gpu".to_owned())
+            GpuChoice::Unavailable(crate::i18n::Said::new(crate::i18n::ErrKey::NoGpuFlag, &[]))
         } else {
             GpuChoice::Auto
         },

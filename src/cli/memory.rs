@@ -12,6 +12,7 @@ use super::output::{Out, OutputError};
 use super::run::{open_backend, parse_run};
 use crate::backend::Backend;
 use crate::device::Device;
+use crate::i18n::Lang;
 use crate::memory::{MemorySnapshot, Role};
 use crate::sim::estimate::{self, Estimate, PRESETS, Scheme};
 use crate::train::{Runner, Session, eval_rows};
@@ -122,7 +123,7 @@ fn print_device(
                 let role = RoleLine {
                     measured_bytes: m.role(r),
                     estimated_bytes: line.map(|l| l.bytes),
-                    formula: line.map(|l| l.formula.as_str()),
+                    formula: line.map(|l| l.formula.text(Lang::En)),
                 };
                 (r.as_str(), role)
             })
@@ -156,7 +157,7 @@ fn print_device(
             r.as_str(),
             m.role(r),
             line.map_or_else(|| "-".to_owned(), |l| l.bytes.to_string()),
-            line.map_or("", |l| l.formula.as_str())
+            line.map_or("", |l| l.formula.text(Lang::En))
         ))?;
     }
     Ok(())

@@ -177,7 +177,10 @@ pub fn main() -> ExitCode {
                 lang,
                 lang_given: cli.lang.is_some(),
                 gpu: if cli.no_gpu {
-                    GpuChoice::Unavailable("started with --no-gpu".to_owned())
+                    GpuChoice::Unavailable(crate::i18n::Said::new(
+                        crate::i18n::ErrKey::NoGpuFlag,
+                        &[],
+                    ))
                 } else {
                     GpuChoice::Auto
                 },

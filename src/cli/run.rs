@@ -241,7 +241,10 @@ fn check_widths(
 
 /// Opens the backend for `device` with the options of `args`; a missing GPU is reported, not
 /// fatal to the other device.
-pub(super) fn open_backend(device: Device, args: &RunArgs) -> Result<Box<dyn Backend>, String> {
+pub(super) fn open_backend(
+    device: Device,
+    args: &RunArgs,
+) -> Result<Box<dyn Backend>, crate::i18n::Said> {
     open_backend_with(device, args, args.threads)
 }
 
@@ -251,7 +254,7 @@ pub(super) fn open_backend_with(
     device: Device,
     args: &RunArgs,
     threads: usize,
-) -> Result<Box<dyn Backend>, String> {
+) -> Result<Box<dyn Backend>, crate::i18n::Said> {
     let options = OpenOptions {
         cpu_threads: threads,
         split: if args.split == "always" {

@@ -7,7 +7,7 @@ use crate::backend::gpu::GpuBackend;
 use crate::backend::gpu::tuning::apply_or_tune;
 
 pub(super) fn run(out: &mut Out, as_json: bool) -> Result<(), Failure> {
-    let mut gpu = GpuBackend::new().map_err(|e| Failure::BadInput(e.reason.clone()))?;
+    let mut gpu = GpuBackend::new().map_err(|e| Failure::BadInput(e.reason.to_string()))?;
     let path = crate::app::tuning_cache_path();
     let notes = match &path {
         Some(path) => apply_or_tune(&mut gpu, path, true),

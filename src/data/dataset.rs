@@ -1,6 +1,7 @@
 //! A data set as read (a [`Table`]) and as trained on (a [`Dataset`]): every source produces a
 //! table, and every table becomes a data set the same way.
 
+use crate::i18n::Said;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -67,16 +68,16 @@ pub struct Table {
     /// Classification or regression.
     pub task: Task,
     /// Why the task was chosen, when the loader chose it (e.g. "214 distinct numbers").
-    pub task_reason: String,
+    pub task_reason: Said,
     /// Class names by index (empty for regression).
     pub class_names: Vec<String>,
     /// The label or target column (or the labels file).
     pub label_column: String,
     /// Why that column is the label (e.g. "named `label` (the first found of …)").
-    pub label_reason: String,
+    pub label_reason: Said,
     /// What the loader left out, each with the first place that shows why (text columns,
     /// rows with missing values, files that are not images).
-    pub notes: Vec<String>,
+    pub notes: Vec<Said>,
     /// Rows left out because a value was missing.
     pub rows_with_missing_values: usize,
     /// Rows kept.
@@ -321,14 +322,14 @@ mod tests {
             feature_names: vec!["a".into(), "b".into()],
             columns: Vec::new(),
             task,
-            task_reason: String::new(),
+            task_reason: Said::default(),
             class_names: if task == Task::Classification {
                 vec!["0".into(), "1".into()]
             } else {
                 Vec::new()
             },
             label_column: "y".into(),
-            label_reason: "the generator's class".into(),
+            label_reason: Said::verbatim("the generator's class"),
             notes: Vec::new(),
             rows_with_missing_values: 0,
             rows: y.len(),

@@ -224,7 +224,9 @@ mod tests {
         let auto = load_shipped(shipped("autompg").expect("autompg"), &no_progress).expect("mpg");
         assert_eq!(auto.label_column, "mpg");
         assert!(
-            auto.notes.iter().any(|n| n.contains("car_name")),
+            auto.notes
+                .iter()
+                .any(|n| n.to_string().contains("car_name")),
             "{:?}",
             auto.notes
         );

@@ -12,6 +12,7 @@ use super::dataset::Table;
 use super::formats::common::{DataError, LoadOptions};
 use super::formats::load_with_progress;
 use super::shipped::{load_shipped, shipped};
+use crate::i18n::{DataKey, Said};
 use crate::job::{Job, Notify};
 
 /// The data a run trains on.
@@ -38,13 +39,13 @@ impl DataSource {
         match self {
             DataSource::Generated => Err(DataError::Refused {
                 path: "generated data".into(),
-                message: "is made by a generator, not loaded".into(),
+                message: Said::new(DataKey::Generated, &[]),
             }),
             DataSource::Shipped(name) => match shipped(name) {
                 Some(set) => load_shipped(set, progress),
                 None => Err(DataError::Refused {
                     path: name.clone(),
-                    message: "is not a shipped data set".into(),
+                    message: Said::new(DataKey::NotShipped, &[]),
                 }),
             },
             DataSource::File { path, options } => load_with_progress(path, options, progress),
@@ -148,7 +149,7 @@ impl LoadJob {
 fn ended_without_answer() -> DataError {
     DataError::Io {
         path: "data loader".into(),
-        message: "the loading thread ended without an answer".into(),
+        message: Said::new(DataKey::ThreadEnded, &[]),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The built-in 2-D generators (spiral, moons, circles, XOR, blobs) and random benchmark data.
 
+use crate::i18n::{DataKey, Said};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -181,10 +182,10 @@ fn generated_table(name: &str, features: usize, classes: usize, x: Vec<f32>, y: 
         feature_names: (0..features).map(|f| format!("x{f}")).collect(),
         columns: Vec::new(),
         task: Task::Classification,
-        task_reason: String::new(),
+        task_reason: Said::default(),
         class_names: (0..classes).map(|c| c.to_string()).collect(),
         label_column: "class".to_owned(),
-        label_reason: "the generator's class".to_owned(),
+        label_reason: Said::new(DataKey::GeneratorClass, &[]),
         notes: Vec::new(),
         rows_with_missing_values: 0,
         rows: y.len(),

@@ -3,12 +3,22 @@
 //! The `strings!` macro makes a missing translation a compile error: each key must give both.
 //! Placeholders are written `{name}` and filled by [`Lang::fmt`]. The table is one table kept in
 //! files by concern: [`Key`] here (the instruments), [`LessonKey`] in `lessons.rs` (the guided
-//! lessons and presenter mode), each made by the same macro.
+//! lessons and presenter mode), [`MsgKey`] in `messages.rs` (what the core says, as [`Said`]
+//! messages in both languages), [`DataKey`] in `data.rs` (the loaders' reasons and notes),
+//! [`ErrKey`] in `errors.rs` (the backends' errors), each made by the same macro.
 
+mod data;
+mod errors;
 mod lang;
 mod lessons;
+mod messages;
+mod said;
+pub use data::DataKey;
+pub use errors::ErrKey;
 pub use lang::{Lang, Translated};
 pub use lessons::LessonKey;
+pub use messages::{MsgKey, SpanKey};
+pub use said::{Arg, Said};
 
 use lang::strings;
 
@@ -69,6 +79,7 @@ strings! { Key {
     Momentum => "SGD + momentum 0.9", "SGD + 动量 0.9";
     Adam => "Adam", "Adam";
     LearningRate => "Learning rate", "学习率";
+    LearningRateShort => "lr", "学习率";
     BatchSize => "Batch size", "批大小";
     BatchSizeTip => "Rows per step. Larger batches give a GPU more parallel work per kernel launch.", "每步的样本行数。批越大，GPU 每次启动内核时可并行的工作越多。";
     Seed => "Seed", "随机种子";
@@ -158,6 +169,8 @@ strings! { Key {
     SaveScreenshotTitle => "Save a screenshot (PNG)", "保存截图（PNG）";
     SessionTitle => "BatchScope session", "BatchScope 会话";
     OpenLessonTitle => "Open a lesson file", "打开课程文件";
+    ImageFolder => "image folder", "图像文件夹";
+    NoLoadingThread => "cannot start the loading thread: {why}", "无法启动加载线程：{why}";
     OpenFolderTitle => "Open an image folder (one sub-folder per class)", "打开图像文件夹（每个类别一个子文件夹）";
     OpenButton => "Open", "打开";
     Cancel => "Cancel", "取消";
@@ -672,10 +685,36 @@ mod tests {
         let lessons = LessonKey::ALL
             .iter()
             .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
-        for (en, zh, key) in keys.chain(lessons) {
+        let messages = MsgKey::ALL
+            .iter()
+            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
+        let spans = SpanKey::ALL
+            .iter()
+            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
+        let data = DataKey::ALL
+            .iter()
+            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
+        let errors = ErrKey::ALL
+            .iter()
+            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
+        for (en, zh, key) in keys
+            .chain(lessons)
+            .chain(errors)
+            .chain(messages)
+            .chain(spans)
+            .chain(data)
+        {
             assert!(!en.is_empty() && !zh.is_empty(), "{key:?}");
             // Placeholders must match, or a translation would drop a number.
-            let holes = |s: &str| s.matches('{').count();
+            let holes = |s: &'static str| {
+                let mut names: Vec<&'static str> = s
+                    .split('{')
+                    .skip(1)
+                    .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+                    .collect();
+                names.sort_unstable();
+                names
+            };
             assert_eq!(holes(en), holes(zh), "{key:?}");
         }
         assert_eq!(Lang::Zh.fmt(Key::StepCounter, &[("n", &12)]), "第 12 步");

@@ -87,7 +87,7 @@ pub enum GpuPresence {
 }
 
 /// Opens a device's backend (the caller decides the options: threads, tuning, `--no-gpu`).
-pub type Open<'a> = &'a dyn Fn(Device) -> Result<Box<dyn Backend>, String>;
+pub type Open<'a> = &'a dyn Fn(Device) -> Result<Box<dyn Backend>, crate::i18n::Said>;
 
 /// The figures of a lesson's probes, and what could not be measured.
 #[derive(Clone, Debug, PartialEq)]

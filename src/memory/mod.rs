@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use crate::device::Device;
+use crate::i18n::{Arg, ErrKey, Said};
 use crate::units::format_bytes;
 
 /// What a tensor is for.
@@ -143,47 +144,67 @@ pub enum FitAdvice {
     },
 }
 
+/// English, as the command line and logs print it; the window shows [`OutOfMemory::said`].
 impl std::fmt::Display for OutOfMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} out of memory: tried to allocate {} for `{}` ({}); the budget is {}, of which {} \
-             is allocated by tensors",
-            device_name(self.device),
-            format_bytes(self.requested),
-            self.label,
-            self.role.as_str().replace('_', " "),
-            format_bytes(self.budget),
-            format_bytes(self.allocated),
-        )?;
+        self.said().fmt(f)
+    }
+}
+
+impl OutOfMemory {
+    /// What was asked for, what the budget holds and what to try, in both languages.
+    pub fn said(&self) -> Said {
+        let role = Said::new(role_key(self.role), &[]);
+        let label = &self.label;
+        let mut said = Said::with(
+            ErrKey::OomLead,
+            &[
+                ("device", Arg::Plain(&device_name(self.device))),
+                ("requested", Arg::Plain(&format_bytes(self.requested))),
+                ("label", Arg::Plain(label)),
+                ("role", Arg::Said(&role)),
+                ("budget", Arg::Plain(&format_bytes(self.budget))),
+                ("allocated", Arg::Plain(&format_bytes(self.allocated))),
+            ],
+        );
         if self.device == Device::Gpu {
-            write!(
-                f,
-                " and {} reserved in all (the pool's cached blocks were given back first)",
-                format_bytes(self.reserved)
-            )?;
+            said = said.then(&Said::new(
+                ErrKey::OomReserved,
+                &[("reserved", &format_bytes(self.reserved))],
+            ));
         }
-        match self.advice {
-            None => f.write_str(". Try a smaller batch size or fewer or narrower layers")?,
+        let advice = match self.advice {
+            None => Said::new(ErrKey::OomAdviceNone, &[]),
             Some(FitAdvice::SmallerBatch {
                 batch,
                 estimated_bytes,
-            }) => write!(
-                f,
-                ". A batch size of {batch} would fit: the estimator puts the run at {} there \
-                 (estimated). Try it, or fewer or narrower layers",
-                format_bytes(estimated_bytes)
-            )?,
-            Some(FitAdvice::NoBatchFits { estimated_bytes }) => write!(
-                f,
-                ". No batch size fits: even at batch size 1 the estimator puts the run at {} \
-                 (estimated), more than the budget. Use fewer or narrower layers, or a budget \
-                 above {}",
-                format_bytes(estimated_bytes),
-                format_bytes(estimated_bytes)
-            )?,
-        }
-        f.write_str("; turn off \"keep every step's graph\" if it is on")
+            }) => Said::new(
+                ErrKey::OomAdviceBatch,
+                &[
+                    ("batch", &batch),
+                    ("estimated", &format_bytes(estimated_bytes)),
+                ],
+            ),
+            Some(FitAdvice::NoBatchFits { estimated_bytes }) => Said::new(
+                ErrKey::OomAdviceNoBatch,
+                &[("estimated", &format_bytes(estimated_bytes))],
+            ),
+        };
+        said.then(&advice)
+            .then(&Said::new(ErrKey::OomGraphTail, &[]))
+    }
+}
+
+/// The lower-case name of a role, as an error sentence uses it.
+fn role_key(role: Role) -> ErrKey {
+    match role {
+        Role::Parameters => ErrKey::RoleParameters,
+        Role::Gradients => ErrKey::RoleGradients,
+        Role::OptimizerState => ErrKey::RoleOptimizerState,
+        Role::Activations => ErrKey::RoleActivations,
+        Role::Inputs => ErrKey::RoleInputs,
+        Role::Workspace => ErrKey::RoleWorkspace,
+        Role::Internal => ErrKey::RoleInternal,
     }
 }
 
@@ -339,6 +360,16 @@ mod tests {
             "smaller batch",
         ] {
             assert!(text.contains(part), "{part}: {text}");
+        }
+        // The window's Chinese says the same, with the tensor's code name and the sizes kept.
+        let zh = e.said().text(crate::i18n::Lang::Zh).to_owned();
+        for part in [
+            "GPU 内存不足",
+            "`layer0.output`（激活值）",
+            "预算为 4.0 KiB",
+            "更小的批次",
+        ] {
+            assert!(zh.contains(part), "{part}: {zh}");
         }
     }
 }

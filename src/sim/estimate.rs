@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::i18n::{Arg, MsgKey, Said};
 use crate::memory::Role;
 use crate::nn::{Loss, ModelSpec, OptimizerKind};
 use crate::precision::DType;
@@ -21,8 +22,8 @@ pub struct Line {
     pub role: Role,
     /// Predicted bytes.
     pub bytes: u64,
-    /// The formula with its numbers, e.g. `2 × 101,770 parameters × 4 B`.
-    pub formula: String,
+    /// The formula with its numbers, e.g. `2 × 101,770 parameters × 4 B`, in both languages.
+    pub formula: Said,
 }
 
 /// A whole prediction.
@@ -117,9 +118,9 @@ pub fn network(
     let mixed = precision == Precision::Mixed;
     let copies = if mixed { p * passes } else { 0 };
     let copies_formula = if mixed {
-        format!(" + FP16 copies {} × 2 B", grouped(p))
+        Said::new(MsgKey::FormulaCopies, &[("p", &grouped(p))])
     } else {
-        String::new()
+        Said::default()
     };
     // The largest 16-bit tensor: a weight matrix, a batch of the widest layer, or a block's
     // convolution output.
@@ -133,11 +134,11 @@ pub fn network(
         .max()
         .unwrap_or(0);
     let (working, working_formula) = if precision == Precision::Fp32 {
-        (0, String::new())
+        (0, Said::default())
     } else {
         (
             4 * largest * FP32,
-            format!(" + 4 f32 working copies of {} values", grouped(largest)),
+            Said::new(MsgKey::FormulaWorking, &[("n", &grouped(largest))]),
         )
     };
     let (conv_act, conv_act_formula, conv_work, conv_work_formula) = if spec.conv.is_some() {
@@ -145,51 +146,74 @@ pub fn network(
         let work = conv.outputs + conv.pooled;
         (
             act,
-            format!(
-                " + convolution outputs {} and pooled {} values × {passes} B",
-                grouped(conv.outputs),
-                grouped(conv.pooled)
+            Said::new(
+                MsgKey::FormulaConvActivations,
+                &[
+                    ("outputs", &grouped(conv.outputs)),
+                    ("pooled", &grouped(conv.pooled)),
+                    ("bytes", &passes),
+                ],
             ),
             work,
-            format!(
-                " + convolution temporaries {} values × {passes} B (convolved from the images: \
-                 no patches)",
-                grouped(work)
+            Said::new(
+                MsgKey::FormulaConvTemporaries,
+                &[("n", &grouped(work)), ("bytes", &passes)],
             ),
         )
     } else {
-        (0, String::new(), 0, String::new())
+        (0, Said::default(), 0, Said::default())
     };
     let lines = vec![
         Line {
             role: Role::Parameters,
             bytes: p * master + copies,
-            formula: format!("{} parameters × {master} B{copies_formula}", grouped(p)),
+            formula: Said::new(
+                MsgKey::FormulaParameters,
+                &[("p", &grouped(p)), ("bytes", &master)],
+            )
+            .then(&copies_formula),
         },
         Line {
             role: Role::Gradients,
             bytes: p * master,
-            formula: format!("one gradient per parameter: {} × {master} B", grouped(p)),
+            formula: Said::new(
+                MsgKey::FormulaGradients,
+                &[("p", &grouped(p)), ("bytes", &master)],
+            ),
         },
         Line {
             role: Role::OptimizerState,
             bytes: states * p * master,
-            formula: format!(
-                "{states} value(s) per parameter for {}: {states} × {} × {master} B",
-                optimizer.as_str(),
-                grouped(p)
+            formula: Said::with(
+                MsgKey::FormulaOptimizer,
+                &[
+                    ("states", Arg::Plain(&states)),
+                    ("optimizer", Arg::Said(&optimizer_name(optimizer))),
+                    ("p", Arg::Plain(&grouped(p))),
+                    ("bytes", Arg::Plain(&master)),
+                ],
             ),
         },
         Line {
             role: Role::Activations,
             bytes: (b * hidden_and_out + conv_act) * passes,
-            formula: format!("batch {b} × layer outputs ({widths}) × {passes} B{conv_act_formula}"),
+            formula: Said::new(
+                MsgKey::FormulaActivations,
+                &[("b", &b), ("widths", &widths), ("bytes", &passes)],
+            )
+            .then(&conv_act_formula),
         },
         Line {
             role: Role::Inputs,
             bytes: b * features * passes + b * target_cols * FP32,
-            formula: format!(
-                "batch {b} × ({features} features × {passes} B + {target_cols} target × 4 B)"
+            formula: Said::new(
+                MsgKey::FormulaInputs,
+                &[
+                    ("b", &b),
+                    ("features", &features),
+                    ("bytes", &passes),
+                    ("targets", &target_cols),
+                ],
             ),
         },
         Line {
@@ -197,14 +221,31 @@ pub fn network(
             bytes: (b * hidden_and_out + conv_work) * passes
                 + (rows * per_row + 3) * FP32
                 + working,
-            formula: format!(
-                "backward temporaries {b} × ({widths}) × {passes} B{conv_work_formula} + \
-                 evaluation {rows} rows × {per_row} values × 4 B + 3 loss statistics × 4 B\
-                 {working_formula}"
+            formula: Said::with(
+                MsgKey::FormulaWorkspace,
+                &[
+                    ("b", Arg::Plain(&b)),
+                    ("widths", Arg::Plain(&widths)),
+                    ("bytes", Arg::Plain(&passes)),
+                    ("conv", Arg::Said(&conv_work_formula)),
+                    ("rows", Arg::Plain(&rows)),
+                    ("per_row", Arg::Plain(&per_row)),
+                    ("working", Arg::Said(&working_formula)),
+                ],
             ),
         },
     ];
     Estimate { lines }
+}
+
+/// The optimizer's name in the formulas.
+fn optimizer_name(optimizer: OptimizerKind) -> Said {
+    let key = match optimizer {
+        OptimizerKind::Sgd => MsgKey::OptimizerSgd,
+        OptimizerKind::Momentum => MsgKey::OptimizerMomentum,
+        OptimizerKind::Adam => MsgKey::OptimizerAdam,
+    };
+    Said::new(key, &[])
 }
 
 /// How a large model is trained, for the presets.
@@ -254,34 +295,34 @@ pub fn preset(preset: Preset, scheme: Scheme) -> Estimate {
             Line {
                 role: Role::Parameters,
                 bytes: 4 * p,
-                formula: format!("{n} × 4 B (FP32)"),
+                formula: Said::new(MsgKey::FormulaFp32, &[("n", &n)]),
             },
             Line {
                 role: Role::Gradients,
                 bytes: 4 * p,
-                formula: format!("{n} × 4 B (FP32)"),
+                formula: Said::new(MsgKey::FormulaFp32, &[("n", &n)]),
             },
             Line {
                 role: Role::OptimizerState,
                 bytes: 8 * p,
-                formula: format!("{n} × (4 + 4) B: Adam's two FP32 moments"),
+                formula: Said::new(MsgKey::FormulaAdamMoments, &[("n", &n)]),
             },
         ],
         Scheme::MixedAdam => vec![
             Line {
                 role: Role::Parameters,
                 bytes: 2 * p,
-                formula: format!("{n} × 2 B (FP16 copy used in forward and backward)"),
+                formula: Said::new(MsgKey::FormulaFp16Copy, &[("n", &n)]),
             },
             Line {
                 role: Role::Gradients,
                 bytes: 2 * p,
-                formula: format!("{n} × 2 B (FP16)"),
+                formula: Said::new(MsgKey::FormulaFp16, &[("n", &n)]),
             },
             Line {
                 role: Role::OptimizerState,
                 bytes: 12 * p,
-                formula: format!("{n} × (4 + 4 + 4) B: FP32 master weights and Adam's moments"),
+                formula: Said::new(MsgKey::FormulaMasterAndMoments, &[("n", &n)]),
             },
         ],
     };

@@ -10,6 +10,7 @@ use super::runner::Runner;
 use super::session::Session;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::{Backend, DeviceInfo};
+use crate::i18n::Said;
 use crate::job::{Job, Notify};
 use crate::precision::{Precision, RoundingCensus};
 
@@ -43,7 +44,7 @@ pub struct FormatRun {
     /// Mean wall-clock time of a step, in ms (this CPU, this run).
     pub step_ms: f64,
     /// Why the run stopped early (a loss that stopped being finite), if it did.
-    pub error: Option<String>,
+    pub error: Option<Said>,
 }
 
 /// What a comparison reports as it goes.
@@ -180,7 +181,7 @@ fn one_format(
     let mut runner = match Runner::new(backend, &session) {
         Ok(r) => r,
         Err(e) => {
-            run.error = Some(e.to_string());
+            run.error = Some(e.said());
             return run;
         }
     };
@@ -209,7 +210,7 @@ fn one_format(
             }
             Ok(None) => {}
             Err(e) => {
-                run.error = Some(e.to_string());
+                run.error = Some(e.said());
                 break;
             }
         }

@@ -11,6 +11,7 @@ use super::turns::Sharing;
 use super::worker::{Event, EventKind, Reached};
 use crate::backend::{AdapterSummary, TuningNote};
 use crate::device::Device;
+use crate::i18n::Said;
 use crate::memory::MemorySnapshot;
 use crate::precision::{Precision, RoundingCensus};
 use crate::trace::TraceHistory;
@@ -37,7 +38,7 @@ pub enum DeviceStatus {
         cpu_threads: Option<usize>,
     },
     /// The device cannot train, and why.
-    Unavailable(String),
+    Unavailable(Said),
 }
 
 /// Whether a device's run is going.
@@ -115,7 +116,7 @@ pub struct DeviceRun {
     /// Counts the boundaries received, so a view can tell a new one from the one it drew.
     pub boundary_version: u64,
     /// The error that stopped training, until the device trains again.
-    pub error: Option<String>,
+    pub error: Option<Said>,
     /// The last recorded steps and their spans.
     pub trace: TraceHistory,
     /// What the advice rules need to know of the recorded run.

@@ -6,6 +6,7 @@
 use crate::backend::cpu::CpuBackend;
 use crate::backend::{Activation, BackendError, DeviceMemory, OpenOptions, open};
 use crate::device::Device;
+use crate::i18n::{Arg, ErrKey, Said};
 use crate::memory::Role;
 
 /// Rows of the demonstration's batch, inputs and outputs of its layer.
@@ -28,15 +29,14 @@ pub struct Mismatch {
     pub copied_bytes: usize,
 }
 
-/// Runs the demonstration on a GPU opened with `options`; an error in plain words (English,
-/// from the backend) when there is no GPU to put the weights on, or the op did not fail as it
+/// Runs the demonstration on a GPU opened with `options`; an error in plain words when there is no GPU to put the weights on, or the op did not fail as it
 /// must (a defect, reported rather than hidden).
-pub fn demonstrate(options: &OpenOptions) -> Result<Mismatch, String> {
+pub fn demonstrate(options: &OpenOptions) -> Result<Mismatch, Said> {
     let mut gpu = open(Device::Gpu, options)?;
     let adapter = gpu.name();
     let software = gpu.adapter_summary().is_some_and(|a| a.software);
-    let mut cpu = CpuBackend::new(1).map_err(|e| e.to_string())?;
-    let fail = |e: BackendError| e.to_string();
+    let mut cpu = CpuBackend::new(1).map_err(|e| e.said())?;
+    let fail = |e: BackendError| e.said();
     // The model on the GPU: one dense layer.
     let mut w = gpu
         .alloc(Role::Parameters, "layer 1 weights", INPUTS, OUTPUTS)
@@ -59,10 +59,14 @@ pub fn demonstrate(options: &OpenOptions) -> Result<Mismatch, String> {
     cpu.write(&mut batch, &values).map_err(fail)?;
     let error = match gpu.linear_forward(&batch, &w, &b, Activation::Relu, &mut out) {
         Err(e @ BackendError::DeviceMismatch { .. }) => e,
-        Err(other) => return Err(format!("the op failed otherwise: {other}")),
-        Ok(()) => {
-            return Err("the op ran with its batch on the other device: a defect".into());
+        Err(other) => {
+            let other = other.said();
+            return Err(Said::with(
+                ErrKey::MismatchFailedOtherwise,
+                &[("detail", Arg::Said(&other))],
+            ));
         }
+        Ok(()) => return Err(Said::new(ErrKey::MismatchRanAnyway, &[])),
     };
     // The fix: the batch copied to the GPU (read from where it is, written where the model is).
     let host = cpu.read(&batch).map_err(fail)?;
@@ -90,11 +94,11 @@ mod tests {
     #[test]
     fn without_a_gpu_the_lesson_says_why_instead_of_pretending() {
         let options = OpenOptions {
-            gpu: GpuChoice::Unavailable("no adapter in this test".into()),
+            gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("no adapter in this test")),
             ..OpenOptions::default()
         };
         assert_eq!(
-            demonstrate(&options).expect_err("no GPU"),
+            demonstrate(&options).expect_err("no GPU").to_string(),
             "no adapter in this test"
         );
     }

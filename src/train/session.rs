@@ -8,7 +8,7 @@ use super::config::TrainConfig;
 use crate::data::formats::{DataError, no_progress};
 use crate::data::source::DataSource;
 use crate::data::{Dataset, Table};
-use crate::i18n::Lang;
+use crate::i18n::{Lang, Said};
 use crate::setting::SettingError;
 
 /// Why a session could not start: a setting out of range, or a data set that could not be read.
@@ -23,11 +23,19 @@ pub enum SessionError {
 }
 
 impl SessionError {
-    /// The error in `lang`. (What the loaders say of a file is English in both languages.)
+    /// The error in `lang`.
     pub fn text(&self, lang: Lang) -> String {
         match self {
             SessionError::Setting(e) => e.text(lang),
-            SessionError::Data(e) => e.to_string(),
+            SessionError::Data(e) => e.said().text(lang).to_owned(),
+        }
+    }
+
+    /// The error in both languages.
+    pub fn said(&self) -> Said {
+        match self {
+            SessionError::Setting(e) => Said::each(|lang| e.text(lang)),
+            SessionError::Data(e) => e.said(),
         }
     }
 }

@@ -15,6 +15,7 @@ use super::turns::{Take, Turns};
 use crate::backend::Backend;
 use crate::backend::{AdapterSummary, TuningNote};
 use crate::device::Device;
+use crate::i18n::Said;
 use crate::job::{Job, JobContext, Notify};
 use crate::memory::MemorySnapshot;
 use crate::trace::{TraceChunk, TraceHistory};
@@ -65,7 +66,7 @@ pub enum EventKind {
         cpu_threads: Option<usize>,
     },
     /// The device cannot train, and why (what is missing and how to get it).
-    Unavailable(String),
+    Unavailable(Said),
     /// What went wrong with the GPU's kept kernel choice as it opened (sent after `Ready`
     /// when there is something to say).
     TuningNotes(Vec<TuningNote>),
@@ -99,7 +100,7 @@ pub enum EventKind {
     /// The model's values binned by power of two, sent with each evaluation.
     Values(Box<ValueHistograms>),
     /// Training stopped because of an error: what went wrong.
-    Error(String),
+    Error(Said),
     /// The worker is running (`true`) or paused.
     Running(bool),
     /// The run's stop condition was reached, and training stopped.
@@ -121,7 +122,7 @@ pub struct Reached {
 }
 
 /// Builds the backend on the worker thread: a GPU device belongs to the thread that made it.
-pub type BackendFactory = Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> + Send>;
+pub type BackendFactory = Box<dyn FnOnce() -> Result<Box<dyn Backend>, crate::i18n::Said> + Send>;
 
 /// How often a running worker reports: often enough for smooth curves, rarely enough that the
 /// sync each report costs stays small beside the training.
@@ -223,7 +224,7 @@ impl State<'_> {
         self.send(EventKind::Running(self.running));
     }
 
-    fn fail(&mut self, message: String) {
+    fn fail(&mut self, message: Said) {
         self.send(EventKind::Error(message));
         self.send_memory();
         self.set_running(false);
@@ -239,7 +240,7 @@ impl State<'_> {
         self.checked_epoch = 0;
         // The old model's working copies go before the peaks start over.
         if let Err(e) = self.backend.clear_caches() {
-            self.fail(e.to_string());
+            self.fail(e.said());
             return;
         }
         self.backend.reset_peak_memory();
@@ -248,7 +249,7 @@ impl State<'_> {
                 self.runner = Some(runner);
                 self.report(true);
             }
-            Err(e) => self.fail(e.to_string()),
+            Err(e) => self.fail(e.said()),
         }
         self.send_memory();
     }
@@ -320,7 +321,7 @@ impl State<'_> {
                 self.turns.pass(self.device);
             }
             Ok(None) => {}
-            Err(e) => self.fail(e.to_string()),
+            Err(e) => self.fail(e.said()),
         }
     }
 
@@ -371,7 +372,7 @@ impl State<'_> {
                             self.send(EventKind::Log(log));
                             self.send_memory();
                         }
-                        Err(e) => return self.fail(e.to_string()),
+                        Err(e) => return self.fail(e.said()),
                     }
                 }
                 self.report(true);
@@ -379,7 +380,7 @@ impl State<'_> {
                 self.set_running(false);
             }
             Ok((false, _)) => {}
-            Err(e) => self.fail(e.to_string()),
+            Err(e) => self.fail(e.said()),
         }
     }
 
@@ -408,7 +409,7 @@ impl State<'_> {
                     self.send(EventKind::Boundary { step, grid });
                 }
             }
-            Err(e) => self.fail(e.to_string()),
+            Err(e) => self.fail(e.said()),
         }
     }
 }
@@ -502,13 +503,13 @@ fn command_loop(
                 if let Some(runner) = state.runner.as_mut()
                     && let Err(e) = runner.set_pipeline(&mut *state.backend, pipeline)
                 {
-                    state.fail(e.to_string());
+                    state.fail(e.said());
                 }
                 state.send_memory();
             }
             Some(Command::ReleaseCached) => {
                 if let Err(e) = state.backend.release_cached() {
-                    state.fail(e.to_string());
+                    state.fail(e.said());
                 }
                 state.send_memory();
             }

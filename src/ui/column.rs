@@ -56,7 +56,7 @@ impl ColumnPanel {
                         .color(ui.visuals().warn_fg_color),
                 );
                 ui.label(lang.tr(Key::NoAdapterHelp));
-                ui.label(RichText::new(reason).small().weak());
+                ui.label(RichText::new(reason.text(lang)).small().weak());
                 return;
             }
             DeviceStatus::Ready {
@@ -75,7 +75,7 @@ impl ColumnPanel {
                     .strong()
                     .color(ui.visuals().error_fg_color),
             );
-            ui.label(RichText::new(error).color(ui.visuals().error_fg_color));
+            ui.label(RichText::new(error.text(lang)).color(ui.visuals().error_fg_color));
         }
         if let Some(reached) = &run.reached {
             reached_ui(ui, lang, reached);
@@ -717,7 +717,11 @@ mod tests {
         run.run_state = RunState::Running;
         let oom = "GPU out of memory: tried to allocate 8.0 MiB for `input` (inputs); the budget \
                    is 8.0 MiB. A batch size of 256 would fit";
-        run.apply(event(Device::Gpu, 0, EventKind::Error(oom.into())));
+        run.apply(event(
+            Device::Gpu,
+            0,
+            EventKind::Error(crate::i18n::Said::verbatim(oom)),
+        ));
         assert_eq!(run.run_state, RunState::Paused);
         let mut h = draw(run.clone());
         assert!(h.query_by_label("Training stopped").is_some());
@@ -854,7 +858,7 @@ mod tests {
         run.apply(event(
             Device::Gpu,
             0,
-            EventKind::Unavailable("no Vulkan here".into()),
+            EventKind::Unavailable(crate::i18n::Said::verbatim("no Vulkan here")),
         ));
         let h = draw(run);
         assert!(h.query_by_label("No GPU adapter").is_some());

@@ -30,6 +30,20 @@ pub enum Tab {
     Simulator,
 }
 
+impl Tab {
+    /// Every tab, in the tab bar's order.
+    pub const ALL: [Tab; 8] = [
+        Tab::Training,
+        Tab::Journey,
+        Tab::Memory,
+        Tab::Precision,
+        Tab::Experiments,
+        Tab::History,
+        Tab::Simulator,
+        Tab::Data,
+    ];
+}
+
 /// What the lesson panel and the Lessons menu ask for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LessonCommand {

@@ -84,12 +84,15 @@ pub fn note_text(lang: Lang, parameter: Parameter, note: &Note) -> String {
                 ("device", &device.as_str().to_uppercase()),
                 ("setting", &lang.tr(parameter_key(parameter))),
                 ("value", value),
-                ("why", why),
+                ("why", &why.text(lang)),
             ],
         ),
         Note::LeftOut { device, why } => lang.fmt(
             Key::SweepLeftOut,
-            &[("device", &device.as_str().to_uppercase()), ("why", why)],
+            &[
+                ("device", &device.as_str().to_uppercase()),
+                ("why", &why.text(lang)),
+            ],
         ),
         Note::Cancelled => lang.tr(Key::SweepCancelled).to_owned(),
         Note::CancelledByRun => lang.tr(Key::SweepCancelledByRun).to_owned(),

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use egui::RichText;
 
 use super::command::UiCommand;
-use super::labels::{device_title, precision_label};
+use super::labels::{data_name, device_title, optimizer_key, precision_label};
 use crate::bench::history::{Entry, History, RunFigures, What, format_utc};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
@@ -133,7 +133,7 @@ impl HistoryPanel {
         }
         ui.label(format_utc(entry.finished));
         ui.label(kind_text(lang, entry));
-        ui.label(&entry.data);
+        ui.label(data_name(lang, &entry.data));
         ui.label(model_text(lang, entry));
         match &entry.what {
             What::Run { .. } => {
@@ -254,10 +254,15 @@ fn comparison_rows(lang: Lang, entries: &[&Entry]) -> Vec<Row> {
     };
     let mut rows = vec![
         row(Key::HistoryKind, &|e| kind_text(lang, e)),
-        row(Key::Data, &|e| e.data.clone()),
+        row(Key::Data, &|e| data_name(lang, &e.data)),
         row(Key::HistoryModel, &|e| model_text(lang, e)),
         row(Key::HistoryOptimizer, &|e| {
-            format!("{:?}, lr {}", e.config.optimizer, e.config.lr)
+            format!(
+                "{}, {} {}",
+                lang.tr(optimizer_key(e.config.optimizer)),
+                lang.tr(Key::LearningRateShort),
+                e.config.lr
+            )
         }),
         row(Key::HistoryResult, &|e| result_text(lang, e)),
     ];

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use egui::{Align2, Color32, FontId, Pos2, Rect, RichText, Sense, Stroke, StrokeKind, Vec2};
 
 use super::command::UiCommand;
-use super::labels::device_title;
+use super::labels::{device_title, span_name};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::trace::advice::Advice;
@@ -333,7 +333,13 @@ impl JourneyPanel {
         if playing {
             let names: Vec<String> = active
                 .iter()
-                .map(|s| format!("{} ({})", s.name, format_ns(s.duration_ns as f64)))
+                .map(|s| {
+                    format!(
+                        "{} ({})",
+                        span_name(lang, s.name),
+                        format_ns(s.duration_ns as f64)
+                    )
+                })
                 .collect();
             ui.label(names.join(" · "));
         }
@@ -574,7 +580,7 @@ fn timeline_ui(
             painter.text(
                 r.left_center() + Vec2::new(3.0, 0.0),
                 Align2::LEFT_CENTER,
-                s.name,
+                span_name(lang, s.name),
                 FontId::proportional(11.0),
                 Color32::BLACK,
             );
@@ -639,7 +645,7 @@ fn timeline_ui(
 
 /// What the hover shows of a span.
 fn span_tooltip_ui(ui: &mut egui::Ui, lang: Lang, span: &Span) {
-    ui.label(RichText::new(span.name).strong());
+    ui.label(RichText::new(span_name(lang, span.name)).strong());
     ui.label(format!(
         "{} · {}",
         format_ns(span.duration_ns as f64),

@@ -73,6 +73,22 @@ pub fn precision_label(lang: Lang, precision: Precision) -> String {
         ),
     }
 }
+/// A span's name in `lang`: the core records English names; kernels and API calls
+/// (`linear_forward`, `queue.submit`) keep their code names.
+pub fn span_name(lang: Lang, name: &str) -> &str {
+    crate::i18n::SpanKey::of(name).map_or(name, |key| lang.tr(key))
+}
+
+/// A format's short name for table headers: FP32, FP16, BF16, or "mixed" in `lang`.
+pub fn precision_short(lang: Lang, precision: Precision) -> &'static str {
+    match precision {
+        Precision::Fp32 => "FP32",
+        Precision::Fp16 => "FP16",
+        Precision::Bf16 => "BF16",
+        Precision::Mixed => lang.tr(Key::MixedPrecision),
+    }
+}
+
 /// The colour of a role, the same in every memory view.
 pub fn role_color(role: Role) -> Color32 {
     match role {
@@ -116,6 +132,18 @@ pub fn dataset_key(kind: Synthetic) -> Key {
         Synthetic::Circles => Key::Circles,
         Synthetic::Xor => Key::Xor,
         Synthetic::Blobs => Key::Blobs,
+    }
+}
+
+/// A data set's name as runs record it, in `lang`: the shipped sets and the generators by their
+/// translated names, a file or folder by its own name.
+pub fn data_name(lang: Lang, name: &str) -> String {
+    if crate::data::shipped::shipped(name).is_some() {
+        lang.tr(shipped_keys(name).0).to_owned()
+    } else if let Some(kind) = Synthetic::parse(name) {
+        lang.tr(dataset_key(kind)).to_owned()
+    } else {
+        name.to_owned()
     }
 }
 

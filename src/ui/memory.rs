@@ -190,7 +190,7 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
             for line in &e.lines {
                 ui.label(RichText::new(lang.tr(role_key(line.role))).color(role_color(line.role)));
                 ui.label(format_bytes(line.bytes));
-                ui.add(egui::Label::new(RichText::new(&line.formula).weak()).wrap());
+                ui.add(egui::Label::new(RichText::new(line.formula.text(lang)).weak()).wrap());
                 ui.end_row();
             }
         });
@@ -338,7 +338,11 @@ mod cnn_tests {
             );
             let title = lang.tr(Key::Estimator);
             assert_eq!(h.query_all_by_label(title).count(), 1, "{title}");
-            let direct = h.query_all_by_label_contains("no patches");
+            let no_patches = match lang {
+                Lang::En => "no patches",
+                Lang::Zh => "不展开图块",
+            };
+            let direct = h.query_all_by_label_contains(no_patches);
             assert_eq!(direct.count(), 1, "the workspace line");
             // A CNN's workspace formula is wider than the panel: it wraps instead of widening
             // the panel (and the bars by batch size below it) past the window's edge.

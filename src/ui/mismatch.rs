@@ -21,7 +21,7 @@ pub enum MismatchView {
     /// Run: the error and the fix.
     Done(Mismatch),
     /// No GPU to run it on, and why.
-    Unavailable(String),
+    Unavailable(crate::i18n::Said),
 }
 
 /// Draws the lesson: its text, the button, and what the run found.
@@ -54,7 +54,7 @@ pub fn mismatch_ui(
             });
         }
         MismatchView::Unavailable(why) => {
-            ui.label(lang.fmt(Key::MismatchNoGpu, &[("why", why)]));
+            ui.label(lang.fmt(Key::MismatchNoGpu, &[("why", &why.text(lang))]));
         }
         MismatchView::Done(m) => done_ui(ui, lang, m),
     }
@@ -188,7 +188,7 @@ mod tests {
     fn without_a_gpu_it_says_why() {
         let h = harness(
             Lang::Zh,
-            MismatchView::Unavailable("no adapter found".into()),
+            MismatchView::Unavailable(crate::i18n::Said::verbatim("no adapter found")),
         );
         assert_eq!(h.query_all_by_label_contains("no adapter found").count(), 1);
         assert_eq!(h.query_all_by_label_contains("只有一个设备时").count(), 1);

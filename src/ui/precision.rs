@@ -7,7 +7,9 @@ use egui::{Color32, RichText};
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points, Polygon, Text, VLine};
 
 use super::command::UiCommand;
-use super::labels::{device_title, precision_label, role_color, role_key, weight_text};
+use super::labels::{
+    device_title, precision_label, precision_short, role_color, role_key, weight_text,
+};
 use crate::data::Dataset;
 use crate::i18n::{Key, Lang};
 use crate::memory::Role;
@@ -100,7 +102,7 @@ fn comparison_ui(
             ui.add(
                 egui::ProgressBar::new(step as f32 / steps.max(1) as f32)
                     .desired_width(160.0)
-                    .text(format!("{} {step}/{steps}", format.as_str())),
+                    .text(format!("{} {step}/{steps}", precision_short(lang, format))),
             );
         }
     });
@@ -156,11 +158,14 @@ fn comparison_ui(
             }
             ui.end_row();
             for run in &c.runs {
-                ui.colored_label(format_color(run.precision), run.precision.as_str());
+                ui.colored_label(
+                    format_color(run.precision),
+                    precision_short(lang, run.precision),
+                );
                 match (&run.error, run.losses.last()) {
                     (Some(e), _) => {
                         ui.colored_label(ui.visuals().error_fg_color, lang.tr(Key::Diverged))
-                            .on_hover_text(e);
+                            .on_hover_text(e.text(lang));
                     }
                     (None, Some(p)) => {
                         ui.label(format!("{:.4}", p[1]));
@@ -448,7 +453,11 @@ fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset)
         .show(ui, |ui| {
             ui.label("");
             for p in formats {
-                ui.label(RichText::new(p.as_str()).strong().color(format_color(p)));
+                ui.label(
+                    RichText::new(precision_short(lang, p))
+                        .strong()
+                        .color(format_color(p)),
+                );
             }
             ui.end_row();
             // The model's tensors: the estimator has nothing for BatchScope's own buffers.
@@ -530,8 +539,8 @@ mod tests {
                 .count(),
             1
         );
-        for format in ["fp32", "fp16", "bf16", "mixed"] {
-            assert!(h.query_by_label(format).is_some(), "{format} row");
+        for format in ["FP32", "FP16", "BF16", "mixed FP16"] {
+            assert!(h.query_all_by_label(format).count() >= 1, "{format} row");
         }
         h.get_by_label("Compare formats (600 steps each, CPU)")
             .click();
@@ -556,7 +565,7 @@ mod tests {
             },
             Vec::new(),
         );
-        assert!(h.query_by_label_contains("bf16 120/600").is_some());
+        assert!(h.query_by_label_contains("BF16 120/600").is_some());
         h.get_by_label("Stop the comparison").click();
         h.run();
         assert_eq!(h.state(), &[UiCommand::CancelComparison]);

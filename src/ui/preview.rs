@@ -55,11 +55,22 @@ impl PreviewPanel {
         let table = &loaded.table;
         ui.horizontal(|ui| {
             ui.heading(RichText::new(&table.name).strong());
-            ui.label(RichText::new(format!("{} · {}", table.format, table.path)).weak());
+            ui.label(
+                RichText::new(format!(
+                    "{} · {}",
+                    format_name(lang, table.format),
+                    table.path
+                ))
+                .weak(),
+            );
         });
         summary_ui(ui, lang, table, config);
         for note in &table.notes {
-            ui.label(RichText::new(format!("· {note}")).small().weak());
+            ui.label(
+                RichText::new(format!("· {}", note.text(lang)))
+                    .small()
+                    .weak(),
+            );
         }
         if let DataSource::File { path, options } = &loaded.source
             && (!table.columns.is_empty() || table.format == "images")
@@ -310,13 +321,20 @@ fn summary_ui(ui: &mut egui::Ui, lang: Lang, table: &Table, config: &TrainConfig
                 Task::Classification => Key::Classification,
                 Task::Regression => Key::Regression,
             });
-            ui.label(format!("{task} ({})", table.task_reason));
+            if table.task_reason.is_empty() {
+                ui.label(task);
+            } else {
+                ui.label(format!("{task} ({})", table.task_reason.text(lang)));
+            }
             ui.end_row();
             ui.label(lang.tr(Key::LabelColumn));
-            if table.label_reason.is_empty() {
+            let reason = table.label_reason.text(lang);
+            if reason.is_empty() {
                 ui.label(&table.label_column);
+            } else if table.label_column.is_empty() {
+                ui.label(reason);
             } else {
-                ui.label(format!("{} ({})", table.label_column, table.label_reason));
+                ui.label(format!("{} ({reason})", table.label_column));
             }
             ui.end_row();
             if let Some([lo, mean, hi]) = table.target_range() {
@@ -442,11 +460,21 @@ fn read_options_ui(
     }
 }
 
+/// A table's format as the preview names it.
+fn format_name(lang: Lang, format: &str) -> String {
+    match format {
+        "images" => lang.tr(Key::ImageFolder).to_owned(),
+        "generated" => lang.tr(Key::Generators).to_owned(),
+        other => other.to_uppercase(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use egui_kittest::kittest::Queryable as _;
 
     use super::*;
+    use crate::i18n::Said;
     use crate::ui::testing::harness;
 
     /// Twenty fruit: weight and diameter, ten apples and ten pears.
@@ -468,10 +496,10 @@ mod tests {
                 feature_names: vec!["weight".into(), "diameter".into()],
                 columns: vec!["weight".into(), "diameter".into(), "kind".into()],
                 task: Task::Classification,
-                task_reason: "the label column holds text".into(),
+                task_reason: Said::verbatim("the label column holds text"),
                 class_names: vec!["apple".into(), "pear".into()],
                 label_column: "kind".into(),
-                label_reason: String::new(),
+                label_reason: Said::default(),
                 notes: Vec::new(),
                 rows_with_missing_values: 0,
                 rows: 20,

@@ -405,7 +405,10 @@ fn calibration_ui(
             ui.visuals().warn_fg_color,
             lang.fmt(
                 Key::SimCalibrationFailed,
-                &[("device", &device.as_str().to_uppercase()), ("why", why)],
+                &[
+                    ("device", &device.as_str().to_uppercase()),
+                    ("why", &why.text(lang)),
+                ],
             ),
         );
     }

@@ -58,7 +58,7 @@ pub fn serving_ui(
         .small(),
     );
     for (device, why) in &serving.failures {
-        let text = format!("{}: {why}", device_title(lang, *device));
+        let text = format!("{}: {}", device_title(lang, *device), why.text(lang));
         ui.label(RichText::new(text).color(ui.visuals().warn_fg_color));
     }
     if serving.cancelled {

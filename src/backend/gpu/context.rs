@@ -20,13 +20,14 @@
 
 use super::kernels::variant_runs;
 use crate::backend::identity::{AdapterSummary, KernelSizes, MatmulChoice};
+use crate::i18n::{Arg, ErrKey, Said};
 
 /// Why training on the GPU is not available, and what to do about it.
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
 #[error("{reason}")]
 pub struct GpuUnavailable {
     /// What went wrong, in plain words.
-    pub reason: String,
+    pub reason: Said,
 }
 
 /// The backends the training instance may use: `WGPU_BACKEND` if set, else Vulkan, Metal and DX12.
@@ -102,12 +103,8 @@ pub fn enumerate(backends: wgpu::Backends) -> Vec<AdapterSummary> {
 }
 
 /// The message shown when no adapter is found, with what to install.
-pub fn no_adapter_reason(detail: &str) -> String {
-    format!(
-        "No GPU adapter with compute shaders was found ({detail}). Install or update the GPU's \
-         Vulkan, Metal or DX12 driver; on Debian or Ubuntu without a GPU, `sudo apt-get install \
-         mesa-vulkan-drivers` adds the lavapipe software adapter (real GPU code, run by the CPU)."
-    )
+pub fn no_adapter_reason(detail: &Said) -> Said {
+    Said::with(ErrKey::NoAdapter, &[("detail", Arg::Said(detail))])
 }
 
 /// Requests the adapter wgpu prefers for high performance, and a device with its full limits.
@@ -122,14 +119,14 @@ pub(crate) fn open_device() -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)
         apply_limit_buckets: false,
     }))
     .map_err(|e| GpuUnavailable {
-        reason: no_adapter_reason(&format!("backends {backends:?}: {e}")),
+        reason: no_adapter_reason(&Said::verbatim(format!("backends {backends:?}: {e}"))),
     })?;
     let summary = summarize(&adapter);
     if !summary.usable_for_training {
         return Err(GpuUnavailable {
-            reason: no_adapter_reason(&format!(
-                "{} on {} cannot run the compute shaders",
-                summary.name, summary.backend
+            reason: no_adapter_reason(&Said::new(
+                ErrKey::NoComputeShaders,
+                &[("name", &summary.name), ("backend", &summary.backend)],
             )),
         });
     }
@@ -145,7 +142,10 @@ pub(crate) fn open_device() -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)
         trace: wgpu::Trace::Off,
     }))
     .map_err(|e| GpuUnavailable {
-        reason: format!("The adapter {} refused to open a device: {e}", summary.name),
+        reason: Said::new(
+            ErrKey::AdapterRefused,
+            &[("name", &summary.name), ("detail", &e)],
+        ),
     })?;
     Ok((adapter, device, queue))
 }

@@ -94,9 +94,9 @@ impl GpuBackend {
             Arc::clone(&pool),
         )
         .map_err(|message| GpuUnavailable {
-            reason: format!(
-                "The GPU kernels failed to compile on {}: {message}",
-                summary.name
+            reason: crate::i18n::Said::new(
+                crate::i18n::ErrKey::KernelsFailed,
+                &[("name", &summary.name), ("detail", &message)],
             ),
         })?;
         let census = Census::new(&stream.device, &pool);

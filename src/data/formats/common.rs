@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::data::dataset::Task;
+use crate::i18n::{Arg, DataKey, Said};
 use crate::units::format_bytes;
 
 /// Most classes a file may have: a network with more outputs than this is not a lesson.
@@ -28,7 +29,7 @@ pub enum DataError {
         /// The file.
         path: String,
         /// The system's reason, and what to do.
-        message: String,
+        message: Said,
     },
     /// A line of a text file is wrong.
     #[error("{path}, line {line}: {message}")]
@@ -38,7 +39,7 @@ pub enum DataError {
         /// 1-based line number.
         line: u64,
         /// What was found and what was expected.
-        message: String,
+        message: Said,
     },
     /// A byte of a binary file (or of a text file's encoding) is wrong.
     #[error("{path}, byte {offset}: {message}")]
@@ -49,7 +50,7 @@ pub enum DataError {
         /// otherwise in the decompressed contents.
         offset: u64,
         /// What was found and what was expected.
-        message: String,
+        message: Said,
     },
     /// The data is well-formed but outside what the app trains on.
     #[error("{path}: {message}")]
@@ -57,7 +58,7 @@ pub enum DataError {
         /// The file or folder.
         path: String,
         /// What is wrong, with the number and the limit.
-        message: String,
+        message: Said,
     },
     /// The user cancelled the load.
     #[error("{path}: loading cancelled")]
@@ -65,6 +66,51 @@ pub enum DataError {
         /// The file or folder.
         path: String,
     },
+}
+
+impl DataError {
+    /// The whole message in both languages: the file, the place in it, and what is wrong.
+    pub fn said(&self) -> Said {
+        match self {
+            DataError::Io { path: p, message } | DataError::Refused { path: p, message } => {
+                Said::with(
+                    DataKey::At,
+                    &[("path", Arg::Plain(p)), ("message", Arg::Said(message))],
+                )
+            }
+            DataError::Line {
+                path: p,
+                line,
+                message,
+            } => Said::with(
+                DataKey::AtLine,
+                &[
+                    ("path", Arg::Plain(p)),
+                    ("line", Arg::Plain(line)),
+                    ("message", Arg::Said(message)),
+                ],
+            ),
+            DataError::Byte {
+                path: p,
+                offset,
+                message,
+            } => Said::with(
+                DataKey::AtByte,
+                &[
+                    ("path", Arg::Plain(p)),
+                    ("offset", Arg::Plain(offset)),
+                    ("message", Arg::Said(message)),
+                ],
+            ),
+            DataError::Cancelled { path: p } => Said::with(
+                DataKey::At,
+                &[
+                    ("path", Arg::Plain(p)),
+                    ("message", Arg::Said(&Said::new(DataKey::Cancelled, &[]))),
+                ],
+            ),
+        }
+    }
 }
 
 /// Side and colour of images read from a folder.
@@ -142,13 +188,9 @@ pub fn display_name(path: &Path) -> String {
 /// An I/O error as the user should read it: what happened, and what to do.
 pub(crate) fn io_error(path: &str, e: &std::io::Error) -> DataError {
     let message = match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            "does not exist: check the path, or pick the file with Open…".to_owned()
-        }
-        std::io::ErrorKind::PermissionDenied => {
-            "cannot be read: permission denied (check the file's permissions)".to_owned()
-        }
-        _ => format!("cannot be read: {e}"),
+        std::io::ErrorKind::NotFound => Said::new(DataKey::NotFound, &[]),
+        std::io::ErrorKind::PermissionDenied => Said::new(DataKey::PermissionDenied, &[]),
+        _ => Said::new(DataKey::CannotRead, &[("why", &e)]),
     };
     DataError::Io {
         path: path.to_owned(),
@@ -157,14 +199,16 @@ pub(crate) fn io_error(path: &str, e: &std::io::Error) -> DataError {
 }
 
 /// The refusal of something larger than the memory budget.
-pub(crate) fn too_large(path: &str, what: &str, bytes: u64, budget: u64) -> DataError {
+pub(crate) fn too_large(path: &str, what: &Said, bytes: u64, budget: u64) -> DataError {
     DataError::Refused {
         path: path.to_owned(),
-        message: format!(
-            "{what} {}, more than the {} memory budget for one data set: use a sample of the rows \
-             (or smaller images)",
-            format_bytes(bytes),
-            format_bytes(budget)
+        message: Said::with(
+            DataKey::TooLarge,
+            &[
+                ("what", Arg::Said(what)),
+                ("bytes", Arg::Plain(&format_bytes(bytes))),
+                ("budget", Arg::Plain(&format_bytes(budget))),
+            ],
         ),
     }
 }
@@ -172,19 +216,35 @@ pub(crate) fn too_large(path: &str, what: &str, bytes: u64, budget: u64) -> Data
 /// Fails with [`DataError::Refused`] when fewer than [`MIN_ROWS`] rows remain.
 pub(crate) fn check_rows(path: &str, rows: usize, missing: usize) -> Result<(), DataError> {
     if rows < MIN_ROWS {
-        let left_out = if missing > 0 {
-            format!(" ({missing} left out for missing values)")
+        let message = if missing > 0 {
+            Said::new(
+                DataKey::FewRowsMissing,
+                &[("rows", &rows), ("missing", &missing), ("min", &MIN_ROWS)],
+            )
         } else {
-            String::new()
+            Said::new(DataKey::FewRows, &[("rows", &rows), ("min", &MIN_ROWS)])
         };
         return Err(DataError::Refused {
             path: path.to_owned(),
-            message: format!(
-                "{rows} usable rows{left_out}, fewer than the {MIN_ROWS} a data set needs"
-            ),
+            message,
         });
     }
     Ok(())
+}
+
+/// The refusal of a label column with more distinct values (`count`) than classes.
+pub(crate) fn too_many_classes(path: &str, column: &str, count: &Said) -> DataError {
+    DataError::Refused {
+        path: path.to_owned(),
+        message: Said::with(
+            DataKey::TooManyClasses,
+            &[
+                ("column", Arg::Plain(&column)),
+                ("count", Arg::Said(count)),
+                ("max", Arg::Plain(&MAX_FILE_CLASSES)),
+            ],
+        ),
+    }
 }
 
 /// Class names for label texts: integers in numeric order, other text in alphabetical order;
@@ -217,23 +277,21 @@ pub(crate) fn classes_of(
         text
     };
     if names.len() > MAX_FILE_CLASSES {
-        return Err(DataError::Refused {
-            path: path.to_owned(),
-            message: format!(
-                "the label column `{column}` has {} distinct values, more than the \
-                 {MAX_FILE_CLASSES} classes this app trains on: is it the right column? (a \
-                 numeric target can be trained as regression)",
-                names.len()
-            ),
-        });
+        let count = Said::verbatim(names.len().to_string());
+        return Err(too_many_classes(path, column, &count));
     }
     if names.len() < 2 {
+        let value = names
+            .first()
+            .map_or_else(|| Said::new(DataKey::NoValue, &[]), Said::verbatim);
         return Err(DataError::Refused {
             path: path.to_owned(),
-            message: format!(
-                "the label column `{column}` has one class only ({}): a classifier needs at \
-                 least two",
-                names.first().map_or("no value", String::as_str)
+            message: Said::with(
+                DataKey::OneClass,
+                &[
+                    ("column", Arg::Plain(&column)),
+                    ("value", Arg::Said(&value)),
+                ],
             ),
         });
     }

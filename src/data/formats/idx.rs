@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use super::common::{DataError, Progress, check_rows, classes_of};
 use super::stream::{self, data_error};
 use crate::data::dataset::{ImageShape, Table, Task};
+use crate::i18n::{Arg, DataKey, Said};
 use crate::units::format_bytes;
 
 /// Whether `bytes` start like an IDX file of unsigned bytes with 1 to 3 dimensions.
@@ -45,7 +46,7 @@ pub(crate) fn parse_stream(
     path: &str,
     budget: u64,
 ) -> Result<(Vec<usize>, Vec<u8>), DataError> {
-    let bad = |offset: usize, message: String| DataError::Byte {
+    let bad = |offset: usize, message: Said| DataError::Byte {
         path: path.to_owned(),
         offset: offset as u64,
         message,
@@ -56,19 +57,15 @@ pub(crate) fn parse_stream(
         let found: Vec<String> = magic[..got].iter().map(|b| format!("{b:02x}")).collect();
         return Err(bad(
             0,
-            format!(
-                "wrong magic number `{}`: an IDX file starts with 00 00, the value type and the \
-                 number of dimensions (00 00 08 03 for images, 00 00 08 01 for labels)",
-                found.join(" ")
-            ),
+            Said::new(DataKey::IdxMagic, &[("found", &found.join(" "))]),
         ));
     }
     if magic[2] != 0x08 {
         return Err(bad(
             2,
-            format!(
-                "value type 0x{:02x}; only unsigned bytes (0x08) are supported",
-                magic[2]
+            Said::new(
+                DataKey::IdxValueType,
+                &[("kind", &format_args!("{:02x}", magic[2]))],
             ),
         ));
     }
@@ -76,7 +73,7 @@ pub(crate) fn parse_stream(
     if !(1..=3).contains(&dims) {
         return Err(bad(
             3,
-            format!("{dims} dimensions; expected 1 (labels) or 3 (images)"),
+            Said::new(DataKey::IdxDimensions, &[("dims", &dims)]),
         ));
     }
     let header = 4 + 4 * dims;
@@ -85,9 +82,9 @@ pub(crate) fn parse_stream(
     if got < 4 * dims {
         return Err(bad(
             4 + got,
-            format!(
-                "the header of {dims} dimensions needs {header} bytes, the file ends after {}",
-                4 + got
+            Said::new(
+                DataKey::IdxShortHeader,
+                &[("dims", &dims), ("header", &header), ("got", &(4 + got))],
             ),
         ));
     }
@@ -104,16 +101,23 @@ pub(crate) fn parse_stream(
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .filter(|&c| c.checked_mul(4).is_some())
-        .ok_or_else(|| bad(4, format!("the dimensions {shown_shape} overflow")))?;
+        .ok_or_else(|| {
+            bad(
+                4,
+                Said::new(DataKey::IdxOverflow, &[("shape", &shown_shape)]),
+            )
+        })?;
     let as_floats = count as u64 * 4;
     if as_floats > budget {
         return Err(DataError::Refused {
             path: path.to_owned(),
-            message: format!(
-                "the header says {shown_shape} values, {} as 32-bit floats, more than the {} \
-                 memory budget for one data set: use fewer images",
-                format_bytes(as_floats),
-                format_bytes(budget)
+            message: Said::new(
+                DataKey::IdxTooLarge,
+                &[
+                    ("shape", &shown_shape),
+                    ("bytes", &format_bytes(as_floats)),
+                    ("budget", &format_bytes(budget)),
+                ],
             ),
         });
     }
@@ -129,7 +133,14 @@ pub(crate) fn parse_stream(
     if follow != count as u64 {
         return Err(bad(
             header,
-            format!("the header says {count} values ({shown_shape}) but {follow} bytes follow"),
+            Said::new(
+                DataKey::IdxLength,
+                &[
+                    ("count", &count),
+                    ("shape", &shown_shape),
+                    ("follow", &follow),
+                ],
+            ),
         ));
     }
     Ok((shape, values))
@@ -165,10 +176,7 @@ pub(crate) fn load_pair(
     let shown = path.display().to_string();
     let (images_path, labels_path) = pair_paths(path).ok_or_else(|| DataError::Refused {
         path: shown.clone(),
-        message: "is an IDX file, but its name does not contain `images-idx3` or `labels-idx1`, \
-                  so its partner cannot be found: name the pair like \
-                  train-images-idx3-ubyte.gz and train-labels-idx1-ubyte.gz"
-            .into(),
+        message: Said::new(DataKey::IdxUnpaired, &[]),
     })?;
     // The opened file is checked first: its own header error is the one to report.
     let opened_is_images = images_path == path;
@@ -181,7 +189,13 @@ pub(crate) fn load_pair(
     let other_half = |e: DataError| match e {
         DataError::Io { path, message } => DataError::Io {
             path,
-            message: format!("{message} (it holds the other half of `{name}`)"),
+            message: Said::with(
+                DataKey::IdxOtherHalf,
+                &[
+                    ("message", Arg::Said(&message)),
+                    ("name", Arg::Plain(&name)),
+                ],
+            ),
         },
         other => other,
     };
@@ -200,30 +214,27 @@ pub(crate) fn load_pair(
         return Err(DataError::Byte {
             path: images_shown,
             offset: 3,
-            message: format!(
-                "{} dimensions; an images file has 3 (count × height × width)",
-                shape.len()
-            ),
+            message: Said::new(DataKey::IdxImagesDims, &[("dims", &shape.len())]),
         });
     }
     if label_shape.len() != 1 {
         return Err(DataError::Byte {
             path: labels_shown,
             offset: 3,
-            message: format!(
-                "{} dimensions; a labels file has 1 (count)",
-                label_shape.len()
-            ),
+            message: Said::new(DataKey::IdxLabelsDims, &[("dims", &label_shape.len())]),
         });
     }
     let (rows, height, width) = (shape[0], shape[1], shape[2]);
     if label_shape[0] != rows {
         return Err(DataError::Refused {
             path: images_shown,
-            message: format!(
-                "has {rows} images but `{labels_shown}` has {} labels: they must have one label \
-                 per image",
-                label_shape[0]
+            message: Said::new(
+                DataKey::IdxCountMismatch,
+                &[
+                    ("rows", &rows),
+                    ("labels", &labels_shown),
+                    ("count", &label_shape[0]),
+                ],
             ),
         });
     }
@@ -257,10 +268,10 @@ pub(crate) fn load_pair(
             .collect(),
         columns: Vec::new(),
         task: Task::Classification,
-        task_reason: "IDX labels".to_owned(),
+        task_reason: Said::new(DataKey::IdxLabels, &[]),
         class_names,
         label_column: labels_shown,
-        label_reason: "the labels file of the pair".to_owned(),
+        label_reason: Said::new(DataKey::IdxLabelsFile, &[]),
         notes: Vec::new(),
         rows_with_missing_values: 0,
         rows,

@@ -14,6 +14,7 @@ use super::common::{
 };
 use super::stream::check_regular;
 use crate::data::dataset::{ImageShape, Table, Task};
+use crate::i18n::{Arg, DataKey, Said};
 use crate::units::format_bytes;
 
 /// Largest width or height of an image file the decoder accepts, so that a tiny file that claims
@@ -71,34 +72,32 @@ fn decode_one(
     options: &ImageOptions,
     large: Option<&Mutex<()>>,
 ) -> Result<Vec<f32>, DataError> {
-    let refuse = |why: String| DataError::Refused {
+    let refuse = |why: Said| DataError::Refused {
         path: path.to_owned(),
-        message: format!(
-            "cannot be read as a PNG or JPEG image ({why}): replace it, or move it out of the \
-             folder"
-        ),
+        message: Said::with(DataKey::ImageUnreadable, &[("why", Arg::Said(&why))]),
     };
+    let system = |e: &dyn std::fmt::Display| Said::verbatim(e.to_string());
     let reader = || {
         image::ImageReader::new(std::io::Cursor::new(bytes))
             .with_guessed_format()
-            .map_err(|e| refuse(e.to_string()))
+            .map_err(|e| refuse(system(&e)))
     };
     let format = reader()?.format();
     let (width, height) = reader()?
         .into_dimensions()
-        .map_err(|e| refuse(e.to_string()))?;
+        .map_err(|e| refuse(system(&e)))?;
     if width > MAX_DECODED_SIDE || height > MAX_DECODED_SIDE {
-        return Err(refuse(format!(
-            "it is {width} × {height} pixels, more than the {MAX_DECODED_SIDE} × \
-             {MAX_DECODED_SIDE} read; shrink it first"
+        return Err(refuse(Said::new(
+            DataKey::ImageHuge,
+            &[
+                ("width", &width),
+                ("height", &height),
+                ("max", &MAX_DECODED_SIDE),
+            ],
         )));
     }
     if format == Some(image::ImageFormat::Jpeg) && !jpeg_is_complete(bytes) {
-        return Err(refuse(
-            "the JPEG data ends without its end marker: the file was cut short, so copy or \
-             download it again"
-                .to_owned(),
-        ));
+        return Err(refuse(Said::new(DataKey::JpegCut, &[])));
     }
     let _one_at_a_time = (u64::from(width) * u64::from(height) * 4 > LARGE_IMAGE_BYTES)
         .then_some(large)
@@ -113,7 +112,7 @@ fn decode_one(
     limits.max_image_height = Some(MAX_DECODED_SIDE);
     limits.max_alloc = Some(MAX_DECODER_ALLOC);
     reader.limits(limits);
-    let decoded = reader.decode().map_err(|e| refuse(e.to_string()))?;
+    let decoded = reader.decode().map_err(|e| refuse(system(&e)))?;
     let side = options.side as u32;
     let filter = image::imageops::FilterType::Triangle;
     Ok(if options.rgb {
@@ -144,10 +143,12 @@ fn read_image(path: &Path) -> Result<Vec<u8>, DataError> {
     if meta.len() > MAX_IMAGE_FILE_BYTES {
         return Err(DataError::Refused {
             path: shown,
-            message: format!(
-                "the image file has {}, more than the {} read for one image: shrink it first",
-                format_bytes(meta.len()),
-                format_bytes(MAX_IMAGE_FILE_BYTES)
+            message: Said::new(
+                DataKey::ImageFileLarge,
+                &[
+                    ("bytes", &format_bytes(meta.len())),
+                    ("max", &format_bytes(MAX_IMAGE_FILE_BYTES)),
+                ],
             ),
         });
     }
@@ -162,16 +163,18 @@ pub(crate) fn load_folder(
 ) -> Result<Table, DataError> {
     let options = &load_options.image;
     let shown = dir.display().to_string();
-    let refuse = |message: String| DataError::Refused {
+    let refuse = |message: Said| DataError::Refused {
         path: shown.clone(),
         message,
     };
     if !IMAGE_SIDES.contains(&options.side) {
-        return Err(refuse(format!(
-            "image side {}: choose between {} and {} pixels",
-            options.side,
-            IMAGE_SIDES.start(),
-            IMAGE_SIDES.end()
+        return Err(refuse(Said::new(
+            DataKey::ImageSide,
+            &[
+                ("side", &options.side),
+                ("min", IMAGE_SIDES.start()),
+                ("max", IMAGE_SIDES.end()),
+            ],
         )));
     }
     let mut class_names = Vec::new();
@@ -197,9 +200,9 @@ pub(crate) fn load_folder(
             })
             .collect();
         if images.is_empty() {
-            notes.push(format!(
-                "sub-folder `{}` left out: it holds no PNG or JPEG images",
-                display_name(&entry)
+            notes.push(Said::new(
+                DataKey::EmptySubfolder,
+                &[("name", &display_name(&entry))],
             ));
             continue;
         }
@@ -208,40 +211,31 @@ pub(crate) fn load_folder(
         files.extend(images.into_iter().map(|p| (class, p)));
     }
     if let Some(first) = skipped.first() {
-        notes.push(format!(
-            "{} files that are not PNG or JPEG left out (e.g. `{}`)",
-            skipped.len(),
-            first.display()
+        notes.push(Said::new(
+            DataKey::NotImages,
+            &[("n", &skipped.len()), ("first", &first.display())],
         ));
     }
     if loose_images > 0 {
-        notes.push(format!(
-            "{loose_images} images directly in the folder left out: only images in a class \
-             sub-folder have a label"
-        ));
+        notes.push(Said::new(DataKey::LooseImages, &[("n", &loose_images)]));
     }
     if files.is_empty() {
         return Err(refuse(if loose_images > 0 {
-            format!(
-                "has {loose_images} images but no class sub-folders: put each class's images in \
-                 a sub-folder named after the class (e.g. `cat/`, `dog/`)"
-            )
+            Said::new(DataKey::NoSubfolders, &[("n", &loose_images)])
         } else {
-            "has no PNG or JPEG images: expected one sub-folder per class, each holding that \
-             class's images"
-                .to_owned()
+            Said::new(DataKey::NoImages, &[])
         }));
     }
     if class_names.len() < 2 {
-        return Err(refuse(format!(
-            "has images in one class sub-folder only (`{}`): a classifier needs at least two",
-            class_names[0]
+        return Err(refuse(Said::new(
+            DataKey::OneSubfolder,
+            &[("name", &class_names[0])],
         )));
     }
     if class_names.len() > MAX_FILE_CLASSES {
-        return Err(refuse(format!(
-            "has {} class sub-folders, more than the {MAX_FILE_CLASSES} classes this app trains on",
-            class_names.len()
+        return Err(refuse(Said::new(
+            DataKey::ManySubfolders,
+            &[("n", &class_names.len()), ("max", &MAX_FILE_CLASSES)],
         )));
     }
     check_rows(&shown, files.len(), 0)?;
@@ -255,11 +249,13 @@ pub(crate) fn load_folder(
     if values_bytes > load_options.budget_bytes {
         return Err(too_large(
             &shown,
-            &format!(
-                "{} images of {}×{}×{channels} values take",
-                files.len(),
-                options.side,
-                options.side
+            &Said::new(
+                DataKey::ImagesTake,
+                &[
+                    ("n", &files.len()),
+                    ("side", &options.side),
+                    ("channels", &channels),
+                ],
             ),
             values_bytes,
             load_options.budget_bytes,
@@ -334,10 +330,11 @@ pub(crate) fn load_folder(
         feature_names,
         columns: Vec::new(),
         task: Task::Classification,
-        task_reason: "one sub-folder per class".to_owned(),
+        task_reason: Said::new(DataKey::ImageFolderReason, &[]),
         class_names,
-        label_column: "sub-folder".to_owned(),
-        label_reason: "each image's sub-folder".to_owned(),
+        // No column: the label is where each image lies.
+        label_column: String::new(),
+        label_reason: Said::new(DataKey::SubFolders, &[]),
         notes,
         rows_with_missing_values: 0,
         rows: total,

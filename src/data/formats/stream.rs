@@ -11,6 +11,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use super::common::{DataError, Progress, io_error, too_large};
+use crate::i18n::{Arg, DataKey, Said};
 
 /// Bytes read between two progress reports (and two chances to cancel).
 const PROGRESS_EVERY: u64 = 1 << 20;
@@ -21,41 +22,38 @@ pub(crate) fn check_regular(path: &Path, shown: &str) -> Result<std::fs::Metadat
     if meta.is_file() {
         return Ok(meta);
     }
-    let kind = file_kind(&meta);
+    let kind = Said::new(file_kind(&meta), &[]);
     Err(DataError::Refused {
         path: shown.to_owned(),
-        message: format!(
-            "is {kind}, not a regular file: BatchScope reads CSV files, IDX files and folders of \
-             images saved on disk (copy the data into a file first)"
-        ),
+        message: Said::with(DataKey::NotRegular, &[("kind", Arg::Said(&kind))]),
     })
 }
 
 #[cfg(unix)]
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+fn file_kind(meta: &std::fs::Metadata) -> DataKey {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_fifo() {
-        "a named pipe (FIFO)"
+        DataKey::KindFifo
     } else if t.is_char_device() {
-        "a character device"
+        DataKey::KindCharDevice
     } else if t.is_block_device() {
-        "a block device"
+        DataKey::KindBlockDevice
     } else if t.is_socket() {
-        "a socket"
+        DataKey::KindSocket
     } else if t.is_dir() {
-        "a folder"
+        DataKey::KindFolder
     } else {
-        "a special file"
+        DataKey::KindSpecial
     }
 }
 
 #[cfg(not(unix))]
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+fn file_kind(meta: &std::fs::Metadata) -> DataKey {
     if meta.is_dir() {
-        "a folder"
+        DataKey::KindFolder
     } else {
-        "a special file"
+        DataKey::KindSpecial
     }
 }
 
@@ -84,7 +82,12 @@ pub(crate) fn open<'a>(
     let head = raw.fill_buf().map_err(|e| io_error(&shown, &e))?;
     let gzip = head.starts_with(&[0x1f, 0x8b]);
     if !gzip && len > budget {
-        return Err(too_large(&shown, "the file has", len, budget));
+        return Err(too_large(
+            &shown,
+            &Said::new(DataKey::FileHas, &[]),
+            len,
+            budget,
+        ));
     }
     let inner: Box<dyn Read + 'a> = if gzip {
         // Every member: `cat a.gz b.gz`, bgzip and `pigz -i` write several.
@@ -147,24 +150,14 @@ impl Guarded<'_> {
     fn gzip_error(&self, e: &std::io::Error) -> DataError {
         let compressed = self.consumed.get();
         let message = if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            format!(
-                "the gzip data is truncated: it ends after {compressed} compressed bytes ({} \
-                 decompressed) without gzip's end marker; the file was cut short, so copy or \
-                 download it again",
-                self.out
+            Said::new(
+                DataKey::GzipTruncated,
+                &[("compressed", &compressed), ("out", &self.out)],
             )
         } else if e.to_string().contains("checksum") {
-            format!(
-                "the gzip data is damaged: its checksum does not match what was decompressed \
-                 (after {} decompressed bytes); copy or download the file again",
-                self.out
-            )
+            Said::new(DataKey::GzipChecksum, &[("out", &self.out)])
         } else {
-            format!(
-                "the gzip data is damaged ({e}) after {} decompressed bytes; copy or download \
-                 the file again",
-                self.out
-            )
+            Said::new(DataKey::GzipDamaged, &[("why", e), ("out", &self.out)])
         };
         // The place in the file itself: where it was cut or damaged.
         DataError::Byte {
@@ -198,14 +191,17 @@ impl Read for Guarded<'_> {
         };
         self.out += n as u64;
         if self.out > self.budget {
-            let what = if self.gzip {
-                "the file decompresses to more than"
-            } else {
-                "the file has more than"
-            };
+            let what = Said::new(
+                if self.gzip {
+                    DataKey::DecompressesTo
+                } else {
+                    DataKey::FileHasMore
+                },
+                &[],
+            );
             return Err(Self::fail(too_large(
                 &self.path,
-                what,
+                &what,
                 self.budget,
                 self.budget,
             )));
@@ -228,7 +224,7 @@ pub(crate) fn data_error(e: std::io::Error, path: &str) -> DataError {
         }
         return DataError::Io {
             path: path.to_owned(),
-            message: "cannot be read".to_owned(),
+            message: Said::new(DataKey::CannotReadAtAll, &[]),
         };
     }
     io_error(path, &e)
@@ -289,8 +285,8 @@ mod tests {
         let err = gunzip_if_needed(bad, "a.gz", 1 << 20).expect_err("crc");
         assert!(
             matches!(&err, DataError::Byte { offset, message, .. }
-                if *offset == len && message.contains("checksum")
-                    && message.contains("after 5000 decompressed bytes")),
+                if *offset == len && message.to_string().contains("checksum")
+                    && message.to_string().contains("after 5000 decompressed bytes")),
             "{err}"
         );
         let err = gunzip_if_needed(gzip(&[0u8; 5000]), "a.gz", 4096).expect_err("budget");

@@ -2,6 +2,7 @@
 //! the label: the rules the reader, the store and the table share.
 
 use crate::data::formats::common::{DataError, LoadOptions, MAX_FILE_CLASSES};
+use crate::i18n::{Arg, DataKey, Said};
 
 /// Most feature columns a table may have: a 128 × 128 RGB image is 49,152; a table much wider
 /// than this is a different kind of data (and would not fit one evaluation buffer on a GPU).
@@ -56,24 +57,27 @@ pub(super) fn cell(field: &str) -> Cell {
 
 pub(super) fn not_finite(path: &str, line: u64, column: &str, field: &str) -> DataError {
     let lower = field.to_lowercase();
-    let what = if lower.contains("nan") || lower.contains("inf") {
-        "is not a finite number"
-    } else {
-        "is beyond the range of 32-bit floats (about ±3.4e38)"
-    };
+    let what = Said::new(
+        if lower.contains("nan") || lower.contains("inf") {
+            DataKey::NotFiniteWord
+        } else {
+            DataKey::BeyondF32
+        },
+        &[],
+    );
     DataError::Line {
         path: path.to_owned(),
         line,
-        message: format!(
-            "column `{column}`: `{field}` {what}; expected a finite number (leave the cell empty, \
-             or write NA, to mark a missing value: that row is then left out)"
+        message: Said::with(
+            DataKey::NotFinite,
+            &[
+                ("column", Arg::Plain(&column)),
+                ("field", Arg::Plain(&field)),
+                ("what", Arg::Said(&what)),
+            ],
         ),
     }
 }
-
-pub(super) const BINARY: &str = "a zero byte: this is a binary file, not CSV text. BatchScope reads CSV \
-                      text, IDX files (e.g. train-images-idx3-ubyte.gz) and folders of PNG or \
-                      JPEG images";
 
 /// The label column and why: the one asked for, or the first usual name in order of
 /// preference, or the last column.
@@ -81,22 +85,25 @@ pub(super) fn choose_label(
     names: &[String],
     options: &LoadOptions,
     path: &str,
-) -> Result<(usize, String), DataError> {
+) -> Result<(usize, Said), DataError> {
     if let Some(wanted) = &options.label {
         if let Some(i) = names.iter().position(|n| n == wanted) {
-            return Ok((i, "chosen".to_owned()));
+            return Ok((i, Said::new(DataKey::LabelChosen, &[])));
         }
         if let Ok(i) = wanted.parse::<usize>()
             && i < names.len()
         {
-            return Ok((i, format!("chosen by index {i}")));
+            return Ok((i, Said::new(DataKey::LabelByIndex, &[("i", &i)])));
         }
         return Err(DataError::Refused {
             path: path.to_owned(),
-            message: format!(
-                "no column `{wanted}`; the columns are {} (or give an index from 0 to {})",
-                names.join(", "),
-                names.len() - 1
+            message: Said::new(
+                DataKey::NoColumn,
+                &[
+                    ("wanted", wanted),
+                    ("columns", &names.join(", ")),
+                    ("last", &(names.len() - 1)),
+                ],
             ),
         });
     }
@@ -104,15 +111,25 @@ pub(super) fn choose_label(
         if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(usual)) {
             return Ok((
                 i,
-                format!(
-                    "named `{usual}`, the first found of {}",
-                    USUAL_LABELS.join(", ")
+                Said::new(
+                    DataKey::LabelNamed,
+                    &[("name", &usual), ("names", &usual_labels_quoted())],
                 ),
             ));
         }
     }
     Ok((
         names.len() - 1,
-        format!("the last column: none is named {}", USUAL_LABELS.join(", ")),
+        Said::new(DataKey::LabelLast, &[("names", &usual_labels_quoted())]),
     ))
+}
+
+/// The usual label names as code, `label`, `target`, …: they are column
+/// names, the same in every language.
+fn usual_labels_quoted() -> String {
+    USUAL_LABELS
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

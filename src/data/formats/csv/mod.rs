@@ -14,28 +14,24 @@ mod cells;
 mod store;
 mod table;
 
-use cells::BINARY;
 pub use cells::{MAX_FEATURES, USUAL_LABELS};
 
 use super::common::{DataError, LoadOptions};
 use super::stream::data_error;
 use crate::data::dataset::Table;
+use crate::i18n::{DataKey, Said};
 use crate::units::format_bytes;
 use store::Store;
 
 /// Refuses a start of file that is clearly not UTF-8 text, naming what it looks like.
 fn check_text(head: &[u8], path: &str) -> Result<(), DataError> {
-    let refuse = |offset: usize, message: &str| DataError::Byte {
+    let refuse = |offset: usize, key: DataKey| DataError::Byte {
         path: path.to_owned(),
         offset: offset as u64,
-        message: message.to_owned(),
+        message: Said::new(key, &[]),
     };
     if head.starts_with(b"\x89PNG") || head.starts_with(&[0xff, 0xd8, 0xff]) {
-        return Err(refuse(
-            0,
-            "this is an image, not a table: to train on images, open the folder that holds one \
-             sub-folder of PNG or JPEG images per class",
-        ));
+        return Err(refuse(0, DataKey::IsImage));
     }
     // UTF-16 (Windows' "Unicode text"): a byte-order mark, or a zero byte beside every ASCII one.
     let sample = &head[..head.len().min(512) & !1];
@@ -51,15 +47,10 @@ fn check_text(head: &[u8], path: &str) -> Result<(), DataError> {
         || head.starts_with(&[0xfe, 0xff])
         || (pairs >= 4 && (ascii_pairs(1) * 10 >= pairs * 9 || ascii_pairs(0) * 10 >= pairs * 9));
     if utf16 {
-        return Err(refuse(
-            0,
-            "this is UTF-16 text (as Windows' \"Unicode text\" saves it), not UTF-8: save it as \
-             CSV UTF-8 (in a spreadsheet: Save As, CSV UTF-8), or convert it with `iconv -f \
-             UTF-16 -t UTF-8 in.csv > out.csv`",
-        ));
+        return Err(refuse(0, DataKey::Utf16));
     }
     if let Some(offset) = head.iter().position(|&b| b == 0) {
-        return Err(refuse(offset, BINARY));
+        return Err(refuse(offset, DataKey::Binary));
     }
     Ok(())
 }
@@ -95,10 +86,9 @@ impl<R: Read> Read for Lines<R> {
                     return Err(std::io::Error::other(DataError::Line {
                         path: self.path.clone(),
                         line: self.line,
-                        message: format!(
-                            "the line is longer than {}: a row of a table is far shorter \
-                             (is this a table, with one row per line?)",
-                            format_bytes(MAX_LINE_BYTES)
+                        message: Said::new(
+                            DataKey::LongLine,
+                            &[("max", &format_bytes(MAX_LINE_BYTES))],
                         ),
                     }));
                 }
@@ -135,11 +125,7 @@ pub(crate) fn parse_stream(
     if head.iter().all(u8::is_ascii_whitespace) && head.len() < HEAD {
         return Err(DataError::Refused {
             path: path.to_owned(),
-            message: format!(
-                "is empty ({} bytes): expected CSV text, an optional header line and then one \
-                 row per sample, with values separated by commas, semicolons or tabs",
-                head.len()
-            ),
+            message: Said::new(DataKey::EmptyCsv, &[("n", &head.len())]),
         });
     }
     check_text(&head, path)?;
@@ -181,7 +167,7 @@ pub(crate) fn parse_stream(
                     other => DataError::Line {
                         path: path.to_owned(),
                         line,
-                        message: format!("cannot be read as CSV: {other:?}"),
+                        message: Said::new(DataKey::NotCsv, &[("why", &format_args!("{other:?}"))]),
                     },
                 });
             }
@@ -208,10 +194,7 @@ fn not_utf8(e: ::csv::FromUtf8Error, path: &str, bom: u64) -> DataError {
     DataError::Byte {
         path: path.to_owned(),
         offset: bom + start + (before + valid_up_to) as u64,
-        message: format!(
-            "(line {line}) is not UTF-8 text: save the file as UTF-8 CSV (in a spreadsheet: \
-             Save As, CSV UTF-8)"
-        ),
+        message: Said::new(DataKey::NotUtf8, &[("line", &line)]),
     }
 }
 
@@ -270,7 +253,7 @@ mod tests {
         assert_eq!(t.rows, 12);
         assert_eq!(t.rows_with_missing_values, 1);
         assert_eq!(
-            t.notes,
+            t.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
             ["1 rows with missing values left out (first: line 14, column `b`)"]
         );
         assert_eq!(t.class_counts(), [6, 6]);
@@ -283,7 +266,7 @@ mod tests {
         let t = csv(&text, None).expect("valid");
         assert_eq!(t.feature_names, ["column 0"]);
         assert_eq!(
-            t.notes,
+            t.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
             ["column `column 1` left out: it holds text (e.g. line 1: `name0`)"]
         );
         assert_eq!(t.class_names, ["0", "1", "2"]);
@@ -306,13 +289,21 @@ mod tests {
         let fractions = format!("x,y\n{}", rows(20, |i| format!("{i},{i}.5")));
         let t = csv(&fractions, None).expect("regression");
         assert_eq!(t.task, Task::Regression);
-        assert!(t.task_reason.contains("fractions"), "{}", t.task_reason);
+        assert!(
+            t.task_reason.to_string().contains("fractions"),
+            "{}",
+            t.task_reason
+        );
         assert!(t.class_names.is_empty());
         assert_eq!(t.target_range(), Some([0.5, 10.0, 19.5]));
         let many = rows(300, |i| format!("{i},{i}"));
         let t = csv(&many, None).expect("regression");
         assert_eq!(t.task, Task::Regression);
-        assert!(t.task_reason.contains("300 distinct"), "{}", t.task_reason);
+        assert!(
+            t.task_reason.to_string().contains("300 distinct"),
+            "{}",
+            t.task_reason
+        );
         let err = csv_with(
             &many,
             &LoadOptions {

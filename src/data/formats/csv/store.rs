@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 
 use super::cells::{
-    BINARY, Cell, MAX_FEATURES, MAX_LABEL_TEXTS, MISSING, NOT_FINITE, TEXT, cell, choose_label,
-    marker,
+    Cell, MAX_FEATURES, MAX_LABEL_TEXTS, MISSING, NOT_FINITE, TEXT, cell, choose_label, marker,
 };
 use crate::data::formats::common::{DataError, LoadOptions};
+use crate::i18n::{Arg, DataKey, Said};
 use crate::units::format_bytes;
 
 /// Where one column's first cell of a kind is: its line and its text.
@@ -23,7 +23,7 @@ pub(super) struct Store<'p> {
     pub(super) names: Vec<String>,
     pub(super) has_header: bool,
     pub(super) label: usize,
-    pub(super) label_reason: String,
+    pub(super) label_reason: Said,
     pub(super) columns: usize,
     /// `rows × columns`, row-major.
     pub(super) values: Vec<f32>,
@@ -51,7 +51,7 @@ impl<'p> Store<'p> {
             names: Vec::new(),
             has_header: false,
             label: 0,
-            label_reason: String::new(),
+            label_reason: Said::default(),
             columns: 0,
             values: Vec::new(),
             lines: Vec::new(),
@@ -66,7 +66,7 @@ impl<'p> Store<'p> {
         }
     }
 
-    pub(super) fn line_error(&self, line: u64, message: String) -> DataError {
+    pub(super) fn line_error(&self, line: u64, message: Said) -> DataError {
         DataError::Line {
             path: self.path.to_owned(),
             line,
@@ -74,7 +74,7 @@ impl<'p> Store<'p> {
         }
     }
 
-    pub(super) fn refused(&self, message: String) -> DataError {
+    pub(super) fn refused(&self, message: Said) -> DataError {
         DataError::Refused {
             path: self.path.to_owned(),
             message,
@@ -96,7 +96,13 @@ impl<'p> Store<'p> {
             return Err(DataError::Byte {
                 path: self.path.to_owned(),
                 offset: self.bom as u64 + start + offset as u64,
-                message: format!("(line {line}) {BINARY}"),
+                message: Said::with(
+                    DataKey::OnLine,
+                    &[
+                        ("line", Arg::Plain(&line)),
+                        ("message", Arg::Said(&Said::new(DataKey::Binary, &[]))),
+                    ],
+                ),
             });
         }
         self.check_fields(record, line)?;
@@ -127,20 +133,13 @@ impl<'p> Store<'p> {
             Some((len, first_line)) if record.len() != len => {
                 // A quote that is never closed swallows the line breaks after it.
                 if record.iter().any(|f| f.contains('\n')) {
-                    return Err(self.line_error(
-                        line,
-                        "a quoted field that starts here runs over the end of the line: a `\"` \
-                         is opened and not closed (or closed later than meant); close it, or \
-                         remove the stray quote"
-                            .to_owned(),
-                    ));
+                    return Err(self.line_error(line, Said::new(DataKey::UnclosedQuote, &[])));
                 }
                 Err(self.line_error(
                     line,
-                    format!(
-                        "{} fields where line {first_line} has {len}: every row needs the same \
-                         columns (a missing value is an empty field between two delimiters)",
-                        record.len()
+                    Said::new(
+                        DataKey::Ragged,
+                        &[("n", &record.len()), ("first", &first_line), ("len", &len)],
                     ),
                 ))
             }
@@ -150,17 +149,12 @@ impl<'p> Store<'p> {
 
     fn check_columns(&self, columns: usize) -> Result<(), DataError> {
         if columns < 2 {
-            return Err(self.refused(
-                "has one column (no `,`, `;`, tab or `|` splits its first line): a data set \
-                 needs at least one feature column and a label column"
-                    .into(),
-            ));
+            return Err(self.refused(Said::new(DataKey::OneColumn, &[])));
         }
         if columns > MAX_FEATURES + 1 {
-            return Err(self.refused(format!(
-                "has {columns} columns, more than the {MAX_FEATURES} feature columns (and a \
-                 label) BatchScope trains on: keep fewer columns (a table this wide is usually \
-                 the wrong way round: one row per sample, one column per feature)"
+            return Err(self.refused(Said::new(
+                DataKey::TooWide,
+                &[("n", &columns), ("max", &MAX_FEATURES)],
             )));
         }
         Ok(())
@@ -218,11 +212,14 @@ impl<'p> Store<'p> {
         // Each row costs its values and, beside them, its line and its label's text index.
         let needed = (self.values.len() + columns) as u64 * 4 + (rows + 1) * 6;
         if needed > self.budget {
-            return Err(self.refused(format!(
-                "its values take more than the {} memory budget for one data set by line {line} \
-                 ({} rows × {columns} columns as 32-bit floats): use a sample of the rows",
-                format_bytes(self.budget),
-                rows + 1
+            return Err(self.refused(Said::new(
+                DataKey::OverBudget,
+                &[
+                    ("budget", &format_bytes(self.budget)),
+                    ("line", &line),
+                    ("rows", &(rows + 1)),
+                    ("columns", &columns),
+                ],
             )));
         }
         if self.values.len() + columns > self.values.capacity() {

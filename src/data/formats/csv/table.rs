@@ -5,8 +5,9 @@ use super::cells::{MAX_LABEL_TEXTS, MISSING, NOT_FINITE, TEXT, is_marker, not_fi
 use super::store::Store;
 use crate::data::dataset::{Table, Task};
 use crate::data::formats::common::{
-    DataError, LoadOptions, MAX_AUTO_CLASSES, MAX_FILE_CLASSES, check_rows, classes_of,
+    DataError, LoadOptions, MAX_AUTO_CLASSES, check_rows, classes_of, too_many_classes,
 };
+use crate::i18n::{Arg, DataKey, Said};
 
 impl Store<'_> {
     /// The table: text columns left out, rows with missing values dropped, the store compacted
@@ -19,12 +20,12 @@ impl Store<'_> {
             }
         }
         if self.names.is_empty() {
-            return Err(self.refused("holds only blank lines: expected rows of values".into()));
+            return Err(self.refused(Said::new(DataKey::BlankOnly, &[])));
         }
         if self.lines.is_empty() {
-            return Err(self.refused(format!(
-                "has a header line ({}) but no data rows below it",
-                self.names.join(", ")
+            return Err(self.refused(Said::new(
+                DataKey::HeaderOnly,
+                &[("names", &self.names.join(", "))],
             )));
         }
         let (columns, label) = (self.columns, self.label);
@@ -35,19 +36,22 @@ impl Store<'_> {
             .filter(|&c| c != label && !is_text_column(c))
             .collect();
         if features.is_empty() {
-            return Err(self.refused(format!(
-                "has no numeric feature columns besides the label `{}`: every other column \
-                 holds text",
-                self.names[label]
+            return Err(self.refused(Said::new(
+                DataKey::NoFeatures,
+                &[("label", &self.names[label])],
             )));
         }
-        let mut notes: Vec<String> = (0..columns)
+        let mut notes: Vec<Said> = (0..columns)
             .filter(|&c| c != label && is_text_column(c))
             .map(|c| {
                 let (line, example) = self.first_text[c].clone().unwrap_or_default();
-                format!(
-                    "column `{}` left out: it holds text (e.g. line {line}: `{example}`)",
-                    self.names[c]
+                Said::new(
+                    DataKey::TextColumn,
+                    &[
+                        ("name", &self.names[c]),
+                        ("line", &line),
+                        ("example", &example),
+                    ],
                 )
             })
             .collect();
@@ -67,7 +71,10 @@ impl Store<'_> {
             if let Some(&c) = gap {
                 missing_rows += 1;
                 first_missing.get_or_insert_with(|| {
-                    format!("line {}, column `{}`", self.lines[r], self.names[c])
+                    Said::new(
+                        DataKey::LineColumn,
+                        &[("line", &self.lines[r]), ("column", &self.names[c])],
+                    )
                 });
                 continue;
             }
@@ -84,8 +91,12 @@ impl Store<'_> {
         self.lines.truncate(kept);
         self.label_ids.truncate(kept);
         if let Some(first) = &first_missing {
-            notes.push(format!(
-                "{missing_rows} rows with missing values left out (first: {first})"
+            notes.push(Said::with(
+                DataKey::MissingRows,
+                &[
+                    ("n", Arg::Plain(&missing_rows)),
+                    ("first", Arg::Said(first)),
+                ],
             ));
         }
         check_rows(self.path, kept, missing_rows)?;
@@ -131,11 +142,9 @@ impl Store<'_> {
             }
             Some(((line, field), c, true)) => Err(self.line_error(
                 *line,
-                format!(
-                    "column `{}`: `{field}` is not a number; the column holds numbers \
-                     elsewhere, so a number was expected (leave the cell empty, or write NA, \
-                     to mark a missing value)",
-                    self.names[c]
+                Said::new(
+                    DataKey::NotANumber,
+                    &[("column", &self.names[c]), ("field", field)],
                 ),
             )),
         }
@@ -147,7 +156,7 @@ impl Store<'_> {
         &self,
         targets: &[f32],
         options: &LoadOptions,
-    ) -> Result<(Task, String, Vec<String>, Vec<f32>), DataError> {
+    ) -> Result<(Task, Said, Vec<String>, Vec<f32>), DataError> {
         let column = &self.names[self.label];
         if let Some(r) = targets.iter().position(|&v| is_marker(v, NOT_FINITE)) {
             let line = u64::from(self.lines[r]);
@@ -155,44 +164,47 @@ impl Store<'_> {
             return Err(not_finite(self.path, line, column, field));
         }
         let first_text = targets.iter().position(|&v| is_marker(v, TEXT));
-        let regression = |reason: String| (Task::Regression, reason, Vec::new(), targets.to_vec());
+        let regression = |reason: Said| (Task::Regression, reason, Vec::new(), targets.to_vec());
         match (options.task, first_text) {
             (Some(Task::Regression), Some(r)) => Err(self.line_error(
                 u64::from(self.lines[r]),
-                format!(
-                    "column `{column}`: `{}` is not a number, and a regression target must be \
-                     numeric: choose classification, or another column",
-                    self.text_of(r).unwrap_or("?")
+                Said::new(
+                    DataKey::RegressionText,
+                    &[
+                        ("column", column),
+                        ("field", &self.text_of(r).unwrap_or("?")),
+                    ],
                 ),
             )),
-            (Some(Task::Regression), None) => Ok(regression("chosen".to_owned())),
+            (Some(Task::Regression), None) => Ok(regression(Said::new(DataKey::LabelChosen, &[]))),
             (Some(Task::Classification), _) => {
                 let (names, y) = self.classes(targets)?;
-                Ok((Task::Classification, "chosen".to_owned(), names, y))
+                let chosen = Said::new(DataKey::LabelChosen, &[]);
+                Ok((Task::Classification, chosen, names, y))
             }
             (None, Some(_)) => {
                 let (names, y) = self.classes(targets)?;
-                Ok((Task::Classification, "text labels".to_owned(), names, y))
+                let reason = Said::new(DataKey::TextLabels, &[]);
+                Ok((Task::Classification, reason, names, y))
             }
             (None, None) => {
                 if let Some(r) = targets.iter().position(|v| v.fract() != 0.0) {
-                    return Ok(regression(format!(
-                        "the label column holds fractions, e.g. {} on line {}",
-                        targets[r], self.lines[r]
+                    return Ok(regression(Said::new(
+                        DataKey::Fractions,
+                        &[("value", &targets[r]), ("line", &self.lines[r])],
                     )));
                 }
                 let distinct = distinct_whole(targets);
                 if distinct.len() > MAX_AUTO_CLASSES {
-                    return Ok(regression(format!(
-                        "the label column holds {} distinct whole numbers, more than the \
-                         {MAX_AUTO_CLASSES} read as classes",
-                        distinct.len()
+                    return Ok(regression(Said::new(
+                        DataKey::ManyWholeNumbers,
+                        &[("n", &distinct.len()), ("max", &MAX_AUTO_CLASSES)],
                     )));
                 }
                 let (names, y) = self.classes(targets)?;
                 Ok((
                     Task::Classification,
-                    format!("{} distinct whole numbers", names.len()),
+                    Said::new(DataKey::FewWholeNumbers, &[("n", &names.len())]),
                     names,
                     y,
                 ))
@@ -216,9 +228,9 @@ impl Store<'_> {
                 let mut values: Vec<u32> = targets.iter().map(|v| v.to_bits()).collect();
                 values.sort_unstable();
                 values.dedup();
-                values.len().to_string()
+                Said::verbatim(values.len().to_string())
             } else {
-                format!("more than {MAX_LABEL_TEXTS}")
+                Said::new(DataKey::MoreThan, &[("n", &MAX_LABEL_TEXTS)])
             };
             return Err(too_many_classes(self.path, column, &many));
         }
@@ -248,16 +260,4 @@ fn distinct_whole(values: &[f32]) -> Vec<i64> {
     distinct.sort_unstable();
     distinct.dedup();
     distinct
-}
-
-/// The refusal of a label column with more distinct values than classes.
-fn too_many_classes(path: &str, column: &str, count: &str) -> DataError {
-    DataError::Refused {
-        path: path.to_owned(),
-        message: format!(
-            "the label column `{column}` has {count} distinct values, more than the \
-             {MAX_FILE_CLASSES} classes this app trains on: is it the right column? (a numeric \
-             target can be trained as regression)"
-        ),
-    }
 }
