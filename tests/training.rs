@@ -288,10 +288,50 @@ fn too_high_a_learning_rate_diverges_with_an_explanation(backend: &mut dyn Backe
     );
 }
 
+/// Pure FP16 with Adam diverges on MNIST at a learning rate that mixed precision trains with:
+/// the explanation blames FP16's range, not the learning rate, and names the way out.
+fn pure_fp16_with_adam_diverges_and_says_why(backend: &mut dyn Backend) {
+    let run = |precision, backend: &mut dyn Backend| {
+        let config = TrainConfig {
+            source: batchscope::data::source::DataSource::Shipped("mnist".into()),
+            optimizer: OptimizerKind::Adam,
+            lr: 0.001,
+            precision,
+            ..TrainConfig::default()
+        };
+        let session = Session::new(config).expect("valid settings");
+        let mut runner = Runner::new(backend, &session).expect("model fits");
+        (0..200).find_map(|_| runner.step(backend, true).err())
+    };
+    let mixed = run(batchscope::precision::Precision::Mixed, backend);
+    assert!(mixed.is_none(), "mixed precision trains: {mixed:?}");
+    let error = run(batchscope::precision::Precision::Fp16, backend).expect("FP16 diverges");
+    let BackendError::Diverged { fp16_adam, .. } = error else {
+        panic!("expected divergence, got {error}");
+    };
+    assert!(fp16_adam);
+    let text = error.to_string();
+    assert!(
+        text.contains("not the learning rate (0.001) but FP16's range")
+            && text.contains("mixed precision"),
+        "{text}"
+    );
+}
+
 mod divergence {
     #[test]
     fn cpu() {
         super::too_high_a_learning_rate_diverges_with_an_explanation(&mut super::common::cpu());
+    }
+    #[test]
+    fn pure_fp16_cpu() {
+        super::pure_fp16_with_adam_diverges_and_says_why(&mut super::common::cpu());
+    }
+    #[test]
+    fn pure_fp16_gpu() {
+        if let Some(mut b) = super::common::gpu() {
+            super::pure_fp16_with_adam_diverges_and_says_why(&mut b);
+        }
     }
     #[test]
     fn gpu() {

@@ -544,7 +544,7 @@ impl BatchScopeApp {
             }
             Err(e) => {
                 let mut failed = Comparison::new(session.config.clone());
-                failed.failed = Some(format!("cannot start the comparison's thread: {e}"));
+                failed.failed = Some(Said::new(ErrKey::NoComparisonThread, &[("why", &e)]));
                 failed.ended();
                 self.state.comparison = Some(failed);
             }

@@ -4,7 +4,7 @@
 //! lesson's settings so that its Watch steps have something to show.
 
 use super::BatchScopeApp;
-use crate::i18n::LessonKey;
+use crate::i18n::{ErrKey, LessonKey, Said};
 use crate::lesson::follow::LessonNews;
 use crate::lesson::probe::{self, Tables};
 use crate::lesson::verify;
@@ -196,7 +196,7 @@ impl BatchScopeApp {
             Err(e) => {
                 if let Some(f) = self.state.lesson.as_mut() {
                     f.measuring = None;
-                    f.failed = Some(format!("cannot start the lesson's thread: {e}"));
+                    f.failed = Some(Said::new(ErrKey::NoLessonThread, &[("why", &e)]));
                 }
             }
         }
@@ -238,7 +238,9 @@ impl BatchScopeApp {
             let open = |device| crate::backend::open(device, &options);
             let step = &lesson.steps[index];
             let measure = (&open as probe::Open<'_>, plan, ctx.cancel_flag());
-            let tried = verify::try_step(&lesson, step, &before, measure, &mut Tables::default());
+            // A try step's errors are its lesson file's own, for the file's author, as written.
+            let tried = verify::try_step(&lesson, step, &before, measure, &mut Tables::default())
+                .map_err(Said::verbatim);
             ctx.send(LessonNews::Tried(index, tried));
         };
         match crate::job::Job::spawn("lesson-try", self.notify(), work) {
@@ -246,7 +248,7 @@ impl BatchScopeApp {
             Err(e) => {
                 if let Some(f) = self.state.lesson.as_mut() {
                     f.trying = None;
-                    f.tried[index] = Some(Err(format!("cannot start the lesson's thread: {e}")));
+                    f.tried[index] = Some(Err(Said::new(ErrKey::NoLessonThread, &[("why", &e)])));
                 }
             }
         }

@@ -48,11 +48,7 @@ pub enum BackendError {
     #[error(transparent)]
     OutOfMemory(Box<OutOfMemory>),
     /// The loss stopped being a finite number: training cannot go on from here.
-    #[error(
-        "the loss became {loss} by step {step}: the updates grew without bound. The usual cause \
-         is a learning rate too high for this model ({lr}): lower it (to {lower}, say) and train \
-         again"
-    )]
+    #[error("{}", self.said())]
     Diverged {
         /// The step at which it was seen.
         step: u64,
@@ -62,6 +58,9 @@ pub enum BackendError {
         lr: f32,
         /// A tenth of it.
         lower: f32,
+        /// The run kept Adam's moments in pure FP16, where the learning rate is not the
+        /// usual cause: the second moment falls below FP16's smallest value.
+        fp16_adam: bool,
     },
 }
 
@@ -102,8 +101,13 @@ impl BackendError {
                 loss,
                 lr,
                 lower,
+                fp16_adam,
             } => Said::new(
-                ErrKey::Diverged,
+                if *fp16_adam {
+                    ErrKey::DivergedFp16Adam
+                } else {
+                    ErrKey::Diverged
+                },
                 &[("loss", loss), ("step", step), ("lr", lr), ("lower", lower)],
             ),
         }

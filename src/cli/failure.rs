@@ -93,12 +93,14 @@ impl From<&str> for RunError {
 
 impl From<BackendError> for RunError {
     fn from(e: BackendError) -> Self {
-        // On the command line the way to lower the learning rate is a flag.
+        // On the command line the way to lower the learning rate is a flag. (Pure FP16 with
+        // Adam says its own cause, the format's range, with the window's words.)
         if let BackendError::Diverged {
             step,
             loss,
             lr,
             lower,
+            fp16_adam: false,
         } = e
         {
             return Self {

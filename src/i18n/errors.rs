@@ -8,6 +8,7 @@ super::lang::strings! { ErrKey {
     BufferTooLarge => "this model needs a buffer of {bytes} ({what}), more than the {limit} this GPU can bind in one kernel: use fewer features or narrower layers, or a smaller batch", "这个模型需要一个 {bytes} 的缓冲区（{what}），超过了这块 GPU 在一个内核中能绑定的 {limit}：请减少特征、收窄层，或减小批次";
     GpuError => "GPU error: {detail}", "GPU 错误：{detail}";
     Diverged => "the loss became {loss} by step {step}: the updates grew without bound. The usual cause is a learning rate too high for this model ({lr}): lower it (to {lower}, say) and train again", "到第 {step} 步时损失变成了 {loss}：更新量无限增长。通常的原因是学习率对这个模型太高（{lr}）：把它降低（比如降到 {lower}）再训练";
+    DivergedFp16Adam => "the loss became {loss} by step {step}: the updates grew without bound. In pure FP16 with Adam the usual cause is not the learning rate ({lr}) but FP16's range: Adam's second moment, the squares of small gradients, falls below FP16's smallest value and becomes 0, and dividing by it turns small steps into huge ones. Train in mixed precision (FP32 master weights and moments) or BF16 (FP32's range); a lower learning rate ({lower}, say) may avoid it, but learns more slowly", "到第 {step} 步时损失变成了 {loss}：更新量无限增长。在纯 FP16 下使用 Adam 时，通常的原因不是学习率（{lr}），而是 FP16 的数值范围：Adam 的二阶矩（小梯度的平方）低于 FP16 能表示的最小值而变成 0，除以它会把小步长变成巨大的步长。请用混合精度（FP32 主权重和动量）或 BF16（与 FP32 相同的范围）训练；更低的学习率（比如 {lower}）也许能避开，但学得更慢";
     OomLead => "{device} out of memory: tried to allocate {requested} for `{label}` ({role}); the budget is {budget}, of which {allocated} is allocated by tensors", "{device} 内存不足：试图为 `{label}`（{role}）分配 {requested}；预算为 {budget}，其中张量已分配 {allocated}";
     OomReserved => " and {reserved} reserved in all (the pool's cached blocks were given back first)", "，总共保留 {reserved}（内存池缓存的块已先行归还）";
     OomAdviceNone => ". Try a smaller batch size or fewer or narrower layers", "。请尝试更小的批次大小，或更少、更窄的层";
@@ -38,4 +39,6 @@ super::lang::strings! { ErrKey {
     CpuOnlySetting => "{setting} applies to the CPU only", "{setting} 只适用于 CPU";
     MismatchFailedOtherwise => "the op failed otherwise: {detail}", "这个运算以别的方式失败了：{detail}";
     MismatchRanAnyway => "the op ran with its batch on the other device: a defect", "批次在另一台设备上，这个运算却照样运行了：这是一个缺陷";
+    ProbeDidNotRun => "the probe did not run", "这项测量没有运行";
+    NoKernelsTimed => "no recorded step had its kernels timed", "记录的步骤中没有一步给内核计了时";
 }}

@@ -173,6 +173,7 @@ strings! { Key {
     NoLoadingThread => "cannot start the loading thread: {why}", "无法启动加载线程：{why}";
     OpenFolderTitle => "Open an image folder (one sub-folder per class)", "打开图像文件夹（每个类别一个子文件夹）";
     OpenButton => "Open", "打开";
+    SaveButton => "Save", "保存";
     Cancel => "Cancel", "取消";
     FileLabel => "File:", "文件：";
     ShowHidden => "Show hidden", "显示隐藏文件";

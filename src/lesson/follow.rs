@@ -14,7 +14,7 @@ pub enum LessonNews {
     /// The probes ended.
     Measured(Box<Outcome>),
     /// A Try step's change was measured (the step, and what it did).
-    Tried(usize, Result<TryReport, String>),
+    Tried(usize, Result<TryReport, crate::i18n::Said>),
 }
 
 /// The lesson open in the window.
@@ -31,9 +31,9 @@ pub struct Following {
     /// The share of the probes done while they run.
     pub measuring: Option<f32>,
     /// Why the probes could not start, if they could not.
-    pub failed: Option<String>,
+    pub failed: Option<crate::i18n::Said>,
     /// Each Try step's measurement, once made.
-    pub tried: Vec<Option<Result<TryReport, String>>>,
+    pub tried: Vec<Option<Result<TryReport, crate::i18n::Said>>>,
     /// The Try step being measured now, if one is.
     pub trying: Option<usize>,
 }

@@ -17,6 +17,7 @@ use crate::data::formats::no_progress;
 use crate::data::shipped::{SHIPPED, load_shipped, shipped};
 use crate::data::source::DataSource;
 use crate::device::Device;
+use crate::i18n::{ErrKey, Said};
 use crate::memory::Role;
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
@@ -96,8 +97,8 @@ pub struct Outcome {
     pub figures: Figures,
     /// What stood in for the GPU.
     pub gpu: GpuPresence,
-    /// What could not be measured, and why (English, as the backends word it).
-    pub notes: Vec<String>,
+    /// What could not be measured, and why.
+    pub notes: Vec<Said>,
     /// The run was cancelled before every probe ended.
     pub cancelled: bool,
     /// The last sweep probe's points, for the Experiments tab's plot.
@@ -237,7 +238,7 @@ pub fn run(
                         .measured("adapter.api", Quantity::Text(a.backend));
                 }
             }
-            Err(why) => outcome.notes.push(format!("GPU: {why}")),
+            Err(why) => outcome.notes.push(note("GPU", &why)),
         }
     }
     let total = lesson.probes.len().max(1) as f32;
@@ -257,7 +258,8 @@ pub fn run(
                 outcome.notes.extend(notes);
                 outcome.sweep = sweep.or(outcome.sweep.take());
             }
-            Err(why) => outcome.notes.push(format!("{}: {why}", probe.name())),
+            // The lesson file's own mistakes (a preset no setting takes): for its author.
+            Err(why) => outcome.notes.push(note(probe.name(), &Said::verbatim(why))),
         }
         progress((i + 1) as f32 / total);
     }
@@ -270,7 +272,7 @@ pub struct Measured {
     /// Its figures.
     pub figures: Figures,
     /// What a device could not measure, and why.
-    pub notes: Vec<String>,
+    pub notes: Vec<Said>,
     /// A sweep's points.
     pub sweep: Option<sweep::Results>,
 }
@@ -319,9 +321,11 @@ pub fn run_probe(
             sweep_figures(&results, name, &mut figures);
             notes.extend(results.notes.iter().filter_map(|n| match n {
                 sweep::Note::Skipped { device, value, why } => {
-                    Some(format!("{name}: {device} at {value}: {why}"))
+                    Some(note(&format!("{name}: {device} @ {value}"), why))
                 }
-                sweep::Note::LeftOut { device, why } => Some(format!("{name}: {device}: {why}")),
+                sweep::Note::LeftOut { device, why } => {
+                    Some(note(&format!("{name}: {device}"), why))
+                }
                 _ => None,
             }));
             swept = Some(results);
@@ -331,11 +335,11 @@ pub fn run_probe(
                 let mut backend = match open(device) {
                     Ok(b) => b,
                     Err(why) => {
-                        notes.push(format!("{name}: {device}: {why}"));
+                        notes.push(note(&format!("{name}: {device}"), &why));
                         continue;
                     }
                 };
-                let mut result = Err("the probe did not run".to_owned());
+                let mut result = Err(Said::new(ErrKey::ProbeDidNotRun, &[]));
                 let (kind, dev) = (probe.kind, device_name(device));
                 let mut found = Figures::default();
                 backend.enter(&mut |b| {
@@ -350,7 +354,7 @@ pub fn run_probe(
                 });
                 match result {
                     Ok(()) => figures.extend(found),
-                    Err(e) => notes.push(format!("{name}: {device}: {e}")),
+                    Err(e) => notes.push(note(&format!("{name}: {device}"), &e)),
                 }
             }
             if probe.kind == ProbeKind::Speed {
@@ -363,6 +367,11 @@ pub fn run_probe(
         notes,
         sweep: swept,
     })
+}
+
+/// A note on what could not be measured: where (a probe's and a device's code names) and why.
+fn note(place: &str, why: &Said) -> Said {
+    Said::verbatim(format!("{place}: ")).then(why)
 }
 
 /// The name of `device` in figure names.
@@ -381,8 +390,8 @@ fn measure(
     plan: Plan,
     prefix: &str,
     figures: &mut Figures,
-) -> Result<(), String> {
-    measure_on(kind, backend, session, plan, prefix, figures).map_err(|e| e.to_string())?
+) -> Result<(), Said> {
+    measure_on(kind, backend, session, plan, prefix, figures).map_err(|e| e.said())?
 }
 
 /// [`measure`], with the backend's errors kept apart from the probe's own.
@@ -393,7 +402,7 @@ fn measure_on(
     plan: Plan,
     prefix: &str,
     figures: &mut Figures,
-) -> Result<Result<(), String>, BackendError> {
+) -> Result<Result<(), Said>, BackendError> {
     let batch = session.config.batch as f64;
     match kind {
         ProbeKind::Speed => {
@@ -435,7 +444,7 @@ fn measure_on(
                 .map(|s| &s.breakdown)
                 .collect();
             if timed.is_empty() {
-                return Ok(Err("no recorded step had its kernels timed".to_owned()));
+                return Ok(Err(Said::new(ErrKey::NoKernelsTimed, &[])));
             }
             let total = Breakdown::total(timed.iter().copied());
             for (category, part) in Category::ALL.into_iter().zip(SHARES) {

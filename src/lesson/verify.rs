@@ -64,7 +64,7 @@ pub struct LessonReport {
 /// Runs `lesson`'s probes and reports each step.
 pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) -> LessonReport {
     let outcome = probe::run(lesson, open, plan, cancel, &mut |_| {});
-    let mut notes = outcome.notes;
+    let mut notes: Vec<String> = outcome.notes.iter().map(ToString::to_string).collect();
     let mut tables = Tables::default();
     let mut steps = Vec::new();
     for (i, step) in lesson.steps.iter().enumerate() {

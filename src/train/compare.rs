@@ -62,7 +62,7 @@ pub enum Progress {
     /// A format's run is over.
     Done(Box<FormatRun>),
     /// The comparison could not run at all.
-    Failed(String),
+    Failed(Said),
 }
 
 /// A comparison as the window shows it: the formats done, the one in progress, why it could
@@ -74,7 +74,7 @@ pub struct Comparison {
     /// The format running, and its step of the steps.
     pub progress: Option<(Precision, u64, u64)>,
     /// Why it could not run.
-    pub failed: Option<String>,
+    pub failed: Option<Said>,
     /// The settings compared.
     pub config: TrainConfig,
     /// Whether its thread is still at work.
@@ -136,7 +136,7 @@ pub fn run(
     let mut backend = match CpuBackend::new(0) {
         Ok(b) => b,
         Err(e) => {
-            report(Progress::Failed(e.to_string()));
+            report(Progress::Failed(e.said()));
             return;
         }
     };

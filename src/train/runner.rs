@@ -32,6 +32,8 @@ pub struct Runner {
     model: Network,
     data: Arc<Dataset>,
     lr: f32,
+    /// Adam's moments are kept in pure FP16 (a divergence is then FP16's range, not the lr).
+    fp16_adam: bool,
     loader: BatchLoader,
     pipeline: Pipeline,
     /// Raised while spans are recorded (the loader's workers read it).
@@ -168,6 +170,8 @@ impl Runner {
             model,
             data,
             lr: config.lr,
+            fp16_adam: config.precision == Precision::Fp16
+                && config.optimizer == crate::nn::OptimizerKind::Adam,
             loader,
             pipeline: config.pipeline,
             recording,
@@ -410,6 +414,7 @@ impl Runner {
                 lower: format!("{:.1e}", self.lr / 10.0)
                     .parse()
                     .unwrap_or(self.lr / 10.0),
+                fp16_adam: self.fp16_adam,
             });
         }
         self.stats.add(stats);

@@ -11,7 +11,7 @@ use egui::{Color32, RichText, TextFormat};
 use super::command::{LessonCommand, Tab, UiCommand};
 use super::labels::device_color;
 use crate::device::Device;
-use crate::i18n::{Key, Lang, LessonKey};
+use crate::i18n::{Key, Lang, LessonKey, MsgKey, Said};
 use crate::lesson::format::{Preset, View};
 use crate::lesson::{Following, Lesson, StepKind, Widget};
 
@@ -383,12 +383,13 @@ fn run_ui(
         return;
     }
     if let Some(why) = &following.failed {
-        ui.label(lang.fmt(LessonKey::MeasureFailed, &[("why", why)]));
+        ui.label(lang.fmt(LessonKey::MeasureFailed, &[("why", &why.text(lang))]));
     }
     if let Some(outcome) = &following.outcome {
         ui.label(lang.tr(LessonKey::MeasuredDone));
         if !outcome.notes.is_empty() {
-            let notes = outcome.notes.join("; ");
+            let notes = Said::join(&outcome.notes, MsgKey::ListSeparator);
+            let notes = notes.text(lang);
             ui.label(RichText::new(lang.fmt(LessonKey::MeasureNotes, &[("notes", &notes)])).weak());
         }
     }
@@ -478,7 +479,7 @@ fn try_ui(
             ui.label(lang.fmt(key, &args));
         }
         Some(Err(why)) => {
-            ui.label(lang.fmt(LessonKey::MeasureFailed, &[("why", why)]));
+            ui.label(lang.fmt(LessonKey::MeasureFailed, &[("why", &why.text(lang))]));
         }
         None => {}
     }

@@ -227,6 +227,7 @@ impl FileOpener {
         let mut browser = browser
             .title(lang.tr(title_key(kind)))
             .open_button_text(lang.tr(Key::OpenButton).into())
+            .save_button_text(lang.tr(Key::SaveButton).into())
             .cancel_button_text(lang.tr(Key::Cancel).into())
             .file_label_text(lang.tr(Key::FileLabel).into())
             .show_hidden_checkbox_text(lang.tr(Key::ShowHidden).into())

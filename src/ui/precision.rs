@@ -110,7 +110,7 @@ fn comparison_ui(
         return;
     };
     if let Some(message) = &c.failed {
-        ui.colored_label(ui.visuals().error_fg_color, message);
+        ui.colored_label(ui.visuals().error_fg_color, message.text(lang));
     }
     if c.runs.is_empty() {
         return;
