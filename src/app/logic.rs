@@ -5,11 +5,12 @@
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use super::{BatchScopeApp, install_fonts};
+use super::BatchScopeApp;
 use crate::train::worker::Event;
 use crate::train::{DeviceStatus, RunState};
 use crate::ui::LessonCommand;
 use crate::ui::UiCommand;
+use crate::ui::fonts::install_style;
 use crate::ui::mismatch::MismatchView;
 use crate::ui::open::OpenKind;
 use crate::ui::toolbar::RunButton;
@@ -18,7 +19,7 @@ impl BatchScopeApp {
     /// Takes in this frame's news and input; draws nothing.
     pub fn logic(&mut self, ctx: &egui::Context) {
         if !self.fonts_installed {
-            install_fonts(ctx);
+            install_style(ctx);
             self.fonts_installed = true;
         }
         if self.ctx.is_none() {

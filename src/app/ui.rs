@@ -23,6 +23,7 @@ impl BatchScopeApp {
         // What the lesson's step points at is framed wherever it is drawn this frame.
         let watched = state.lesson.as_ref().and_then(|f| f.current().watch);
         crate::ui::lesson::set_highlight(&ctx, watched);
+        crate::ui::plots::set_presenter(&ctx, state.presenter.on);
         egui::Panel::top("toolbar").show(ui, |ui| {
             let lessons = (&state.lessons, &state.lesson_places);
             let presenting = state.presenter.on;

@@ -174,6 +174,7 @@ strings! { Key {
     OpenFolderTitle => "Open an image folder (one sub-folder per class)", "打开图像文件夹（每个类别一个子文件夹）";
     OpenButton => "Open", "打开";
     SaveButton => "Save", "保存";
+    Log2Scale => "log2 scale", "log2 缩放系数";
     Cancel => "Cancel", "取消";
     FileLabel => "File:", "文件：";
     ShowHidden => "Show hidden", "显示隐藏文件";

@@ -3,9 +3,10 @@
 //! [`DeviceRun`] from the app's state; its own state is the boundary's texture.
 
 use egui::{Color32, RichText};
-use egui_plot::{Legend, Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
+use egui_plot::{Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
 
 use super::labels::{class_color, device_title, precision_label};
+use super::plots;
 use crate::backend::{AdapterSummary, TuningNote};
 use crate::data::{Dataset, Task};
 use crate::device::Device;
@@ -178,13 +179,27 @@ fn metrics_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
 fn curves_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, regression: bool) {
     let height = (ui.available_height() * 0.22).clamp(90.0, 200.0);
     // The same colour means the same series in both plots.
+    let width = plots::line_width(ui);
     let curve = |name: Key, points: &Curve, color: Color32| {
-        Line::new(lang.tr(name), PlotPoints::from(points.points().to_vec())).color(color)
+        Line::new(lang.tr(name), PlotPoints::from(points.points().to_vec()))
+            .color(color)
+            .width(width)
+    };
+    // Before the first log the axes show steps from 0 and a loss from 0 to 1, not ±0.03.
+    let empty = run.batch_loss.points().is_empty();
+    let fresh = |plot: Plot<'static>| {
+        if empty {
+            plot.include_x(10.0).include_y(1.0)
+        } else {
+            plot
+        }
     };
     ui.label(lang.tr(Key::Loss));
-    Plot::new(("loss", run.device))
+    fresh(plots::readable(Plot::new(("loss", run.device)), ui))
         .height(height)
-        .legend(Legend::default())
+        .legend(plots::legend(ui))
+        .include_x(0.0)
+        .include_y(0.0)
         .allow_scroll(false)
         .show(ui, |plot| {
             plot.line(curve(Key::BatchSeries, &run.batch_loss, BATCH_COLOR));
@@ -192,9 +207,10 @@ fn curves_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, regression: bool) {
             plot.line(curve(Key::TestSeries, &run.test_loss, TEST_COLOR));
         });
     ui.label(lang.tr(if regression { Key::R2 } else { Key::Accuracy }));
-    let mut plot = Plot::new(("accuracy", run.device))
+    let mut plot = fresh(plots::readable(Plot::new(("accuracy", run.device)), ui))
         .height(height)
-        .legend(Legend::default())
+        .legend(plots::legend(ui))
+        .include_x(0.0)
         .include_y(0.0)
         .include_y(1.0)
         .allow_scroll(false);
@@ -401,7 +417,7 @@ fn predictions_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: &Dataset
             (lo.min(f64::from(p[0])), hi.max(f64::from(p[0])))
         });
     let side = ui.available_height().min(ui.available_width()).max(160.0);
-    Plot::new(("predictions", run.device))
+    plots::readable(Plot::new(("predictions", run.device)), ui)
         .width(side)
         .height(side)
         .data_aspect(1.0)

@@ -4,7 +4,7 @@
 //! coloured against the best of each column.
 
 use egui::{Color32, RichText};
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
 use super::labels::{SIMULATED_COLOR, device_color};
@@ -307,12 +307,7 @@ fn plot_ui(
     simulated: Option<&SimulatedSweep>,
 ) {
     let numeric = results.sweep.values.iter().all(|v| v.number().is_some());
-    let power = |mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| {
-        format!("{:.3}", 10f64.powf(mark.value))
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_owned()
-    };
+    let power = crate::ui::plots::si_log10_tick;
     let names: Vec<String> = results.sweep.values.iter().map(Value::to_string).collect();
     let x_label = move |mark: egui_plot::GridMark, range: &std::ops::RangeInclusive<f64>| {
         if numeric {
@@ -331,9 +326,12 @@ fn plot_ui(
     ] {
         ui.label(lang.tr(key));
         let x_label = x_label.clone();
-        Plot::new(id)
+        let width = crate::ui::plots::line_width(ui);
+        crate::ui::plots::readable(Plot::new(id), ui)
+            .x_grid_spacer(egui_plot::log_grid_spacer(10))
+            .y_grid_spacer(egui_plot::log_grid_spacer(10))
             .height(170.0)
-            .legend(Legend::default())
+            .legend(crate::ui::plots::legend(ui))
             .x_axis_formatter(x_label)
             .y_axis_formatter(power)
             .allow_scroll(false)
@@ -356,7 +354,8 @@ fn plot_ui(
                     );
                     plot.line(
                         Line::new(name.clone(), PlotPoints::from(points.clone()))
-                            .color(device_color(device)),
+                            .color(device_color(device))
+                            .width(width),
                     );
                     plot.points(
                         Points::new(name, PlotPoints::from(points))
@@ -374,7 +373,8 @@ fn plot_ui(
                     plot.line(
                         Line::new(name.clone(), PlotPoints::from(points.clone()))
                             .color(SIMULATED_COLOR)
-                            .style(egui_plot::LineStyle::dashed_dense()),
+                            .style(egui_plot::LineStyle::dashed_dense())
+                            .width(width),
                     );
                     plot.points(
                         Points::new(name, PlotPoints::from(points))

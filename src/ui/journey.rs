@@ -538,7 +538,7 @@ fn timeline_ui(
                 ),
                 Align2::LEFT_CENTER,
                 lang.tr(Key::KernelsNotTimed),
-                FontId::proportional(11.0),
+                FontId::proportional(12.0),
                 visuals.weak_text_color(),
             );
         }
@@ -552,7 +552,7 @@ fn timeline_ui(
                 Pos2::new(x0 + 3.0, plot.top() + 2.0),
                 Align2::LEFT_TOP,
                 label,
-                FontId::proportional(11.0),
+                FontId::proportional(12.0),
                 visuals.text_color(),
             );
         }
@@ -581,7 +581,7 @@ fn timeline_ui(
                 r.left_center() + Vec2::new(3.0, 0.0),
                 Align2::LEFT_CENTER,
                 span_name(lang, s.name),
-                FontId::proportional(11.0),
+                FontId::proportional(12.0),
                 Color32::BLACK,
             );
         }

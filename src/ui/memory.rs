@@ -3,7 +3,7 @@
 //! model being set up, a batch-size sweep, and a few large models (all labelled estimated).
 
 use egui::{Pos2, Rect, RichText, Sense, Vec2};
-use egui_plot::{HLine, Legend, Line, Plot, PlotPoints};
+use egui_plot::{HLine, Line, Plot, PlotPoints};
 
 use super::command::UiCommand;
 use super::labels::{device_title, role_color, role_key};
@@ -147,19 +147,21 @@ fn device_ui(
             .iter()
             .map(|p| [p[0], mib(p[2])])
             .collect();
-        Plot::new(("memory", run.device))
+        let width = crate::ui::plots::line_width(ui);
+        crate::ui::plots::readable(Plot::new(("memory", run.device)), ui)
             .height(130.0)
-            .legend(Legend::default())
+            .legend(crate::ui::plots::legend(ui))
+            .include_x(0.0)
             .y_axis_label("MiB")
             // From zero, so a flat line reads as flat, not as noise around a value.
             .include_y(0.0)
             .include_y(mib(m.peak_reserved.max(m.budget.unwrap_or(0)) as f64) * 1.1)
             .allow_scroll(false)
             .show(ui, |plot| {
-                plot.line(Line::new(lang.tr(Key::AllocatedShort), allocated));
-                plot.line(Line::new(lang.tr(Key::ReservedShort), reserved));
+                plot.line(Line::new(lang.tr(Key::AllocatedShort), allocated).width(width));
+                plot.line(Line::new(lang.tr(Key::ReservedShort), reserved).width(width));
                 if let Some(b) = m.budget {
-                    plot.hline(HLine::new(lang.tr(Key::BudgetShort), mib(b as f64)));
+                    plot.hline(HLine::new(lang.tr(Key::BudgetShort), mib(b as f64)).width(width));
                 }
             });
     }
@@ -230,14 +232,14 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
             Pos2::new(x + (w - 12.0) / 2.0, rect.bottom() - 8.0),
             egui::Align2::CENTER_CENTER,
             format!("{batch}"),
-            egui::FontId::proportional(11.0),
+            egui::FontId::proportional(12.0),
             ui.visuals().text_color(),
         );
         painter.text(
             Pos2::new(x + (w - 12.0) / 2.0, y - 8.0),
             egui::Align2::CENTER_CENTER,
             format_bytes(e.total()),
-            egui::FontId::proportional(11.0),
+            egui::FontId::proportional(12.0),
             ui.visuals().text_color(),
         );
     }

@@ -24,6 +24,7 @@ pub mod model_setup;
 pub mod notices;
 pub mod op_kinds;
 pub mod open;
+pub mod plots;
 pub mod precision;
 pub mod presenter;
 pub mod preview;

@@ -4,7 +4,7 @@
 //! format takes per role.
 
 use egui::{Color32, RichText};
-use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points, Polygon, Text, VLine};
+use egui_plot::{Bar, BarChart, Line, Plot, PlotPoints, Points, Polygon, Text, VLine};
 
 use super::command::UiCommand;
 use super::labels::{
@@ -128,9 +128,11 @@ fn comparison_ui(
         ))
         .weak(),
     );
-    Plot::new("precision-compare")
+    let width = crate::ui::plots::line_width(ui);
+    crate::ui::plots::readable(Plot::new("precision-compare"), ui)
         .height(200.0)
-        .legend(Legend::default())
+        .legend(crate::ui::plots::legend(ui))
+        .include_x(0.0)
         .x_axis_label(lang.tr(Key::Step))
         .y_axis_label(lang.tr(Key::Loss))
         .include_y(0.0)
@@ -140,7 +142,8 @@ fn comparison_ui(
                 let points: PlotPoints = run.losses.iter().copied().collect();
                 plot.line(
                     Line::new(precision_label(lang, run.precision), points)
-                        .color(format_color(run.precision)),
+                        .color(format_color(run.precision))
+                        .width(width),
                 );
             }
         });
@@ -299,7 +302,7 @@ fn histogram_ui(
         fp16.min_positive_normal().log2() as f64,
     );
     let max = f64::from(fp16.max()).log2();
-    Plot::new(("precision-hist", run.device, role.index()))
+    crate::ui::plots::readable(Plot::new(("precision-hist", run.device, role.index())), ui)
         .height(150.0)
         .include_x(zero_x - 1.0)
         .include_x(f64::from(hi) + 1.0)
@@ -422,14 +425,15 @@ fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
         .map(|p| [p[0], log2(p[1])])
         .collect();
     let marks: PlotPoints = run.skip_marks.iter().map(|p| [p[0], log2(p[1])]).collect();
-    Plot::new(("loss-scale", run.device))
+    let width = crate::ui::plots::line_width(ui);
+    crate::ui::plots::readable(Plot::new(("loss-scale", run.device)), ui)
         .height(120.0)
-        .legend(Legend::default())
+        .legend(crate::ui::plots::legend(ui))
         .x_axis_label(lang.tr(Key::Step))
-        .y_axis_label("log2 scale")
+        .y_axis_label(lang.tr(Key::Log2Scale))
         .allow_scroll(false)
         .show(ui, |plot| {
-            plot.line(Line::new(lang.tr(Key::LossScaleShort), line));
+            plot.line(Line::new(lang.tr(Key::LossScaleShort), line).width(width));
             plot.points(
                 Points::new(lang.tr(Key::SkippedSteps), marks)
                     .radius(4.0)

@@ -68,7 +68,7 @@ impl Presenter {
             ctx.set_visuals(high_contrast());
         } else if let Some(zoom) = self.zoom_before.take() {
             ctx.set_zoom_factor(zoom);
-            ctx.set_visuals(egui::Visuals::dark());
+            ctx.set_visuals(crate::ui::fonts::readable_visuals());
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use egui::{Color32, RichText};
-use egui_plot::{Legend, Plot, Points};
+use egui_plot::{Plot, Points};
 
 use super::command::UiCommand;
 use super::labels::class_color;
@@ -147,9 +147,9 @@ impl PreviewPanel {
             ]
         };
         let range = table.target_range();
-        Plot::new("preview-scatter")
+        crate::ui::plots::readable(Plot::new("preview-scatter"), ui)
             .height(ui.available_height().clamp(240.0, 520.0))
-            .legend(Legend::default().follow_insertion_order(true))
+            .legend(crate::ui::plots::legend(ui).follow_insertion_order(true))
             .x_axis_label(table.feature_names[fx].clone())
             .y_axis_label(table.feature_names[fy].clone())
             .show(ui, |plot| match (table.task, range) {

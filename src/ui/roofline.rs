@@ -6,7 +6,7 @@
 //! measured columns are shown beside the prediction for comparison.
 
 use egui::{Color32, RichText};
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
 use super::labels::{op_name, profile_name};
@@ -442,19 +442,7 @@ fn roofline_ui(
             [intensity.log10(), attainable.log10()]
         })
         .collect();
-    let power = |mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| {
-        let v = 10f64.powf(mark.value);
-        if v >= 1.0 {
-            format!("{v:.0}")
-        } else if v >= 1e-3 {
-            format!("{v:.3}")
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_owned()
-        } else {
-            format!("{v:.0e}")
-        }
-    };
+    let power = crate::ui::plots::si_log10_tick;
     // One series of points per bound, and each point's op, for the hover label.
     let series: Vec<Series> = [Bound::Compute, Bound::Memory, Bound::Overhead]
         .into_iter()
@@ -503,9 +491,11 @@ fn roofline_ui(
         .map(|(name, _, _, labels)| (name.clone(), labels.clone()))
         .collect();
     ui.label(lang.tr(Key::SimAxes));
-    Plot::new("roofline")
+    crate::ui::plots::readable(Plot::new("roofline"), ui)
+        .x_grid_spacer(egui_plot::log_grid_spacer(10))
+        .y_grid_spacer(egui_plot::log_grid_spacer(10))
         .height(260.0)
-        .legend(Legend::default())
+        .legend(crate::ui::plots::legend(ui))
         .x_axis_formatter(power)
         .y_axis_formatter(power)
         .allow_scroll(false)
