@@ -109,12 +109,19 @@ impl BatchScopeApp {
                 self.state.presenter.blank = false;
             }
             UiCommand::ToggleBlank => self.state.presenter.blank ^= true,
-            UiCommand::ExportScreenshot => {
+            UiCommand::ExportScreenshot | UiCommand::ExportPlotScreenshot(_) => {
+                self.state.screenshot_crop = match command {
+                    UiCommand::ExportPlotScreenshot(rect) => Some(rect),
+                    _ => None,
+                };
                 self.panels
                     .opener
                     .start(OpenKind::SaveScreenshot, lang, self.notify());
             }
-            UiCommand::SaveScreenshot(path) => self.save_screenshot(path),
+            UiCommand::SaveScreenshot(path) => {
+                let crop = self.state.screenshot_crop.take();
+                self.save_screenshot(path, crop);
+            }
             UiCommand::AskSession { save } => {
                 let kind = if save {
                     OpenKind::SaveSession

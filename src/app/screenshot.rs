@@ -1,13 +1,18 @@
-//! A screenshot of the window, saved as PNG for a teacher's slides: the window's next frame is
-//! asked of the integration, which hands its pixels to a callback that writes the file.
+//! A screenshot of the window or of one plot, saved as PNG for a teacher's slides: the window's
+//! next frame is asked of the integration, which hands its pixels to a callback that cuts out
+//! the plot, if one was chosen, and writes the file.
 
 use super::BatchScopeApp;
 use crate::i18n::LessonKey;
 
 impl BatchScopeApp {
     /// Asks the window for a picture of its next frame and saves it at `path` as PNG (with the
-    /// `.png` extension added where the name has none).
-    pub(super) fn save_screenshot(&mut self, mut path: std::path::PathBuf) {
+    /// `.png` extension added where the name has none), cut to `crop` (in points) if given.
+    pub(super) fn save_screenshot(
+        &mut self,
+        mut path: std::path::PathBuf,
+        crop: Option<egui::Rect>,
+    ) {
         let Some(ctx) = self.ctx.clone() else {
             return;
         };
@@ -17,7 +22,12 @@ impl BatchScopeApp {
         let (sender, receiver) = std::sync::mpsc::channel();
         self.jobs.screenshot = Some(receiver);
         let wake = ctx.clone();
+        let pixels_per_point = ctx.pixels_per_point();
         ctx.request_screenshot(move |image| {
+            let image = match crop {
+                Some(rect) => std::sync::Arc::new(cut(&image, rect, pixels_per_point)),
+                None => image,
+            };
             let saved = save_png(&image, &path).map(|()| path);
             // The window may have closed meanwhile: nobody to tell.
             let _ = sender.send(saved);
@@ -40,6 +50,20 @@ impl BatchScopeApp {
             Err(why) => lang.fmt(LessonKey::ScreenshotFailed, &[("why", &why)]),
         });
     }
+}
+
+/// The part of `image` under `rect` (in points), kept within the image.
+fn cut(image: &egui::ColorImage, rect: egui::Rect, pixels_per_point: f32) -> egui::ColorImage {
+    let [width, height] = image.size;
+    let to_pixel =
+        |v: f32, most: usize| ((v * pixels_per_point).round().max(0.0) as usize).min(most);
+    let (x0, x1) = (to_pixel(rect.min.x, width), to_pixel(rect.max.x, width));
+    let (y0, y1) = (to_pixel(rect.min.y, height), to_pixel(rect.max.y, height));
+    if x1 <= x0 || y1 <= y0 {
+        // The plot scrolled out of the window meanwhile: the whole window rather than nothing.
+        return image.clone();
+    }
+    image.region_by_pixels([x0, y0], [x1 - x0, y1 - y0])
 }
 
 /// Writes `image` as PNG.
@@ -73,5 +97,25 @@ mod tests {
         // A folder where a file should be: the reason, not a panic.
         let error = super::save_png(&image, &std::env::temp_dir()).expect_err("a folder");
         assert!(!error.is_empty());
+    }
+
+    #[test]
+    fn a_plots_picture_is_cut_from_the_window_at_the_screens_scale() {
+        let mut image = egui::ColorImage::filled([20, 10], egui::Color32::BLACK);
+        // The plot at (2, 1)–(6, 4) in points is (4, 2)–(12, 8) in pixels at a scale of 2.
+        for y in 2..8 {
+            for x in 4..12 {
+                image.pixels[y * 20 + x] = egui::Color32::WHITE;
+            }
+        }
+        let rect = egui::Rect::from_min_max(egui::pos2(2.0, 1.0), egui::pos2(6.0, 4.0));
+        let plot = super::cut(&image, rect, 2.0);
+        assert_eq!(plot.size, [8, 6]);
+        assert!(plot.pixels.iter().all(|&p| p == egui::Color32::WHITE));
+        // Partly outside the window: cut to what is inside; wholly outside: the whole window.
+        let edge = egui::Rect::from_min_max(egui::pos2(8.0, 3.0), egui::pos2(30.0, 30.0));
+        assert_eq!(super::cut(&image, edge, 2.0).size, [4, 4]);
+        let gone = egui::Rect::from_min_max(egui::pos2(40.0, 40.0), egui::pos2(50.0, 50.0));
+        assert_eq!(super::cut(&image, gone, 2.0).size, [20, 10]);
     }
 }

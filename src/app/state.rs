@@ -127,6 +127,8 @@ pub struct AppState {
     pub presenter: crate::ui::presenter::Presenter,
     /// What the last screenshot did (saved where, or why not).
     pub screenshot_note: Option<String>,
+    /// The plot the next screenshot is cut to (its rectangle in points); `None`: the window.
+    pub screenshot_crop: Option<egui::Rect>,
 }
 
 impl AppState {
@@ -159,6 +161,7 @@ impl AppState {
             lesson_error: None,
             presenter: crate::ui::presenter::Presenter::default(),
             screenshot_note: None,
+            screenshot_crop: None,
         }
     }
 

@@ -332,6 +332,9 @@ impl BatchScopeApp {
         if let Some(chosen) = panels.opener.show(&ctx) {
             commands.push(UiCommand::chosen(chosen));
         }
+        if let Some(rect) = crate::ui::plots::take_plot_shot(&ctx) {
+            commands.push(UiCommand::ExportPlotScreenshot(rect));
+        }
         drop_overlay_ui(&ctx, lang);
         if state.presenter.on && state.presenter.blank {
             crate::ui::presenter::blank_ui(&ctx, lang);

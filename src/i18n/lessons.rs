@@ -46,7 +46,8 @@ super::lang::strings! { LessonKey {
     ZoomHint => "Ctrl+ / Ctrl− zoom", "Ctrl+ / Ctrl− 缩放";
     LessonKeys => "Keys: → / Space next step · ← back · F5 presenter", "按键：→ / 空格 下一步 · ← 上一步 · F5 演示模式";
     Screenshot => "Screenshot…", "截图…";
-    ScreenshotTip => "Save the window as a PNG image, for slides.", "把窗口保存为 PNG 图片，用于幻灯片。";
+    ScreenshotTip => "Save the window as a PNG image, for slides. To save one plot alone, right-click it.", "把窗口保存为 PNG 图片，用于幻灯片。只保存一张图：在图上单击右键。";
+    SavePlot => "Save this plot as PNG…", "将此图保存为 PNG…";
     ScreenshotSaved => "Screenshot saved: {path}", "截图已保存：{path}";
     ScreenshotFailed => "The screenshot could not be saved: {why}", "无法保存截图：{why}";
     SaveSession => "Save session…", "保存会话…";

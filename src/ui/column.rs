@@ -195,7 +195,7 @@ fn curves_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, regression: bool) {
         }
     };
     ui.label(lang.tr(Key::Loss));
-    fresh(plots::readable(Plot::new(("loss", run.device)), ui))
+    let shown = fresh(plots::readable(Plot::new(("loss", run.device)), ui))
         .height(height)
         .legend(plots::legend(ui))
         .include_x(0.0)
@@ -206,6 +206,7 @@ fn curves_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, regression: bool) {
             plot.line(curve(Key::TrainSeries, &run.train_loss, TRAIN_COLOR));
             plot.line(curve(Key::TestSeries, &run.test_loss, TEST_COLOR));
         });
+    crate::ui::plots::offer_png(ui, &shown.response, lang);
     ui.label(lang.tr(if regression { Key::R2 } else { Key::Accuracy }));
     let mut plot = fresh(plots::readable(Plot::new(("accuracy", run.device)), ui))
         .height(height)
@@ -219,10 +220,11 @@ fn curves_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, regression: bool) {
         // matters stays readable (drag or zoom to see the rest; the figures above are exact).
         plot = plot.default_y_bounds(-1.0, 1.05);
     }
-    plot.show(ui, |plot| {
+    let shown = plot.show(ui, |plot| {
         plot.line(curve(Key::TrainSeries, &run.train_metric, TRAIN_COLOR));
         plot.line(curve(Key::TestSeries, &run.test_metric, TEST_COLOR));
     });
+    crate::ui::plots::offer_png(ui, &shown.response, lang);
 }
 
 impl ColumnPanel {
@@ -417,7 +419,7 @@ fn predictions_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: &Dataset
             (lo.min(f64::from(p[0])), hi.max(f64::from(p[0])))
         });
     let side = ui.available_height().min(ui.available_width()).max(160.0);
-    plots::readable(Plot::new(("predictions", run.device)), ui)
+    let shown = plots::readable(Plot::new(("predictions", run.device)), ui)
         .width(side)
         .height(side)
         .data_aspect(1.0)
@@ -439,6 +441,7 @@ fn predictions_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: &Dataset
                     .color(TEST_COLOR),
             );
         });
+    crate::ui::plots::offer_png(ui, &shown.response, lang);
 }
 
 /// The stop condition reached, and the time to reach it, end to end.

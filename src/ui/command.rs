@@ -148,6 +148,8 @@ pub enum UiCommand {
     ToggleFullscreen,
     /// Ask where to save a screenshot of the window.
     ExportScreenshot,
+    /// Ask where to save a picture of one plot (its rectangle in points).
+    ExportPlotScreenshot(egui::Rect),
     /// Save a screenshot of the window's next frame here, as PNG.
     SaveScreenshot(PathBuf),
     /// Ask for a session file to open (`save`: where to save the session).

@@ -327,7 +327,7 @@ fn plot_ui(
         ui.label(lang.tr(key));
         let x_label = x_label.clone();
         let width = crate::ui::plots::line_width(ui);
-        crate::ui::plots::readable(Plot::new(id), ui)
+        let shown = crate::ui::plots::readable(Plot::new(id), ui)
             .x_grid_spacer(egui_plot::log_grid_spacer(10))
             .y_grid_spacer(egui_plot::log_grid_spacer(10))
             .height(170.0)
@@ -396,6 +396,7 @@ fn plot_ui(
                     }
                 }
             });
+        crate::ui::plots::offer_png(ui, &shown.response, lang);
     }
 }
 

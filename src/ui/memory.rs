@@ -148,7 +148,7 @@ fn device_ui(
             .map(|p| [p[0], mib(p[2])])
             .collect();
         let width = crate::ui::plots::line_width(ui);
-        crate::ui::plots::readable(Plot::new(("memory", run.device)), ui)
+        let shown = crate::ui::plots::readable(Plot::new(("memory", run.device)), ui)
             .height(130.0)
             .legend(crate::ui::plots::legend(ui))
             .include_x(0.0)
@@ -164,6 +164,7 @@ fn device_ui(
                     plot.hline(HLine::new(lang.tr(Key::BudgetShort), mib(b as f64)).width(width));
                 }
             });
+        crate::ui::plots::offer_png(ui, &shown.response, lang);
     }
 }
 

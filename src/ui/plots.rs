@@ -26,6 +26,42 @@ pub fn presenter(ctx: &Context) -> bool {
     ctx.data(|d| d.get_temp(presenter_id())).unwrap_or(false)
 }
 
+fn plot_shot_id() -> Id {
+    Id::unique("batchscope-plots-shot")
+}
+
+/// Offers a right-click menu on a plot just shown in `ui` to save it alone as a PNG, with its
+/// axes: the choice is kept for the app to take with [`take_plot_shot`] (the plots' functions
+/// have no command list).
+pub fn offer_png(ui: &Ui, response: &egui::Response, lang: crate::i18n::Lang) {
+    // The plot's own response covers the area inside the axes; the y axis's labels lie to its
+    // left from the layout's edge, the x axis's below it down to what the layout holds now.
+    let placed = ui.min_rect();
+    let rect = egui::Rect::from_min_max(
+        egui::pos2(placed.left().min(response.rect.left()), response.rect.top()),
+        egui::pos2(
+            response.rect.right(),
+            placed.bottom().max(response.rect.bottom()),
+        ),
+    );
+    response.context_menu(|ui| {
+        if ui
+            .button(lang.tr(crate::i18n::LessonKey::SavePlot))
+            .clicked()
+        {
+            ui.ctx()
+                .data_mut(|d| d.insert_temp(plot_shot_id(), Some(rect)));
+            ui.close();
+        }
+    });
+}
+
+/// The plot whose picture the user asked for this frame, once: its rectangle in points.
+pub fn take_plot_shot(ctx: &Context) -> Option<egui::Rect> {
+    ctx.data_mut(|d| d.remove_temp::<Option<egui::Rect>>(plot_shot_id()))
+        .flatten()
+}
+
 /// The width of a plotted line: thicker at a projector.
 pub fn line_width(ui: &Ui) -> f32 {
     if presenter(ui.ctx()) { 3.5 } else { 1.75 }
@@ -178,6 +214,41 @@ fn si_scale(magnitude: f64) -> (f64, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A right-click on a plot offers to save it alone; choosing that hands its rectangle to the
+    /// app once.
+    #[test]
+    fn a_plots_menu_asks_for_its_own_picture() {
+        use crate::i18n::{Lang, LessonKey};
+        use egui_kittest::kittest::Queryable as _;
+        let mut h = crate::ui::testing::harness(
+            |ui, shown: &mut Option<egui::Rect>| {
+                let plot = readable(Plot::new("test-plot"), ui)
+                    .height(200.0)
+                    .width(300.0);
+                let response = plot.show(ui, |_| {}).response;
+                offer_png(ui, &response, Lang::Zh);
+                *shown = Some(ui.min_rect());
+            },
+            None,
+        );
+        h.run();
+        let rect = h.state().expect("drawn");
+        for pressed in [true, false] {
+            h.event(egui::Event::PointerButton {
+                pos: rect.center(),
+                button: egui::PointerButton::Secondary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            });
+        }
+        h.run();
+        assert_eq!(take_plot_shot(&h.ctx), None, "nothing chosen yet");
+        h.get_by_label(Lang::Zh.tr(LessonKey::SavePlot)).click();
+        h.run();
+        assert_eq!(take_plot_shot(&h.ctx), Some(rect));
+        assert_eq!(take_plot_shot(&h.ctx), None, "taken once");
+    }
 
     fn tick(value: f64, step: f64) -> String {
         si_tick(

@@ -129,7 +129,7 @@ fn comparison_ui(
         .weak(),
     );
     let width = crate::ui::plots::line_width(ui);
-    crate::ui::plots::readable(Plot::new("precision-compare"), ui)
+    let shown = crate::ui::plots::readable(Plot::new("precision-compare"), ui)
         .height(200.0)
         .legend(crate::ui::plots::legend(ui))
         .include_x(0.0)
@@ -147,6 +147,7 @@ fn comparison_ui(
                 );
             }
         });
+    crate::ui::plots::offer_png(ui, &shown.response, lang);
     egui::Grid::new("compare-table")
         .striped(true)
         .show(ui, |ui| {
@@ -302,58 +303,60 @@ fn histogram_ui(
         fp16.min_positive_normal().log2() as f64,
     );
     let max = f64::from(fp16.max()).log2();
-    crate::ui::plots::readable(Plot::new(("precision-hist", run.device, role.index())), ui)
-        .height(150.0)
-        .include_x(zero_x - 1.0)
-        .include_x(f64::from(hi) + 1.0)
-        .include_y(0.0)
-        .include_y(top)
-        .x_axis_label("log2 |x|")
-        .y_axis_label("%")
-        .allow_scroll(false)
-        .allow_drag(false)
-        .allow_zoom(false)
-        .show(ui, |plot| {
-            plot.polygon(zone(f64::from(lo) - 0.5, sub_lo - 1.0, LOST, "FP16 → 0"));
-            plot.polygon(zone(sub_lo - 1.0, norm_lo, SUBNORMAL, "FP16 subnormal"));
-            plot.polygon(zone(max, f64::from(hi) + 1.0, LOST, "FP16 → ∞"));
-            for (x, name) in [
-                (sub_lo, "FP16 5.96e-8"),
-                (norm_lo, "FP16 6.10e-5"),
-                (max, "FP16 65504"),
-            ] {
-                plot.vline(VLine::new(name, x).color(Color32::from_rgb(239, 83, 80)));
-            }
-            plot.bar_chart(
-                BarChart::new(lang.tr(key), bars)
-                    .color(role_color(role))
-                    .element_formatter(Box::new(|bar, _| {
-                        format!(
-                            "2^{} .. 2^{}: {:.1}%",
-                            bar.argument - 0.5,
-                            bar.argument + 0.5,
-                            bar.value
-                        )
-                    })),
-            );
-            plot.bar_chart(BarChart::new("0", vec![zero_bar]));
-            plot.text(Text::new("0", [zero_x, top * 0.92].into(), "0"));
-            // BF16's limits, where the axis reaches them; otherwise named at its edges.
-            let bf16 = Color32::from_rgb(102, 187, 106);
-            for e in BF16_LIMITS {
-                if (lo..=hi).contains(&e) {
-                    plot.vline(VLine::new("BF16", f64::from(e)).color(bf16));
+    let shown =
+        crate::ui::plots::readable(Plot::new(("precision-hist", run.device, role.index())), ui)
+            .height(150.0)
+            .include_x(zero_x - 1.0)
+            .include_x(f64::from(hi) + 1.0)
+            .include_y(0.0)
+            .include_y(top)
+            .x_axis_label("log2 |x|")
+            .y_axis_label("%")
+            .allow_scroll(false)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .show(ui, |plot| {
+                plot.polygon(zone(f64::from(lo) - 0.5, sub_lo - 1.0, LOST, "FP16 → 0"));
+                plot.polygon(zone(sub_lo - 1.0, norm_lo, SUBNORMAL, "FP16 subnormal"));
+                plot.polygon(zone(max, f64::from(hi) + 1.0, LOST, "FP16 → ∞"));
+                for (x, name) in [
+                    (sub_lo, "FP16 5.96e-8"),
+                    (norm_lo, "FP16 6.10e-5"),
+                    (max, "FP16 65504"),
+                ] {
+                    plot.vline(VLine::new(name, x).color(Color32::from_rgb(239, 83, 80)));
                 }
-            }
-            if lo > BF16_LIMITS[0] {
-                let at = [f64::from(lo) + 4.0, top * 0.75];
-                plot.text(Text::new("bf16-low", at.into(), "◀ BF16 2^-133").color(bf16));
-            }
-            if hi < BF16_LIMITS[2] {
-                let at = [f64::from(hi) - 3.0, top * 0.75];
-                plot.text(Text::new("bf16-high", at.into(), "2^128 ▶").color(bf16));
-            }
-        });
+                plot.bar_chart(
+                    BarChart::new(lang.tr(key), bars)
+                        .color(role_color(role))
+                        .element_formatter(Box::new(|bar, _| {
+                            format!(
+                                "2^{} .. 2^{}: {:.1}%",
+                                bar.argument - 0.5,
+                                bar.argument + 0.5,
+                                bar.value
+                            )
+                        })),
+                );
+                plot.bar_chart(BarChart::new("0", vec![zero_bar]));
+                plot.text(Text::new("0", [zero_x, top * 0.92].into(), "0"));
+                // BF16's limits, where the axis reaches them; otherwise named at its edges.
+                let bf16 = Color32::from_rgb(102, 187, 106);
+                for e in BF16_LIMITS {
+                    if (lo..=hi).contains(&e) {
+                        plot.vline(VLine::new("BF16", f64::from(e)).color(bf16));
+                    }
+                }
+                if lo > BF16_LIMITS[0] {
+                    let at = [f64::from(lo) + 4.0, top * 0.75];
+                    plot.text(Text::new("bf16-low", at.into(), "◀ BF16 2^-133").color(bf16));
+                }
+                if hi < BF16_LIMITS[2] {
+                    let at = [f64::from(hi) - 3.0, top * 0.75];
+                    plot.text(Text::new("bf16-high", at.into(), "2^128 ▶").color(bf16));
+                }
+            });
+    crate::ui::plots::offer_png(ui, &shown.response, lang);
     let lost = |r: &crate::precision::RangeReport| {
         (percent(r.underflow_share()), percent(r.overflow_share()))
     };
@@ -426,7 +429,7 @@ fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
         .collect();
     let marks: PlotPoints = run.skip_marks.iter().map(|p| [p[0], log2(p[1])]).collect();
     let width = crate::ui::plots::line_width(ui);
-    crate::ui::plots::readable(Plot::new(("loss-scale", run.device)), ui)
+    let shown = crate::ui::plots::readable(Plot::new(("loss-scale", run.device)), ui)
         .height(120.0)
         .legend(crate::ui::plots::legend(ui))
         .x_axis_label(lang.tr(Key::Step))
@@ -440,6 +443,7 @@ fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
                     .color(Color32::from_rgb(239, 83, 80)),
             );
         });
+    crate::ui::plots::offer_png(ui, &shown.response, lang);
 }
 
 /// Bytes per role in each format for the set-up model, from the estimator.

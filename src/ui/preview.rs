@@ -147,7 +147,7 @@ impl PreviewPanel {
             ]
         };
         let range = table.target_range();
-        crate::ui::plots::readable(Plot::new("preview-scatter"), ui)
+        let shown = crate::ui::plots::readable(Plot::new("preview-scatter"), ui)
             .height(ui.available_height().clamp(240.0, 520.0))
             .legend(crate::ui::plots::legend(ui).follow_insertion_order(true))
             .x_axis_label(table.feature_names[fx].clone())
@@ -190,6 +190,7 @@ impl PreviewPanel {
                     }
                 }
             });
+        crate::ui::plots::offer_png(ui, &shown.response, lang);
     }
 
     fn image_grid_ui(&mut self, ui: &mut egui::Ui, lang: Lang, table: &Arc<Table>) {

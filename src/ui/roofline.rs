@@ -491,7 +491,7 @@ fn roofline_ui(
         .map(|(name, _, _, labels)| (name.clone(), labels.clone()))
         .collect();
     ui.label(lang.tr(Key::SimAxes));
-    crate::ui::plots::readable(Plot::new("roofline"), ui)
+    let shown = crate::ui::plots::readable(Plot::new("roofline"), ui)
         .x_grid_spacer(egui_plot::log_grid_spacer(10))
         .y_grid_spacer(egui_plot::log_grid_spacer(10))
         .height(260.0)
@@ -530,6 +530,7 @@ fn roofline_ui(
                 );
             }
         });
+    crate::ui::plots::offer_png(ui, &shown.response, lang);
     ui.label(
         RichText::new(lang.fmt(
             Key::SimRoofNote,
