@@ -249,7 +249,15 @@ impl ProbeKind {
                 let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
                 per_device(&parts)
             }
-            ProbeKind::Simulate => plain(&["profile", "samples_per_s", "step_ms"]),
+            ProbeKind::Simulate => plain(&[
+                "profile",
+                "samples_per_s",
+                "step_ms",
+                "copy_share",
+                "kernel_share",
+                "launch_share",
+                "kernels_per_step",
+            ]),
         }
     }
 }
@@ -400,6 +408,9 @@ pub struct Step {
     pub choices: Vec<Text>,
     /// Predict: the figure the answer is read from; Try: the figure that should move.
     pub figure: Option<String>,
+    /// Predict: where `figure` cannot be measured (no GPU to open), the figure the answer is
+    /// read from instead, a simulated one; the lesson then says the answer is the simulator's.
+    pub without_gpu: Option<String>,
     /// Predict: choice `i` is right when the figure lies between `bounds[i-1]` and `bounds[i]`.
     #[serde(default)]
     pub bounds: Vec<f64>,
@@ -592,6 +603,9 @@ fn check_step(step: &Step, known: &[String]) -> Result<(), String> {
                 return Err("a prediction needs the `figure` its answer is read from".into());
             };
             check_expr(figure, known)?;
+            if let Some(instead) = &step.without_gpu {
+                check_expr(instead, known)?;
+            }
             if step.choices.len() < 2 || step.choices.len() > 6 {
                 return Err("a prediction has 2 to 6 choices".into());
             }

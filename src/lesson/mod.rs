@@ -75,9 +75,21 @@ impl Step {
 
     /// A prediction's right choice (0-based), read from this run's figures.
     pub fn right_choice(&self, figures: &Figures) -> Option<usize> {
-        let expr = Expr::parse(self.figure.as_deref()?).ok()?;
-        let x = figures.number(&expr)?;
-        Some(self.bounds.iter().filter(|&&b| x >= b).count())
+        self.answer(figures).map(|(choice, _)| choice)
+    }
+
+    /// A prediction's right choice (0-based) and whether it was read from a simulated figure:
+    /// from `figure`, or where this run could not measure it, from `without_gpu`.
+    pub fn answer(&self, figures: &Figures) -> Option<(usize, bool)> {
+        [self.figure.as_deref(), self.without_gpu.as_deref()]
+            .into_iter()
+            .flatten()
+            .find_map(|text| {
+                let figure = figures.eval(&Expr::parse(text).ok()?)?;
+                let x = figure.quantity.number()?;
+                let choice = self.bounds.iter().filter(|&&b| x >= b).count();
+                Some((choice, figure.simulated))
+            })
     }
 }
 
@@ -147,5 +159,22 @@ zh = "CPU {speed.cpu.samples_per_s}"
             assert_eq!(step.right_choice(&f), Some(right), "{x}");
         }
         assert_eq!(step.right_choice(&Figures::default()), None);
+    }
+
+    /// Without a GPU to measure, a prediction is answered by the simulator's figure and says
+    /// so; a measured figure, where there is one, comes first.
+    #[test]
+    fn without_a_gpu_the_simulators_figure_answers_and_is_marked() {
+        let mut step = explain();
+        step.figure = Some("speed.gpu.samples_per_s / speed.cpu.samples_per_s".to_owned());
+        step.without_gpu = Some("sim.samples_per_s / speed.cpu.samples_per_s".to_owned());
+        step.bounds = vec![0.8, 1.25];
+        let mut f = Figures::default();
+        f.measured("speed.cpu.samples_per_s", Quantity::SamplesPerS(1000.0));
+        assert_eq!(step.answer(&f), None, "nothing to answer with");
+        f.simulated("sim.samples_per_s", Quantity::SamplesPerS(5000.0));
+        assert_eq!(step.answer(&f), Some((2, true)));
+        f.measured("speed.gpu.samples_per_s", Quantity::SamplesPerS(100.0));
+        assert_eq!(step.answer(&f), Some((0, false)));
     }
 }

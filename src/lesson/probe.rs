@@ -561,6 +561,7 @@ fn sweep_figures(results: &sweep::Results, name: &str, figures: &mut Figures) {
 
 /// The simulator's prediction of `session`'s step on profile `id`: every figure simulated.
 fn simulate(session: &Session, id: &str, name: &str, figures: &mut Figures) -> Result<(), String> {
+    use crate::sim::cost::{Bound, OpKind};
     let profiles = crate::sim::profile::shipped();
     let profile = profiles
         .iter()
@@ -585,5 +586,28 @@ fn simulate(session: &Session, id: &str, name: &str, figures: &mut Figures) -> R
         Quantity::SamplesPerS(p.samples_per_s),
     );
     figures.simulated(format!("{name}.step_ms"), Quantity::Ms(p.step_time_ms));
+    // Where the predicted step goes: the batch's copy over the link, and the kernels whose time
+    // is their launch (the ones a faster chip would not speed up).
+    let share = |keep: &dyn Fn(&crate::sim::cost::OpCost) -> bool| {
+        let ms: f64 = p.ops.iter().filter(|o| keep(o)).map(|o| o.time_ms).sum();
+        Quantity::Share(ms / p.step_time_ms.max(f64::MIN_POSITIVE))
+    };
+    figures.simulated(
+        format!("{name}.copy_share"),
+        share(&|o| o.op.kind == OpKind::Copy),
+    );
+    figures.simulated(
+        format!("{name}.kernel_share"),
+        share(&|o| o.op.kind != OpKind::Copy),
+    );
+    figures.simulated(
+        format!("{name}.launch_share"),
+        share(&|o| o.op.kind != OpKind::Copy && o.bound == Bound::Overhead),
+    );
+    let kernels = p.ops.iter().filter(|o| o.op.kind != OpKind::Copy).count();
+    figures.simulated(
+        format!("{name}.kernels_per_step"),
+        Quantity::Number(kernels as f64),
+    );
     Ok(())
 }

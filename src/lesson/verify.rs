@@ -86,16 +86,11 @@ pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) 
                     [Err(m), _] | [_, Err(m)] => report.missing = m,
                 }
             }
-            StepKind::Predict => match step.right_choice(&outcome.figures) {
-                Some(i) => {
+            StepKind::Predict => match step.answer(&outcome.figures) {
+                Some((i, simulated)) => {
                     let c = &step.choices[i];
                     report.answer = Some([c.en.clone(), c.zh.clone()]);
-                    report.answer_simulated = step
-                        .figure
-                        .as_deref()
-                        .and_then(|f| Expr::parse(f).ok())
-                        .and_then(|e| outcome.figures.eval(&e))
-                        .is_some_and(|f| f.simulated);
+                    report.answer_simulated = simulated;
                 }
                 None => report.missing = step.figure.iter().cloned().collect(),
             },

@@ -340,7 +340,7 @@ fn predict_ui(
         ui.label(RichText::new(lang.tr(LessonKey::ChooseAnswer)).weak());
         return;
     };
-    let Some(right) = step.right_choice(&outcome.figures) else {
+    let Some((right, simulated)) = step.answer(&outcome.figures) else {
         let names = step.figure.clone().unwrap_or_default();
         ui.label(lang.fmt(LessonKey::NotMeasuredHere, &[("names", &names)]));
         return;
@@ -351,12 +351,6 @@ fn predict_ui(
         let answer = step.choices[right].get(lang);
         ui.label(RichText::new(lang.fmt(LessonKey::PredictWrong, &[("answer", &answer)])).strong());
     }
-    let simulated = step
-        .figure
-        .as_deref()
-        .and_then(|f| crate::lesson::Expr::parse(f).ok())
-        .and_then(|e| outcome.figures.eval(&e))
-        .is_some_and(|f| f.simulated);
     if simulated {
         ui.label(RichText::new(lang.tr(LessonKey::AnswerFromSimulator)).weak());
     }
@@ -540,6 +534,9 @@ mod tests {
             figures.measured("speed.slower", Quantity::Text("GPU".into()));
             figures.measured("speed.speedup", Quantity::Ratio(100.0));
             figures.measured("adapter.name", Quantity::Text("llvmpipe".into()));
+            figures.measured("sim.profile", Quantity::Text("NVIDIA T4".into()));
+            figures.simulated("sim.samples_per_s", Quantity::SamplesPerS(4e5));
+            figures.simulated("sim.launch_share", Quantity::Share(0.75));
             f.outcome = Some(Outcome {
                 figures,
                 gpu: GpuPresence::Software,
@@ -595,6 +592,14 @@ mod tests {
         assert!(
             harness
                 .query_by_label_contains("the CPU was 100× as fast as the GPU")
+                .is_some()
+        );
+        // Beside the software adapter's truth, the simulator's prediction, marked simulated.
+        assert!(
+            harness
+                .query_by_label_contains(
+                    "the simulator predicts 400.0 k samples/s (simulated) on an NVIDIA T4"
+                )
                 .is_some()
         );
         let harness = drawn(following(3, false), Lang::Zh);
