@@ -29,6 +29,7 @@ mod tests {
         "egui",
         "PyTorch",
         "NumPy",
+        "PCIe",
         "TensorFlow",
         "Keras",
         "JAX",
