@@ -105,10 +105,18 @@ impl BatchScopeApp {
             UiCommand::CancelCalibration => self.cancel_calibration(),
             UiCommand::Lesson(command) => self.lesson_command(command),
             UiCommand::SetPresenter(on) => {
-                self.state.presenter.on = on;
-                self.state.presenter.blank = false;
+                let presenter = &mut self.state.presenter;
+                if on && !presenter.on {
+                    presenter.since = Some(std::time::Instant::now());
+                }
+                presenter.on = on;
+                presenter.blank = false;
+                if !on {
+                    presenter.notes = false;
+                }
             }
             UiCommand::ToggleBlank => self.state.presenter.blank ^= true,
+            UiCommand::ToggleSpeakerNotes => self.state.presenter.notes ^= true,
             UiCommand::ExportScreenshot | UiCommand::ExportPlotScreenshot(_) => {
                 self.state.screenshot_crop = match command {
                     UiCommand::ExportPlotScreenshot(rect) => Some(rect),

@@ -162,6 +162,38 @@ mod presenter_tests {
         assert!(harness.query_by_label("Setup").is_some());
     }
 
+    /// N opens the speaker notes in presenter mode (here embedded, as egui shows a second
+    /// viewport where the integration has none), with the open lesson's step; N closes them, and
+    /// leaving presenter mode closes them too.
+    #[test]
+    fn n_opens_the_speaker_notes_with_the_lessons_step() {
+        let mut harness = drawn(1280.0);
+        harness.state_mut().apply(crate::ui::UiCommand::Lesson(
+            crate::ui::LessonCommand::Open("first-run".into()),
+        ));
+        harness.key_press(egui::Key::N);
+        harness.run_steps(2);
+        assert!(
+            !harness.state().state.presenter.notes,
+            "only in presenter mode"
+        );
+        harness.key_press(egui::Key::F5);
+        harness.run_steps(2);
+        harness.key_press(egui::Key::N);
+        harness.run_steps(3);
+        assert!(harness.state().state.presenter.notes);
+        assert!(harness.query_by_label_contains("Presenting for").is_some());
+        assert!(harness.query_by_label("Next, step 2:").is_some());
+        harness.key_press(egui::Key::N);
+        harness.run_steps(3);
+        assert!(harness.query_by_label_contains("Presenting for").is_none());
+        harness.key_press(egui::Key::N);
+        harness.key_press(egui::Key::Escape);
+        harness.run_steps(3);
+        assert!(!harness.state().state.presenter.notes);
+        assert!(harness.query_by_label_contains("Presenting for").is_none());
+    }
+
     #[test]
     fn below_1100_px_the_gpu_column_goes_under_the_cpu_column() {
         let heading = |harness: &Harness<'_, BatchScopeApp>, name: &str| {

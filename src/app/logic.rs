@@ -152,7 +152,8 @@ impl BatchScopeApp {
         });
     }
 
-    /// F5 turns presenter mode on and off; in it, B blanks the screen, F fills it, Esc leaves.
+    /// F5 turns presenter mode on and off; in it, B blanks the screen, F fills it, N opens the
+    /// speaker notes, Esc leaves.
     fn presenter_keys(&self, ctx: &egui::Context, commands: &mut Vec<UiCommand>) {
         let presenter = self.state.presenter;
         let pressed = |key| ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, key));
@@ -167,6 +168,9 @@ impl BatchScopeApp {
         }
         if pressed(egui::Key::F) {
             commands.push(UiCommand::ToggleFullscreen);
+        }
+        if pressed(egui::Key::N) {
+            commands.push(UiCommand::ToggleSpeakerNotes);
         }
         if pressed(egui::Key::Escape) {
             commands.push(UiCommand::SetPresenter(false));

@@ -48,6 +48,8 @@ pub use restore::{HISTORY_KEY, SAVED_KEY, Saved};
 pub use state::AppState;
 
 /// Start-up options.
+// Command-line flags and test switches, each independent of the others.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Clone, Debug)]
 pub struct AppOptions {
     /// UI language.
@@ -75,6 +77,8 @@ pub struct AppOptions {
     pub lesson: Option<String>,
     /// How long a lesson's probes measure (tests shorten it).
     pub lesson_plan: crate::lesson::Plan,
+    /// Start in presenter mode (`batchscope --presenter`).
+    pub presenter: bool,
 }
 
 /// The file in the user's data directory where the matrix-product kernel timed fastest on each
@@ -98,6 +102,7 @@ impl Default for AppOptions {
             tuning_cache: None,
             lesson: None,
             lesson_plan: crate::lesson::Plan::standard(),
+            presenter: false,
         }
     }
 }
@@ -184,6 +189,9 @@ impl BatchScopeApp {
         };
         if let Ok(session) = Session::new(app.state.settings.config.clone()) {
             app.session = Some(Arc::new(session));
+        }
+        if app.options.presenter {
+            app.apply(crate::ui::UiCommand::SetPresenter(true));
         }
         app
     }

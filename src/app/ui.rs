@@ -27,6 +27,7 @@ impl BatchScopeApp {
         egui::Panel::top("toolbar").show(ui, |ui| {
             let lessons = (&state.lessons, &state.lesson_places);
             let presenting = state.presenter.on;
+            let notes_open = state.presenter.notes;
             let keys = if state.lesson.is_some() {
                 lang.tr(crate::i18n::LessonKey::LessonKeys)
             } else {
@@ -42,6 +43,9 @@ impl BatchScopeApp {
                     crate::ui::lesson::lessons_menu_ui(ui, lang, lessons.0, lessons.1, commands);
                     if crate::ui::presenter::presenter_button_ui(ui, lang, presenting) {
                         commands.push(UiCommand::SetPresenter(!presenting));
+                    }
+                    if presenting && crate::ui::presenter::notes_button_ui(ui, lang, notes_open) {
+                        commands.push(UiCommand::ToggleSpeakerNotes);
                     }
                 },
             );
@@ -338,6 +342,31 @@ impl BatchScopeApp {
         drop_overlay_ui(&ctx, lang);
         if state.presenter.on && state.presenter.blank {
             crate::ui::presenter::blank_ui(&ctx, lang);
+        }
+        if state.presenter.on && state.presenter.notes {
+            let following = state.lesson.as_ref();
+            let since = state
+                .presenter
+                .since
+                .map(|t| t.elapsed())
+                .unwrap_or_default();
+            let closed = ctx.show_viewport_immediate(
+                crate::ui::speaker::viewport_id(),
+                crate::ui::speaker::viewport_builder(lang),
+                |ui, _class| {
+                    egui::CentralPanel::default().show(ui, |ui| {
+                        egui::ScrollArea::vertical().show(ui, |ui| {
+                            crate::ui::speaker::speaker_notes_ui(ui, lang, following, since);
+                        });
+                    });
+                    ui.ctx().input(|i| i.viewport().close_requested())
+                },
+            );
+            if closed {
+                commands.push(UiCommand::ToggleSpeakerNotes);
+            }
+            // The clock moves once a second.
+            ctx.request_repaint_after(std::time::Duration::from_secs(1));
         }
         commands
     }

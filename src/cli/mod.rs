@@ -63,6 +63,9 @@ struct Cli {
     /// Open the app at this guided lesson (`batchscope lessons` lists them).
     #[arg(long, value_name = "ID")]
     lesson: Option<String>,
+    /// Open the app in presenter mode (F5 in the window): larger, high contrast, setup hidden.
+    #[arg(long)]
+    presenter: bool,
     /// Close the window after this many seconds and print what each column did (for tests).
     #[arg(long, hide = true)]
     exit_after_secs: Option<f64>,
@@ -174,6 +177,7 @@ pub fn main() -> ExitCode {
             }
             let options = AppOptions {
                 lesson: cli.lesson.clone(),
+                presenter: cli.presenter,
                 lang,
                 lang_given: cli.lang.is_some(),
                 gpu: if cli.no_gpu {

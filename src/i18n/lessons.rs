@@ -41,7 +41,15 @@ super::lang::strings! { LessonKey {
     WatchHint => "Look at the highlighted part of the window.", "请看窗口中高亮的部分。";
     WatchNotShown => "The highlighted part is on the {tab} tab.", "高亮的部分在“{tab}”标签页上。";
     Presenter => "Presenter (F5)", "演示模式（F5）";
-    PresenterTip => "For a projector: a larger UI (Ctrl+ and Ctrl− change it, and it is remembered), high contrast, the setup hidden, large lesson text. Keys: → / Page Down next step, ← / Page Up back, B blank screen, F full screen, Esc or F5 to leave.", "用于投影：更大的界面（Ctrl+ 和 Ctrl− 可调整，并会记住）、高对比度、隐藏设置、较大的课程文字。按键：→ / Page Down 下一步，← / Page Up 上一步，B 黑屏，F 全屏，Esc 或 F5 退出。";
+    PresenterTip => "For a projector: a larger UI (Ctrl+ and Ctrl− change it, and it is remembered), high contrast, the setup hidden, large lesson text. Keys: → / Page Down next step, ← / Page Up back, B blank screen, F full screen, N speaker notes, Esc or F5 to leave.", "用于投影：更大的界面（Ctrl+ 和 Ctrl− 可调整，并会记住）、高对比度、隐藏设置、较大的课程文字。按键：→ / Page Down 下一步，← / Page Up 上一步，B 黑屏，F 全屏，N 演讲者备注，Esc 或 F5 退出。";
+    SpeakerNotes => "Speaker notes (N)", "演讲者备注（N）";
+    SpeakerNotesTip => "A second window for your own screen: the step after this one, the answer before the class sees it, this run's headline, the lesson's notes and the time. N opens and closes it.", "给你自己的屏幕用的第二个窗口：下一步、学生看到之前的答案、本次运行的结论、课程的备注和用时。按 N 打开或关闭。";
+    PresentingFor => "Presenting for {time}", "已演示 {time}";
+    NotesNoLesson => "No lesson is open: open one from the Lessons menu to see its steps here.", "没有打开课程：从“课程”菜单打开一门课，这里会显示它的步骤。";
+    NotesForStep => "Notes:", "备注：";
+    NotesAnswerMeasured => "Measured answer: {answer}", "实测答案：{answer}";
+    NotesAnswerSimulated => "The simulator's answer (no GPU measured here): {answer}", "模拟器给出的答案（本机没有实测 GPU）：{answer}";
+    NotesNext => "Next, step {n}:", "下一步，第 {n} 步：";
     BlankHint => "Blank screen: press B or click to come back.", "黑屏：按 B 或点击返回。";
     ZoomHint => "Ctrl+ / Ctrl− zoom", "Ctrl+ / Ctrl− 缩放";
     LessonKeys => "Keys: → / Space next step · ← back · F5 presenter", "按键：→ / 空格 下一步 · ← 上一步 · F5 演示模式";

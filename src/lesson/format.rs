@@ -421,6 +421,8 @@ pub struct Step {
     pub set: Option<Preset>,
     /// Try: which way `figure` should move.
     pub expect: Option<Direction>,
+    /// What the presenter may say at this step, shown only in the speaker notes.
+    pub notes: Option<Text>,
 }
 
 /// A guided lesson.
@@ -596,6 +598,9 @@ fn check_expr(text: &str, known: &[String]) -> Result<(), String> {
 
 fn check_step(step: &Step, known: &[String]) -> Result<(), String> {
     check_texts(&[&step.text])?;
+    if let Some(notes) = &step.notes {
+        check_texts(&[notes])?;
+    }
     check_texts(&step.choices.iter().collect::<Vec<_>>())?;
     match step.kind {
         StepKind::Predict => {

@@ -144,6 +144,8 @@ pub enum UiCommand {
     SetPresenter(bool),
     /// Blank the screen, or show it again.
     ToggleBlank,
+    /// Open or close the speaker notes' window.
+    ToggleSpeakerNotes,
     /// Enter or leave full screen.
     ToggleFullscreen,
     /// Ask where to save a screenshot of the window.

@@ -31,6 +31,7 @@ pub mod preview;
 pub mod roofline;
 pub mod serving;
 pub mod setup;
+pub mod speaker;
 pub mod toolbar;
 
 #[cfg(test)]

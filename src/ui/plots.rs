@@ -1,6 +1,6 @@
 //! How every plot reads, at a desk and at a projector: three to seven ticks on each axis with SI
 //! suffixes (`300 k`, `1 M`, `20 M`, never `300000`), tick labels in the text colour rather than
-//! a faded grey, and in presenter mode thicker lines and larger legends.
+//! a faded grey, and in presenter mode thicker lines (legends grow with presenter mode's scale).
 //!
 //! `egui_plot`'s own ticks fade in with their spacing and can leave a short axis with one label;
 //! the spacer here picks a 1-2-5 step that gives at least three, and the labels are painted at
@@ -67,14 +67,10 @@ pub fn line_width(ui: &Ui) -> f32 {
     if presenter(ui.ctx()) { 3.5 } else { 1.75 }
 }
 
-/// A legend that can be read from the back of a room in presenter mode.
-pub fn legend(ui: &Ui) -> Legend {
-    let style = if presenter(ui.ctx()) {
-        TextStyle::Heading
-    } else {
-        TextStyle::Body
-    };
-    Legend::default().text_style(style)
+/// A legend in body text (`egui_plot`'s default is body text too; presenter mode's scale makes
+/// it larger with everything else, and a heading-sized legend would hide the curves).
+pub fn legend(_ui: &Ui) -> Legend {
+    Legend::default().text_style(TextStyle::Body)
 }
 
 /// The smallest spacing of grid lines, in points: `egui_plot`'s default, set here because the

@@ -29,6 +29,10 @@ pub struct Presenter {
     pub blank: bool,
     /// The UI scale before presenter mode, given back when it ends.
     pub zoom_before: Option<f32>,
+    /// The speaker notes' window is open.
+    pub notes: bool,
+    /// When presenter mode was turned on (for the notes' clock).
+    pub since: Option<std::time::Instant>,
 }
 
 impl Default for Presenter {
@@ -38,6 +42,8 @@ impl Default for Presenter {
             scale: DEFAULT_SCALE,
             blank: false,
             zoom_before: None,
+            notes: false,
+            since: None,
         }
     }
 }
@@ -117,5 +123,12 @@ pub fn presenter_button_ui(ui: &mut egui::Ui, lang: Lang, on: bool) -> bool {
     let text = RichText::new(lang.tr(LessonKey::Presenter));
     ui.selectable_label(on, text)
         .on_hover_text(lang.tr(LessonKey::PresenterTip))
+        .clicked()
+}
+
+/// The speaker notes' button, shown in presenter mode; whether it was clicked.
+pub fn notes_button_ui(ui: &mut egui::Ui, lang: Lang, open: bool) -> bool {
+    ui.selectable_label(open, lang.tr(LessonKey::SpeakerNotes))
+        .on_hover_text(lang.tr(LessonKey::SpeakerNotesTip))
         .clicked()
 }
