@@ -591,14 +591,14 @@ mod tests {
         let harness = drawn(following(3, true), Lang::En);
         assert!(
             harness
-                .query_by_label_contains("the CPU was 100× as fast as the GPU")
+                .query_by_label_contains("The CPU was 100× as fast as the GPU")
                 .is_some()
         );
         // Beside the software adapter's truth, the simulator's prediction, marked simulated.
         assert!(
             harness
                 .query_by_label_contains(
-                    "the simulator predicts 400.0 k samples/s (simulated) on an NVIDIA T4"
+                    "For a real NVIDIA T4 the simulator predicts 400.0 k samples/s (simulated)"
                 )
                 .is_some()
         );
