@@ -4,7 +4,7 @@
 //! lesson's settings so that its Watch steps have something to show.
 
 use super::BatchScopeApp;
-use crate::i18n::{ErrKey, LessonKey, Said};
+use crate::i18n::{Arg, ErrKey, LessonKey, Said};
 use crate::lesson::follow::LessonNews;
 use crate::lesson::probe::{self, Tables};
 use crate::lesson::verify;
@@ -40,10 +40,7 @@ impl BatchScopeApp {
                 }
                 Err(why) => {
                     let file = path.display().to_string();
-                    self.state.lesson_error = Some(lang.fmt(
-                        LessonKey::LessonFileError,
-                        &[("file", &file), ("why", &why)],
-                    ));
+                    self.state.lesson_error = Some(file_error(&file, &why));
                 }
             },
             LessonCommand::Close => self.close_lesson(),
@@ -116,11 +113,7 @@ impl BatchScopeApp {
                 self.reset();
             }
             Err(why) => {
-                let file = lesson.id.clone();
-                self.state.lesson_error = Some(self.state.lang.fmt(
-                    LessonKey::LessonFileError,
-                    &[("file", &file), ("why", &why)],
-                ));
+                self.state.lesson_error = Some(file_error(&lesson.id, &why));
             }
         }
     }
@@ -238,9 +231,7 @@ impl BatchScopeApp {
             let open = |device| crate::backend::open(device, &options);
             let step = &lesson.steps[index];
             let measure = (&open as probe::Open<'_>, plan, ctx.cancel_flag());
-            // A try step's errors are its lesson file's own, for the file's author, as written.
-            let tried = verify::try_step(&lesson, step, &before, measure, &mut Tables::default())
-                .map_err(Said::verbatim);
+            let tried = verify::try_step(&lesson, step, &before, measure, &mut Tables::default());
             ctx.send(LessonNews::Tried(index, tried));
         };
         match crate::job::Job::spawn("lesson-try", self.notify(), work) {
@@ -295,4 +286,12 @@ impl BatchScopeApp {
             self.run();
         }
     }
+}
+
+/// Why a lesson file (or its preset) cannot be used, in both languages.
+fn file_error(file: &str, why: &Said) -> Said {
+    Said::with(
+        LessonKey::LessonFileError,
+        &[("file", Arg::Plain(&file)), ("why", Arg::Said(why))],
+    )
 }

@@ -122,7 +122,7 @@ pub struct AppState {
     /// The step each lesson was left at, by id.
     pub lesson_places: std::collections::BTreeMap<String, usize>,
     /// Why the last lesson file could not be opened.
-    pub lesson_error: Option<String>,
+    pub lesson_error: Option<crate::i18n::Said>,
     /// Presenter mode.
     pub presenter: crate::ui::presenter::Presenter,
     /// What the last screenshot did (saved where, or why not).

@@ -129,7 +129,7 @@ impl BatchScopeApp {
             };
             notices_ui(ui, lang, notices, &mut commands);
             if let Some(error) = &state.lesson_error {
-                ui.colored_label(ui.visuals().error_fg_color, error);
+                ui.colored_label(ui.visuals().error_fg_color, error.text(lang));
             }
             tabs_ui(ui, lang, state.tab, &mut commands);
             ui.separator();

@@ -5,14 +5,17 @@
 //! files by concern: [`Key`] here (the instruments), [`LessonKey`] in `lessons.rs` (the guided
 //! lessons and presenter mode), [`MsgKey`] in `messages.rs` (what the core says, as [`Said`]
 //! messages in both languages), [`DataKey`] in `data.rs` (the loaders' reasons and notes),
-//! [`ErrKey`] in `errors.rs` (the backends' errors), each made by the same macro.
+//! [`ErrKey`] in `errors.rs` (the backends' errors), [`AuthorKey`] in `authoring.rs` (a lesson
+//! file's mistakes), each made by the same macro.
 
+mod authoring;
 mod data;
 mod errors;
 mod lang;
 mod lessons;
 mod messages;
 mod said;
+pub use authoring::AuthorKey;
 pub use data::DataKey;
 pub use errors::ErrKey;
 pub use lang::{Lang, Translated};
@@ -696,12 +699,16 @@ mod tests {
         let data = DataKey::ALL
             .iter()
             .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
+        let authoring = AuthorKey::ALL
+            .iter()
+            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
         let errors = ErrKey::ALL
             .iter()
             .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
         for (en, zh, key) in keys
             .chain(lessons)
             .chain(errors)
+            .chain(authoring)
             .chain(messages)
             .chain(spans)
             .chain(data)

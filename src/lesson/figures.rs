@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::i18n::{Lang, LessonKey};
+use crate::i18n::{AuthorKey, Lang, LessonKey, Said};
 use crate::units::{format_bytes, format_ms, format_rate, grouped};
 
 /// A value and its unit.
@@ -203,7 +203,7 @@ pub enum Expr {
 
 impl Expr {
     /// Parses `name` or `name / name`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, Said> {
         let name = |s: &str| {
             let s = s.trim();
             let ok = !s.is_empty()
@@ -212,9 +212,7 @@ impl Expr {
             if ok {
                 Ok(s.to_owned())
             } else {
-                Err(format!(
-                    "`{text}`: a placeholder is a figure's name, or two names with / between"
-                ))
+                Err(Said::new(AuthorKey::BadPlaceholder, &[("text", &text)]))
             }
         };
         match text.split_once('/') {
@@ -233,19 +231,20 @@ impl Expr {
 }
 
 /// The placeholders of `text`, checked to be well formed.
-pub fn placeholders(text: &str) -> Result<Vec<String>, String> {
+pub fn placeholders(text: &str) -> Result<Vec<String>, Said> {
+    let wrong = |key| Err(Said::new(key, &[("text", &text)]));
     let mut found = Vec::new();
     let mut rest = text;
     while let Some(open) = rest.find(['{', '}']) {
         if rest[open..].starts_with('}') {
-            return Err(format!("a `}}` without its `{{` in \"{text}\""));
+            return wrong(AuthorKey::CloseWithoutOpen);
         }
         let Some(close) = rest[open + 1..].find(['{', '}']) else {
-            return Err(format!("a `{{` without its `}}` in \"{text}\""));
+            return wrong(AuthorKey::OpenWithoutClose);
         };
         let inner = &rest[open + 1..open + 1 + close];
         if rest[open + 1 + close..].starts_with('{') {
-            return Err(format!("a `{{` inside a placeholder in \"{text}\""));
+            return wrong(AuthorKey::BraceInside);
         }
         Expr::parse(inner)?;
         found.push(inner.trim().to_owned());

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use super::figures::{Expr, placeholders};
-use crate::i18n::Lang;
+use crate::i18n::{Arg, AuthorKey, Lang, Said};
 
 /// A text in both languages.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -457,23 +457,24 @@ pub const MAX_TEXT_CHARS: usize = 4000;
 
 impl Lesson {
     /// Reads and checks a lesson from TOML text.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let lesson: Lesson = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Self, Said> {
+        let lesson: Lesson = toml::from_str(text)
+            .map_err(|e| Said::new(AuthorKey::NotALesson, &[("detail", &e)]))?;
         lesson.check()?;
         Ok(lesson)
     }
 
     /// Reads and checks a lesson file.
-    pub fn read(path: &std::path::Path) -> Result<Self, String> {
-        let size = std::fs::metadata(path)
-            .map_err(|e| format!("cannot read it: {e}"))?
-            .len();
+    pub fn read(path: &std::path::Path) -> Result<Self, Said> {
+        let unreadable = |e: std::io::Error| Said::new(AuthorKey::CannotRead, &[("why", &e)]);
+        let size = std::fs::metadata(path).map_err(unreadable)?.len();
         if size > MAX_FILE_BYTES {
-            return Err(format!(
-                "it is {size} bytes; a lesson file is at most {MAX_FILE_BYTES} bytes"
+            return Err(Said::new(
+                AuthorKey::TooBig,
+                &[("size", &size), ("max", &MAX_FILE_BYTES)],
             ));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+        let text = std::fs::read_to_string(path).map_err(unreadable)?;
         Self::parse(&text)
     }
 
@@ -488,7 +489,7 @@ impl Lesson {
 
     /// Checks what serde cannot: sizes, names, placeholders, and that each step has what its
     /// kind needs.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), Said> {
         let id_ok = !self.id.is_empty()
             && self.id.len() <= 40
             && self
@@ -496,43 +497,40 @@ impl Lesson {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
         if !id_ok {
-            return Err(format!(
-                "id `{}`: use 1 to 40 lower-case letters, digits and hyphens",
-                self.id
-            ));
+            return Err(Said::new(AuthorKey::BadId, &[("id", &self.id)]));
         }
         if self.steps.is_empty() || self.steps.len() > MAX_STEPS {
-            return Err(format!(
-                "{} steps: a lesson has 1 to {MAX_STEPS}",
-                self.steps.len()
+            return Err(Said::new(
+                AuthorKey::StepCount,
+                &[("n", &self.steps.len()), ("max", &MAX_STEPS)],
             ));
         }
         if self.probes.len() > MAX_PROBES {
-            return Err(format!(
-                "{} probes: a lesson has at most {MAX_PROBES}",
-                self.probes.len()
+            return Err(Said::new(
+                AuthorKey::ProbeCount,
+                &[("n", &self.probes.len()), ("max", &MAX_PROBES)],
             ));
         }
         for (i, probe) in self.probes.iter().enumerate() {
-            check_probe(probe).map_err(|e| format!("probe {}: {e}", i + 1))?;
+            check_probe(probe).map_err(|e| within(AuthorKey::InProbe, i + 1, &e))?;
             if self.probes[..i].iter().any(|p| p.name() == probe.name()) {
-                return Err(format!(
-                    "probe {}: another probe is named `{}`; give each a `name`",
-                    i + 1,
-                    probe.name()
+                return Err(Said::new(
+                    AuthorKey::SameProbeName,
+                    &[("n", &(i + 1)), ("name", &probe.name())],
                 ));
             }
         }
-        check_texts(&[&self.title, &self.summary]).map_err(|e| format!("title or summary: {e}"))?;
+        check_texts(&[&self.title, &self.summary])
+            .map_err(|e| Said::with(AuthorKey::InTitle, &[("why", Arg::Said(&e))]))?;
         let known = self.producible();
         for (i, step) in self.steps.iter().enumerate() {
-            check_step(step, &known).map_err(|e| format!("step {}: {e}", i + 1))?;
+            check_step(step, &known).map_err(|e| within(AuthorKey::InStep, i + 1, &e))?;
         }
         Ok(())
     }
 }
 
-fn check_probe(probe: &Probe) -> Result<(), String> {
+fn check_probe(probe: &Probe) -> Result<(), Said> {
     let name_ok = !probe.name().is_empty()
         && probe.name().len() <= 24
         && probe
@@ -540,42 +538,51 @@ fn check_probe(probe: &Probe) -> Result<(), String> {
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if !name_ok {
-        return Err(format!(
-            "name `{}`: use 1 to 24 lower-case letters, digits and underscores",
-            probe.name()
+        return Err(Said::new(
+            AuthorKey::BadProbeName,
+            &[("name", &probe.name())],
         ));
     }
     match (probe.kind, &probe.vary, &probe.profile) {
-        (ProbeKind::Sweep, Some(vary), None) => crate::bench::sweep::Sweep::parse(vary).map(drop),
-        (ProbeKind::Sweep, ..) => {
-            Err("a sweep needs `vary` (e.g. \"batch=16,256\") and no `profile`".into())
-        }
+        // The sweep's own words on its syntax (the command line's `sweep --vary` shares them).
+        (ProbeKind::Sweep, Some(vary), None) => crate::bench::sweep::Sweep::parse(vary)
+            .map(drop)
+            .map_err(|e| Said::new(AuthorKey::BadSweep, &[("why", &e)])),
+        (ProbeKind::Sweep, ..) => Err(Said::new(AuthorKey::SweepNeedsVary, &[])),
         (ProbeKind::Simulate, None, Some(id)) => {
             let profiles = crate::sim::profile::shipped();
             if profiles.iter().any(|p| &p.id == id) {
                 Ok(())
             } else {
                 let ids: Vec<&str> = profiles.iter().map(|p| p.id.as_str()).collect();
-                Err(format!("profile `{id}`: choose one of {}", ids.join(", ")))
+                Err(Said::new(
+                    AuthorKey::UnknownProfile,
+                    &[("id", id), ("ids", &ids.join(", "))],
+                ))
             }
         }
-        (ProbeKind::Simulate, ..) => Err("a simulation needs `profile` and no `vary`".into()),
+        (ProbeKind::Simulate, ..) => Err(Said::new(AuthorKey::SimulationNeedsProfile, &[])),
         (_, None, None) => Ok(()),
-        (kind, ..) => Err(format!(
-            "a {} probe takes neither `vary` nor `profile`",
-            kind.as_str()
+        (kind, ..) => Err(Said::new(
+            AuthorKey::TakesNeither,
+            &[("kind", &kind.as_str())],
         )),
     }
 }
 
-fn check_texts(texts: &[&Text]) -> Result<(), String> {
+/// `why`, said of the `n`th probe or step (`key`).
+fn within(key: AuthorKey, n: usize, why: &Said) -> Said {
+    Said::with(key, &[("n", Arg::Plain(&n)), ("why", Arg::Said(why))])
+}
+
+fn check_texts(texts: &[&Text]) -> Result<(), Said> {
     for t in texts {
         for s in [&t.en, &t.zh] {
             if s.trim().is_empty() {
-                return Err("a text is empty in one language".into());
+                return Err(Said::new(AuthorKey::EmptyText, &[]));
             }
             if s.chars().count() > MAX_TEXT_CHARS {
-                return Err(format!("a text is longer than {MAX_TEXT_CHARS} characters"));
+                return Err(Said::new(AuthorKey::LongText, &[("max", &MAX_TEXT_CHARS)]));
             }
         }
     }
@@ -583,20 +590,20 @@ fn check_texts(texts: &[&Text]) -> Result<(), String> {
 }
 
 /// A figure expression's names are all producible.
-fn check_expr(text: &str, known: &[String]) -> Result<(), String> {
+fn check_expr(text: &str, known: &[String]) -> Result<(), Said> {
     let expr = Expr::parse(text)?;
     for name in expr.names() {
         if !known.iter().any(|k| k == name) {
-            return Err(format!(
-                "`{name}` is not a figure this lesson measures (its probes give: {})",
-                known.join(", ")
+            return Err(Said::new(
+                AuthorKey::NotAFigure,
+                &[("name", &name), ("known", &known.join(", "))],
             ));
         }
     }
     Ok(())
 }
 
-fn check_step(step: &Step, known: &[String]) -> Result<(), String> {
+fn check_step(step: &Step, known: &[String]) -> Result<(), Said> {
     check_texts(&[&step.text])?;
     if let Some(notes) = &step.notes {
         check_texts(&[notes])?;
@@ -605,32 +612,34 @@ fn check_step(step: &Step, known: &[String]) -> Result<(), String> {
     match step.kind {
         StepKind::Predict => {
             let Some(figure) = &step.figure else {
-                return Err("a prediction needs the `figure` its answer is read from".into());
+                return Err(Said::new(AuthorKey::PredictNeedsFigure, &[]));
             };
             check_expr(figure, known)?;
             if let Some(instead) = &step.without_gpu {
                 check_expr(instead, known)?;
             }
             if step.choices.len() < 2 || step.choices.len() > 6 {
-                return Err("a prediction has 2 to 6 choices".into());
+                return Err(Said::new(AuthorKey::PredictChoices, &[]));
             }
             if step.bounds.len() + 1 != step.choices.len() {
-                return Err(format!(
-                    "{} choices need {} bounds between them, not {}",
-                    step.choices.len(),
-                    step.choices.len() - 1,
-                    step.bounds.len()
+                return Err(Said::new(
+                    AuthorKey::PredictBounds,
+                    &[
+                        ("choices", &step.choices.len()),
+                        ("needed", &(step.choices.len() - 1)),
+                        ("given", &step.bounds.len()),
+                    ],
                 ));
             }
             if !step.bounds.iter().all(|b| b.is_finite())
                 || step.bounds.windows(2).any(|w| w[0] >= w[1])
             {
-                return Err("the bounds must be finite numbers in rising order".into());
+                return Err(Said::new(AuthorKey::BoundsOrder, &[]));
             }
         }
         StepKind::Explain => {
             if step.headlines.is_empty() {
-                return Err("an explanation needs at least one headline".into());
+                return Err(Said::new(AuthorKey::ExplainNeedsHeadline, &[]));
             }
             for h in &step.headlines {
                 check_texts(&[&Text {
@@ -644,8 +653,9 @@ fn check_step(step: &Step, known: &[String]) -> Result<(), String> {
                 b.sort();
                 b.dedup();
                 if a != b {
-                    return Err(format!(
-                        "a headline's English and Chinese name different figures: {a:?} and {b:?}"
+                    return Err(Said::new(
+                        AuthorKey::HeadlineFiguresDiffer,
+                        &[("en", &format!("{a:?}")), ("zh", &format!("{b:?}"))],
                     ));
                 }
                 for p in en {
@@ -658,20 +668,18 @@ fn check_step(step: &Step, known: &[String]) -> Result<(), String> {
                         if lo.zip(hi).is_some_and(|(a, b)| a >= b)
                             || [lo, hi].into_iter().flatten().any(|x| !x.is_finite())
                         {
-                            return Err("a headline's `min` must be below its `max`".into());
+                            return Err(Said::new(AuthorKey::HeadlineMinMax, &[]));
                         }
                     }
                     _ => {
-                        return Err(
-                            "a headline's condition needs `figure` and `min` or `max`".into()
-                        );
+                        return Err(Said::new(AuthorKey::HeadlineCondition, &[]));
                     }
                 }
             }
         }
         StepKind::Try => {
             let (Some(figure), Some(_), Some(_)) = (&step.figure, &step.set, &step.expect) else {
-                return Err("a try step needs `set` (the change), `figure` and `expect`".into());
+                return Err(Said::new(AuthorKey::TryNeeds, &[]));
             };
             check_expr(figure, known)?;
         }
@@ -711,7 +719,9 @@ zh = "CPU 训练了 {speed.cpu.samples_per_s}。"
 
     fn error_of(from: &str, to: &str) -> String {
         assert!(GOOD.contains(from), "{from}");
-        Lesson::parse(&GOOD.replacen(from, to, 1)).expect_err("refused")
+        Lesson::parse(&GOOD.replacen(from, to, 1))
+            .expect_err("refused")
+            .to_string()
     }
 
     #[test]
@@ -759,6 +769,14 @@ zh = "CPU 训练了 {speed.cpu.samples_per_s}。"
         }
         let long = format!("en = \"{}\"", "a".repeat(MAX_TEXT_CHARS + 1));
         assert!(error_of("en = \"Which?\"", &long).contains("longer"));
+        // The teacher reads it in their language: the step and the fault, the file's words kept.
+        let zh = Lesson::parse(&GOOD.replacen("bounds = [1.0]", "bounds = [1.0, 2.0]", 1))
+            .expect_err("refused");
+        let zh = zh.text(Lang::Zh);
+        assert!(
+            zh.starts_with("第 1 步：") && zh.contains("2 个选项之间需要 1 个界限"),
+            "{zh}"
+        );
     }
 
     #[test]

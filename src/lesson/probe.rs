@@ -17,7 +17,7 @@ use crate::data::formats::no_progress;
 use crate::data::shipped::{SHIPPED, load_shipped, shipped};
 use crate::data::source::DataSource;
 use crate::device::Device;
-use crate::i18n::{ErrKey, Said};
+use crate::i18n::{AuthorKey, ErrKey, Said};
 use crate::memory::Role;
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
@@ -106,7 +106,7 @@ pub struct Outcome {
 }
 
 /// The settings `preset` describes, from the app's defaults, and the devices it trains on.
-pub fn config_of(preset: &Preset) -> Result<(TrainConfig, [bool; 2]), String> {
+pub fn config_of(preset: &Preset) -> Result<(TrainConfig, [bool; 2]), Said> {
     let mut config = TrainConfig::default();
     let mut enabled = [true, true];
     apply(preset, &mut config, &mut enabled)?;
@@ -121,7 +121,7 @@ pub fn holds(preset: &Preset, config: &TrainConfig, enabled: [bool; 2]) -> bool 
 }
 
 /// Sets in `c` and `enabled` every setting `preset` gives, leaving the others.
-pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> Result<(), String> {
+pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> Result<(), Said> {
     if let Some(name) = &preset.dataset {
         if let Some(kind) = Synthetic::parse(name) {
             c.data.kind = kind;
@@ -131,10 +131,13 @@ pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> R
         } else {
             let generators: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
             let sets: Vec<&str> = SHIPPED.iter().map(|s| s.name).collect();
-            return Err(format!(
-                "dataset `{name}`: choose a generator ({}) or a shipped set ({})",
-                generators.join(", "),
-                sets.join(", ")
+            return Err(Said::new(
+                AuthorKey::BadDataset,
+                &[
+                    ("name", name),
+                    ("generators", &generators.join(", ")),
+                    ("sets", &sets.join(", ")),
+                ],
             ));
         }
     }
@@ -150,19 +153,19 @@ pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> R
     if let Some(name) = &preset.activation {
         c.activation = Activation::parse(name)
             .filter(|a| Activation::CHOICES.contains(a))
-            .ok_or_else(|| format!("activation `{name}`: choose relu, tanh or sigmoid"))?;
+            .ok_or_else(|| Said::new(AuthorKey::BadActivation, &[("name", name)]))?;
     }
     if let Some(name) = &preset.optimizer {
         c.optimizer = OptimizerKind::parse(name)
-            .ok_or_else(|| format!("optimizer `{name}`: choose sgd, momentum or adam"))?;
+            .ok_or_else(|| Said::new(AuthorKey::BadOptimizer, &[("name", name)]))?;
     }
     if let Some(name) = &preset.precision {
         c.precision = Precision::parse(name)
-            .ok_or_else(|| format!("precision `{name}`: choose fp32, fp16, bf16 or mixed"))?;
+            .ok_or_else(|| Said::new(AuthorKey::BadPrecision, &[("name", name)]))?;
     }
     if let Some(text) = &preset.sync_every {
         c.pipeline.sync = SyncPolicy::parse(text)
-            .ok_or_else(|| format!("sync_every `{text}`: give auto or a number of steps"))?;
+            .ok_or_else(|| Said::new(AuthorKey::BadSyncEvery, &[("text", text)]))?;
     }
     c.lr = preset.lr.unwrap_or(c.lr);
     c.batch = preset.batch.unwrap_or(c.batch);
@@ -171,7 +174,9 @@ pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> R
     c.pipeline.loader.storage_latency_ms = preset
         .storage_latency_ms
         .unwrap_or(c.pipeline.loader.storage_latency_ms);
-    c.pipeline.validate().map_err(|e| e.to_string())?;
+    c.pipeline
+        .validate()
+        .map_err(|e| Said::each(|lang| e.text(lang)))?;
     if let Some(devices) = preset.devices {
         *enabled = devices.enabled();
     }
@@ -184,19 +189,20 @@ pub struct Tables(HashMap<String, Arc<Table>>);
 
 impl Tables {
     /// The checked session of `config`, on a table read at most once.
-    fn session(&mut self, config: TrainConfig) -> Result<Session, String> {
+    fn session(&mut self, config: TrainConfig) -> Result<Session, Said> {
         let DataSource::Shipped(name) = &config.source else {
-            return Session::new(config).map_err(|e| e.to_string());
+            return Session::new(config).map_err(|e| e.said());
         };
         let table = if let Some(t) = self.0.get(name) {
             Arc::clone(t)
         } else {
-            let set = shipped(name).ok_or_else(|| format!("no shipped set `{name}`"))?;
-            let t = Arc::new(load_shipped(set, &no_progress).map_err(|e| e.to_string())?);
+            let set = shipped(name)
+                .ok_or_else(|| Said::new(AuthorKey::NoShippedSet, &[("name", name)]))?;
+            let t = Arc::new(load_shipped(set, &no_progress).map_err(|e| e.said())?);
             self.0.insert(name.clone(), Arc::clone(&t));
             t
         };
-        Session::from_table(config, &table).map_err(|e| e.to_string())
+        Session::from_table(config, &table).map_err(|e| e.said())
     }
 }
 
@@ -258,8 +264,9 @@ pub fn run(
                 outcome.notes.extend(notes);
                 outcome.sweep = sweep.or(outcome.sweep.take());
             }
-            // The lesson file's own mistakes (a preset no setting takes): for its author.
-            Err(why) => outcome.notes.push(note(probe.name(), &Said::verbatim(why))),
+            // The lesson file's own mistakes (a preset no setting takes), or a setting the
+            // run cannot use: for the file's author.
+            Err(why) => outcome.notes.push(note(probe.name(), &why)),
         }
         progress((i + 1) as f32 / total);
     }
@@ -285,7 +292,7 @@ pub fn run_probe(
     plan: Plan,
     cancel: &AtomicBool,
     tables: &mut Tables,
-) -> Result<Measured, String> {
+) -> Result<Measured, Said> {
     let (config, enabled) = config_of(preset)?;
     let session = tables.session(config)?;
     let name = probe.name();
@@ -303,7 +310,8 @@ pub fn run_probe(
         }
         ProbeKind::Sweep => {
             let vary = probe.vary.as_deref().unwrap_or_default();
-            let sweep = Sweep::parse(vary)?;
+            let sweep =
+                Sweep::parse(vary).map_err(|e| Said::new(AuthorKey::BadSweep, &[("why", &e)]))?;
             let open_sweep = |d: Device, _threads: Option<usize>| open(d);
             let mut results = sweep::Results::new(sweep.clone(), &devices);
             sweep::run(
@@ -560,13 +568,13 @@ fn sweep_figures(results: &sweep::Results, name: &str, figures: &mut Figures) {
 }
 
 /// The simulator's prediction of `session`'s step on profile `id`: every figure simulated.
-fn simulate(session: &Session, id: &str, name: &str, figures: &mut Figures) -> Result<(), String> {
+fn simulate(session: &Session, id: &str, name: &str, figures: &mut Figures) -> Result<(), Said> {
     use crate::sim::cost::{Bound, OpKind};
     let profiles = crate::sim::profile::shipped();
     let profile = profiles
         .iter()
         .find(|p| p.id == id)
-        .ok_or_else(|| format!("no hardware profile `{id}`"))?;
+        .ok_or_else(|| Said::new(AuthorKey::NoProfile, &[("id", &id)]))?;
     let c = &session.config;
     let spec = c.model_spec(&session.data);
     let ops =

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::figures::{Expr, Figure, Figures};
 use super::format::{Direction, Lesson, StepKind};
 use super::probe::{self, GpuPresence, Open, Plan, Tables};
-use crate::i18n::Lang;
+use crate::i18n::{AuthorKey, Lang, Said};
 
 /// A Try step measured: its figure before and after the change.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -132,9 +132,9 @@ pub fn try_step(
     before: &Figures,
     (open, plan, cancel): (Open<'_>, Plan, &AtomicBool),
     tables: &mut Tables,
-) -> Result<TryReport, String> {
+) -> Result<TryReport, Said> {
     let (Some(figure), Some(change), Some(expect)) = (&step.figure, &step.set, step.expect) else {
-        return Err("a try step without its figure, change or expectation".into());
+        return Err(Said::new(AuthorKey::TryWithoutParts, &[]));
     };
     let expr = Expr::parse(figure)?;
     let probe_name = expr.names()[0].split('.').next().unwrap_or_default();
@@ -142,7 +142,7 @@ pub fn try_step(
         .probes
         .iter()
         .find(|p| p.name() == probe_name)
-        .ok_or_else(|| format!("no probe is named `{probe_name}`"))?;
+        .ok_or_else(|| Said::new(AuthorKey::NoProbeNamed, &[("name", &probe_name)]))?;
     let preset = lesson.preset.patched(&probe.set).patched(change);
     let after = probe::run_probe(probe, &preset, open, plan, cancel, tables)?.figures;
     let (before, after) = (before.eval(&expr), after.eval(&expr));
