@@ -62,7 +62,7 @@ pub fn toolbar_ui(
         ui.heading(RichText::new(lang.tr(Key::AppTitle)).strong());
         ui.label(RichText::new(lang.tr(Key::Tagline)).weak());
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         lead(ui, commands);
         ui.separator();
         let button = match RunButton::of(runs) {
