@@ -24,7 +24,7 @@ pub const MAX_AUTO_CLASSES: usize = 20;
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
 pub enum DataError {
     /// The file or folder could not be read at all.
-    #[error("{path}: {message}")]
+    #[error("{}", self.said())]
     Io {
         /// The file.
         path: String,
@@ -32,7 +32,7 @@ pub enum DataError {
         message: Said,
     },
     /// A line of a text file is wrong.
-    #[error("{path}, line {line}: {message}")]
+    #[error("{}", self.said())]
     Line {
         /// The file.
         path: String,
@@ -42,7 +42,7 @@ pub enum DataError {
         message: Said,
     },
     /// A byte of a binary file (or of a text file's encoding) is wrong.
-    #[error("{path}, byte {offset}: {message}")]
+    #[error("{}", self.said())]
     Byte {
         /// The file.
         path: String,
@@ -53,7 +53,7 @@ pub enum DataError {
         message: Said,
     },
     /// The data is well-formed but outside what the app trains on.
-    #[error("{path}: {message}")]
+    #[error("{}", self.said())]
     Refused {
         /// The file or folder.
         path: String,
@@ -61,7 +61,7 @@ pub enum DataError {
         message: Said,
     },
     /// The user cancelled the load.
-    #[error("{path}: loading cancelled")]
+    #[error("{}", self.said())]
     Cancelled {
         /// The file or folder.
         path: String,
