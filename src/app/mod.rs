@@ -36,7 +36,6 @@ use crate::data::source::DataSource;
 use crate::i18n::Lang;
 use crate::train::Session;
 use crate::ui::column::ColumnPanel;
-pub use crate::ui::fonts::install_fonts;
 use crate::ui::journey::JourneyPanel;
 use crate::ui::memory::MemoryPanel;
 use crate::ui::open::FileOpener;

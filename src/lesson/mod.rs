@@ -73,11 +73,6 @@ impl Step {
         Err(first_missing.unwrap_or_default())
     }
 
-    /// A prediction's right choice (0-based), read from this run's figures.
-    pub fn right_choice(&self, figures: &Figures) -> Option<usize> {
-        self.answer(figures).map(|(choice, _)| choice)
-    }
-
     /// A prediction's right choice (0-based) and whether it was read from a simulated figure:
     /// from `figure`, or where this run could not measure it, from `without_gpu`.
     pub fn answer(&self, figures: &Figures) -> Option<(usize, bool)> {
@@ -156,9 +151,9 @@ zh = "CPU {speed.cpu.samples_per_s}"
         let mut f = Figures::default();
         for (x, right) in [(0.5, 0), (0.8, 1), (1.0, 1), (1.25, 2), (70.0, 2)] {
             f.measured("speed.speedup", Quantity::Ratio(x));
-            assert_eq!(step.right_choice(&f), Some(right), "{x}");
+            assert_eq!(step.answer(&f), Some((right, false)), "{x}");
         }
-        assert_eq!(step.right_choice(&Figures::default()), None);
+        assert_eq!(step.answer(&Figures::default()), None);
     }
 
     /// Without a GPU to measure, a prediction is answered by the simulator's figure and says

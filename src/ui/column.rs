@@ -3,7 +3,7 @@
 //! [`DeviceRun`] from the app's state; its own state is the boundary's texture.
 
 use egui::{Color32, RichText};
-use egui_plot::{Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
+use egui_plot::{Legend, Line, Plot, PlotImage, PlotPoint, PlotPoints, Points};
 
 use super::labels::{class_color, device_title, precision_label};
 use super::plots;
@@ -197,7 +197,7 @@ fn curves_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, regression: bool) {
     ui.label(lang.tr(Key::Loss));
     let shown = fresh(plots::readable(Plot::new(("loss", run.device)), ui))
         .height(height)
-        .legend(plots::legend(ui))
+        .legend(Legend::default())
         .include_x(0.0)
         .include_y(0.0)
         .allow_scroll(false)
@@ -210,7 +210,7 @@ fn curves_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, regression: bool) {
     ui.label(lang.tr(if regression { Key::R2 } else { Key::Accuracy }));
     let mut plot = fresh(plots::readable(Plot::new(("accuracy", run.device)), ui))
         .height(height)
-        .legend(plots::legend(ui))
+        .legend(Legend::default())
         .include_x(0.0)
         .include_y(0.0)
         .include_y(1.0)

@@ -4,7 +4,7 @@
 //! coloured against the best of each column.
 
 use egui::{Color32, RichText};
-use egui_plot::{Line, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
 use super::labels::{SIMULATED_COLOR, device_color};
@@ -331,7 +331,7 @@ fn plot_ui(
             .x_grid_spacer(egui_plot::log_grid_spacer(10))
             .y_grid_spacer(egui_plot::log_grid_spacer(10))
             .height(170.0)
-            .legend(crate::ui::plots::legend(ui))
+            .legend(Legend::default())
             .x_axis_formatter(x_label)
             .y_axis_formatter(power)
             .allow_scroll(false)

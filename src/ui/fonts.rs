@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 /// Adds the bundled Noto Sans SC subset as a fallback after egui's own fonts, so Latin text keeps
 /// egui's look and Chinese text renders instead of boxes.
-pub fn install_fonts(ctx: &egui::Context) {
+fn install_fonts(ctx: &egui::Context) {
     let mut fonts = egui::FontDefinitions::default();
     fonts.font_data.insert(
         "noto-sans-sc".to_owned(),

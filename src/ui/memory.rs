@@ -3,7 +3,7 @@
 //! model being set up, a batch-size sweep, and a few large models (all labelled estimated).
 
 use egui::{Pos2, Rect, RichText, Sense, Vec2};
-use egui_plot::{HLine, Line, Plot, PlotPoints};
+use egui_plot::{HLine, Legend, Line, Plot, PlotPoints};
 
 use super::command::UiCommand;
 use super::labels::{device_title, role_color, role_key};
@@ -150,7 +150,7 @@ fn device_ui(
         let width = crate::ui::plots::line_width(ui);
         let shown = crate::ui::plots::readable(Plot::new(("memory", run.device)), ui)
             .height(130.0)
-            .legend(crate::ui::plots::legend(ui))
+            .legend(Legend::default())
             .include_x(0.0)
             .y_axis_label("MiB")
             // From zero, so a flat line reads as flat, not as noise around a value.

@@ -1,6 +1,7 @@
 //! How every plot reads, at a desk and at a projector: three to seven ticks on each axis with SI
 //! suffixes (`300 k`, `1 M`, `20 M`, never `300000`), tick labels in the text colour rather than
-//! a faded grey, and in presenter mode thicker lines (legends grow with presenter mode's scale).
+//! a faded grey, and in presenter mode thicker lines (legends, in body text, grow with presenter
+//! mode's scale; a heading-sized legend would hide the curves).
 //!
 //! `egui_plot`'s own ticks fade in with their spacing and can leave a short axis with one label;
 //! the spacer here picks a 1-2-5 step that gives at least three, and the labels are painted at
@@ -8,8 +9,8 @@
 
 use std::ops::RangeInclusive;
 
-use egui::{Context, Id, TextStyle, Ui};
-use egui_plot::{AxisHints, GridInput, GridMark, Legend, Plot};
+use egui::{Context, Id, Ui};
+use egui_plot::{AxisHints, GridInput, GridMark, Plot};
 
 /// Where presenter mode is kept for the plots (set by the app every frame).
 fn presenter_id() -> Id {
@@ -65,12 +66,6 @@ pub fn take_plot_shot(ctx: &Context) -> Option<egui::Rect> {
 /// The width of a plotted line: thicker at a projector.
 pub fn line_width(ui: &Ui) -> f32 {
     if presenter(ui.ctx()) { 3.5 } else { 1.75 }
-}
-
-/// A legend in body text (`egui_plot`'s default is body text too; presenter mode's scale makes
-/// it larger with everything else, and a heading-sized legend would hide the curves).
-pub fn legend(_ui: &Ui) -> Legend {
-    Legend::default().text_style(TextStyle::Body)
 }
 
 /// The smallest spacing of grid lines, in points: `egui_plot`'s default, set here because the

@@ -4,7 +4,7 @@
 //! format takes per role.
 
 use egui::{Color32, RichText};
-use egui_plot::{Bar, BarChart, Line, Plot, PlotPoints, Points, Polygon, Text, VLine};
+use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points, Polygon, Text, VLine};
 
 use super::command::UiCommand;
 use super::labels::{
@@ -131,7 +131,7 @@ fn comparison_ui(
     let width = crate::ui::plots::line_width(ui);
     let shown = crate::ui::plots::readable(Plot::new("precision-compare"), ui)
         .height(200.0)
-        .legend(crate::ui::plots::legend(ui))
+        .legend(Legend::default())
         .include_x(0.0)
         .x_axis_label(lang.tr(Key::Step))
         .y_axis_label(lang.tr(Key::Loss))
@@ -431,7 +431,7 @@ fn loss_scale_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
     let width = crate::ui::plots::line_width(ui);
     let shown = crate::ui::plots::readable(Plot::new(("loss-scale", run.device)), ui)
         .height(120.0)
-        .legend(crate::ui::plots::legend(ui))
+        .legend(Legend::default())
         .x_axis_label(lang.tr(Key::Step))
         .y_axis_label(lang.tr(Key::Log2Scale))
         .allow_scroll(false)

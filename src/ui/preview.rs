@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use egui::{Color32, RichText};
-use egui_plot::{Plot, Points};
+use egui_plot::{Legend, Plot, Points};
 
 use super::command::UiCommand;
 use super::labels::class_color;
@@ -149,7 +149,7 @@ impl PreviewPanel {
         let range = table.target_range();
         let shown = crate::ui::plots::readable(Plot::new("preview-scatter"), ui)
             .height(ui.available_height().clamp(240.0, 520.0))
-            .legend(crate::ui::plots::legend(ui).follow_insertion_order(true))
+            .legend(Legend::default().follow_insertion_order(true))
             .x_axis_label(table.feature_names[fx].clone())
             .y_axis_label(table.feature_names[fy].clone())
             .show(ui, |plot| match (table.task, range) {

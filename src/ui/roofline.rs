@@ -6,7 +6,7 @@
 //! measured columns are shown beside the prediction for comparison.
 
 use egui::{Color32, RichText};
-use egui_plot::{Line, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
 use super::command::UiCommand;
 use super::labels::{op_name, profile_name};
@@ -495,7 +495,7 @@ fn roofline_ui(
         .x_grid_spacer(egui_plot::log_grid_spacer(10))
         .y_grid_spacer(egui_plot::log_grid_spacer(10))
         .height(260.0)
-        .legend(crate::ui::plots::legend(ui))
+        .legend(Legend::default())
         .x_axis_formatter(power)
         .y_axis_formatter(power)
         .allow_scroll(false)
