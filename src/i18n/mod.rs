@@ -684,34 +684,20 @@ mod tests {
 
     #[test]
     fn every_key_has_two_different_nonempty_texts_or_a_shared_name() {
-        let keys = Key::ALL
-            .iter()
-            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
-        let lessons = LessonKey::ALL
-            .iter()
-            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
-        let messages = MsgKey::ALL
-            .iter()
-            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
-        let spans = SpanKey::ALL
-            .iter()
-            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
-        let data = DataKey::ALL
-            .iter()
-            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
-        let authoring = AuthorKey::ALL
-            .iter()
-            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
-        let errors = ErrKey::ALL
-            .iter()
-            .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")));
-        for (en, zh, key) in keys
-            .chain(lessons)
-            .chain(errors)
-            .chain(authoring)
-            .chain(messages)
-            .chain(spans)
-            .chain(data)
+        // Each part of the table: its keys' English, Chinese and name.
+        fn rows<K: Translated + std::fmt::Debug + Copy>(
+            all: &'static [K],
+        ) -> impl Iterator<Item = (&'static str, &'static str, String)> {
+            all.iter()
+                .map(|&k| (k.text(Lang::En), k.text(Lang::Zh), format!("{k:?}")))
+        }
+        for (en, zh, key) in rows(Key::ALL)
+            .chain(rows(LessonKey::ALL))
+            .chain(rows(ErrKey::ALL))
+            .chain(rows(AuthorKey::ALL))
+            .chain(rows(MsgKey::ALL))
+            .chain(rows(SpanKey::ALL))
+            .chain(rows(DataKey::ALL))
         {
             assert!(!en.is_empty() && !zh.is_empty(), "{key:?}");
             // Placeholders must match, or a translation would drop a number.

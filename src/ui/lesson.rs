@@ -515,7 +515,7 @@ pub fn describe_change(lang: Lang, change: &Preset) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use egui_kittest::kittest::Queryable as _;
 
     use super::*;
@@ -523,7 +523,7 @@ mod tests {
     use crate::lesson::{Figures, Quantity, shipped};
 
     /// The first-run lesson at `step`, measured with a CPU 100× faster than a software GPU.
-    fn following(step: usize, measured: bool) -> Following {
+    pub(crate) fn following(step: usize, measured: bool) -> Following {
         let lesson = shipped::find("first-run").expect("shipped");
         let mut f = Following::new(lesson, step);
         if measured {

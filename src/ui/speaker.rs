@@ -102,8 +102,7 @@ mod tests {
     use egui_kittest::kittest::Queryable as _;
 
     use super::*;
-    use crate::lesson::probe::{GpuPresence, Outcome};
-    use crate::lesson::{Figures, Quantity, shipped};
+    use crate::ui::lesson::tests::following;
 
     fn drawn(f: Option<Following>, lang: Lang) -> egui_kittest::Harness<'static, ()> {
         crate::ui::testing::harness(
@@ -118,19 +117,9 @@ mod tests {
     /// the prediction on screen, the step after it, the time presenting.
     #[test]
     fn the_notes_give_the_answer_the_next_step_and_the_time() {
-        let lesson = shipped::find("first-run").expect("shipped");
-        let next = lesson.steps[1].text.en.clone();
-        let mut f = Following::new(lesson, 0);
-        let mut figures = Figures::default();
-        figures.measured("speed.cpu.samples_per_s", Quantity::SamplesPerS(2e6));
-        figures.measured("speed.gpu.samples_per_s", Quantity::SamplesPerS(2e4));
-        f.outcome = Some(Outcome {
-            figures,
-            gpu: GpuPresence::Software,
-            notes: Vec::new(),
-            cancelled: false,
-            sweep: None,
-        });
+        // The first run measured with a CPU 100× faster than a software GPU.
+        let f = following(0, true);
+        let next = f.lesson.steps[1].text.en.clone();
         let h = drawn(Some(f), Lang::En);
         assert!(h.query_by_label("Presenting for 12:34").is_some());
         assert!(
