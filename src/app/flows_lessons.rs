@@ -194,6 +194,31 @@ mod presenter_tests {
         assert!(harness.query_by_label_contains("Presenting for").is_none());
     }
 
+    /// At a projector's 1280×720 with a lesson open, presenter mode's scale leaves the central
+    /// panel narrow: its tabs wrap rather than run under the lesson, where they widened the
+    /// panel's layout and pushed the columns' text and plots past its edge.
+    #[test]
+    fn presenter_mode_keeps_the_tabs_left_of_the_lesson() {
+        let mut harness = drawn(1280.0);
+        harness.set_size(egui::vec2(1280.0, 720.0));
+        harness.state_mut().apply(crate::ui::UiCommand::Lesson(
+            crate::ui::LessonCommand::Open("first-run".into()),
+        ));
+        harness.key_press(egui::Key::F5);
+        harness.run_steps(4);
+        let lesson = harness
+            .query_by_label("First run: the same network on two devices")
+            .expect("the lesson's title")
+            .rect();
+        for tab in ["Training", "Experiments", "History", "Data preview"] {
+            let rect = harness.get_by_label(tab).rect();
+            assert!(
+                rect.right() < lesson.left(),
+                "{tab} at {rect:?}, the lesson at {lesson:?}"
+            );
+        }
+    }
+
     #[test]
     fn below_1100_px_the_gpu_column_goes_under_the_cpu_column() {
         let heading = |harness: &Harness<'_, BatchScopeApp>, name: &str| {

@@ -374,7 +374,9 @@ impl BatchScopeApp {
 
 /// The central area's views, as tabs.
 fn tabs_ui(ui: &mut egui::Ui, lang: Lang, current: Tab, commands: &mut Vec<UiCommand>) {
-    ui.horizontal(|ui| {
+    // Wrapped: a row of tabs wider than the panel widens the panel's layout, and every column,
+    // label and plot below it would then run past the window's edge (presenter mode's scale).
+    ui.horizontal_wrapped(|ui| {
         for (tab, key) in [
             (Tab::Training, Key::TabTraining),
             (Tab::Journey, Key::Journey),

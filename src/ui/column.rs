@@ -524,13 +524,18 @@ fn device_header_ui(
     };
     egui::Grid::new("adapter").num_columns(2).show(ui, |ui| {
         ui.label(lang.tr(Key::Adapter));
-        ui.label(RichText::new(&adapter.name).strong());
+        // The values wrap: a grid's cells otherwise stretch to their longest text, and a long
+        // driver string widened the whole column, pushing its plots past the window's edge.
+        ui.add(egui::Label::new(RichText::new(&adapter.name).strong()).wrap());
         ui.end_row();
         ui.label(lang.tr(Key::Backend));
-        ui.label(format!(
-            "{} · {} {}",
-            adapter.backend, adapter.driver, adapter.driver_info
-        ));
+        ui.add(
+            egui::Label::new(format!(
+                "{} · {} {}",
+                adapter.backend, adapter.driver, adapter.driver_info
+            ))
+            .wrap(),
+        );
         ui.end_row();
         ui.label(lang.tr(Key::DeviceType));
         match super::labels::device_type_key(&adapter.device_type) {
@@ -583,7 +588,7 @@ fn device_header_ui(
             ),
             _ => lang.tr(Key::MatmulOne).to_owned(),
         };
-        ui.label(name).on_hover_text(why);
+        ui.add(egui::Label::new(name).wrap()).on_hover_text(why);
         ui.end_row();
     });
     if adapter.software {
@@ -883,5 +888,41 @@ mod tests {
         assert!(h.query_by_label("No GPU adapter").is_some());
         assert!(h.query_by_label("no Vulkan here").is_some());
         assert!(h.query_by_label_contains("mesa-vulkan-drivers").is_some());
+    }
+
+    /// A long adapter name and driver string wrap in a narrow column instead of widening it:
+    /// a wider column pushed the loss plot's right edge (and its last tick) past the window.
+    #[test]
+    fn a_long_driver_string_wraps_inside_a_narrow_column() {
+        const WIDTH: f32 = 320.0;
+        let mut run = gpu();
+        run.sharing = Some(Sharing::TakingTurns);
+        if let DeviceStatus::Ready {
+            adapter: Some(a), ..
+        } = &mut run.status
+        {
+            a.name = "llvmpipe (LLVM 15.0.6, 256 bits) with a name longer than any column".into();
+            a.backend = "Vulkan".into();
+            a.driver = "llvmpipe".into();
+            a.driver_info = "Mesa 23.2.1-1~bpo12+rc2 (LLVM 15.0.6) and more details".into();
+        }
+        let mut panel = ColumnPanel::default();
+        let mut h = egui_kittest::Harness::builder()
+            .with_size(egui::vec2(WIDTH, 1600.0))
+            .with_context_setup(crate::ui::fonts::install_style)
+            .build_ui_state(
+                move |ui, (run, width): &mut (DeviceRun, f32)| {
+                    panel.ui(ui, Lang::En, run, None);
+                    *width = ui.min_rect().width();
+                },
+                (run, 0.0),
+            );
+        h.run();
+        let (_, width) = h.state();
+        assert!(*width > 0.0, "the column drew something");
+        assert!(
+            *width <= WIDTH,
+            "the column grew to {width} points in a {WIDTH}-point window"
+        );
     }
 }
