@@ -347,13 +347,17 @@ fn histogram_ui(
                         plot.vline(VLine::new("BF16", f64::from(e)).color(bf16));
                     }
                 }
+                // Anchored to their own edges and at two heights, so that a narrow plot (three
+                // to a row in presenter mode) does not print one over the other.
                 if lo > BF16_LIMITS[0] {
-                    let at = [f64::from(lo) + 4.0, top * 0.75];
-                    plot.text(Text::new("bf16-low", at.into(), "◀ BF16 2^-133").color(bf16));
+                    let at = [f64::from(lo) - 0.5, top * 0.75];
+                    let text = Text::new("bf16-low", at.into(), "◀ BF16 2^-133");
+                    plot.text(text.color(bf16).anchor(egui::Align2::LEFT_CENTER));
                 }
                 if hi < BF16_LIMITS[2] {
-                    let at = [f64::from(hi) - 3.0, top * 0.75];
-                    plot.text(Text::new("bf16-high", at.into(), "2^128 ▶").color(bf16));
+                    let at = [f64::from(hi) + 1.0, top * 0.55];
+                    let text = Text::new("bf16-high", at.into(), "2^128 ▶");
+                    plot.text(text.color(bf16).anchor(egui::Align2::RIGHT_CENTER));
                 }
             });
     crate::ui::plots::offer_png(ui, &shown.response, lang);
