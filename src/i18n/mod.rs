@@ -292,6 +292,8 @@ strings! { Key {
     Journey => "Batch journey", "批次旅程";
     Timeline => "Timeline", "时间线";
     TimelineTip => "The last steps as lanes of spans from real clocks. Scroll or pinch to zoom, drag to pan, double-click to see everything; hover a span for its name, duration and bytes.", "最近几步，每条泳道上是来自真实时钟的时间段。滚轮或双指缩放，拖动平移，双击查看全部；悬停查看名称、时长和字节数。";
+    ZoomIn => "Zoom in: halve the time span", "放大：时间跨度减半";
+    ZoomOut => "Zoom out: twice the time span", "缩小：时间跨度加倍";
     TimelineEmpty => "Nothing recorded yet: press Run or Step with Record spans on.", "尚无记录：打开“记录时间段”后按运行或单步。";
     LaneMain => "training thread", "训练线程";
     LaneLoader => "loader worker {i}", "加载线程 {i}";

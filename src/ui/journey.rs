@@ -158,7 +158,7 @@ impl JourneyPanel {
         let total = Breakdown::total(recent.iter().map(|s| &s.breakdown));
         let n = recent.len().max(1) as f64;
         let title = device_title(lang, device);
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(title).strong().size(18.0));
             if recent.is_empty() {
                 return;
@@ -452,10 +452,18 @@ fn timeline_ui(
             let half = span_ns * factor / 2.0;
             view.window = Some([mid - half, mid + half]);
         };
-        if ui.small_button("＋").on_hover_text("zoom in").clicked() {
+        if ui
+            .small_button("＋")
+            .on_hover_text(lang.tr(Key::ZoomIn))
+            .clicked()
+        {
             zoom(view, 0.5);
         }
-        if ui.small_button("－").on_hover_text("zoom out").clicked() {
+        if ui
+            .small_button("－")
+            .on_hover_text(lang.tr(Key::ZoomOut))
+            .clicked()
+        {
             zoom(view, 2.0);
         }
         if ui
