@@ -151,7 +151,7 @@ impl ExperimentsPanel {
         ui.label(lang.tr(Key::ExperimentsIntro));
         let running = results.is_some_and(|r| !r.ended);
         let parsed = Sweep::parse(&format!("{}={}", self.parameter.as_str(), self.values));
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let before = self.parameter;
             egui::ComboBox::from_label(lang.tr(Key::SweepVary))
                 .selected_text(lang.tr(parameter_key(self.parameter)))
@@ -230,7 +230,7 @@ impl ExperimentsPanel {
         });
         table_ui(ui, lang, results, simulated);
         if !running && !results.points.is_empty() {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 if ui
                     .button(lang.tr(Key::SweepExport))
                     .on_hover_text(lang.tr(Key::SweepExportTip))
@@ -254,7 +254,7 @@ fn what_if_ui(
     chosen: Option<&str>,
     commands: &mut Vec<UiCommand>,
 ) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let none = lang.tr(Key::SweepSimNone);
         let text = chosen
             .and_then(|id| profiles.iter().find(|p| p.id == id))

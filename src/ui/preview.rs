@@ -53,7 +53,7 @@ impl PreviewPanel {
             return;
         };
         let table = &loaded.table;
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.heading(RichText::new(&table.name).strong());
             ui.label(
                 RichText::new(format!(
@@ -118,7 +118,7 @@ impl PreviewPanel {
             self.x_feature = 0;
             self.y_feature = 1.min(features - 1);
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(lang.tr(Key::Scatter));
             for (axis, index) in [
                 (Key::AxisX, &mut self.x_feature),

@@ -249,7 +249,7 @@ impl RooflinePanel {
         let Some(large) = PRESETS.last().copied() else {
             return;
         };
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(lang.fmt(
                 Key::SimZeroTitle,
                 &[
@@ -372,7 +372,7 @@ fn calibration_ui(
     commands: &mut Vec<UiCommand>,
 ) {
     let running = status.is_some_and(|s| !s.ended);
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         if running {
             // Cancel first, where it stays put: after the progress text, whose length changes
             // with every probe, it moved under the pointer (and a test's click missed it).
