@@ -405,9 +405,7 @@ fn units_for(span: &Span, device: Device) -> Vec<(Unit, Category)> {
 fn legend_ui(ui: &mut egui::Ui, lang: Lang) {
     ui.horizontal_wrapped(|ui| {
         for c in Category::ALL {
-            let (r, _) = ui.allocate_exact_size(Vec2::splat(12.0), Sense::hover());
-            ui.painter().rect_filled(r, 2.0, category_color(c));
-            ui.label(lang.tr(category_key(c)));
+            super::labels::swatch(ui, category_color(c), lang.tr(category_key(c)));
         }
     });
 }

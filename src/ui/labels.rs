@@ -10,6 +10,29 @@ use crate::memory::Role;
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
 
+/// A legend's entry: a colour swatch and its name as one item. In a wrapping row the pair moves
+/// to the next line together — not the swatch at one line's end and its name at the next's
+/// start, nor a name broken in two.
+pub fn swatch(ui: &mut egui::Ui, color: Color32, text: impl Into<egui::WidgetText>) {
+    const SIDE: f32 = 12.0;
+    let text = text.into();
+    let galley = text.clone().into_galley(
+        ui,
+        Some(egui::TextWrapMode::Extend),
+        f32::INFINITY,
+        egui::TextStyle::Body,
+    );
+    let gap = ui.spacing().item_spacing.x;
+    let size = egui::vec2(SIDE + gap + galley.size().x, galley.size().y.max(SIDE));
+    ui.allocate_ui(size, |ui| {
+        ui.horizontal(|ui| {
+            let (square, _) = ui.allocate_exact_size(egui::Vec2::splat(SIDE), egui::Sense::hover());
+            ui.painter().rect_filled(square, 2.0, color);
+            ui.add(egui::Label::new(text).extend());
+        });
+    });
+}
+
 /// Each device's colour in plots, and in the lessons' words that name it.
 pub fn device_color(device: Device) -> Color32 {
     match device {
@@ -239,5 +262,39 @@ mod tests {
         assert_eq!(profile_name(Lang::En, &p), p.name);
         p.id = "local-cpu".into();
         assert_eq!(profile_name(Lang::Zh, &p), "本机的 CPU");
+    }
+
+    /// In a wrapping row narrower than its entries, each legend entry's name stays on one line
+    /// with its swatch before it: the name starts right of the swatch on every line.
+    #[test]
+    fn a_legend_entry_wraps_as_one_piece() {
+        use egui_kittest::kittest::Queryable as _;
+        let names = [
+            "Parameters 1.4 KiB",
+            "Optimizer state 2.9 KiB",
+            "Workspace 152.4 KiB",
+        ];
+        let h = egui_kittest::Harness::builder()
+            .with_size(egui::vec2(230.0, 300.0))
+            .build_ui(|ui| {
+                ui.horizontal_wrapped(|ui| {
+                    for (i, name) in names.iter().enumerate() {
+                        swatch(ui, class_color(i), *name);
+                    }
+                });
+            });
+        let rows: Vec<egui::Rect> = names.iter().map(|n| h.get_by_label(n).rect()).collect();
+        for (name, rect) in names.iter().zip(&rows) {
+            // The window's margin (8) and the swatch (12) come before every name.
+            assert!(
+                rect.left() >= 20.0,
+                "{name} at {rect:?}: its swatch is elsewhere"
+            );
+            assert!(rect.height() < 30.0, "{name} broken over lines: {rect:?}");
+        }
+        assert!(
+            rows[1].top() > rows[0].bottom(),
+            "the row wrapped: {rows:?}"
+        );
     }
 }

@@ -126,13 +126,8 @@ fn device_ui(
     );
     ui.horizontal_wrapped(|ui| {
         for role in Role::ALL {
-            let (r, _) = ui.allocate_exact_size(Vec2::splat(12.0), Sense::hover());
-            ui.painter().rect_filled(r, 2.0, role_color(role));
-            ui.label(format!(
-                "{} {}",
-                lang.tr(role_key(role)),
-                format_bytes(m.role(role))
-            ));
+            let text = format!("{} {}", lang.tr(role_key(role)), format_bytes(m.role(role)));
+            super::labels::swatch(ui, role_color(role), text);
         }
     });
     if run.memory_history.len() >= 2 {
