@@ -231,6 +231,7 @@ strings! { Key {
     SweepCancelledByRun => "Cancelled because training was started again: a sweep shares its cores with nothing.", "因重新开始训练而取消：扫描不与任何工作共用核心。";
     SweepPointTip => "Interquartile range {iqr}% of the median, over {runs} timed runs of {steps} steps.", "四分位距为中位数的 {iqr}%，共 {runs} 次计时运行，每次 {steps} 步。";
     TabData => "Data preview", "数据预览";
+    PreviewGenerated => "Training on “{name}”, a set BatchScope generates in memory for each run: there is no file to preview, and its points are on the Training tab's decision boundary. To see a table here, open a file or a folder, drop one on the window, or choose a real data set in the setup panel.", "正在用“{name}”训练，这是 BatchScope 每次运行时在内存中生成的数据集：没有文件可预览，它的点显示在“训练”标签页的决策边界图上。要在这里查看表格，请打开文件或文件夹、把文件拖放到窗口上，或在设置面板中选择一个真实数据集。";
     PreviewEmpty => "No data set loaded yet: open a file or a folder, drop one on the window, or choose a real data set in the setup panel.", "尚未加载数据集：打开文件或文件夹、把文件拖放到窗口上，或在设置面板中选择一个真实数据集。";
     TrainOnThis => "Train on this data set", "在此数据集上训练";
     TrainingOnThis => "Training on this data set", "正在使用此数据集训练";

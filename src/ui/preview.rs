@@ -49,7 +49,13 @@ impl PreviewPanel {
         commands: &mut Vec<UiCommand>,
     ) {
         let Some(loaded) = loaded else {
-            ui.label(lang.tr(Key::PreviewEmpty));
+            // "No data set loaded" would be untrue while a generated set trains.
+            if *training_on == DataSource::Generated {
+                let name = lang.tr(super::labels::dataset_key(config.data.kind));
+                ui.label(lang.fmt(Key::PreviewGenerated, &[("name", &name)]));
+            } else {
+                ui.label(lang.tr(Key::PreviewEmpty));
+            }
             return;
         };
         let table = &loaded.table;
@@ -550,5 +556,27 @@ mod tests {
             PreviewPanel::default(),
         );
         assert!(h.query_by_label("正在使用此数据集训练").is_some());
+    }
+
+    /// Nothing loaded: while a generated set trains the panel names it and says why there is no
+    /// table, rather than that no data set is loaded; otherwise it says how to load one.
+    #[test]
+    fn a_generated_set_is_named_not_called_missing() {
+        for (source, expected) in [
+            (
+                DataSource::Generated,
+                "Training on “Spiral”, a set BatchScope generates",
+            ),
+            (DataSource::Shipped("iris".into()), "No data set loaded yet"),
+        ] {
+            let config = TrainConfig::default();
+            let h = harness(
+                move |ui, panel: &mut PreviewPanel| {
+                    panel.ui(ui, Lang::En, None, &config, &source, &mut Vec::new());
+                },
+                PreviewPanel::default(),
+            );
+            assert!(h.query_by_label_contains(expected).is_some(), "{expected}");
+        }
     }
 }
