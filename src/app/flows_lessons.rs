@@ -195,51 +195,56 @@ mod presenter_tests {
     }
 
     /// At a projector's 1280×720 with a lesson open, presenter mode's scale leaves the central
-    /// panel about 450 points wide. Tab by tab, nothing drawn in it reaches under the lesson: one
-    /// row that does not wrap (the tabs, a text field and its button, a file's path) widens the
-    /// whole tab's layout, and its text and plots are then cut at the panel's edge.
+    /// panel about 450 points wide. Tab by tab, in both languages, nothing drawn in it reaches
+    /// under the lesson: one row that does not wrap (the tabs, a text field and its button, a
+    /// file's path) widens the whole tab's layout, and its text and plots are then cut at the
+    /// panel's edge.
     #[test]
     fn in_presenter_mode_no_tab_runs_under_the_lesson() {
+        use crate::i18n::{Key, Lang};
         use egui_kittest::kittest::by;
-        let mut harness = drawn(1280.0);
-        harness.set_size(egui::vec2(1280.0, 720.0));
-        harness.state_mut().apply(crate::ui::UiCommand::Lesson(
-            crate::ui::LessonCommand::Open("first-run".into()),
-        ));
-        harness.key_press(egui::Key::F5);
-        harness.run_steps(4);
         let tabs = [
-            "Training",
-            "Batch journey",
-            "Memory",
-            "Precision",
-            "Experiments",
-            "History",
-            "Simulator",
-            "Data preview",
+            Key::TabTraining,
+            Key::Journey,
+            Key::MemoryTab,
+            Key::PrecisionTab,
+            Key::TabExperiments,
+            Key::TabHistory,
+            Key::TabSimulator,
+            Key::TabData,
         ];
-        for tab in tabs {
-            harness.get_by_label(tab).click();
+        for (lang, title) in [
+            (Lang::En, "First run: the same network on two devices"),
+            (Lang::Zh, "第一次运行：同一个网络，两种设备"),
+        ] {
+            let mut harness = drawn(1280.0);
+            harness.set_size(egui::vec2(1280.0, 720.0));
+            harness
+                .state_mut()
+                .apply(crate::ui::UiCommand::SetLanguage(lang));
+            harness.state_mut().apply(crate::ui::UiCommand::Lesson(
+                crate::ui::LessonCommand::Open("first-run".into()),
+            ));
+            harness.key_press(egui::Key::F5);
             harness.run_steps(4);
-            let edge = harness
-                .get_by_label("First run: the same network on two devices")
-                .rect()
-                .left();
-            let top = harness.get_by_label("Training").rect().top();
-            let bottom = harness
-                .get_by_label("All figures are measured on this machine in this run.")
-                .rect()
-                .top();
-            let inside = |r: egui::Rect| r.left() < edge && r.top() >= top && r.bottom() <= bottom;
-            let over: Vec<String> = harness
-                .query_all(by().predicate(|n| n.bounding_box().is_some()))
-                .filter(|n| inside(n.rect()) && n.rect().right() > edge + 1.0)
-                .map(|n| format!("{n:?} {:?}", n.rect()))
-                .collect();
-            assert!(
-                over.is_empty(),
-                "{tab}: past the lesson's edge {edge}: {over:?}"
-            );
+            for tab in tabs.map(|key| lang.tr(key)) {
+                harness.get_by_label(tab).click();
+                harness.run_steps(4);
+                let edge = harness.get_by_label(title).rect().left();
+                let top = harness.get_by_label(lang.tr(Key::TabTraining)).rect().top();
+                let bottom = harness.get_by_label(lang.tr(Key::Measured)).rect().top();
+                let inside =
+                    |r: egui::Rect| r.left() < edge && r.top() >= top && r.bottom() <= bottom;
+                let over: Vec<String> = harness
+                    .query_all(by().predicate(|n| n.bounding_box().is_some()))
+                    .filter(|n| inside(n.rect()) && n.rect().right() > edge + 1.0)
+                    .map(|n| format!("{n:?} {:?}", n.rect()))
+                    .collect();
+                assert!(
+                    over.is_empty(),
+                    "{tab}: past the lesson's edge {edge}: {over:?}"
+                );
+            }
         }
     }
 
