@@ -176,9 +176,11 @@ impl BatchScopeApp {
                     } else {
                         ui.columns(2, |cols| {
                             for ((panel, run), ui) in columns.zip(cols.iter_mut()) {
-                                egui::ScrollArea::vertical()
-                                    .id_salt(("column", run.device))
-                                    .show(ui, |ui| column_ui(ui, panel, run));
+                                crate::ui::left_aligned(ui, |ui| {
+                                    egui::ScrollArea::vertical()
+                                        .id_salt(("column", run.device))
+                                        .show(ui, |ui| column_ui(ui, panel, run));
+                                });
                             }
                         });
                     }

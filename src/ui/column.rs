@@ -614,10 +614,7 @@ fn tuning_notes_ui(ui: &mut egui::Ui, lang: Lang, notes: &[TuningNote]) {
             TuningNote::NotSaved { why } => lang.fmt(Key::TuningNotSaved, &[("why", why)]),
             TuningNote::TimingFailed { why } => lang.fmt(Key::TuningFailed, &[("why", why)]),
         };
-        // Left-aligned: the column's justified layout spread a line before a long path.
-        ui.with_layout(egui::Layout::top_down(egui::Align::Min), |ui| {
-            ui.label(RichText::new(text).color(ui.visuals().warn_fg_color));
-        });
+        ui.label(RichText::new(text).color(ui.visuals().warn_fg_color));
     }
 }
 

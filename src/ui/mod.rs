@@ -38,3 +38,45 @@ pub mod toolbar;
 pub(crate) mod testing;
 
 pub use command::{LessonCommand, Tab, UiCommand};
+
+/// `add` in a top-down, left-aligned layout. `Ui::columns` lays its columns out justified, and a
+/// justified label stretches each wrapped line to the full width: a Chinese line, with few
+/// spaces to stretch, then shows wide gaps between its words.
+pub fn left_aligned<R>(ui: &mut egui::Ui, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    ui.with_layout(egui::Layout::top_down(egui::Align::Min), add)
+        .inner
+}
+
+#[cfg(test)]
+mod tests {
+    /// A label in one of `Ui::columns` is justified unless the column is left-aligned.
+    #[test]
+    fn a_left_aligned_column_does_not_justify_its_text() {
+        let justified = |left: bool| {
+            let mut result = None;
+            let mut h = egui_kittest::Harness::builder()
+                .with_size(egui::vec2(400.0, 200.0))
+                .with_context_setup(super::fonts::install_style)
+                .build_ui(|ui| {
+                    ui.columns(2, |cols| {
+                        let label = |ui: &mut egui::Ui| {
+                            let text =
+                                "与 GPU 轮流：只在自己的轮次内计时，因此这是 CPU 单独运行的速度。";
+                            let (_, galley, _) = egui::Label::new(text).layout_in_ui(ui);
+                            galley.job.justify
+                        };
+                        result = Some(if left {
+                            super::left_aligned(&mut cols[0], label)
+                        } else {
+                            label(&mut cols[0])
+                        });
+                    });
+                });
+            h.run();
+            drop(h);
+            result.expect("drawn")
+        };
+        assert!(justified(false), "egui's columns justify");
+        assert!(!justified(true));
+    }
+}

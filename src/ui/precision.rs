@@ -224,8 +224,10 @@ fn device_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
             (Key::GradientsWord, &values.gradients, Role::Gradients),
         ];
         for ((key, sample, role), ui) in kinds.into_iter().zip(cols.iter_mut()) {
-            super::lesson::framed(ui, crate::lesson::Widget::PrecisionHistogram, |ui| {
-                histogram_ui(ui, lang, run, (key, sample, role));
+            super::left_aligned(ui, |ui| {
+                super::lesson::framed(ui, crate::lesson::Widget::PrecisionHistogram, |ui| {
+                    histogram_ui(ui, lang, run, (key, sample, role));
+                });
             });
         }
     });
