@@ -15,8 +15,8 @@ use crate::precision::Precision;
 /// start, nor a name broken in two.
 pub fn swatch(ui: &mut egui::Ui, color: Color32, text: impl Into<egui::WidgetText>) {
     const SIDE: f32 = 12.0;
-    let text = text.into();
-    let galley = text.clone().into_galley(
+    // Laid out once: its size places the pair, and the label draws this same galley.
+    let galley = text.into().into_galley(
         ui,
         Some(egui::TextWrapMode::Extend),
         f32::INFINITY,
@@ -28,7 +28,7 @@ pub fn swatch(ui: &mut egui::Ui, color: Color32, text: impl Into<egui::WidgetTex
         ui.horizontal(|ui| {
             let (square, _) = ui.allocate_exact_size(egui::Vec2::splat(SIDE), egui::Sense::hover());
             ui.painter().rect_filled(square, 2.0, color);
-            ui.add(egui::Label::new(text).extend());
+            ui.add(egui::Label::new(galley));
         });
     });
 }
