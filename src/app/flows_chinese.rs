@@ -193,7 +193,7 @@ mod tests {
             .collect()
     }
 
-    /// `text` without method calls such as `.item()` and `.to(device)`: code, as PyTorch
+    /// `text` without method calls such as `loss.item()` and `.to(device)`: code, as PyTorch
     /// writes it, even where the sentence around it is Chinese.
     fn without_method_calls(text: &str) -> String {
         let mut out = String::with_capacity(text.len());
@@ -203,7 +203,15 @@ mod tests {
             let name = after
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(after.len());
-            out.push_str(&rest[..dot]);
+            let mut before = &rest[..dot];
+            if name > 0 && after[name..].starts_with('(') {
+                // The object the method is called on is code too.
+                let object = before
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .map_or(0, |i| i + 1);
+                before = &before[..object];
+            }
+            out.push_str(before);
             if name > 0 && after[name..].starts_with('(') {
                 let close = after[name..]
                     .find(')')
@@ -241,6 +249,7 @@ mod tests {
         assert!(english_words("CPU：AMD EPYC 9R14 96-Core Processor", &adapter).is_empty());
         assert!(english_words("`batchscope profiles` 列出来源", none).is_empty());
         assert!(english_words("就像每步都调用 .item()：每次读取", none).is_empty());
+        assert!(english_words("每次迭代都调用 loss.item() 会", none).is_empty());
         assert!(english_words("用 .to(device) 复制", none).is_empty());
         assert_eq!(english_words("3.5 倍 item", none), vec!["item"]);
     }

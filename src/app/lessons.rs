@@ -179,8 +179,8 @@ impl BatchScopeApp {
         let plan = self.options.lesson_plan;
         let work = move |ctx: crate::job::JobContext<LessonNews>| {
             let open = |device| crate::backend::open(device, &options);
-            let outcome = probe::run(&lesson, &open, plan, ctx.cancel_flag(), &mut |done| {
-                ctx.send(LessonNews::Progress(done));
+            let outcome = probe::run(&lesson, &open, plan, ctx.cancel_flag(), &mut |p| {
+                ctx.send(LessonNews::Progress(p));
             });
             ctx.send(LessonNews::Measured(Box::new(outcome)));
         };
@@ -201,7 +201,7 @@ impl BatchScopeApp {
             .state
             .lesson
             .as_ref()
-            .and_then(|f| f.current().set.clone())
+            .and_then(|f| f.current().try_settings())
         else {
             return;
         };
@@ -216,10 +216,7 @@ impl BatchScopeApp {
         let Some(f) = self.state.lesson.as_mut() else {
             return;
         };
-        let Some(before) = f.outcome.as_ref().map(|o| o.figures.clone()) else {
-            return;
-        };
-        if f.trying.is_some() {
+        if f.outcome.is_none() || f.trying.is_some() {
             return;
         }
         let (lesson, index) = (f.lesson.clone(), f.step);
@@ -231,7 +228,10 @@ impl BatchScopeApp {
             let open = |device| crate::backend::open(device, &options);
             let step = &lesson.steps[index];
             let measure = (&open as probe::Open<'_>, plan, ctx.cancel_flag());
-            let tried = verify::try_step(&lesson, step, &before, measure, &mut Tables::default());
+            let tried =
+                verify::try_step(&lesson, step, measure, &mut Tables::default(), &mut |d| {
+                    ctx.send(LessonNews::TryDevice(d));
+                });
             ctx.send(LessonNews::Tried(index, tried));
         };
         match crate::job::Job::spawn("lesson-try", self.notify(), work) {
@@ -256,17 +256,27 @@ impl BatchScopeApp {
         if let Some(f) = self.state.lesson.as_mut() {
             for n in news {
                 match n {
-                    LessonNews::Progress(done) => f.measuring = Some(done),
+                    LessonNews::Progress(p) => {
+                        f.measuring = Some(p.done);
+                        f.doing = Some(p);
+                    }
+                    LessonNews::TryDevice(d) => f.try_device = d,
                     LessonNews::Measured(outcome) => {
                         f.measuring = None;
+                        f.doing = None;
                         if let Some(results) = &outcome.sweep {
                             self.state.sweep = Some(results.clone());
+                        }
+                        // The serving section shows the lesson's own measurement.
+                        if let Some(serving) = &outcome.serving {
+                            self.state.serving = Some(serving.clone());
                         }
                         f.outcome = Some(*outcome);
                         measured = true;
                     }
                     LessonNews::Tried(index, tried) => {
                         f.trying = None;
+                        f.try_device = None;
                         if let Some(slot) = f.tried.get_mut(index) {
                             *slot = Some(tried);
                         }
@@ -275,7 +285,9 @@ impl BatchScopeApp {
             }
             if ended {
                 f.measuring = None;
+                f.doing = None;
                 f.trying = None;
+                f.try_device = None;
             }
         }
         if ended {

@@ -95,8 +95,12 @@ impl BatchScopeApp {
         }
         if let Some(following) = &state.lesson {
             let context = crate::ui::lesson::LessonContext {
-                change_made: following.current().set.as_ref().is_some_and(|set| {
-                    crate::lesson::probe::holds(set, &state.settings.config, state.settings.enabled)
+                change_made: following.current().try_settings().is_some_and(|set| {
+                    crate::lesson::probe::holds(
+                        &set,
+                        &state.settings.config,
+                        state.settings.enabled,
+                    )
                 }),
                 tab: state.tab,
                 body_size: crate::ui::presenter::BODY_SIZE[usize::from(presenting)],
@@ -162,6 +166,7 @@ impl BatchScopeApp {
                             panel.ui(ui, lang, run, data.as_deref());
                         });
                     };
+                    crate::ui::compare::loss_compared_ui(ui, lang, &state.runs);
                     let columns = panels.columns.iter_mut().zip(&state.runs);
                     if ui.available_width() < crate::ui::presenter::STACK_BELOW {
                         // Too narrow for two columns side by side: the CPU's above the GPU's.
@@ -203,14 +208,23 @@ impl BatchScopeApp {
                             }
                             panels.journey.ui(ui, lang, &state.runs, &mut commands);
                             ui.separator();
-                            crate::ui::op_kinds::op_kinds_ui(ui, lang, &state.runs, ops.as_ref());
+                            crate::ui::lesson::framed(ui, crate::lesson::Widget::OpKinds, |ui| {
+                                crate::ui::op_kinds::op_kinds_ui(
+                                    ui,
+                                    lang,
+                                    &state.runs,
+                                    ops.as_ref(),
+                                );
+                            });
                             ui.separator();
-                            crate::ui::mismatch::mismatch_ui(
-                                ui,
-                                lang,
-                                &state.mismatch,
-                                &mut commands,
-                            );
+                            crate::ui::lesson::framed(ui, crate::lesson::Widget::Mismatch, |ui| {
+                                crate::ui::mismatch::mismatch_ui(
+                                    ui,
+                                    lang,
+                                    &state.mismatch,
+                                    &mut commands,
+                                );
+                            });
                         });
                     // The timeline follows the run: draw again when new steps come.
                     if running {
@@ -252,13 +266,15 @@ impl BatchScopeApp {
                             };
                             panels.experiments.ui(ui, lang, view, &mut commands);
                             ui.separator();
-                            crate::ui::serving::serving_ui(
-                                ui,
-                                lang,
-                                state.serving.as_ref(),
-                                session_exists && !sweeping,
-                                &mut commands,
-                            );
+                            crate::ui::lesson::framed(ui, crate::lesson::Widget::Serving, |ui| {
+                                crate::ui::serving::serving_ui(
+                                    ui,
+                                    lang,
+                                    state.serving.as_ref(),
+                                    session_exists && !sweeping,
+                                    &mut commands,
+                                );
+                            });
                         });
                 }
                 Tab::Simulator => {

@@ -243,6 +243,10 @@ pub struct PointPlan {
     pub max_iqr: f64,
     /// Seconds after which the point is taken as it is, and marked noisy.
     pub cap_s: f64,
+    /// Seconds after which a slow point (a large step on a software adapter) is taken with
+    /// what it has — at least one warm-up step and two timed runs — and marked noisy, so that
+    /// a class is not kept waiting; infinite for sweeps, which measure as long as they must.
+    pub budget_s: f64,
 }
 
 impl Default for PointPlan {
@@ -253,6 +257,7 @@ impl Default for PointPlan {
             min_runs: 5,
             max_iqr: 0.10,
             cap_s: 3.0,
+            budget_s: f64::INFINITY,
         }
     }
 }
@@ -284,6 +289,9 @@ pub struct Point {
     pub steps_per_run: u64,
     /// Multiply-add FLOPs per second of the model's products (a lower bound on the work).
     pub gflop_per_s: f64,
+    /// GPU kernels dispatched per timed step, where the backend counts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatches_per_step: Option<f64>,
 }
 
 /// The points as CSV in the style of hyperfine's export: one row per device and value, the
@@ -356,6 +364,10 @@ pub fn measure_point_until(
     let start = Instant::now();
     let mut warmup_steps = 0u64;
     while warmup_steps < 3 || start.elapsed().as_secs_f64() < plan.warmup_s {
+        // A step that takes a large part of the budget is warm after one.
+        if warmup_steps >= 1 && start.elapsed().as_secs_f64() > plan.budget_s / 4.0 {
+            break;
+        }
         runner.step(backend, false)?;
         warmup_steps += 1;
     }
@@ -363,6 +375,7 @@ pub fn measure_point_until(
     let per_step_s = start.elapsed().as_secs_f64() / warmup_steps as f64;
     let steps_per_run = ((plan.run_s / per_step_s.max(1e-9)) as u64).clamp(1, 1_000_000);
     let measuring = Instant::now();
+    let launched = backend.kernels_launched();
     let mut step_ms: Vec<f64> = Vec::new();
     let (median, iqr, noisy) = loop {
         if cancel.load(Ordering::Relaxed) {
@@ -375,12 +388,17 @@ pub fn measure_point_until(
         // Reading the loss waits for the device: the run ends when its work has.
         runner.log(backend)?;
         step_ms.push(run.elapsed().as_secs_f64() * 1e3 / steps_per_run as f64);
-        if step_ms.len() < plan.min_runs {
-            continue;
-        }
         let mut sorted = step_ms.clone();
         sorted.sort_by(f64::total_cmp);
         let (median, iqr) = (median_of_sorted(&sorted), iqr_of_sorted(&sorted));
+        if step_ms.len() >= 2 && start.elapsed().as_secs_f64() > plan.budget_s {
+            // Too few runs for quartiles to mean much: the whole range is the spread.
+            let range = sorted[sorted.len() - 1] - sorted[0];
+            break (median, iqr.max(range), true);
+        }
+        if step_ms.len() < plan.min_runs {
+            continue;
+        }
         if iqr <= plan.max_iqr * median {
             break (median, iqr, false);
         }
@@ -395,7 +413,12 @@ pub fn measure_point_until(
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), &t| {
             (lo.min(t), hi.max(t))
         });
+    let timed_steps = (step_ms.len() as u64 * steps_per_run) as f64;
+    let dispatches_per_step = launched
+        .zip(backend.kernels_launched())
+        .map(|(before, after)| (after - before) as f64 / timed_steps);
     Ok(Some(Point {
+        dispatches_per_step,
         device: backend.device(),
         parameter,
         value,

@@ -165,24 +165,33 @@ fn print_report(out: &mut Out, lesson: &Lesson, r: &LessonReport) -> Result<(), 
             ))?;
         }
         if let Some(t) = &s.tried {
-            let show = |f: &Option<crate::lesson::Figure>| {
-                f.as_ref().map_or("not measured".to_owned(), |f| {
-                    f.quantity.render(crate::i18n::Lang::En)
-                })
-            };
-            let verdict = match t.as_expected {
+            let verdict = match t.as_expected() {
                 Some(true) => "as the lesson expects",
-                Some(false) => "NOT as the lesson expects on this machine",
-                None => "not measured here",
+                Some(false) => "the OPPOSITE of what the lesson expects, on this machine",
+                None => "too close to call on this machine",
             };
-            out.line(format!(
-                "  {kind}: {}: {} -> {}, {verdict}",
-                t.figure,
-                show(&t.before),
-                show(&t.after)
-            ))?;
+            out.line(format!("  {kind} ({:.1} s): {verdict}", t.seconds))?;
+            for c in &t.changes {
+                out.line(format!(
+                    "    {} [{} -> {}, noise {}, {:?}]",
+                    c.describe(crate::i18n::Lang::En),
+                    c.before.quantity.render(crate::i18n::Lang::En),
+                    c.after.quantity.render(crate::i18n::Lang::En),
+                    c.render_noise(crate::i18n::Lang::En),
+                    c.moved,
+                ))?;
+            }
+            for m in &t.missing {
+                out.line(format!("    not measured here: {m}"))?;
+            }
         }
     }
+    let times: Vec<String> = r
+        .timings
+        .iter()
+        .map(|t| format!("{} {:.1} s", t.probe, t.seconds))
+        .collect();
+    out.line(format!("  probe times: {}", times.join(", ")))?;
     for note in &r.notes {
         out.line(format!("  note: {note}"))?;
     }

@@ -30,6 +30,8 @@ super::lang::strings! { AuthorKey {
     HeadlineFiguresDiffer => "a headline's English and Chinese name different figures: {en} and {zh}", "某条结论的英文和中文引用了不同的数值：{en} 和 {zh}";
     HeadlineMinMax => "a headline's `min` must be below its `max`", "结论的 `min` 必须小于 `max`";
     HeadlineCondition => "a headline's condition needs `figure` and `min` or `max`", "结论的条件需要 `figure` 以及 `min` 或 `max`";
+    ConvergeOnly => "`epochs` and `target` belong to a converge probe, not a {kind} probe", "`epochs` 和 `target` 只用于 converge 测量，而不是 {kind} 测量";
+    ConvergeRange => "`epochs` must be 1 to {max}, and `target` an accuracy from 0 to 1", "`epochs` 必须在 1 到 {max} 之间，`target` 必须是 0 到 1 之间的准确率";
     TryNeeds => "a try step needs `set` (the change), `figure` and `expect`", "尝试步骤需要 `set`（要做的改变）、`figure` 和 `expect`";
     BadPlaceholder => "`{text}`: a placeholder is a figure's name, or two names with / between", "`{text}`：占位符是一个数值的名称，或用 / 隔开的两个名称";
     CloseWithoutOpen => "a closing brace without its opening one in \"{text}\"", "\"{text}\" 中有右花括号却没有对应的左花括号";

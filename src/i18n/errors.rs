@@ -39,6 +39,7 @@ super::lang::strings! { ErrKey {
     CpuOnlySetting => "{setting} applies to the CPU only", "{setting} 只适用于 CPU";
     MismatchFailedOtherwise => "the op failed otherwise: {detail}", "这个运算以别的方式失败了：{detail}";
     MismatchRanAnyway => "the op ran with its batch on the other device: a defect", "批次在另一台设备上，这个运算却照样运行了：这是一个缺陷";
+    ProbeCancelled => "the measurement was cancelled", "测量已取消";
     ProbeDidNotRun => "the probe did not run", "这项测量没有运行";
     NoKernelsTimed => "no recorded step had its kernels timed", "记录的步骤中没有一步给内核计了时";
 }}

@@ -60,6 +60,9 @@ impl Quantity {
             }
             Quantity::Ms(x) => format_ms(*x),
             Quantity::Bytes(x) => format_bytes(x.max(0.0) as u64),
+            Quantity::Share(x) if *x <= 0.0 => "0%".to_owned(),
+            // A small share keeps two significant digits: 0.0013% is not "0.0%".
+            Quantity::Share(x) if *x < 0.001 => format!("{}%", significant(100.0 * x)),
             Quantity::Share(x) if *x < 0.1 => format!("{:.1}%", 100.0 * x),
             Quantity::Share(x) => format!("{:.0}%", 100.0 * x),
             Quantity::Ratio(x) => format!("{}×", significant(*x)),
@@ -89,11 +92,29 @@ fn significant(x: f64) -> String {
 /// A measured or simulated value.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Figure {
-    /// The value.
+    /// The value (for a figure measured over several runs, their median).
     #[serde(flatten)]
     pub quantity: Quantity,
     /// Predicted by the simulator, not measured.
     pub simulated: bool,
+    /// How much the runs it was measured over disagreed: their interquartile range, in the
+    /// value's own unit (0 for an exact count such as bytes; absent where it was measured once,
+    /// for a name, and for a prediction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iqr: Option<f64>,
+}
+
+impl Figure {
+    /// The interquartile range over the value (`None` where there is no spread or no value).
+    pub fn relative_iqr(&self) -> Option<f64> {
+        let x = self.quantity.number()?.abs();
+        let iqr = self.iqr?;
+        if x > 0.0 {
+            Some(iqr / x)
+        } else {
+            (iqr == 0.0).then_some(0.0)
+        }
+    }
 }
 
 /// The figures of one run of a lesson's probes, by name.
@@ -109,6 +130,25 @@ impl Figures {
             Figure {
                 quantity,
                 simulated: false,
+                iqr: None,
+            },
+        );
+    }
+
+    /// Records a counted figure (bytes, kernels, values lost): the same every run, so its
+    /// spread is zero and a change of it is never noise.
+    pub fn counted(&mut self, name: impl Into<String>, quantity: Quantity) {
+        self.measured_with_iqr(name, quantity, 0.0);
+    }
+
+    /// Records a figure measured over several runs: their median and interquartile range.
+    pub fn measured_with_iqr(&mut self, name: impl Into<String>, quantity: Quantity, iqr: f64) {
+        self.0.insert(
+            name.into(),
+            Figure {
+                quantity,
+                simulated: false,
+                iqr: Some(iqr),
             },
         );
     }
@@ -120,6 +160,7 @@ impl Figures {
             Figure {
                 quantity,
                 simulated: true,
+                iqr: None,
             },
         );
     }
@@ -146,9 +187,16 @@ impl Figures {
             Expr::Ratio(a, b) => {
                 let (fa, fb) = (self.get(a)?, self.get(b)?);
                 let (x, y) = (fa.quantity.number()?, fb.quantity.number()?);
+                // The spread of a ratio: each side's relative spread, added (an upper bound for
+                // small spreads).
+                let iqr = fa
+                    .relative_iqr()
+                    .zip(fb.relative_iqr())
+                    .map(|(ra, rb)| (ra + rb) * (x / y).abs());
                 (y != 0.0 && (x / y).is_finite()).then(|| Figure {
                     quantity: Quantity::Ratio(x / y),
                     simulated: fa.simulated || fb.simulated,
+                    iqr,
                 })
             }
         }
@@ -160,8 +208,11 @@ impl Figures {
     }
 
     /// `template` with each placeholder replaced by its figure in `lang` (simulated ones marked
-    /// as such), or the placeholders whose figures are missing.
+    /// as such), or the placeholders whose figures are missing. Where a template names every
+    /// part of one whole (the six parts of a recorded step, the simulator's four), those parts
+    /// are rounded together so that, as printed, they add up to 100%.
     pub fn fill(&self, template: &str, lang: Lang) -> Result<String, Vec<String>> {
+        let wholes = self.wholes(template);
         let mut out = String::with_capacity(template.len() + 32);
         let mut missing = Vec::new();
         let mut rest = template;
@@ -174,7 +225,10 @@ impl Figures {
             let inner = &rest[open + 1..open + close];
             match Expr::parse(inner).ok().and_then(|e| self.eval(&e)) {
                 Some(figure) => {
-                    out.push_str(&figure.quantity.render(lang));
+                    match wholes.get(inner.trim()) {
+                        Some(percent) => out.push_str(&format!("{percent}%")),
+                        None => out.push_str(&figure.quantity.render(lang)),
+                    }
                     if figure.simulated {
                         out.push_str(lang.tr(LessonKey::SimulatedMark));
                     }
@@ -190,6 +244,64 @@ impl Figures {
             Err(missing)
         }
     }
+}
+
+/// The parts of one whole, by their names' last part: a recorded step's six categories, and the
+/// simulator's split of a predicted step.
+const WHOLES: [&[&str]; 2] = [
+    &super::format::SHARES,
+    &["copy_share", "launch_share", "compute_share", "other_share"],
+];
+
+impl Figures {
+    /// The whole percentages of every whole `template` names all the parts of, rounded by the
+    /// largest remainder so that they add up to 100.
+    fn wholes(&self, template: &str) -> std::collections::HashMap<String, u32> {
+        let mut out = std::collections::HashMap::new();
+        let named = placeholders(template).unwrap_or_default();
+        let prefixes: Vec<&str> = named
+            .iter()
+            .filter_map(|n| n.rsplit_once('.').map(|(p, _)| p))
+            .collect();
+        for parts in WHOLES {
+            for prefix in &prefixes {
+                let names: Vec<String> = parts.iter().map(|p| format!("{prefix}.{p}")).collect();
+                if !names.iter().all(|n| named.contains(n)) {
+                    continue;
+                }
+                let shares: Option<Vec<f64>> = names
+                    .iter()
+                    .map(|n| match self.get(n)?.quantity {
+                        Quantity::Share(x) => Some(x.max(0.0) * 100.0),
+                        _ => None,
+                    })
+                    .collect();
+                let Some(shares) = shares else { continue };
+                if (shares.iter().sum::<f64>() - 100.0).abs() > 1e-6 {
+                    continue;
+                }
+                for (name, percent) in names.into_iter().zip(largest_remainder(&shares)) {
+                    out.insert(name, percent);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whole numbers as close to `values` (which add up to 100) as can be while adding up to 100:
+/// each rounded down, then the shortfall given to the largest remainders.
+fn largest_remainder(values: &[f64]) -> Vec<u32> {
+    let mut whole: Vec<u32> = values.iter().map(|v| v.floor() as u32).collect();
+    let short = 100u32.saturating_sub(whole.iter().sum());
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| {
+        (values[b] - values[b].floor()).total_cmp(&(values[a] - values[a].floor()))
+    });
+    for &i in order.iter().take(short as usize) {
+        whole[i] += 1;
+    }
+    whole
 }
 
 /// What a placeholder computes: a figure, or the ratio of two.
@@ -312,6 +424,37 @@ mod tests {
         }
     }
 
+    /// Named all together, the parts of one whole are printed so that they add up to 100%.
+    #[test]
+    fn the_parts_of_a_whole_add_up_to_100_percent_as_printed() {
+        let mut f = Figures::default();
+        for (part, x) in [
+            ("copy_share", 0.216),
+            ("launch_share", 0.335),
+            ("compute_share", 0.314),
+            ("other_share", 0.135),
+        ] {
+            f.simulated(format!("sim.{part}"), Quantity::Share(x));
+        }
+        let text = f
+            .fill(
+                "{sim.copy_share} {sim.launch_share} {sim.compute_share} {sim.other_share}",
+                Lang::En,
+            )
+            .expect("filled");
+        let sum: u32 = text
+            .split_whitespace()
+            .filter_map(|w| w.split('%').next()?.parse::<u32>().ok())
+            .sum();
+        assert_eq!(sum, 100, "{text}");
+        // A part named alone keeps its own rounding.
+        assert_eq!(
+            f.fill("{sim.copy_share}", Lang::En).expect("filled"),
+            "22% (simulated)"
+        );
+        assert_eq!(largest_remainder(&[33.4, 33.3, 33.3]), vec![34, 33, 33]);
+    }
+
     #[test]
     fn numbers_keep_two_or_three_significant_digits() {
         assert_eq!(significant(0.0523), "0.052");
@@ -321,6 +464,8 @@ mod tests {
         assert_eq!(significant(140.4), "140");
         assert_eq!(Quantity::Share(0.052).render(Lang::En), "5.2%");
         assert_eq!(Quantity::Share(0.52).render(Lang::En), "52%");
+        assert_eq!(Quantity::Share(0.000_013).render(Lang::En), "0.0013%");
+        assert_eq!(Quantity::Share(0.0).render(Lang::En), "0%");
         assert_eq!(Quantity::Number(1024.0).render(Lang::En), "1,024");
     }
 }

@@ -3,14 +3,17 @@
 //! the panel draws it and the app changes it.
 
 use super::format::{Lesson, Step, StepKind};
-use super::probe::Outcome;
+use super::probe::{Outcome, Progress};
 use super::verify::TryReport;
+use crate::device::Device;
 
 /// What the lesson's job reports.
 #[derive(Debug)]
 pub enum LessonNews {
-    /// The share of the probes done.
-    Progress(f32),
+    /// What the probes measure now, and the share done.
+    Progress(Progress),
+    /// The device a Try step's change is being measured on.
+    TryDevice(Option<Device>),
     /// The probes ended.
     Measured(Box<Outcome>),
     /// A Try step's change was measured (the step, and what it did).
@@ -30,12 +33,16 @@ pub struct Following {
     pub outcome: Option<Outcome>,
     /// The share of the probes done while they run.
     pub measuring: Option<f32>,
+    /// What the probes measure now, while they run.
+    pub doing: Option<Progress>,
     /// Why the probes could not start, if they could not.
     pub failed: Option<crate::i18n::Said>,
     /// Each Try step's measurement, once made.
     pub tried: Vec<Option<Result<TryReport, crate::i18n::Said>>>,
     /// The Try step being measured now, if one is.
     pub trying: Option<usize>,
+    /// The device the Try step's change is being measured on.
+    pub try_device: Option<Device>,
 }
 
 impl Following {
@@ -49,8 +56,10 @@ impl Following {
             lesson,
             outcome: None,
             measuring: None,
+            doing: None,
             failed: None,
             trying: None,
+            try_device: None,
         }
     }
 

@@ -174,6 +174,15 @@ pub enum ProbeKind {
     Memory,
     /// The simulator's prediction on a hardware profile (simulated, never measured).
     Simulate,
+    /// Training for a few epochs on each device: the loss and accuracy it reaches, the updates
+    /// and the time it takes, and the time to reach a target accuracy.
+    Converge,
+    /// A few steps in the preset's precision: the share of the gradients lost to zero while
+    /// stored in 16 bits, and the loss scale.
+    Precision,
+    /// A trained model serving requests one at a time: each request's latency, and the rows a
+    /// second it answers in batches.
+    Serve,
 }
 
 impl ProbeKind {
@@ -185,6 +194,9 @@ impl ProbeKind {
             ProbeKind::Breakdown => "breakdown",
             ProbeKind::Memory => "memory",
             ProbeKind::Simulate => "simulate",
+            ProbeKind::Converge => "converge",
+            ProbeKind::Precision => "precision",
+            ProbeKind::Serve => "serve",
         }
     }
 }
@@ -237,9 +249,27 @@ impl ProbeKind {
             }
             ProbeKind::Breakdown => {
                 let mut parts = SHARES.to_vec();
-                parts.extend(["busy_share", "step_ms"]);
+                parts.extend([
+                    "busy_share",
+                    "step_ms",
+                    "products_flops_share",
+                    "products_time_share",
+                ]);
                 per_device(&parts)
             }
+            ProbeKind::Converge => per_device(&[
+                "loss",
+                "accuracy",
+                "epochs",
+                "updates",
+                "seconds",
+                "seconds_to_target",
+                "samples_per_s",
+            ]),
+            ProbeKind::Precision => {
+                per_device(&["grad_underflow_share", "loss_scale", "skipped_steps"])
+            }
+            ProbeKind::Serve => per_device(&["request_ms", "request_p99_ms", "batched_rows_per_s"]),
             ProbeKind::Memory => {
                 let mut parts: Vec<String> = crate::memory::Role::ALL
                     .iter()
@@ -256,7 +286,10 @@ impl ProbeKind {
                 "copy_share",
                 "kernel_share",
                 "launch_share",
+                "compute_share",
+                "other_share",
                 "kernels_per_step",
+                "request_ms",
             ]),
         }
     }
@@ -277,6 +310,10 @@ pub struct Probe {
     pub vary: Option<String>,
     /// A simulation's hardware profile id.
     pub profile: Option<String>,
+    /// A convergence probe's epochs (at most [`MAX_EPOCHS`]; default 5).
+    pub epochs: Option<u32>,
+    /// A convergence probe's target test accuracy, 0 to 1: the time to reach it is measured.
+    pub target: Option<f64>,
 }
 
 impl Probe {
@@ -317,6 +354,20 @@ pub enum Widget {
     BatchSetting,
     /// The setup's loader workers.
     WorkersSetting,
+    /// The setup's storage latency.
+    StorageSetting,
+    /// The setup's "Read the loss" (the sync points).
+    SyncSetting,
+    /// The setup's hidden layers.
+    HiddenSetting,
+    /// Both devices' loss on one axis of steps.
+    LossCompared,
+    /// The journey tab's table by kind of op.
+    OpKinds,
+    /// The Experiments tab's serving section.
+    Serving,
+    /// The journey tab's device-mismatch demonstration.
+    Mismatch,
     /// The setup's precision.
     PrecisionSetting,
     /// The journey's step breakdown.
@@ -384,7 +435,7 @@ impl Headline {
 }
 
 /// Which way a figure should move after a Try step's change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// It should grow.
@@ -419,10 +470,47 @@ pub struct Step {
     pub headlines: Vec<Headline>,
     /// Try: the change to make.
     pub set: Option<Preset>,
+    /// Try: where the change starts from, where that is not the lesson's preset (a lesson that
+    /// shows several causes starts each Try from its own: a sync every step, say).
+    pub from: Option<Preset>,
     /// Try: which way `figure` should move.
     pub expect: Option<Direction>,
+    /// Try: more figures that should move the same way (another device's, or the simulator's
+    /// for a real GPU); each figure's probe is run again before and after the change.
+    #[serde(default)]
+    pub figures: Vec<String>,
+    /// Try: what to say when a figure moved the other way: why it can, on a machine like this.
+    pub if_opposite: Option<Text>,
+    /// Try: what to say when the change was too close to call on this machine.
+    pub if_too_close: Option<Text>,
     /// What the presenter may say at this step, shown only in the speaker notes.
     pub notes: Option<Text>,
+}
+
+impl Step {
+    /// A Try step's settings once its change is made: where it starts from, then the change.
+    pub fn try_settings(&self) -> Option<Preset> {
+        let from = self.from.clone().unwrap_or_default();
+        self.set.as_ref().map(|set| from.patched(set))
+    }
+
+    /// A Try step's figures: `figure`, then `figures`.
+    pub fn try_figures(&self) -> Vec<&str> {
+        self.figure
+            .iter()
+            .chain(&self.figures)
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+/// The probe a figure expression's first name comes from (`speed` of `speed.cpu.step_ms`).
+pub fn probe_of(expr: &str) -> &str {
+    expr.trim()
+        .split(['.', '/'])
+        .next()
+        .unwrap_or_default()
+        .trim()
 }
 
 /// A guided lesson.
@@ -452,6 +540,8 @@ pub const MAX_FILE_BYTES: u64 = 256 << 10;
 pub const MAX_STEPS: usize = 40;
 /// Most probes in a lesson (each takes a few seconds).
 pub const MAX_PROBES: usize = 8;
+/// Most epochs a convergence probe trains.
+pub const MAX_EPOCHS: u32 = 50;
 /// Longest text of one field, in characters.
 pub const MAX_TEXT_CHARS: usize = 4000;
 
@@ -542,6 +632,18 @@ fn check_probe(probe: &Probe) -> Result<(), Said> {
             AuthorKey::BadProbeName,
             &[("name", &probe.name())],
         ));
+    }
+    let converge_fields = probe.epochs.is_some() || probe.target.is_some();
+    if converge_fields && probe.kind != ProbeKind::Converge {
+        return Err(Said::new(
+            AuthorKey::ConvergeOnly,
+            &[("kind", &probe.kind.as_str())],
+        ));
+    }
+    if probe.epochs.is_some_and(|e| e == 0 || e > MAX_EPOCHS)
+        || probe.target.is_some_and(|t| !(0.0..=1.0).contains(&t))
+    {
+        return Err(Said::new(AuthorKey::ConvergeRange, &[("max", &MAX_EPOCHS)]));
     }
     match (probe.kind, &probe.vary, &probe.profile) {
         // The sweep's own words on its syntax (the command line's `sweep --vary` shares them).
@@ -678,10 +780,18 @@ fn check_step(step: &Step, known: &[String]) -> Result<(), Said> {
             }
         }
         StepKind::Try => {
-            let (Some(figure), Some(_), Some(_)) = (&step.figure, &step.set, &step.expect) else {
+            let (Some(_), Some(_), Some(_)) = (&step.figure, &step.set, &step.expect) else {
                 return Err(Said::new(AuthorKey::TryNeeds, &[]));
             };
-            check_expr(figure, known)?;
+            for figure in step.try_figures() {
+                check_expr(figure, known)?;
+            }
+            for text in [&step.if_opposite, &step.if_too_close]
+                .into_iter()
+                .flatten()
+            {
+                check_texts(&[text])?;
+            }
         }
         StepKind::Run | StepKind::Watch => {}
     }

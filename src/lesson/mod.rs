@@ -15,8 +15,11 @@
 pub mod figures;
 pub mod follow;
 pub mod format;
+pub mod measure;
+pub mod names;
 pub mod probe;
 pub mod shipped;
+pub mod verdict;
 pub mod verify;
 
 pub use figures::{Expr, Figure, Figures, Quantity};

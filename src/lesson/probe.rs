@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::figures::{Figures, Quantity};
-use super::format::{Devices, Lesson, Preset, Probe, ProbeKind, SHARES};
-use crate::backend::{Activation, Backend, BackendError};
+use super::format::{Devices, Lesson, Preset, Probe, ProbeKind};
+use super::measure;
+use crate::backend::{Activation, Backend};
 use crate::bench::sweep::{self, PointPlan, Sweep};
-use crate::bench::{BenchPlan, median_of_sorted};
 use crate::data::Synthetic;
 use crate::data::Table;
 use crate::data::formats::no_progress;
@@ -18,20 +18,19 @@ use crate::data::shipped::{SHIPPED, load_shipped, shipped};
 use crate::data::source::DataSource;
 use crate::device::Device;
 use crate::i18n::{AuthorKey, ErrKey, Said};
-use crate::memory::Role;
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
-use crate::trace::{Breakdown, Category};
-use crate::train::{Runner, Session, SyncPolicy, TrainConfig};
+use crate::train::{Session, SyncPolicy, TrainConfig};
 
 /// How long each probe measures.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plan {
-    /// A speed probe's timing.
-    pub bench: BenchPlan,
+    /// A speed probe's timing, and when a breakdown's recorded steps agree: the sweeps' rule
+    /// (runs until their interquartile range is under `max_iqr` of the median, or `cap_s`).
+    pub speed: PointPlan,
     /// Each sweep point's timing.
     pub point: PointPlan,
-    /// Steps before a breakdown is recorded, and recorded.
+    /// Steps before a breakdown is recorded, and recorded at a time.
     pub recorded_steps: (u64, u64),
     /// Steps before the memory is read (the peaks cover them).
     pub memory_steps: u64,
@@ -40,40 +39,44 @@ pub struct Plan {
 impl Plan {
     /// Short measurements, for `lessons --verify` and tests: a few seconds a lesson.
     pub fn quick() -> Self {
+        let quick = PointPlan {
+            warmup_s: 0.05,
+            run_s: 0.03,
+            min_runs: 3,
+            max_iqr: 0.2,
+            cap_s: 0.4,
+            budget_s: 1.0,
+        };
         Self {
-            bench: BenchPlan {
-                warmup_steps: 3,
-                repeats: 3,
-                steps_per_run: 0,
-                target_run_s: 0.05,
-            },
-            point: PointPlan {
-                warmup_s: 0.05,
-                run_s: 0.03,
-                min_runs: 3,
-                max_iqr: 0.2,
-                cap_s: 0.4,
-            },
+            speed: quick,
+            point: quick,
             recorded_steps: (3, 8),
             memory_steps: 3,
         }
     }
 
-    /// The window's measurements: steadier, a few seconds a probe.
+    /// The window's measurements: steady by the sweeps' rule, a few seconds a probe, and a
+    /// slow device's point cut short after [`POINT_BUDGET_S`] (see `lessons --verify`'s probe
+    /// times: a class waits for each).
     pub fn standard() -> Self {
+        let steady = PointPlan {
+            budget_s: POINT_BUDGET_S,
+            ..PointPlan::default()
+        };
         Self {
-            bench: BenchPlan {
-                warmup_steps: 10,
-                repeats: 5,
-                steps_per_run: 0,
-                target_run_s: 0.2,
-            },
-            point: PointPlan::default(),
+            speed: steady,
+            point: steady,
             recorded_steps: (5, 20),
-            memory_steps: 5,
+            // The first step allocates every tensor and the optimizer's state; the second
+            // shows that nothing more is kept.
+            memory_steps: 2,
         }
     }
 }
+
+/// Seconds one device's point of a lesson's probe may take before it is taken with what it has
+/// (two timed runs at least) and marked noisy: a large step on a software adapter takes seconds.
+pub const POINT_BUDGET_S: f64 = 3.0;
 
 /// What stood in for the GPU in a run of the probes: the case a headline is chosen for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -90,6 +93,29 @@ pub enum GpuPresence {
 /// Opens a device's backend (the caller decides the options: threads, tuning, `--no-gpu`).
 pub type Open<'a> = &'a dyn Fn(Device) -> Result<Box<dyn Backend>, crate::i18n::Said>;
 
+/// How long one probe took, for `lessons --verify` (a probe must stay short on a software
+/// adapter, where a class waits for it).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ProbeTime {
+    /// The probe's name.
+    pub probe: String,
+    /// Wall time, in seconds.
+    pub seconds: f64,
+}
+
+/// What the probes are doing, for a progress bar that says what is being timed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// The share of the probes done, 0 to 1.
+    pub done: f32,
+    /// The probe running, 1-based, and how many there are.
+    pub probe: (usize, usize),
+    /// What it measures.
+    pub kind: ProbeKind,
+    /// The device it measures now (none for a simulation, or between devices).
+    pub device: Option<Device>,
+}
+
 /// The figures of a lesson's probes, and what could not be measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
@@ -103,6 +129,10 @@ pub struct Outcome {
     pub cancelled: bool,
     /// The last sweep probe's points, for the Experiments tab's plot.
     pub sweep: Option<sweep::Results>,
+    /// The last serve probe's reports, for the Experiments tab's serving section.
+    pub serving: Option<crate::bench::infer::Serving>,
+    /// How long each probe took.
+    pub timings: Vec<ProbeTime>,
 }
 
 /// The settings `preset` describes, from the app's defaults, and the devices it trains on.
@@ -189,7 +219,7 @@ pub struct Tables(HashMap<String, Arc<Table>>);
 
 impl Tables {
     /// The checked session of `config`, on a table read at most once.
-    fn session(&mut self, config: TrainConfig) -> Result<Session, Said> {
+    pub fn session(&mut self, config: TrainConfig) -> Result<Session, Said> {
         let DataSource::Shipped(name) = &config.source else {
             return Session::new(config).map_err(|e| e.said());
         };
@@ -207,13 +237,13 @@ impl Tables {
 }
 
 /// Runs every probe of `lesson` (stopping between two once `cancel` is set), telling
-/// `progress` the share done.
+/// `progress` what it measures and the share done.
 pub fn run(
     lesson: &Lesson,
     open: Open<'_>,
     plan: Plan,
     cancel: &AtomicBool,
-    progress: &mut dyn FnMut(f32),
+    progress: &mut dyn FnMut(Progress),
 ) -> Outcome {
     let mut outcome = Outcome {
         figures: Figures::default(),
@@ -221,6 +251,8 @@ pub fn run(
         notes: Vec::new(),
         cancelled: false,
         sweep: None,
+        serving: None,
+        timings: Vec::new(),
     };
     let mut tables = Tables::default();
     // What stands in for the GPU is asked once, of the adapter the probes will use.
@@ -247,29 +279,57 @@ pub fn run(
             Err(why) => outcome.notes.push(note("GPU", &why)),
         }
     }
-    let total = lesson.probes.len().max(1) as f32;
+    let total = lesson.probes.len().max(1);
     for (i, probe) in lesson.probes.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
             outcome.cancelled = true;
             break;
         }
+        let started = std::time::Instant::now();
         let preset = lesson.preset.patched(&probe.set);
-        match run_probe(probe, &preset, open, plan, cancel, &mut tables) {
+        let mut doing = |device| {
+            progress(Progress {
+                done: i as f32 / total as f32,
+                probe: (i + 1, total),
+                kind: probe.kind,
+                device,
+            });
+        };
+        match run_probe(
+            probe,
+            &preset,
+            open,
+            (plan, cancel),
+            &mut tables,
+            &mut doing,
+        ) {
             Ok(Measured {
                 figures,
                 notes,
                 sweep,
+                serving,
             }) => {
                 outcome.figures.extend(figures);
                 outcome.notes.extend(notes);
                 outcome.sweep = sweep.or(outcome.sweep.take());
+                outcome.serving = serving.or(outcome.serving.take());
             }
             // The lesson file's own mistakes (a preset no setting takes), or a setting the
             // run cannot use: for the file's author.
             Err(why) => outcome.notes.push(note(probe.name(), &why)),
         }
-        progress((i + 1) as f32 / total);
+        outcome.timings.push(ProbeTime {
+            probe: probe.name().to_owned(),
+            seconds: started.elapsed().as_secs_f64(),
+        });
     }
+    outcome.cancelled |= cancel.load(Ordering::Relaxed);
+    progress(Progress {
+        done: 1.0,
+        probe: (total, total),
+        kind: lesson.probes.last().map_or(ProbeKind::Speed, |p| p.kind),
+        device: None,
+    });
     outcome
 }
 
@@ -282,16 +342,18 @@ pub struct Measured {
     pub notes: Vec<Said>,
     /// A sweep's points.
     pub sweep: Option<sweep::Results>,
+    /// A serve probe's reports.
+    pub serving: Option<crate::bench::infer::Serving>,
 }
 
-/// Runs one probe with `preset`'s settings.
+/// Runs one probe with `preset`'s settings, telling `doing` which device it measures.
 pub fn run_probe(
     probe: &Probe,
     preset: &Preset,
     open: Open<'_>,
-    plan: Plan,
-    cancel: &AtomicBool,
+    (plan, cancel): (Plan, &AtomicBool),
     tables: &mut Tables,
+    doing: &mut dyn FnMut(Option<Device>),
 ) -> Result<Measured, Said> {
     let (config, enabled) = config_of(preset)?;
     let session = tables.session(config)?;
@@ -299,14 +361,21 @@ pub fn run_probe(
     let mut figures = Figures::default();
     let mut notes = Vec::new();
     let mut swept = None;
+    let mut served = None;
     let devices: Vec<Device> = [Device::Cpu, Device::Gpu]
         .into_iter()
         .filter(|&d| enabled[d as usize])
         .collect();
     match probe.kind {
         ProbeKind::Simulate => {
+            doing(None);
             let id = probe.profile.as_deref().unwrap_or_default();
-            simulate(&session, id, name, &mut figures)?;
+            let profiles = crate::sim::profile::shipped();
+            let profile = profiles
+                .iter()
+                .find(|p| p.id == id)
+                .ok_or_else(|| Said::new(AuthorKey::NoProfile, &[("id", &id)]))?;
+            measure::simulate(&session, profile, name, &mut figures);
         }
         ProbeKind::Sweep => {
             let vary = probe.vary.as_deref().unwrap_or_default();
@@ -314,6 +383,7 @@ pub fn run_probe(
                 Sweep::parse(vary).map_err(|e| Said::new(AuthorKey::BadSweep, &[("why", &e)]))?;
             let open_sweep = |d: Device, _threads: Option<usize>| open(d);
             let mut results = sweep::Results::new(sweep.clone(), &devices);
+            doing(devices.first().copied());
             sweep::run(
                 &sweep,
                 &session,
@@ -322,11 +392,14 @@ pub fn run_probe(
                 &open_sweep,
                 cancel,
                 &mut |r| {
+                    if let sweep::Report::Point(p) = &r {
+                        doing(Some(p.device));
+                    }
                     results.apply(r);
                 },
             );
             results.ended = true;
-            sweep_figures(&results, name, &mut figures);
+            measure::sweep_figures(&results, name, &mut figures);
             notes.extend(results.notes.iter().filter_map(|n| match n {
                 sweep::Note::Skipped { device, value, why } => {
                     Some(note(&format!("{name}: {device} @ {value}"), why))
@@ -338,8 +411,36 @@ pub fn run_probe(
             }));
             swept = Some(results);
         }
-        ProbeKind::Speed | ProbeKind::Breakdown | ProbeKind::Memory => {
+        ProbeKind::Serve => {
+            use crate::bench::infer::{Serving, ServingNews, serve_each};
+            let plan = measure::serve_plan(&session);
+            let mut serving = Serving::new(plan, devices.clone());
+            serve_each(&session, &devices, plan, open, cancel, &mut |news| {
+                match &news {
+                    ServingNews::Measured(report) => {
+                        let prefix = format!("{name}.{}", device_name(report.device));
+                        measure::serve_figures(report, &prefix, &mut figures);
+                    }
+                    ServingNews::Failed(device, why) => {
+                        notes.push(note(&format!("{name}: {device}"), why));
+                    }
+                }
+                serving.apply(news);
+            });
+            serving.ended = true;
+            serving.cancelled = cancel.load(Ordering::Relaxed);
+            served = Some(serving);
+        }
+        ProbeKind::Speed
+        | ProbeKind::Breakdown
+        | ProbeKind::Memory
+        | ProbeKind::Converge
+        | ProbeKind::Precision => {
             for &device in &devices {
+                if cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                doing(Some(device));
                 let mut backend = match open(device) {
                     Ok(b) => b,
                     Err(why) => {
@@ -348,17 +449,12 @@ pub fn run_probe(
                     }
                 };
                 let mut result = Err(Said::new(ErrKey::ProbeDidNotRun, &[]));
-                let (kind, dev) = (probe.kind, device_name(device));
+                let dev = device_name(device);
                 let mut found = Figures::default();
                 backend.enter(&mut |b| {
-                    result = measure(
-                        kind,
-                        b,
-                        &session,
-                        plan,
-                        &format!("{name}.{dev}"),
-                        &mut found,
-                    );
+                    let prefix = format!("{name}.{dev}");
+                    result =
+                        measure::measure(probe, b, &session, (plan, cancel), &prefix, &mut found);
                 });
                 match result {
                     Ok(()) => figures.extend(found),
@@ -366,7 +462,7 @@ pub fn run_probe(
                 }
             }
             if probe.kind == ProbeKind::Speed {
-                faster(name, &mut figures);
+                measure::faster(name, &mut figures);
             }
         }
     }
@@ -374,6 +470,7 @@ pub fn run_probe(
         figures,
         notes,
         sweep: swept,
+        serving: served,
     })
 }
 
@@ -383,239 +480,9 @@ fn note(place: &str, why: &Said) -> Said {
 }
 
 /// The name of `device` in figure names.
-fn device_name(device: Device) -> &'static str {
+pub fn device_name(device: Device) -> &'static str {
     match device {
         Device::Cpu => "cpu",
         Device::Gpu => "gpu",
     }
-}
-
-/// One device's measurement of a speed, breakdown or memory probe, its figures under `prefix`.
-fn measure(
-    kind: ProbeKind,
-    backend: &mut dyn Backend,
-    session: &Session,
-    plan: Plan,
-    prefix: &str,
-    figures: &mut Figures,
-) -> Result<(), Said> {
-    measure_on(kind, backend, session, plan, prefix, figures).map_err(|e| e.said())?
-}
-
-/// [`measure`], with the backend's errors kept apart from the probe's own.
-fn measure_on(
-    kind: ProbeKind,
-    backend: &mut dyn Backend,
-    session: &Session,
-    plan: Plan,
-    prefix: &str,
-    figures: &mut Figures,
-) -> Result<Result<(), Said>, BackendError> {
-    let batch = session.config.batch as f64;
-    match kind {
-        ProbeKind::Speed => {
-            let m = crate::bench::measure(backend, session, plan.bench)?;
-            let step_ms = median_of_sorted(&m.sorted_step_times_ms());
-            figures.measured(format!("{prefix}.step_ms"), Quantity::Ms(step_ms));
-            figures.measured(
-                format!("{prefix}.samples_per_s"),
-                Quantity::SamplesPerS(batch / (step_ms / 1e3)),
-            );
-            if let Some(d) = m.dispatches_per_step {
-                figures.measured(
-                    format!("{prefix}.dispatches_per_step"),
-                    Quantity::Number(d.round()),
-                );
-            }
-        }
-        ProbeKind::Breakdown => {
-            let mut session = session.clone();
-            session.config.pipeline.record = true;
-            session.config.pipeline.kernel_timing_every = 1;
-            let mut runner = Runner::new(backend, &session)?;
-            let (warmup, recorded) = plan.recorded_steps;
-            for _ in 0..warmup {
-                runner.step(backend, false)?;
-            }
-            runner.sync(backend)?;
-            drop(runner.take_trace(backend));
-            for step in 1..=recorded {
-                // Every recorded step reads the loss back, so each one's kernels are timed.
-                runner.step(backend, step == recorded)?;
-            }
-            runner.sync(backend)?;
-            let chunk = runner.take_trace(backend);
-            let timed: Vec<&Breakdown> = chunk
-                .steps
-                .iter()
-                .filter(|s| s.kernels_timed)
-                .map(|s| &s.breakdown)
-                .collect();
-            if timed.is_empty() {
-                return Ok(Err(Said::new(ErrKey::NoKernelsTimed, &[])));
-            }
-            let total = Breakdown::total(timed.iter().copied());
-            for (category, part) in Category::ALL.into_iter().zip(SHARES) {
-                figures.measured(
-                    format!("{prefix}.{part}"),
-                    Quantity::Share(total.share(category)),
-                );
-            }
-            figures.measured(
-                format!("{prefix}.busy_share"),
-                Quantity::Share(total.busy_share()),
-            );
-            let step_ms = total.wall_ns as f64 / 1e6 / timed.len() as f64;
-            figures.measured(format!("{prefix}.step_ms"), Quantity::Ms(step_ms));
-        }
-        ProbeKind::Memory => {
-            let mut runner = Runner::new(backend, session)?;
-            let mut trained = Ok(());
-            for _ in 0..plan.memory_steps {
-                trained = runner.step(backend, false).map(drop);
-                if trained.is_err() {
-                    break;
-                }
-            }
-            if trained.is_ok() {
-                trained = runner.sync(backend);
-            }
-            // A loss that diverged (pure FP16 with Adam does) took the same bytes as one that
-            // did not: the memory is read all the same.
-            match trained {
-                Ok(()) | Err(BackendError::Diverged { .. }) => {}
-                Err(e) => return Err(e),
-            }
-            let memory = backend.memory();
-            drop(runner);
-            for role in Role::ALL {
-                figures.measured(
-                    format!("{prefix}.{}_bytes", role.as_str()),
-                    Quantity::Bytes(memory.role(role) as f64),
-                );
-            }
-            figures.measured(
-                format!("{prefix}.total_bytes"),
-                Quantity::Bytes(memory.requested() as f64),
-            );
-            figures.measured(
-                format!("{prefix}.peak_bytes"),
-                Quantity::Bytes(memory.peak_allocated as f64),
-            );
-        }
-        ProbeKind::Sweep | ProbeKind::Simulate => {}
-    }
-    Ok(Ok(()))
-}
-
-/// A speed probe's comparison: which device trained more samples per second, and how many
-/// times more (at least 1, so a headline reads the same whichever won).
-fn faster(name: &str, figures: &mut Figures) {
-    let rate = |d: &str| {
-        figures
-            .get(&format!("{name}.{d}.samples_per_s"))
-            .and_then(|f| f.quantity.number())
-    };
-    let (Some(cpu), Some(gpu)) = (rate("cpu"), rate("gpu")) else {
-        return;
-    };
-    let (fast, slow, ratio) = if gpu > cpu {
-        ("GPU", "CPU", gpu / cpu)
-    } else {
-        ("CPU", "GPU", cpu / gpu)
-    };
-    figures.measured(format!("{name}.faster"), Quantity::Text(fast.to_owned()));
-    figures.measured(format!("{name}.slower"), Quantity::Text(slow.to_owned()));
-    figures.measured(format!("{name}.speedup"), Quantity::Ratio(ratio));
-}
-
-/// A sweep's figures: each device's gain from the first value to the last, the values, and the
-/// crossover where there is one.
-fn sweep_figures(results: &sweep::Results, name: &str, figures: &mut Figures) {
-    let values = &results.sweep.values;
-    let (Some(&first), Some(&last)) = (values.first(), values.last()) else {
-        return;
-    };
-    let value = |v: sweep::Value| match v.number() {
-        Some(x) => Quantity::Number(x),
-        None => Quantity::Text(v.to_string()),
-    };
-    figures.measured(format!("{name}.first"), value(first));
-    figures.measured(format!("{name}.last"), value(last));
-    for device in [Device::Cpu, Device::Gpu] {
-        let dev = device_name(device);
-        let (Some(a), Some(b)) = (results.point(device, first), results.point(device, last)) else {
-            continue;
-        };
-        figures.measured(
-            format!("{name}.{dev}.first_samples_per_s"),
-            Quantity::SamplesPerS(a.samples_per_s),
-        );
-        figures.measured(
-            format!("{name}.{dev}.last_samples_per_s"),
-            Quantity::SamplesPerS(b.samples_per_s),
-        );
-        figures.measured(
-            format!("{name}.{dev}.gain"),
-            Quantity::Ratio(b.samples_per_s / a.samples_per_s),
-        );
-    }
-    if let Some(sweep::Crossover::At { value, .. } | sweep::Crossover::FromTheStart { value }) =
-        results.crossover()
-    {
-        figures.measured(format!("{name}.crossover"), Quantity::Number(value.round()));
-    }
-}
-
-/// The simulator's prediction of `session`'s step on profile `id`: every figure simulated.
-fn simulate(session: &Session, id: &str, name: &str, figures: &mut Figures) -> Result<(), Said> {
-    use crate::sim::cost::{Bound, OpKind};
-    let profiles = crate::sim::profile::shipped();
-    let profile = profiles
-        .iter()
-        .find(|p| p.id == id)
-        .ok_or_else(|| Said::new(AuthorKey::NoProfile, &[("id", &id)]))?;
-    let c = &session.config;
-    let spec = c.model_spec(&session.data);
-    let ops =
-        crate::sim::cost::step_ops(&spec, c.batch, (c.optimizer, c.precision), profile.device());
-    let loader = (
-        f64::from(c.pipeline.loader.storage_latency_ms),
-        c.pipeline.loader.workers > 0,
-    );
-    let p = crate::sim::cost::predict(profile, &ops, c.precision, c.batch, loader);
-    // The profile's name is a name, not a prediction: only the numbers are marked simulated.
-    figures.measured(
-        format!("{name}.profile"),
-        Quantity::Text(profile.name.clone()),
-    );
-    figures.simulated(
-        format!("{name}.samples_per_s"),
-        Quantity::SamplesPerS(p.samples_per_s),
-    );
-    figures.simulated(format!("{name}.step_ms"), Quantity::Ms(p.step_time_ms));
-    // Where the predicted step goes: the batch's copy over the link, and the kernels whose time
-    // is their launch (the ones a faster chip would not speed up).
-    let share = |keep: &dyn Fn(&crate::sim::cost::OpCost) -> bool| {
-        let ms: f64 = p.ops.iter().filter(|o| keep(o)).map(|o| o.time_ms).sum();
-        Quantity::Share(ms / p.step_time_ms.max(f64::MIN_POSITIVE))
-    };
-    figures.simulated(
-        format!("{name}.copy_share"),
-        share(&|o| o.op.kind == OpKind::Copy),
-    );
-    figures.simulated(
-        format!("{name}.kernel_share"),
-        share(&|o| o.op.kind != OpKind::Copy),
-    );
-    figures.simulated(
-        format!("{name}.launch_share"),
-        share(&|o| o.op.kind != OpKind::Copy && o.bound == Bound::Overhead),
-    );
-    let kernels = p.ops.iter().filter(|o| o.op.kind != OpKind::Copy).count();
-    figures.simulated(
-        format!("{name}.kernels_per_step"),
-        Quantity::Number(kernels as f64),
-    );
-    Ok(())
 }

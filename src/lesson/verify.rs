@@ -4,25 +4,48 @@
 //! how the lessons are tested: a headline that cannot be filled from this machine's figures fails.
 
 use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use serde::Serialize;
 
-use super::figures::{Expr, Figure, Figures};
-use super::format::{Direction, Lesson, StepKind};
-use super::probe::{self, GpuPresence, Open, Plan, Tables};
+use super::figures::{Expr, Figures};
+use super::format::{Devices, Lesson, Preset, StepKind, probe_of};
+use super::probe::{self, GpuPresence, Open, Plan, ProbeTime, Tables};
+use super::verdict::Change;
+use crate::device::Device;
 use crate::i18n::{AuthorKey, Lang, Said};
 
-/// A Try step measured: its figure before and after the change.
+/// A Try step measured: its figures before and after the change, each with its noise and what
+/// the two show.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TryReport {
-    /// The figure that should move.
-    pub figure: String,
-    /// Before the change (from the lesson's probes).
-    pub before: Option<Figure>,
-    /// After it.
-    pub after: Option<Figure>,
-    /// Whether it moved the way the lesson expects (`None`: not measured on this machine).
-    pub as_expected: Option<bool>,
+    /// Each figure that should move, judged.
+    pub changes: Vec<Change>,
+    /// Figures the step names that this machine did not measure (a device it lacks).
+    pub missing: Vec<String>,
+    /// How long the two measurements took, in seconds.
+    pub seconds: f64,
+}
+
+impl TryReport {
+    /// Whether the figures moved the way the lesson expects: `Some(false)` if any went the
+    /// other way, `Some(true)` if every one went the expected way, `None` otherwise (too close
+    /// to call, or nothing measured).
+    pub fn as_expected(&self) -> Option<bool> {
+        let verdicts: Vec<Option<bool>> = self.changes.iter().map(Change::as_expected).collect();
+        if verdicts.contains(&Some(false)) {
+            Some(false)
+        } else if !verdicts.is_empty() && verdicts.iter().all(|v| *v == Some(true)) {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// Every change in one sentence each, in `lang`.
+    pub fn describe(&self, lang: Lang) -> Vec<String> {
+        self.changes.iter().map(|c| c.describe(lang)).collect()
+    }
 }
 
 /// One step as the window would show it.
@@ -57,6 +80,8 @@ pub struct LessonReport {
     pub notes: Vec<String>,
     /// Each step.
     pub steps: Vec<StepReport>,
+    /// How long each probe took, and each Try step's two measurements.
+    pub timings: Vec<ProbeTime>,
     /// Every explanation's headline was filled from this run's figures, in both languages.
     pub passed: bool,
 }
@@ -65,6 +90,7 @@ pub struct LessonReport {
 pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) -> LessonReport {
     let outcome = probe::run(lesson, open, plan, cancel, &mut |_| {});
     let mut notes: Vec<String> = outcome.notes.iter().map(ToString::to_string).collect();
+    let mut timings = outcome.timings.clone();
     let mut tables = Tables::default();
     let mut steps = Vec::new();
     for (i, step) in lesson.steps.iter().enumerate() {
@@ -95,15 +121,13 @@ pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) 
                 None => report.missing = step.figure.iter().cloned().collect(),
             },
             StepKind::Try => {
-                let tried = try_step(
-                    lesson,
-                    step,
-                    &outcome.figures,
-                    (open, plan, cancel),
-                    &mut tables,
-                );
-                if let Err(why) = &tried {
-                    notes.push(format!("step {}: {why}", i + 1));
+                let tried = try_step(lesson, step, (open, plan, cancel), &mut tables, &mut |_| {});
+                match &tried {
+                    Ok(t) => timings.push(ProbeTime {
+                        probe: format!("step {} (before and after)", i + 1),
+                        seconds: t.seconds,
+                    }),
+                    Err(why) => notes.push(format!("step {}: {why}", i + 1)),
                 }
                 report.tried = tried.ok();
             }
@@ -121,42 +145,76 @@ pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) 
         figures: outcome.figures,
         notes,
         steps,
+        timings,
         passed,
     }
 }
 
-/// Measures a Try step: runs again the probe its figure comes from, with the step's change.
+/// Measures a Try step: the probe its figures come from, run afresh with the lesson's settings
+/// and then with the step's change, one device at a time and each until its runs agree, so
+/// that before and after were measured alike; each figure is then judged against its noise.
 pub fn try_step(
     lesson: &Lesson,
     step: &super::format::Step,
-    before: &Figures,
     (open, plan, cancel): (Open<'_>, Plan, &AtomicBool),
     tables: &mut Tables,
+    doing: &mut dyn FnMut(Option<Device>),
 ) -> Result<TryReport, Said> {
-    let (Some(figure), Some(change), Some(expect)) = (&step.figure, &step.set, step.expect) else {
+    let (Some(change), Some(expect)) = (&step.set, step.expect) else {
         return Err(Said::new(AuthorKey::TryWithoutParts, &[]));
     };
-    let expr = Expr::parse(figure)?;
-    let probe_name = expr.names()[0].split('.').next().unwrap_or_default();
-    let probe = lesson
-        .probes
-        .iter()
-        .find(|p| p.name() == probe_name)
-        .ok_or_else(|| Said::new(AuthorKey::NoProbeNamed, &[("name", &probe_name)]))?;
-    let preset = lesson.preset.patched(&probe.set).patched(change);
-    let after = probe::run_probe(probe, &preset, open, plan, cancel, tables)?.figures;
-    let (before, after) = (before.eval(&expr), after.eval(&expr));
-    let number = |f: &Option<Figure>| f.as_ref().and_then(|f| f.quantity.number());
-    let as_expected = number(&before)
-        .zip(number(&after))
-        .map(|(b, a)| match expect {
-            Direction::Rise => a > b,
-            Direction::Fall => a < b,
-        });
-    Ok(TryReport {
-        figure: figure.clone(),
-        before,
-        after,
-        as_expected,
-    })
+    let names = step.try_figures();
+    let mut probes: Vec<&str> = Vec::new();
+    for name in names.iter().map(|f| probe_of(f)) {
+        if !probes.contains(&name) {
+            probes.push(name);
+        }
+    }
+    let started = Instant::now();
+    // Only the devices the step's figures are about are measured.
+    let on = |dev: &str| names.iter().any(|n| n.contains(&format!(".{dev}.")));
+    let devices = match (on("cpu"), on("gpu")) {
+        (true, false) => Some(Devices::Cpu),
+        (false, true) => Some(Devices::Gpu),
+        _ => None,
+    };
+    let only = Preset {
+        devices,
+        ..Preset::default()
+    };
+    let start = lesson
+        .preset
+        .patched(step.from.as_ref().unwrap_or(&Preset::default()));
+    let (mut before, mut after) = (Figures::default(), Figures::default());
+    for name in probes {
+        let probe = lesson
+            .probes
+            .iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| Said::new(AuthorKey::NoProbeNamed, &[("name", &name)]))?;
+        let base = start.patched(&probe.set).patched(&only);
+        let mut run = |preset: &Preset| {
+            probe::run_probe(probe, preset, open, (plan, cancel), tables, doing).map(|m| m.figures)
+        };
+        before.extend(run(&base)?);
+        after.extend(run(&base.patched(change))?);
+    }
+    let mut report = TryReport {
+        changes: Vec::new(),
+        missing: Vec::new(),
+        seconds: 0.0,
+    };
+    for name in names {
+        let expr = Expr::parse(name)?;
+        let judged = before
+            .eval(&expr)
+            .zip(after.eval(&expr))
+            .and_then(|(b, a)| Change::judge(name, b, a, expect));
+        match judged {
+            Some(change) => report.changes.push(change),
+            None => report.missing.push(name.to_owned()),
+        }
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
 }

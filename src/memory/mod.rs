@@ -61,6 +61,20 @@ impl Role {
         }
     }
 
+    /// The role's name in the translation table.
+    pub fn key(self) -> crate::i18n::Key {
+        use crate::i18n::Key;
+        match self {
+            Role::Parameters => Key::RoleParameters,
+            Role::Gradients => Key::RoleGradients,
+            Role::OptimizerState => Key::RoleOptimizer,
+            Role::Activations => Key::RoleActivations,
+            Role::Inputs => Key::RoleInputs,
+            Role::Workspace => Key::RoleWorkspace,
+            Role::Internal => Key::RoleInternal,
+        }
+    }
+
     /// Index into per-role arrays.
     pub fn index(self) -> usize {
         self as usize

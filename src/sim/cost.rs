@@ -310,6 +310,19 @@ pub fn step_ops(
     ops
 }
 
+/// One request of `rows` rows answered by a trained model: the rows copied in and the forward
+/// pass (its products and pooling); [`predict`] adds reading the answer back.
+pub fn request_ops(spec: &ModelSpec, rows: usize, precision: Precision, device: Device) -> Vec<Op> {
+    step_ops(spec, rows, (OptimizerKind::Sgd, precision), device)
+        .into_iter()
+        .filter(|op| {
+            op.kind == OpKind::Copy
+                || op.product == Some(Product::Forward)
+                || (op.kind == OpKind::Elementwise && op.name.ends_with(" pooling"))
+        })
+        .collect()
+}
+
 /// FLOPs and values read or written per parameter by `rule`'s update: SGD reads the value and
 /// the gradient and writes the value; momentum adds one state tensor read and written; Adam two.
 pub fn update_work(rule: OptimizerKind) -> (f64, f64) {
@@ -387,6 +400,20 @@ pub fn predict(
     batch: usize,
     loader: (f64, bool),
 ) -> Prediction {
+    predict_synced(profile, ops, precision, batch, loader, 1.0)
+}
+
+/// As [`predict`], with the step reading a result back `syncs_per_step` times on average
+/// (1: the loss every step, as [`predict`] assumes; 1/50: every 50 steps). Each read waits for
+/// the device to finish and costs [`SYNC_LATENCY_US`] on a GPU.
+pub fn predict_synced(
+    profile: &Profile,
+    ops: &[Op],
+    precision: Precision,
+    batch: usize,
+    loader: (f64, bool),
+    syncs_per_step: f64,
+) -> Prediction {
     let efficiency = profile.efficiency.clone().unwrap_or_default();
     // Matrix products in 16-bit formats run on the tensor units where the device has them (as
     // a framework's kernels would; this app's own kernels compute in f32).
@@ -454,7 +481,7 @@ pub fn predict(
     let sync_ms = if profile.kind == Kind::Cpu {
         0.0
     } else {
-        SYNC_LATENCY_US * 1e-3
+        SYNC_LATENCY_US * 1e-3 * syncs_per_step.max(0.0)
     };
     let ops_ms: f64 = costs.iter().map(|c| c.time_ms).sum::<f64>()
         + profile

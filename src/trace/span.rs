@@ -93,6 +93,19 @@ impl Category {
         }
     }
 
+    /// The name in the translation table.
+    pub fn key(self) -> crate::i18n::Key {
+        use crate::i18n::Key;
+        match self {
+            Category::Kernel => Key::CatKernel,
+            Category::Memcpy => Key::CatMemcpy,
+            Category::Sync => Key::CatSync,
+            Category::DataLoader => Key::CatDataLoader,
+            Category::CpuExec => Key::CatCpuExec,
+            Category::Other => Key::CatOther,
+        }
+    }
+
     pub(crate) fn index(self) -> usize {
         self as usize
     }

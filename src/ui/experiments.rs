@@ -516,6 +516,7 @@ mod tests {
             runs: 5,
             steps_per_run: 100,
             gflop_per_s: 0.0,
+            dispatches_per_step: None,
         }
     }
 

@@ -40,14 +40,7 @@ pub fn category_color(category: Category) -> Color32 {
 
 /// The translated name of a category.
 pub fn category_key(category: Category) -> Key {
-    match category {
-        Category::Kernel => Key::CatKernel,
-        Category::Memcpy => Key::CatMemcpy,
-        Category::Sync => Key::CatSync,
-        Category::DataLoader => Key::CatDataLoader,
-        Category::CpuExec => Key::CatCpuExec,
-        Category::Other => Key::CatOther,
-    }
+    category.key()
 }
 
 /// The translated name of a lane.

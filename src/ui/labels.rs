@@ -127,15 +127,7 @@ pub fn role_color(role: Role) -> Color32 {
 
 /// The translated name of a role.
 pub fn role_key(role: Role) -> Key {
-    match role {
-        Role::Parameters => Key::RoleParameters,
-        Role::Gradients => Key::RoleGradients,
-        Role::OptimizerState => Key::RoleOptimizer,
-        Role::Activations => Key::RoleActivations,
-        Role::Inputs => Key::RoleInputs,
-        Role::Workspace => Key::RoleWorkspace,
-        Role::Internal => Key::RoleInternal,
-    }
+    role.key()
 }
 
 /// `1`, or `1e-6`.

@@ -12,7 +12,10 @@ use super::command::{LessonCommand, Tab, UiCommand};
 use super::labels::device_color;
 use crate::device::Device;
 use crate::i18n::{Key, Lang, LessonKey, MsgKey, Said};
-use crate::lesson::format::{Preset, View};
+use crate::lesson::format::{Preset, ProbeKind, View};
+use crate::lesson::probe::Progress;
+use crate::lesson::verdict::Change;
+use crate::lesson::verify::TryReport;
 use crate::lesson::{Following, Lesson, StepKind, Widget};
 
 /// The colour of a Watch step's frame, and of the words that name what it frames.
@@ -41,6 +44,11 @@ pub fn set_highlight(ctx: &egui::Context, widget: Option<Widget>) {
         d.insert_temp(highlight_id(), widget);
         d.insert_temp::<Option<Widget>>(drawn_id(), None);
     });
+}
+
+/// Whether the Watch step shown this frame points at `widget`.
+pub fn is_watched(ctx: &egui::Context, widget: Widget) -> bool {
+    ctx.data(|d| d.get_temp::<Option<Widget>>(highlight_id()).flatten()) == Some(widget)
 }
 
 /// The part of the window a frame was drawn around in the last frame, if one was.
@@ -105,11 +113,16 @@ pub fn widget_tab(widget: Widget) -> Option<Tab> {
         Widget::RunButton
         | Widget::BatchSetting
         | Widget::WorkersSetting
+        | Widget::StorageSetting
+        | Widget::SyncSetting
+        | Widget::HiddenSetting
         | Widget::PrecisionSetting => None,
-        Widget::CpuColumn | Widget::GpuColumn => Some(Tab::Training),
-        Widget::StepBreakdown | Widget::Timeline => Some(Tab::Journey),
+        Widget::CpuColumn | Widget::GpuColumn | Widget::LossCompared => Some(Tab::Training),
+        Widget::StepBreakdown | Widget::Timeline | Widget::OpKinds | Widget::Mismatch => {
+            Some(Tab::Journey)
+        }
         Widget::MemoryChart => Some(Tab::Memory),
-        Widget::SweepPlot => Some(Tab::Experiments),
+        Widget::SweepPlot | Widget::Serving => Some(Tab::Experiments),
         Widget::PrecisionHistogram => Some(Tab::Precision),
         Widget::Roofline | Widget::Ecosystem => Some(Tab::Simulator),
     }
@@ -363,7 +376,11 @@ fn run_ui(
     send: &mut impl FnMut(LessonCommand),
 ) {
     if let Some(done) = following.measuring {
-        ui.label(lang.tr(LessonKey::MeasuringLesson));
+        let doing = following.doing.map_or_else(
+            || lang.tr(LessonKey::MeasuringLesson).to_owned(),
+            |p| doing_text(lang, &p),
+        );
+        ui.label(doing);
         ui.horizontal(|ui| {
             ui.add(
                 egui::ProgressBar::new(done)
@@ -426,6 +443,10 @@ fn try_ui(
     send: &mut impl FnMut(LessonCommand),
 ) {
     let step = following.current();
+    if let Some(from) = &step.from {
+        let what = describe_change(lang, from);
+        ui.label(lang.fmt(LessonKey::ChangeFrom, &[("what", &what)]));
+    }
     if let Some(change) = &step.set {
         let what = describe_change(lang, change);
         ui.label(RichText::new(lang.fmt(LessonKey::ChangeToMake, &[("what", &what)])).strong());
@@ -442,7 +463,14 @@ fn try_ui(
     if following.trying == Some(following.step) {
         ui.horizontal(|ui| {
             ui.spinner();
-            ui.label(lang.tr(LessonKey::MeasuringChange));
+            let text = match following.try_device {
+                Some(device) => lang.fmt(
+                    LessonKey::MeasuringChangeOn,
+                    &[("device", &crate::ui::labels::device_title(lang, device))],
+                ),
+                None => lang.tr(LessonKey::MeasuringChange).to_owned(),
+            };
+            ui.label(text);
         });
         return;
     }
@@ -456,22 +484,7 @@ fn try_ui(
         send(LessonCommand::MeasureChange);
     }
     match &following.tried[following.step] {
-        Some(Ok(report)) => {
-            let show = |f: &Option<crate::lesson::Figure>| {
-                f.as_ref()
-                    .map_or_else(|| "—".to_owned(), |f| f.quantity.render(lang))
-            };
-            let args: [(&str, &dyn std::fmt::Display); 3] = [
-                ("figure", &report.figure),
-                ("before", &show(&report.before)),
-                ("after", &show(&report.after)),
-            ];
-            let key = match report.as_expected {
-                Some(true) => LessonKey::TryAsExpected,
-                _ => LessonKey::TryOtherwise,
-            };
-            ui.label(lang.fmt(key, &args));
-        }
+        Some(Ok(report)) => tried_ui(ui, lang, step, report),
         Some(Err(why)) => {
             ui.label(lang.fmt(LessonKey::MeasureFailed, &[("why", &why.text(lang))]));
         }
@@ -479,12 +492,103 @@ fn try_ui(
     }
 }
 
-/// A Try step's change in words: each setting it gives, named as the setup names it.
+/// A Try step's measurement: each figure before and after with its verdict, what the lesson
+/// says when a figure went the other way or too close to call, and where the figures came from.
+fn tried_ui(ui: &mut egui::Ui, lang: Lang, step: &crate::lesson::Step, report: &TryReport) {
+    for line in report.describe(lang) {
+        ui.label(RichText::new(line).strong());
+    }
+    for name in &report.missing {
+        let name = crate::lesson::names::figure_label(name, lang);
+        ui.label(lang.fmt(LessonKey::NotMeasuredHere, &[("names", &name)]));
+    }
+    let verdicts: Vec<Option<bool>> = report.changes.iter().map(Change::as_expected).collect();
+    if verdicts.contains(&Some(false))
+        && let Some(text) = &step.if_opposite
+    {
+        ui.label(text.get(lang));
+    }
+    if verdicts.contains(&None)
+        && let Some(text) = &step.if_too_close
+    {
+        ui.label(text.get(lang));
+    }
+    ui.label(RichText::new(lang.tr(LessonKey::TrySource)).weak());
+}
+
+/// What the probes measure now, in words: "Timing training steps on the GPU (measurement 1 of
+/// 2)…".
+pub fn doing_text(lang: Lang, p: &Progress) -> String {
+    let what = lang.tr(match p.kind {
+        ProbeKind::Speed => LessonKey::DoingSpeed,
+        ProbeKind::Breakdown => LessonKey::DoingBreakdown,
+        ProbeKind::Memory => LessonKey::DoingMemory,
+        ProbeKind::Sweep => LessonKey::DoingSweep,
+        ProbeKind::Simulate => LessonKey::DoingSimulate,
+        ProbeKind::Converge => LessonKey::DoingConverge,
+        ProbeKind::Precision => LessonKey::DoingPrecision,
+        ProbeKind::Serve => LessonKey::DoingServe,
+    });
+    let (n, total) = p.probe;
+    match p.device {
+        Some(device) => lang.fmt(
+            LessonKey::DoingOn,
+            &[
+                ("what", &what),
+                ("device", &crate::ui::labels::device_title(lang, device)),
+                ("n", &n),
+                ("total", &total),
+            ],
+        ),
+        None => lang.fmt(
+            LessonKey::DoingAlone,
+            &[("what", &what), ("n", &n), ("total", &total)],
+        ),
+    }
+}
+
+/// A Try step's change in words: each setting it gives, named and valued as the setup shows
+/// them.
 pub fn describe_change(lang: Lang, change: &Preset) -> String {
+    use super::labels::{data_name, optimizer_key, precision_label};
     let mut parts = Vec::new();
     let mut add = |key: Key, value: String| parts.push(format!("{} = {value}", lang.tr(key)));
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(d) = &change.dataset {
+        add(Key::Data, data_name(lang, d));
+    }
+    if let Some(n) = change.samples {
+        add(Key::Samples, n.to_string());
+    }
+    if let Some(c) = &change.conv {
+        add(Key::ConvBlocks, list(c));
+    }
+    if let Some(h) = &change.hidden {
+        add(Key::HiddenLayers, list(h));
+    }
+    if let Some(a) = &change.activation {
+        add(Key::Activation, a.clone());
+    }
+    if let Some(o) = change.optimizer.as_deref() {
+        let name = crate::nn::OptimizerKind::parse(o)
+            .map_or_else(|| o.to_owned(), |k| lang.tr(optimizer_key(k)).to_owned());
+        add(Key::Optimizer, name);
+    }
+    if let Some(lr) = change.lr {
+        add(Key::LearningRate, lr.to_string());
+    }
     if let Some(b) = change.batch {
         add(Key::BatchSize, b.to_string());
+    }
+    if let Some(p) = change.precision.as_deref() {
+        let name = crate::precision::Precision::parse(p)
+            .map_or_else(|| p.to_owned(), |p| precision_label(lang, p));
+        add(Key::SweepPrecision, name);
     }
     if let Some(w) = change.workers {
         add(Key::Workers, w.to_string());
@@ -492,26 +596,18 @@ pub fn describe_change(lang: Lang, change: &Preset) -> String {
     if let Some(ms) = change.storage_latency_ms {
         add(Key::StorageLatency, format!("{ms} ms"));
     }
-    if let Some(p) = &change.precision {
-        add(Key::SweepPrecision, p.to_uppercase());
+    if let Some(text) = change.sync_every.as_deref() {
+        let every = match crate::train::SyncPolicy::parse(text) {
+            Some(crate::train::SyncPolicy::WhenShown) => lang.tr(Key::SyncWhenShown).to_owned(),
+            Some(crate::train::SyncPolicy::EveryStep) => lang.tr(Key::SyncEveryStep).to_owned(),
+            Some(crate::train::SyncPolicy::EverySteps(n)) => {
+                lang.fmt(Key::SyncEveryN, &[("n", &n)])
+            }
+            None => text.to_owned(),
+        };
+        add(Key::SyncSetting, every);
     }
-    if let Some(h) = &change.hidden {
-        let widths: Vec<String> = h.iter().map(ToString::to_string).collect();
-        add(Key::HiddenLayers, widths.join(", "));
-    }
-    if let Some(o) = &change.optimizer {
-        add(Key::Optimizer, o.clone());
-    }
-    if let Some(lr) = change.lr {
-        add(Key::LearningRate, lr.to_string());
-    }
-    if let Some(a) = &change.activation {
-        add(Key::Activation, a.clone());
-    }
-    if let Some(d) = &change.dataset {
-        add(Key::Data, d.clone());
-    }
-    parts.join(", ")
+    parts.join(lang.tr(crate::i18n::MsgKey::ListSeparator))
 }
 
 #[cfg(test)]
@@ -543,6 +639,8 @@ pub(crate) mod tests {
                 notes: Vec::new(),
                 cancelled: false,
                 sweep: None,
+                serving: None,
+                timings: Vec::new(),
             });
         }
         f
@@ -591,7 +689,7 @@ pub(crate) mod tests {
         let harness = drawn(following(3, true), Lang::En);
         assert!(
             harness
-                .query_by_label_contains("The CPU was 100× as fast as the GPU")
+                .query_by_label_contains("The CPU was 100× as fast: 2.00 M samples/s on the CPU")
                 .is_some()
         );
         // Beside the software adapter's truth, the simulator's prediction, marked simulated.

@@ -10,6 +10,7 @@
 
 pub mod column;
 pub mod command;
+pub mod compare;
 pub mod ecosystem;
 pub mod experiments;
 pub mod fonts;

@@ -87,26 +87,8 @@ pub fn model_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig, shape: 
         }
         conv_ui(ui, lang, config);
     }
-    ui.label(lang.tr(if config.conv.is_empty() {
-        Key::HiddenLayers
-    } else {
-        Key::DenseLayers
-    }));
-    for (i, width) in config.hidden.iter_mut().enumerate() {
-        ui.add(
-            Slider::new(width, 1..=1024)
-                .logarithmic(true)
-                .text(lang.fmt(Key::Layer, &[("n", &(i + 1))])),
-        );
-    }
-    ui.horizontal(|ui| {
-        if ui.button(lang.tr(Key::AddLayer)).clicked() && config.hidden.len() < 8 {
-            let width = config.hidden.last().copied().unwrap_or(16);
-            config.hidden.push(width);
-        }
-        if ui.button(lang.tr(Key::RemoveLayer)).clicked() {
-            config.hidden.pop();
-        }
+    super::lesson::framed(ui, crate::lesson::Widget::HiddenSetting, |ui| {
+        hidden_ui(ui, lang, config);
     });
     egui::ComboBox::from_label(lang.tr(Key::Activation))
         .selected_text(config.activation.as_str())
@@ -132,6 +114,32 @@ pub fn model_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig, shape: 
             ui.label(RichText::new(lang.tr(Key::ParametersUnknown)).weak());
         }
     }
+}
+
+/// The hidden (or, after convolution blocks, dense) layers' widths, with buttons to add and
+/// remove one.
+fn hidden_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig) {
+    ui.label(lang.tr(if config.conv.is_empty() {
+        Key::HiddenLayers
+    } else {
+        Key::DenseLayers
+    }));
+    for (i, width) in config.hidden.iter_mut().enumerate() {
+        ui.add(
+            Slider::new(width, 1..=1024)
+                .logarithmic(true)
+                .text(lang.fmt(Key::Layer, &[("n", &(i + 1))])),
+        );
+    }
+    ui.horizontal(|ui| {
+        if ui.button(lang.tr(Key::AddLayer)).clicked() && config.hidden.len() < 8 {
+            let width = config.hidden.last().copied().unwrap_or(16);
+            config.hidden.push(width);
+        }
+        if ui.button(lang.tr(Key::RemoveLayer)).clicked() {
+            config.hidden.pop();
+        }
+    });
 }
 
 /// The convolution blocks (filters each), the kernel size and the presets.

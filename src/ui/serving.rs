@@ -107,7 +107,14 @@ fn latency_row(ui: &mut egui::Ui, lang: Lang, device: Device, l: &Latency) {
     let parts: Vec<String> = l
         .spans_per_request
         .iter()
-        .map(|(category, n)| format!("{n}× {category}"))
+        .map(|(category, n)| {
+            // The categories by their names in the reader's language.
+            let name = crate::trace::Category::ALL
+                .into_iter()
+                .find(|c| c.as_str() == category)
+                .map_or(category.as_str(), |c| lang.tr(c.key()));
+            format!("{n}× {name}")
+        })
         .collect();
     ui.label(parts.join(", "))
         .on_hover_text(lang.tr(Key::ServingMadeOfTip));

@@ -222,12 +222,14 @@ fn loader_ui(
         Slider::new(&mut pipeline.loader.prefetch, 1..=MAX_PREFETCH).text(lang.tr(Key::Prefetch)),
     )
     .on_hover_text(lang.tr(Key::PrefetchTip));
-    ui.add(
-        Slider::new(&mut pipeline.loader.storage_latency_ms, 0.0..=200.0)
-            .suffix(format!(" ms ({})", lang.tr(Key::Simulated)))
-            .text(lang.tr(Key::StorageLatency)),
-    )
-    .on_hover_text(lang.tr(Key::StorageLatencyTip));
+    let storage = ui
+        .add(
+            Slider::new(&mut pipeline.loader.storage_latency_ms, 0.0..=200.0)
+                .suffix(format!(" ms ({})", lang.tr(Key::Simulated)))
+                .text(lang.tr(Key::StorageLatency)),
+        )
+        .on_hover_text(lang.tr(Key::StorageLatencyTip));
+    super::lesson::highlight(ui, crate::lesson::Widget::StorageSetting, storage.rect);
     ui.checkbox(&mut pipeline.loader.compressed, lang.tr(Key::Compressed))
         .on_hover_text(lang.tr(Key::CompressedTip));
     let sync_text = |sync: SyncPolicy| match sync {
@@ -235,7 +237,7 @@ fn loader_ui(
         SyncPolicy::EveryStep => lang.tr(Key::SyncEveryStep).to_owned(),
         SyncPolicy::EverySteps(n) => lang.fmt(Key::SyncEveryN, &[("n", &n)]),
     };
-    egui::ComboBox::from_label(lang.tr(Key::SyncSetting))
+    let sync = egui::ComboBox::from_label(lang.tr(Key::SyncSetting))
         .selected_text(sync_text(pipeline.sync))
         .show_ui(ui, |ui| {
             for sync in [
@@ -249,6 +251,7 @@ fn loader_ui(
         })
         .response
         .on_hover_text(lang.tr(Key::SyncSettingTip));
+    super::lesson::highlight(ui, crate::lesson::Widget::SyncSetting, sync.rect);
     egui::ComboBox::from_label(lang.tr(Key::Upload))
         .selected_text(lang.tr(match pipeline.upload {
             UploadMode::WriteBuffer => Key::UploadWriteBuffer,
