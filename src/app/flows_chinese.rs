@@ -207,8 +207,10 @@ mod tests {
             if name > 0 && after[name..].starts_with('(') {
                 // The object the method is called on is code too.
                 let object = before
-                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .map_or(0, |i| i + 1);
+                    .char_indices()
+                    .rev()
+                    .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+                    .map_or(0, |(i, c)| i + c.len_utf8());
                 before = &before[..object];
             }
             out.push_str(before);

@@ -246,10 +246,21 @@ impl Figures {
     }
 }
 
+/// Parts of a step in a breakdown probe's figures (`breakdown.gpu.kernel_share`), in
+/// [`crate::trace::Category::ALL`]'s order.
+pub const SHARES: [&str; 6] = [
+    "kernel_share",
+    "memcpy_share",
+    "sync_share",
+    "data_loader_share",
+    "cpu_exec_share",
+    "other_share",
+];
+
 /// The parts of one whole, by their names' last part: a recorded step's six categories, and the
 /// simulator's split of a predicted step.
 const WHOLES: [&[&str]; 2] = [
-    &super::format::SHARES,
+    &SHARES,
     &["copy_share", "launch_share", "compute_share", "other_share"],
 ];
 

@@ -6,17 +6,81 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use super::figures::SHARES;
 use super::figures::{Figures, Quantity};
-use super::format::{Probe, ProbeKind, SHARES};
-use super::probe::{Plan, device_name};
+use super::format::{Probe, ProbeKind};
 use crate::backend::{Backend, BackendError};
 use crate::bench::median_of_sorted;
-use crate::bench::sweep::{self, Parameter, Value, iqr_of_sorted};
+use crate::bench::sweep::{self, Parameter, PointPlan, Value, iqr_of_sorted};
 use crate::device::Device;
 use crate::i18n::{ErrKey, Said};
 use crate::memory::Role;
 use crate::trace::{Breakdown, Category};
 use crate::train::{Runner, Session};
+
+/// How long each probe measures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Plan {
+    /// A speed probe's timing, and when a breakdown's recorded steps agree: the sweeps' rule
+    /// (runs until their interquartile range is under `max_iqr` of the median, or `cap_s`).
+    pub speed: PointPlan,
+    /// Each sweep point's timing.
+    pub point: PointPlan,
+    /// Steps before a breakdown is recorded, and recorded at a time.
+    pub recorded_steps: (u64, u64),
+    /// Steps before the memory is read (the peaks cover them).
+    pub memory_steps: u64,
+}
+
+impl Plan {
+    /// Short measurements, for `lessons --verify` and tests: a few seconds a lesson.
+    pub fn quick() -> Self {
+        let quick = PointPlan {
+            warmup_s: 0.05,
+            run_s: 0.03,
+            min_runs: 3,
+            max_iqr: 0.2,
+            cap_s: 0.4,
+            budget_s: 1.0,
+        };
+        Self {
+            speed: quick,
+            point: quick,
+            recorded_steps: (3, 8),
+            memory_steps: 3,
+        }
+    }
+
+    /// The window's measurements: steady by the sweeps' rule, a few seconds a probe, and a
+    /// slow device's point cut short after [`POINT_BUDGET_S`] (see `lessons --verify`'s probe
+    /// times: a class waits for each).
+    pub fn standard() -> Self {
+        let steady = PointPlan {
+            budget_s: POINT_BUDGET_S,
+            ..PointPlan::default()
+        };
+        Self {
+            speed: steady,
+            point: steady,
+            recorded_steps: (5, 20),
+            // The first step allocates every tensor and the optimizer's state; the second
+            // shows that nothing more is kept.
+            memory_steps: 2,
+        }
+    }
+}
+
+/// Seconds one device's point of a lesson's probe may take before it is taken with what it has
+/// (two timed runs at least) and marked noisy: a large step on a software adapter takes seconds.
+pub const POINT_BUDGET_S: f64 = 3.0;
+
+/// The name of `device` in figure names.
+pub fn device_name(device: Device) -> &'static str {
+    match device {
+        Device::Cpu => "cpu",
+        Device::Gpu => "gpu",
+    }
+}
 
 /// One device's measurement of a probe that runs on a device, its figures under `prefix`.
 pub fn measure(

@@ -12,6 +12,7 @@
 //! - [`shipped`]: the lessons that come with the app;
 //! - [`verify`]: a lesson run end to end without a window (`batchscope lessons --verify`).
 
+pub mod check;
 pub mod figures;
 pub mod follow;
 pub mod format;
@@ -25,7 +26,8 @@ pub mod verify;
 pub use figures::{Expr, Figure, Figures, Quantity};
 pub use follow::Following;
 pub use format::{Lesson, Step, StepKind, Text, When, Widget};
-pub use probe::{GpuPresence, Outcome, Plan};
+pub use measure::Plan;
+pub use probe::{GpuPresence, Outcome};
 
 use crate::i18n::Lang;
 

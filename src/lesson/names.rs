@@ -3,7 +3,7 @@
 //! lesson author's and is left out; what was measured and on which device is what a reader
 //! needs. A name this table does not know is shown as it is written.
 
-use super::format::SHARES;
+use super::figures::SHARES;
 use crate::i18n::{Lang, LessonKey};
 use crate::memory::Role;
 use crate::trace::Category;

@@ -8,9 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::figures::{Figures, Quantity};
 use super::format::{Devices, Lesson, Preset, Probe, ProbeKind};
-use super::measure;
+use super::measure::{
+    Plan, device_name, faster, serve_figures, serve_plan, simulate, sweep_figures,
+};
 use crate::backend::{Activation, Backend};
-use crate::bench::sweep::{self, PointPlan, Sweep};
+use crate::bench::sweep::{self, Sweep};
 use crate::data::Synthetic;
 use crate::data::Table;
 use crate::data::formats::no_progress;
@@ -21,62 +23,6 @@ use crate::i18n::{AuthorKey, ErrKey, Said};
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
 use crate::train::{Session, SyncPolicy, TrainConfig};
-
-/// How long each probe measures.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Plan {
-    /// A speed probe's timing, and when a breakdown's recorded steps agree: the sweeps' rule
-    /// (runs until their interquartile range is under `max_iqr` of the median, or `cap_s`).
-    pub speed: PointPlan,
-    /// Each sweep point's timing.
-    pub point: PointPlan,
-    /// Steps before a breakdown is recorded, and recorded at a time.
-    pub recorded_steps: (u64, u64),
-    /// Steps before the memory is read (the peaks cover them).
-    pub memory_steps: u64,
-}
-
-impl Plan {
-    /// Short measurements, for `lessons --verify` and tests: a few seconds a lesson.
-    pub fn quick() -> Self {
-        let quick = PointPlan {
-            warmup_s: 0.05,
-            run_s: 0.03,
-            min_runs: 3,
-            max_iqr: 0.2,
-            cap_s: 0.4,
-            budget_s: 1.0,
-        };
-        Self {
-            speed: quick,
-            point: quick,
-            recorded_steps: (3, 8),
-            memory_steps: 3,
-        }
-    }
-
-    /// The window's measurements: steady by the sweeps' rule, a few seconds a probe, and a
-    /// slow device's point cut short after [`POINT_BUDGET_S`] (see `lessons --verify`'s probe
-    /// times: a class waits for each).
-    pub fn standard() -> Self {
-        let steady = PointPlan {
-            budget_s: POINT_BUDGET_S,
-            ..PointPlan::default()
-        };
-        Self {
-            speed: steady,
-            point: steady,
-            recorded_steps: (5, 20),
-            // The first step allocates every tensor and the optimizer's state; the second
-            // shows that nothing more is kept.
-            memory_steps: 2,
-        }
-    }
-}
-
-/// Seconds one device's point of a lesson's probe may take before it is taken with what it has
-/// (two timed runs at least) and marked noisy: a large step on a software adapter takes seconds.
-pub const POINT_BUDGET_S: f64 = 3.0;
 
 /// What stood in for the GPU in a run of the probes: the case a headline is chosen for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -375,7 +321,7 @@ pub fn run_probe(
                 .iter()
                 .find(|p| p.id == id)
                 .ok_or_else(|| Said::new(AuthorKey::NoProfile, &[("id", &id)]))?;
-            measure::simulate(&session, profile, name, &mut figures);
+            simulate(&session, profile, name, &mut figures);
         }
         ProbeKind::Sweep => {
             let vary = probe.vary.as_deref().unwrap_or_default();
@@ -399,7 +345,7 @@ pub fn run_probe(
                 },
             );
             results.ended = true;
-            measure::sweep_figures(&results, name, &mut figures);
+            sweep_figures(&results, name, &mut figures);
             notes.extend(results.notes.iter().filter_map(|n| match n {
                 sweep::Note::Skipped { device, value, why } => {
                     Some(note(&format!("{name}: {device} @ {value}"), why))
@@ -413,13 +359,13 @@ pub fn run_probe(
         }
         ProbeKind::Serve => {
             use crate::bench::infer::{Serving, ServingNews, serve_each};
-            let plan = measure::serve_plan(&session);
+            let plan = serve_plan(&session);
             let mut serving = Serving::new(plan, devices.clone());
             serve_each(&session, &devices, plan, open, cancel, &mut |news| {
                 match &news {
                     ServingNews::Measured(report) => {
                         let prefix = format!("{name}.{}", device_name(report.device));
-                        measure::serve_figures(report, &prefix, &mut figures);
+                        serve_figures(report, &prefix, &mut figures);
                     }
                     ServingNews::Failed(device, why) => {
                         notes.push(note(&format!("{name}: {device}"), why));
@@ -453,8 +399,14 @@ pub fn run_probe(
                 let mut found = Figures::default();
                 backend.enter(&mut |b| {
                     let prefix = format!("{name}.{dev}");
-                    result =
-                        measure::measure(probe, b, &session, (plan, cancel), &prefix, &mut found);
+                    result = super::measure::measure(
+                        probe,
+                        b,
+                        &session,
+                        (plan, cancel),
+                        &prefix,
+                        &mut found,
+                    );
                 });
                 match result {
                     Ok(()) => figures.extend(found),
@@ -462,7 +414,7 @@ pub fn run_probe(
                 }
             }
             if probe.kind == ProbeKind::Speed {
-                measure::faster(name, &mut figures);
+                faster(name, &mut figures);
             }
         }
     }
@@ -477,12 +429,4 @@ pub fn run_probe(
 /// A note on what could not be measured: where (a probe's and a device's code names) and why.
 fn note(place: &str, why: &Said) -> Said {
     Said::verbatim(format!("{place}: ")).then(why)
-}
-
-/// The name of `device` in figure names.
-pub fn device_name(device: Device) -> &'static str {
-    match device {
-        Device::Cpu => "cpu",
-        Device::Gpu => "gpu",
-    }
 }

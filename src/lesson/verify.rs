@@ -10,7 +10,8 @@ use serde::Serialize;
 
 use super::figures::{Expr, Figures};
 use super::format::{Devices, Lesson, Preset, StepKind, probe_of};
-use super::probe::{self, GpuPresence, Open, Plan, ProbeTime, Tables};
+use super::measure::Plan;
+use super::probe::{self, GpuPresence, Open, ProbeTime, Tables};
 use super::verdict::Change;
 use crate::device::Device;
 use crate::i18n::{AuthorKey, Lang, Said};
