@@ -79,6 +79,9 @@ mod tests {
         "Shift",
         "Esc",
         "Space",
+        "Page",
+        "Down",
+        "Up",
         // Data sets and models, by their names.
         "Iris",
         "Fashion",

@@ -49,6 +49,20 @@ impl BatchScopeApp {
                     self.arrive();
                 }
             }
+            LessonCommand::Advance => {
+                let untried = self.state.lesson.as_ref().is_some_and(|f| {
+                    f.current().kind == crate::lesson::StepKind::Try
+                        && f.outcome.is_some()
+                        && f.trying.is_none()
+                        && f.tried.get(f.step).is_some_and(Option::is_none)
+                });
+                if untried {
+                    self.make_lesson_change();
+                    self.measure_lesson_change();
+                } else {
+                    self.lesson_command(LessonCommand::Next);
+                }
+            }
             LessonCommand::Back => {
                 if self.state.lesson.as_mut().is_some_and(Following::back) {
                     self.arrive();
@@ -157,6 +171,10 @@ impl BatchScopeApp {
     pub(super) fn start_pending_lesson(&mut self) {
         if !self.jobs.pending_lesson {
             return;
+        }
+        let running = self.state.is_running();
+        if let Some(f) = self.state.lesson.as_mut() {
+            f.waiting = running;
         }
         if self.state.is_running() {
             // A load that finished meanwhile may have applied the preset with Run pressed (a

@@ -123,7 +123,7 @@ impl BatchScopeApp {
                     }
                 });
                 let command = if next {
-                    LessonCommand::Next
+                    LessonCommand::Advance
                 } else {
                     LessonCommand::Back
                 };

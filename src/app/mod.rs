@@ -14,6 +14,7 @@ mod commands;
 mod flows;
 mod flows_chinese;
 mod flows_lessons;
+mod flows_presenter;
 mod flows_runs;
 mod jobs;
 mod lessons;

@@ -35,7 +35,7 @@ impl BatchScopeApp {
             };
             toolbar_ui(
                 ui,
-                (lang, keys),
+                (lang, keys, presenting),
                 &state.runs,
                 state.sharing,
                 &mut commands,
@@ -104,15 +104,26 @@ impl BatchScopeApp {
                 }),
                 tab: state.tab,
                 body_size: crate::ui::presenter::BODY_SIZE[usize::from(presenting)],
+                presenting,
             };
-            egui::Panel::right("lesson")
-                .resizable(true)
-                .default_size(340.0)
-                .show(ui, |ui| {
-                    egui::ScrollArea::vertical().show(ui, |ui| {
-                        crate::ui::lesson::lesson_ui(ui, lang, following, &context, &mut commands);
+            if presenting {
+                presented_lesson_ui(ui, lang, following, context, &mut commands);
+            } else {
+                egui::Panel::right("lesson")
+                    .resizable(true)
+                    .default_size(340.0)
+                    .show(ui, |ui| {
+                        egui::ScrollArea::vertical().show(ui, |ui| {
+                            crate::ui::lesson::lesson_ui(
+                                ui,
+                                lang,
+                                following,
+                                &context,
+                                &mut commands,
+                            );
+                        });
                     });
-                });
+            }
         }
         let data = self
             .session
@@ -162,8 +173,9 @@ impl BatchScopeApp {
                             crate::device::Device::Cpu => crate::lesson::Widget::CpuColumn,
                             crate::device::Device::Gpu => crate::lesson::Widget::GpuColumn,
                         };
+                        let lesson = state.lesson.as_ref().and_then(|f| f.probe_rate(run.device));
                         crate::ui::lesson::framed(ui, widget, |ui| {
-                            panel.ui(ui, lang, run, data.as_deref());
+                            panel.ui(ui, lang, run, data.as_deref(), lesson);
                         });
                     };
                     crate::ui::compare::loss_compared_ui(ui, lang, &state.runs);
@@ -388,6 +400,57 @@ impl BatchScopeApp {
         }
         commands
     }
+}
+
+/// The lesson panel in presenter mode: wider, and with no scroll bar — its whole text is drawn
+/// at the largest size at which it fits (a presenter with a clicker cannot scroll).
+fn presented_lesson_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    following: &crate::lesson::Following,
+    context: crate::ui::lesson::LessonContext,
+    commands: &mut Vec<UiCommand>,
+) {
+    use crate::ui::fit::{Along, fitted, scale_text};
+    use crate::ui::presenter::{BODY_SIZE, MIN_BODY_SIZE};
+    // A fixed width: the text is fitted to it, and a panel that followed the text's width
+    // would make the two chase each other.
+    let width = (ui.available_width() * 0.45).max(280.0);
+    egui::Panel::right("lesson-presenting")
+        .resizable(false)
+        .exact_size(width)
+        .show(ui, |ui| {
+            crate::ui::lesson::set_lesson_area(ui.ctx(), ui.clip_rect());
+            let base = ui.style().as_ref().clone();
+            // What is drawn: a new step, answer, measurement or result starts from the largest.
+            let key = (
+                &following.lesson.id,
+                following.step,
+                lang,
+                following.outcome.is_some(),
+                following.measuring.is_some(),
+                following.trying,
+                following.tried.get(following.step).map(Option::is_some),
+                following.chosen.get(following.step).copied().flatten(),
+                context.tab,
+                context.change_made,
+            );
+            let (_, drawn) = fitted(
+                ui,
+                key,
+                (MIN_BODY_SIZE, BODY_SIZE[1]),
+                Along::Height,
+                |ui, size| {
+                    scale_text(ui, &base, size / BODY_SIZE[1]);
+                    let context = crate::ui::lesson::LessonContext {
+                        body_size: size,
+                        ..context
+                    };
+                    crate::ui::lesson::lesson_ui(ui, lang, following, &context, commands);
+                },
+            );
+            crate::ui::lesson::set_lesson_content(ui.ctx(), drawn);
+        });
 }
 
 /// The central area's views, as tabs.

@@ -154,6 +154,11 @@ fn print_report(out: &mut Out, lesson: &Lesson, r: &LessonReport) -> Result<(), 
                 "the measurement's"
             };
             out.line(format!("  {kind}: {source} answer: {en} / {zh}"))?;
+            if let Some([en, zh]) = &s.answer_real_gpu {
+                out.line(format!(
+                    "  {kind}: the simulator's answer for a real GPU: {en} / {zh}"
+                ))?;
+            }
         }
         if let Some([en, zh]) = &s.headline {
             out.line(format!("  {kind}:\n    en: {en}\n    zh: {zh}"))?;

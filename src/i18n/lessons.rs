@@ -5,6 +5,13 @@ super::lang::strings! { LessonKey {
     SamplesPerSecondUnit => "samples/s", "样本/秒";
     SimulatedMark => " (simulated)", "（模拟）";
     NotMeasuredHere => "This machine could not measure what this step needs ({names}); nothing is shown in its place.", "本机无法测得这一步所需的数值（{names}），因此不显示任何替代数字。";
+    AnswerSoftware => "Measured on this machine's software adapter: {answer}.", "在本机的软件适配器上实测：{answer}。";
+    AnswerRealGpu => "The simulator's answer for a real GPU: {answer}.", "模拟器对真实 GPU 给出的答案：{answer}。";
+    PredictRightBoth => "Your prediction matches both.", "你的预测与两者都一致。";
+    PredictRightRealGpu => "Your prediction matches a real GPU (simulated), not this software adapter.", "你的预测与真实 GPU（模拟）一致，而不是与这个软件适配器一致。";
+    PredictRightSoftware => "Your prediction matches this software adapter, not a real GPU (simulated).", "你的预测与这个软件适配器一致，而不是与真实 GPU（模拟）一致。";
+    PredictWrongBoth => "Neither agrees with your prediction.", "两者都与你的预测不同。";
+    HeadlineSource => "Measured by the lesson with training paused, one device at a time, each until its runs agreed; (simulated) marks predictions. The live columns can differ.", "由课程在暂停训练时逐个设备测量，每项都重复到结果一致为止；（模拟）表示预测。实时训练的各列可能不同。";
     PredictRight => "Your prediction matched the measurement.", "你的预测与实测一致。";
     PredictWrong => "The measurement says otherwise: {answer}.", "实测结果不同：{answer}。";
     TryAsExpected => "{figure}: {before} → {after}. It {moved}, as the lesson expected (noise {noise}).", "{figure}：{before} → {after}。它{moved}，与课程预期一致（噪声 {noise}）。";
@@ -14,7 +21,7 @@ super::lang::strings! { LessonKey {
     NoisePredicted => "none: a prediction", "无：这是预测";
     MovedRose => "rose", "上升了";
     MovedFell => "fell", "下降了";
-    TrySource => "Measured by the lesson with training paused, one device at a time, before and after the change, each repeated until its runs agreed. The columns train live while the window draws, so their rates can differ.", "由课程在暂停训练时测量，每次一种设备，修改前后各测一次，每次都重复到多次结果一致为止。各列是在窗口绘制的同时实时训练的，因此速率可能不同。";
+    TrySource => "Before and after measured by the lesson with training paused, one device at a time, each until its runs agreed. The live columns can differ.", "修改前后都由课程在暂停训练时逐个设备测量，每项都重复到结果一致为止。实时训练的各列可能不同。";
     FigOnDevice => "{part} on the {device}", "{device} 的{part}";
     FigRatio => "{a} over {b}", "{a}与{b}之比";
     FigSamplesPerS => "samples per second", "每秒样本数";
@@ -65,6 +72,7 @@ super::lang::strings! { LessonKey {
     NotMeasuredYet => "Nothing measured yet: go to the \"Set up and run\" step.", "尚未测量：请前往“设置并运行”这一步。";
     ChooseAnswer => "Choose an answer; the lesson's measurement will check it.", "选择一个答案；本课的测量会检验它。";
     AnswerFromSimulator => "(the right answer here comes from the simulator's prediction, not a measurement)", "（这里的正确答案来自模拟器的预测，而非实测）";
+    TryKeyHint => "→ or Page Down makes the change and measures it; pressed again, it goes on.", "→ 或 Page Down 会做出修改并测量；再按一次则进入下一步。";
     ChangeFrom => "Starting from: {what}", "起点：{what}";
     ChangeToMake => "The change: {what}", "要做的修改：{what}";
     MakeChange => "Make the change", "替我修改";
@@ -73,6 +81,7 @@ super::lang::strings! { LessonKey {
     MeasureChange => "Measure the change", "测量这一修改";
     MeasuringChange => "Measuring the change…", "正在测量这一修改……";
     MeasuringChangeOn => "Measuring before and after the change on the {device}…", "正在 {device} 上测量修改前后……";
+    WaitingForPause => "Waiting for the columns' last training step to end before measuring (a software adapter's step can take a while). You can go on to the next steps meanwhile.", "正在等各列的最后一个训练步结束后再测量（软件适配器的一步可能要花一些时间）。其间可以继续看后面的步骤。";
     DoingSpeed => "Timing training steps", "正在计时训练步";
     DoingBreakdown => "Recording steps and where their time goes", "正在记录训练步及其时间去向";
     DoingMemory => "Reading the memory by role", "正在按用途读取内存";

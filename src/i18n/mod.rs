@@ -112,6 +112,8 @@ strings! { Key {
     KernelTimeNone => "no timestamps on this adapter", "此适配器不支持时间戳";
     KernelTimeNotYet => "no step timed yet", "尚无计时的步骤";
     Loss => "Loss", "损失";
+    LessonRate => "The lesson measured {rate} samples/s, {step} a step, with training paused.", "本课在暂停训练时测得 {rate} 样本/秒，每步 {step}。";
+    LessonRateTip => "The lesson's probe times this device alone, with nothing else running. The live figures above are taken while the window draws and the other device takes its turns, so they can be lower.", "课程的测量单独计时这一设备，不运行其他任何东西。上面的实时数字是在窗口绘制、另一设备轮流训练的同时测得的，所以可能更低。";
     LossComparedTitle => "Both devices' loss on one axis", "两种设备的损失（同一坐标轴）";
     LossComparedCaption => "Each batch's loss by training step, up to step {steps}, which both devices have reached. The {ahead} has gone on to step {last}; the {behind} is slower, not different.", "按训练步画出的每批损失，画到两种设备都已到达的第 {steps} 步。{ahead} 已经走到第 {last} 步；{behind} 只是更慢，算的并没有不同。";
     LossComparedNotYet => "Both devices' curves appear here once each has trained a step.", "两种设备各训练一步之后，它们的曲线会出现在这里。";

@@ -226,7 +226,10 @@ impl Figures {
             match Expr::parse(inner).ok().and_then(|e| self.eval(&e)) {
                 Some(figure) => {
                     match wholes.get(inner.trim()) {
-                        Some(percent) => out.push_str(&format!("{percent}%")),
+                        Some(percent) => {
+                            out.push_str(&percent.to_string());
+                            out.push('%');
+                        }
                         None => out.push_str(&figure.quantity.render(lang)),
                     }
                     if figure.simulated {

@@ -35,6 +35,9 @@ pub struct Following {
     pub measuring: Option<f32>,
     /// What the probes measure now, while they run.
     pub doing: Option<Progress>,
+    /// The probes wait for the training columns to stop (a software adapter's step can take
+    /// a minute and cannot be cut short: its kernels are already submitted).
+    pub waiting: bool,
     /// Why the probes could not start, if they could not.
     pub failed: Option<crate::i18n::Said>,
     /// Each Try step's measurement, once made.
@@ -57,6 +60,7 @@ impl Following {
             outcome: None,
             measuring: None,
             doing: None,
+            waiting: false,
             failed: None,
             trying: None,
             try_device: None,
@@ -91,6 +95,26 @@ impl Following {
     /// Whether the step shown is the last.
     pub fn at_last(&self) -> bool {
         self.step + 1 == self.lesson.steps.len()
+    }
+
+    /// The lesson's own measurement of `device` at the lesson's settings — samples per second
+    /// and step time from its first speed probe that changes no setting — for the columns to
+    /// show beside their live figures.
+    pub fn probe_rate(&self, device: Device) -> Option<(f64, f64)> {
+        let outcome = self.outcome.as_ref()?;
+        let probe = self.lesson.probes.iter().find(|p| {
+            let same = super::format::Preset {
+                devices: p.set.devices,
+                ..super::format::Preset::default()
+            };
+            p.kind == super::format::ProbeKind::Speed && p.set == same
+        })?;
+        let dev = super::measure::device_name(device);
+        let number = |part: &str| {
+            let name = format!("{}.{dev}.{part}", probe.name());
+            outcome.figures.get(&name)?.quantity.number()
+        };
+        Some((number("samples_per_s")?, number("step_ms")?))
     }
 
     /// The index of the lesson's Run step (where its probes run), if it has one.

@@ -78,6 +78,16 @@ impl Step {
         Err(first_missing.unwrap_or_default())
     }
 
+    /// Where a software adapter (or nothing) stood in for the GPU, the right choice for a real
+    /// GPU by the simulator's figure (`without_gpu`), to give beside the measured one.
+    pub fn real_gpu_answer(&self, figures: &Figures, gpu: GpuPresence) -> Option<usize> {
+        if gpu == GpuPresence::Hardware {
+            return None;
+        }
+        let x = figures.number(&Expr::parse(self.without_gpu.as_deref()?).ok()?)?;
+        Some(self.bounds.iter().filter(|&&b| x >= b).count())
+    }
+
     /// A prediction's right choice (0-based) and whether it was read from a simulated figure:
     /// from `figure`, or where this run could not measure it, from `without_gpu`.
     pub fn answer(&self, figures: &Figures) -> Option<(usize, bool)> {

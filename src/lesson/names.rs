@@ -36,7 +36,9 @@ pub fn figure_label(name: &str, lang: Lang) -> String {
 fn part_words(part: &str, lang: Lang) -> Option<String> {
     let plain = |key| Some(lang.tr(key).to_owned());
     match part {
-        "samples_per_s" => plain(LessonKey::FigSamplesPerS),
+        "samples_per_s" | "first_samples_per_s" | "last_samples_per_s" => {
+            plain(LessonKey::FigSamplesPerS)
+        }
         "step_ms" => plain(LessonKey::FigStepMs),
         "dispatches_per_step" | "gpu.dispatches_per_step" | "kernels_per_step" => {
             plain(LessonKey::FigKernelsPerStep)
@@ -63,7 +65,6 @@ fn part_words(part: &str, lang: Lang) -> Option<String> {
         "compute_share" => plain(LessonKey::FigComputeShare),
         "launch_share" => plain(LessonKey::FigLaunchShare),
         "copy_share" => plain(LessonKey::FigCopyShare),
-        "first_samples_per_s" | "last_samples_per_s" => plain(LessonKey::FigSamplesPerS),
         _ => {
             if let Some(i) = SHARES.iter().position(|s| *s == part) {
                 let category = lang.tr(Category::ALL[i].key());

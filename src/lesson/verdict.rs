@@ -254,8 +254,8 @@ mod tests {
         let rest = &text[number.len()..];
         // Longer units first: " MiB" before " M".
         let scale = [
-            (" GiB", 1073741824.0),
-            (" MiB", 1048576.0),
+            (" GiB", 1_073_741_824.0),
+            (" MiB", 1_048_576.0),
             (" KiB", 1024.0),
             (" ms", 1.0),
             (" µs", 1e-3),

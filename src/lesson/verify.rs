@@ -62,6 +62,10 @@ pub struct StepReport {
     pub answer: Option<[String; 2]>,
     /// The answer was read from a simulated figure, not a measured one.
     pub answer_simulated: bool,
+    /// Where a software adapter gave the measured answer: the simulator's for a real GPU,
+    /// English then Chinese.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_real_gpu: Option<[String; 2]>,
     /// Figures a headline or a prediction needed that this machine did not measure.
     pub missing: Vec<String>,
     /// A Try step's measurement.
@@ -101,6 +105,7 @@ pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) 
             headline: None,
             answer: None,
             answer_simulated: false,
+            answer_real_gpu: None,
             missing: Vec::new(),
             tried: None,
         };
@@ -118,6 +123,10 @@ pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) 
                     let c = &step.choices[i];
                     report.answer = Some([c.en.clone(), c.zh.clone()]);
                     report.answer_simulated = simulated;
+                    report.answer_real_gpu = step
+                        .real_gpu_answer(&outcome.figures, outcome.gpu)
+                        .filter(|_| !simulated)
+                        .map(|i| [step.choices[i].en.clone(), step.choices[i].zh.clone()]);
                 }
                 None => report.missing = step.figure.iter().cloned().collect(),
             },

@@ -28,8 +28,16 @@ pub struct ColumnPanel {
 }
 
 impl ColumnPanel {
-    /// Draws the column.
-    pub fn ui(&mut self, ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, data: Option<&Dataset>) {
+    /// Draws the column; `lesson` is the open lesson's own measurement of this device
+    /// (samples per second, step time in ms), shown apart from the live figures.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        run: &DeviceRun,
+        data: Option<&Dataset>,
+        lesson: Option<(f64, f64)>,
+    ) {
         ui.horizontal(|ui| {
             ui.heading(RichText::new(device_title(lang, run.device)).strong());
             let state = match run.run_state {
@@ -82,6 +90,16 @@ impl ColumnPanel {
             reached_ui(ui, lang, reached);
         }
         metrics_ui(ui, lang, run);
+        if let Some((rate, step_ms)) = lesson {
+            ui.label(
+                RichText::new(lang.fmt(
+                    Key::LessonRate,
+                    &[("rate", &format_rate(rate)), ("step", &format_ms(step_ms))],
+                ))
+                .weak(),
+            )
+            .on_hover_text(lang.tr(Key::LessonRateTip));
+        }
         let regression = data.is_some_and(|d| d.task == Task::Regression);
         curves_ui(ui, lang, run, regression);
         match data {
@@ -698,7 +716,7 @@ mod tests {
     fn draw(run: DeviceRun) -> egui_kittest::Harness<'static, DeviceRun> {
         let mut panel = ColumnPanel::default();
         harness(
-            move |ui, run: &mut DeviceRun| panel.ui(ui, Lang::En, run, None),
+            move |ui, run: &mut DeviceRun| panel.ui(ui, Lang::En, run, None, None),
             run,
         )
     }
@@ -813,7 +831,7 @@ mod tests {
                 }
                 let mut panel = ColumnPanel::default();
                 let h = harness(
-                    move |ui, run: &mut DeviceRun| panel.ui(ui, lang, run, None),
+                    move |ui, run: &mut DeviceRun| panel.ui(ui, lang, run, None, None),
                     run,
                 );
                 let shown = h.query_by_label(lang.tr(key)).is_some();
@@ -842,7 +860,7 @@ mod tests {
         for lang in Lang::ALL {
             let mut panel = ColumnPanel::default();
             let h = harness(
-                move |ui, run: &mut DeviceRun| panel.ui(ui, lang, run, None),
+                move |ui, run: &mut DeviceRun| panel.ui(ui, lang, run, None, None),
                 run.clone(),
             );
             let unreadable = lang.fmt(
@@ -909,7 +927,7 @@ mod tests {
             .with_context_setup(crate::ui::fonts::install_style)
             .build_ui_state(
                 move |ui, (run, width): &mut (DeviceRun, f32)| {
-                    panel.ui(ui, Lang::En, run, None);
+                    panel.ui(ui, Lang::En, run, None, None);
                     *width = ui.min_rect().width();
                 },
                 (run, 0.0),

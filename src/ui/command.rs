@@ -9,7 +9,7 @@ use crate::i18n::Lang;
 use crate::train::Pipeline;
 
 /// The views of the central area.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Tab {
     /// Both devices' columns.
     #[default]
@@ -57,6 +57,10 @@ pub enum LessonCommand {
     Close,
     /// Show the next step.
     Next,
+    /// What the next-step key does: on a Try step whose change has not been measured, make
+    /// the change and measure it; otherwise show the next step. A presenter's clicker reaches
+    /// every action of a lesson this way.
+    Advance,
     /// Show the previous step.
     Back,
     /// Choose this answer of the prediction shown.

@@ -46,6 +46,31 @@ pub fn set_highlight(ctx: &egui::Context, widget: Option<Widget>) {
     });
 }
 
+fn lesson_area_id() -> egui::Id {
+    egui::Id::unique("lesson-area")
+}
+
+/// Says where the lesson panel's visible area is this frame (presenter mode).
+pub fn set_lesson_area(ctx: &egui::Context, rect: egui::Rect) {
+    ctx.data_mut(|d| d.insert_temp(lesson_area_id(), rect));
+}
+
+/// Says where the lesson's content was drawn this frame (presenter mode): all of it, which
+/// must lie inside the visible area.
+pub fn set_lesson_content(ctx: &egui::Context, rect: egui::Rect) {
+    ctx.data_mut(|d| d.insert_temp(lesson_area_id().with("content"), rect));
+}
+
+/// Where the lesson's content was drawn in the last frame presenter mode drew it.
+pub fn lesson_content(ctx: &egui::Context) -> Option<egui::Rect> {
+    ctx.data(|d| d.get_temp(lesson_area_id().with("content")))
+}
+
+/// The lesson panel's visible area in the last frame presenter mode drew it.
+pub fn lesson_area(ctx: &egui::Context) -> Option<egui::Rect> {
+    ctx.data(|d| d.get_temp(lesson_area_id()))
+}
+
 /// Whether the Watch step shown this frame points at `widget`.
 pub fn is_watched(ctx: &egui::Context, widget: Widget) -> bool {
     ctx.data(|d| d.get_temp::<Option<Widget>>(highlight_id()).flatten()) == Some(widget)
@@ -237,6 +262,7 @@ fn next_coloured(text: &str, watched: bool) -> Option<(usize, &str, Color32)> {
 }
 
 /// What the panel needs besides the lesson.
+#[derive(Clone, Copy, Debug)]
 pub struct LessonContext {
     /// The setup already has the Try step's change shown.
     pub change_made: bool,
@@ -244,6 +270,8 @@ pub struct LessonContext {
     pub tab: Tab,
     /// Text size of the lesson's body, in points (larger in presenter mode).
     pub body_size: f32,
+    /// Presenter mode is on.
+    pub presenting: bool,
 }
 
 /// Draws the lesson panel.
@@ -257,9 +285,8 @@ pub fn lesson_ui(
     let lesson = &following.lesson;
     let step = following.current();
     let mut send = |c: LessonCommand| commands.push(UiCommand::Lesson(c));
-    ui.horizontal(|ui| {
-        ui.heading(RichText::new(lesson.title.get(lang)).strong());
-    });
+    // A title wraps: a long one must not widen the panel past the window.
+    ui.heading(RichText::new(lesson.title.get(lang)).strong());
     let kind = match step.kind {
         StepKind::Predict => LessonKey::KindPredict,
         StepKind::Run => LessonKey::KindRun,
@@ -318,7 +345,8 @@ pub fn lesson_ui(
         StepKind::Explain => explain_ui(ui, lang, following, body),
         StepKind::Try => try_ui(ui, lang, following, context.change_made, &mut send),
     }
-    if following.at_last() {
+    // In presenter mode the step counter says it (and the room is the text's).
+    if following.at_last() && !context.presenting {
         ui.label(lang.tr(LessonKey::LessonFinished));
     }
 }
@@ -358,6 +386,26 @@ fn predict_ui(
         ui.label(lang.fmt(LessonKey::NotMeasuredHere, &[("names", &names)]));
         return;
     };
+    // A software adapter's answer is this machine's truth, not a GPU's: the simulator's
+    // answer for a real GPU is given beside it, and a prediction is checked against both.
+    if let Some(real) = step.real_gpu_answer(&outcome.figures, outcome.gpu)
+        && !simulated
+    {
+        let said = |key, i: usize| lang.fmt(key, &[("answer", &step.choices[i].get(lang))]);
+        ui.label(said(LessonKey::AnswerSoftware, right));
+        ui.label(said(LessonKey::AnswerRealGpu, real));
+        let verdict = match chosen {
+            None => None,
+            Some(c) if c == real && c == right => Some(LessonKey::PredictRightBoth),
+            Some(c) if c == real => Some(LessonKey::PredictRightRealGpu),
+            Some(c) if c == right => Some(LessonKey::PredictRightSoftware),
+            Some(_) => Some(LessonKey::PredictWrongBoth),
+        };
+        if let Some(key) = verdict {
+            ui.label(RichText::new(lang.tr(key)).strong());
+        }
+        return;
+    }
     if chosen == Some(right) {
         ui.label(RichText::new(lang.tr(LessonKey::PredictRight)).strong());
     } else if chosen.is_some() {
@@ -427,6 +475,7 @@ fn explain_ui(ui: &mut egui::Ui, lang: Lang, following: &Following, body: f32) {
         Ok(text) => {
             let color = ui.visuals().strong_text_color();
             ui.label(coloured(&text, body + 2.0, color, false));
+            ui.label(RichText::new(lang.tr(LessonKey::HeadlineSource)).weak());
         }
         Err(missing) => {
             let names = missing.join(", ");
@@ -451,16 +500,30 @@ fn try_ui(
         let what = describe_change(lang, change);
         ui.label(RichText::new(lang.fmt(LessonKey::ChangeToMake, &[("what", &what)])).strong());
     }
-    if change_made {
-        ui.label(lang.tr(LessonKey::ChangeMade));
-    } else if ui
-        .button(lang.tr(LessonKey::MakeChange))
-        .on_hover_text(lang.tr(LessonKey::MakeChangeTip))
-        .clicked()
-    {
-        send(LessonCommand::MakeChange);
-    }
-    if following.trying == Some(following.step) {
+    let measuring = following.trying == Some(following.step);
+    // The two actions side by side: one row, not two.
+    ui.horizontal_wrapped(|ui| {
+        if change_made {
+            ui.label(lang.tr(LessonKey::ChangeMade));
+        } else if ui
+            .button(lang.tr(LessonKey::MakeChange))
+            .on_hover_text(lang.tr(LessonKey::MakeChangeTip))
+            .clicked()
+        {
+            send(LessonCommand::MakeChange);
+        }
+        if !measuring
+            && ui
+                .add_enabled(
+                    following.outcome.is_some(),
+                    egui::Button::new(lang.tr(LessonKey::MeasureChange)),
+                )
+                .clicked()
+        {
+            send(LessonCommand::MeasureChange);
+        }
+    });
+    if measuring {
         ui.horizontal(|ui| {
             ui.spinner();
             let text = match following.try_device {
@@ -474,14 +537,8 @@ fn try_ui(
         });
         return;
     }
-    if ui
-        .add_enabled(
-            following.outcome.is_some(),
-            egui::Button::new(lang.tr(LessonKey::MeasureChange)),
-        )
-        .clicked()
-    {
-        send(LessonCommand::MeasureChange);
+    if following.outcome.is_some() && following.tried[following.step].is_none() {
+        ui.label(RichText::new(lang.tr(LessonKey::TryKeyHint)).weak());
     }
     match &following.tried[following.step] {
         Some(Ok(report)) => tried_ui(ui, lang, step, report),
@@ -651,6 +708,7 @@ pub(crate) mod tests {
             change_made: false,
             tab: Tab::Training,
             body_size: 16.0,
+            presenting: false,
         };
         crate::ui::testing::harness(
             move |ui, commands: &mut Vec<UiCommand>| {
@@ -669,16 +727,40 @@ pub(crate) mod tests {
             harness.state(),
             &[UiCommand::Lesson(LessonCommand::Choose(1))]
         );
-        // Measured: the CPU was 100× the GPU, so "The CPU, clearly" was right.
+        // Measured on a software adapter: the CPU was 100× the GPU, so "The CPU, clearly";
+        // and the simulator's real GPU (5× slower than this CPU) gives the same answer.
         let mut f = following(0, true);
         f.chosen[0] = Some(1);
-        let harness = drawn(f, Lang::En);
+        let harness = drawn(f.clone(), Lang::En);
+        for text in [
+            "Measured on this machine's software adapter: The CPU, clearly.",
+            "The simulator's answer for a real GPU: The CPU, clearly.",
+            "Neither agrees with your prediction.",
+        ] {
+            assert!(harness.query_by_label(text).is_some(), "{text}");
+        }
+        f.chosen[0] = Some(0);
+        let harness = drawn(f.clone(), Lang::Zh);
+        assert!(harness.query_by_label("你的预测与两者都一致。").is_some());
+        // A real GPU 20× this CPU: the two answers differ, and the prediction is checked
+        // against each.
+        if let Some(o) = f.outcome.as_mut() {
+            o.figures
+                .simulated("sim.samples_per_s", Quantity::SamplesPerS(4e7));
+        }
+        f.chosen[0] = Some(2);
+        let harness = drawn(f.clone(), Lang::En);
         assert!(
             harness
-                .query_by_label_contains("The measurement says otherwise: The CPU, clearly")
+                .query_by_label(
+                    "Your prediction matches a real GPU (simulated), not this software adapter."
+                )
                 .is_some()
         );
-        let mut f = following(0, true);
+        // With a hardware GPU there is one answer, the measurement's.
+        if let Some(o) = f.outcome.as_mut() {
+            o.gpu = GpuPresence::Hardware;
+        }
         f.chosen[0] = Some(0);
         let harness = drawn(f, Lang::Zh);
         assert!(harness.query_by_label("你的预测与实测一致。").is_some());

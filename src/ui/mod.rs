@@ -13,6 +13,7 @@ pub mod command;
 pub mod compare;
 pub mod ecosystem;
 pub mod experiments;
+pub mod fit;
 pub mod fonts;
 pub mod history;
 pub mod images;

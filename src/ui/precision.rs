@@ -484,7 +484,8 @@ fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset)
                         format_bytes(b)
                     } else {
                         let change = (b as f64 / fp32.max(1) as f64 - 1.0) * 100.0;
-                        format!("{} ({change:+.0}%)", format_bytes(b))
+                        // The change on a line of its own: five columns fit a narrow panel.
+                        format!("{}\n({change:+.0}%)", format_bytes(b))
                     };
                     ui.label(text);
                 }
@@ -494,7 +495,7 @@ fn bytes_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset)
             let fp32 = estimates[0].total();
             for e in &estimates {
                 let change = (e.total() as f64 / fp32.max(1) as f64 - 1.0) * 100.0;
-                ui.label(format!("{} ({change:+.0}%)", format_bytes(e.total())));
+                ui.label(format!("{}\n({change:+.0}%)", format_bytes(e.total())));
             }
             ui.end_row();
         });

@@ -15,8 +15,12 @@ pub const DEFAULT_SCALE: f32 = 1.5;
 /// Below this width (in points) the training tab puts the CPU column above the GPU column:
 /// two columns narrower than about 380 points each cut their figures off.
 pub const STACK_BELOW: f32 = 760.0;
-/// The lesson text's size in points, outside presenter mode and in it.
+/// The lesson text's size in points, outside presenter mode and in it (the largest: a long
+/// step's text is drawn smaller until it fits).
 pub const BODY_SIZE: [f32; 2] = [16.0, 22.0];
+/// The smallest size presenter mode fits a lesson's text to (times the UI scale in pixels: 14
+/// to 22 px on the screen).
+pub const MIN_BODY_SIZE: f32 = 11.0;
 
 /// Presenter mode's state.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -116,7 +116,7 @@ fn latency_row(ui: &mut egui::Ui, lang: Lang, device: Device, l: &Latency) {
             format!("{n}× {name}")
         })
         .collect();
-    ui.label(parts.join(", "))
+    ui.label(parts.join(lang.tr(crate::i18n::MsgKey::ListSeparator)))
         .on_hover_text(lang.tr(Key::ServingMadeOfTip));
     ui.end_row();
 }
@@ -191,9 +191,19 @@ mod tests {
 
     #[test]
     fn the_section_compares_the_single_requests_from_the_medians_in_both_languages() {
-        for (lang, headline, button) in [
-            (Lang::En, "25.0× faster", "Time requests"),
-            (Lang::Zh, "快 25.0 倍", "测量请求延迟"),
+        for (lang, headline, button, parts) in [
+            (
+                Lang::En,
+                "25.0× faster",
+                "Time requests",
+                "2× Memcpy, 3× Kernel",
+            ),
+            (
+                Lang::Zh,
+                "快 25.0 倍",
+                "测量请求延迟",
+                "2× 内存复制，3× 内核计算",
+            ),
         ] {
             let serving = serving();
             let mut h = crate::ui::testing::harness(
@@ -204,7 +214,7 @@ mod tests {
             );
             h.run();
             assert!(h.query_by_label_contains(headline).is_some(), "{lang:?}");
-            assert_eq!(h.query_all_by_label("2× Memcpy, 3× Kernel").count(), 4);
+            assert_eq!(h.query_all_by_label(parts).count(), 4);
             h.get_by_label(button).click();
             h.run();
             assert_eq!(h.state(), &[UiCommand::TimeRequests]);

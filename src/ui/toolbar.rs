@@ -12,7 +12,7 @@ use crate::i18n::{Key, Lang};
 use crate::train::{DeviceRun, RunState, Sharing};
 
 /// What the run button offers, from the devices' states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RunButton {
     /// Nothing trains: Run.
     Run,
@@ -49,15 +49,47 @@ pub fn sharing_texts(sharing: Sharing) -> (Key, Key) {
 }
 
 /// Draws the toolbar; `lead` draws what comes first in the buttons' row (the Lessons menu),
-/// `keys` says what the keys do (a lesson's keys while one is open).
+/// `keys` says what the keys do (a lesson's keys while one is open). In presenter mode it is one
+/// line, its text as large as fits: the lesson's buttons, Run, Step, Reset and the language.
 pub fn toolbar_ui(
     ui: &mut egui::Ui,
-    (lang, keys): (Lang, &str),
+    (lang, keys, presenting): (Lang, &str, bool),
     runs: &[DeviceRun; 2],
     sharing: Sharing,
     commands: &mut Vec<UiCommand>,
     lead: impl FnOnce(&mut egui::Ui, &mut Vec<UiCommand>),
 ) {
+    if presenting {
+        use super::fit::{Along, fitted, scale_text};
+        let base = ui.style().as_ref().clone();
+        let body = base
+            .text_styles
+            .get(&egui::TextStyle::Body)
+            .map_or(15.0, |f| f.size);
+        let key = ("toolbar", lang, RunButton::of(runs));
+        fitted(ui, key, (8.0, body), Along::Width, |ui, size| {
+            scale_text(ui, &base, size / body);
+            ui.horizontal(|ui| {
+                lead(ui, commands);
+                ui.separator();
+                run_buttons_ui(ui, lang, runs, commands);
+                ui.separator();
+                // One button for the other language: a switch that cannot be split over lines.
+                let other = match lang {
+                    Lang::En => Lang::Zh,
+                    Lang::Zh => Lang::En,
+                };
+                if ui
+                    .button(other.native_name())
+                    .on_hover_text(lang.tr(Key::Language))
+                    .clicked()
+                {
+                    commands.push(UiCommand::SetLanguage(other));
+                }
+            });
+        });
+        return;
+    }
     ui.horizontal(|ui| {
         ui.heading(RichText::new(lang.tr(Key::AppTitle)).strong());
         ui.label(RichText::new(lang.tr(Key::Tagline)).weak());
@@ -65,46 +97,7 @@ pub fn toolbar_ui(
     ui.horizontal_wrapped(|ui| {
         lead(ui, commands);
         ui.separator();
-        let button = match RunButton::of(runs) {
-            RunButton::Pausing(device) => {
-                let text = lang.fmt(Key::PausingWait, &[("device", &device_title(lang, device))]);
-                ui.add_enabled(false, egui::Button::new(text))
-                    .on_disabled_hover_text(lang.tr(Key::PausingTip))
-            }
-            RunButton::Pause => {
-                let button = ui
-                    .button(lang.tr(Key::Pause))
-                    .on_hover_text(lang.tr(Key::RunTip));
-                if button.clicked() {
-                    commands.push(UiCommand::Pause);
-                }
-                button
-            }
-            RunButton::Run => {
-                let button = ui
-                    .button(lang.tr(Key::Run))
-                    .on_hover_text(lang.tr(Key::RunTip));
-                if button.clicked() {
-                    commands.push(UiCommand::Run);
-                }
-                button
-            }
-        };
-        super::lesson::highlight(ui, crate::lesson::Widget::RunButton, button.rect);
-        if ui
-            .button(lang.tr(Key::Step))
-            .on_hover_text(lang.tr(Key::StepTip))
-            .clicked()
-        {
-            commands.push(UiCommand::Step);
-        }
-        if ui
-            .button(lang.tr(Key::Reset))
-            .on_hover_text(lang.tr(Key::ResetTip))
-            .clicked()
-        {
-            commands.push(UiCommand::Reset);
-        }
+        run_buttons_ui(ui, lang, runs, commands);
         ui.separator();
         ui.label(lang.tr(Key::SharingLabel))
             .on_hover_text(lang.tr(Key::SharingTip));
@@ -127,15 +120,67 @@ pub fn toolbar_ui(
             .response
             .on_hover_text(lang.tr(sharing_texts(sharing).1));
         ui.separator();
-        ui.label(lang.tr(Key::Language));
-        for l in Lang::ALL {
-            if ui.selectable_label(lang == l, l.native_name()).clicked() {
-                commands.push(UiCommand::SetLanguage(l));
+        // The language switch as one piece: its label and both languages never split.
+        ui.horizontal(|ui| {
+            ui.label(lang.tr(Key::Language));
+            for l in Lang::ALL {
+                if ui.selectable_label(lang == l, l.native_name()).clicked() {
+                    commands.push(UiCommand::SetLanguage(l));
+                }
             }
-        }
+        });
         ui.separator();
         ui.label(RichText::new(keys).weak());
     });
+}
+
+/// Run (or Pause, or "Pausing…"), Step and Reset.
+fn run_buttons_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    runs: &[DeviceRun; 2],
+    commands: &mut Vec<UiCommand>,
+) {
+    let button = match RunButton::of(runs) {
+        RunButton::Pausing(device) => {
+            let text = lang.fmt(Key::PausingWait, &[("device", &device_title(lang, device))]);
+            ui.add_enabled(false, egui::Button::new(text))
+                .on_disabled_hover_text(lang.tr(Key::PausingTip))
+        }
+        RunButton::Pause => {
+            let button = ui
+                .button(lang.tr(Key::Pause))
+                .on_hover_text(lang.tr(Key::RunTip));
+            if button.clicked() {
+                commands.push(UiCommand::Pause);
+            }
+            button
+        }
+        RunButton::Run => {
+            let button = ui
+                .button(lang.tr(Key::Run))
+                .on_hover_text(lang.tr(Key::RunTip));
+            if button.clicked() {
+                commands.push(UiCommand::Run);
+            }
+            button
+        }
+    };
+    super::lesson::highlight(ui, crate::lesson::Widget::RunButton, button.rect);
+    if ui
+        .button(lang.tr(Key::Step))
+        .on_hover_text(lang.tr(Key::StepTip))
+        .clicked()
+    {
+        commands.push(UiCommand::Step);
+    }
+    if ui
+        .button(lang.tr(Key::Reset))
+        .on_hover_text(lang.tr(Key::ResetTip))
+        .clicked()
+    {
+        commands.push(UiCommand::Reset);
+    }
 }
 
 #[cfg(test)]
@@ -158,7 +203,7 @@ mod tests {
             |ui, commands: &mut Vec<UiCommand>| {
                 toolbar_ui(
                     ui,
-                    (lang, ""),
+                    (lang, "", false),
                     runs,
                     Sharing::default(),
                     commands,
@@ -213,7 +258,7 @@ mod tests {
             |ui, commands: &mut Vec<UiCommand>| {
                 toolbar_ui(
                     ui,
-                    (Lang::En, ""),
+                    (Lang::En, "", false),
                     &runs,
                     Sharing::default(),
                     commands,
