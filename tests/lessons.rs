@@ -6,26 +6,43 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs the binary; a run past `limit` is killed and fails the test, so a hang cannot stall CI.
+/// Its output is read while it runs: a report larger than a pipe's buffer would otherwise
+/// block the child on writing it.
 fn batchscope(args: &[&str], limit: Duration) -> (i32, String, String) {
+    use std::io::Read as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_batchscope"))
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary runs");
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::Builder::new()
+            .name("test-output".into())
+            .spawn(move || {
+                let mut text = Vec::new();
+                let _ = pipe.read_to_end(&mut text);
+                String::from_utf8_lossy(&text).into_owned()
+            })
+            .expect("a reader thread")
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
     let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
         if start.elapsed() > limit {
             let _ = child.kill();
             panic!("batchscope {args:?} did not finish in {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
+    };
     (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        status.code().unwrap_or(-1),
+        stdout.join().expect("stdout read"),
+        stderr.join().expect("stderr read"),
     )
 }
 
@@ -70,7 +87,65 @@ fn check_reports(stdout: &str) -> Vec<serde_json::Value> {
             );
         }
     }
+    for r in &reports {
+        check_tries(r);
+        check_probe_times(r);
+    }
     reports
+}
+
+/// Every Try step reports each figure's change, its noise and the verdict, and the verdict
+/// agrees with the two figures it names: a rise is never called on a fall, and a change
+/// inside the noise is never called at all.
+fn check_tries(r: &serde_json::Value) {
+    let id = &r["id"];
+    let tries = r["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter(|s| s["kind"] == "try");
+    for s in tries {
+        let tried = &s["tried"];
+        let changes = tried["changes"]
+            .as_array()
+            .expect("a try reports its changes");
+        assert!(
+            !changes.is_empty() || !tried["missing"].as_array().expect("missing").is_empty(),
+            "{id}: {s}"
+        );
+        for c in changes {
+            let (before, after) = (
+                c["before"]["value"].as_f64().expect("a number before"),
+                c["after"]["value"].as_f64().expect("a number after"),
+            );
+            let noise = c["noise"].as_f64().expect("the noise");
+            assert!(noise >= 0.0, "{id}: {c}");
+            match c["moved"].as_str().expect("a verdict") {
+                "rose" => assert!(after - before > noise, "{id}: {c}"),
+                "fell" => assert!(before - after > noise, "{id}: {c}"),
+                "too_close" => {}
+                other => panic!("{id}: verdict {other}"),
+            }
+            if (after - before).abs() <= noise {
+                assert_eq!(c["moved"], "too_close", "{id}: {c}");
+            }
+        }
+    }
+}
+
+/// No probe keeps a class waiting: each probe, and each Try step's two measurements, ends
+/// within 15 s on this machine's adapter (a software one included). A busy machine can move
+/// these times; the limit leaves room for a 2-core CI runner.
+fn check_probe_times(r: &serde_json::Value) {
+    let id = &r["id"];
+    for t in r["timings"].as_array().expect("probe times") {
+        let seconds = t["seconds"].as_f64().expect("seconds");
+        assert!(
+            seconds < 15.0,
+            "{id}: {} took {seconds:.1} s (a busy machine can slow it)",
+            t["probe"]
+        );
+    }
 }
 
 #[test]

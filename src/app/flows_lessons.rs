@@ -55,6 +55,14 @@ mod tests {
                 if i + 1 < lesson.steps.len() {
                     harness.key_press(egui::Key::ArrowRight);
                     harness.step();
+                    // On a Try step the key first makes the change and measures it; pressed
+                    // again, it goes on.
+                    if step.kind == crate::lesson::StepKind::Try
+                        && harness.state().state.lesson.as_ref().map(|f| f.step) == Some(i)
+                    {
+                        harness.key_press(egui::Key::ArrowRight);
+                        harness.step();
+                    }
                 }
             }
             let measured = |app: &super::super::BatchScopeApp| {
