@@ -14,11 +14,11 @@ super::lang::strings! { LessonKey {
     HeadlineSource => "Measured by the lesson with training paused, one device at a time, each until its runs agreed; (simulated) marks predictions. The live columns can differ.", "由课程在暂停训练时逐个设备测量，每项都重复到结果一致为止；（模拟）表示预测。实时训练的各列可能不同。";
     PredictRight => "Your prediction matched the measurement.", "你的预测与实测一致。";
     PredictWrong => "The measurement says otherwise: {answer}.", "实测结果不同：{answer}。";
-    TryAsExpected => "{figure}: {before} → {after}. It {moved}, as the lesson expected (noise {noise}).", "{figure}：{before} → {after}。它{moved}，与课程预期一致（噪声 {noise}）。";
-    TryOpposite => "{figure}: {before} → {after}. It {moved}: the opposite of what the lesson expected (noise {noise}).", "{figure}：{before} → {after}。它{moved}：与课程预期相反（噪声 {noise}）。";
+    TryAsExpected => "{figure}: {before} → {after}. It {moved}, as the lesson expected (noise: {noise}).", "{figure}：{before} → {after}。它{moved}，与课程预期一致（噪声：{noise}）。";
+    TryOpposite => "{figure}: {before} → {after}. It {moved}: the opposite of what the lesson expected (noise: {noise}).", "{figure}：{before} → {after}。它{moved}：与课程预期相反（噪声：{noise}）。";
     TryTooClose => "{figure}: {before} → {after}. Too close to call on this machine: the change is inside the measured noise ({noise}).", "{figure}：{before} → {after}。在本机上难以判断：这一变化在测得的噪声（{noise}）之内。";
-    NoiseCounted => "none: counted, not timed", "无：计数而非计时";
-    NoisePredicted => "none: a prediction", "无：这是预测";
+    NoiseCounted => "none, counted rather than timed", "无，这是计数而非计时";
+    NoisePredicted => "none, a prediction", "无，这是预测";
     MovedRose => "rose", "上升了";
     MovedFell => "fell", "下降了";
     TrySource => "Before and after measured by the lesson with training paused, one device at a time, each until its runs agreed. The live columns can differ.", "修改前后都由课程在暂停训练时逐个设备测量，每项都重复到结果一致为止。实时训练的各列可能不同。";
@@ -79,6 +79,7 @@ super::lang::strings! { LessonKey {
     MakeChangeTip => "Puts the change into the setup and resets, as if you had made it yourself.", "把修改填入设置并重置，就像你亲手修改一样。";
     ChangeMade => "The setup has the change.", "设置中已包含这一修改。";
     MeasureChange => "Measure the change", "测量这一修改";
+    MeasureChangeAgain => "Measure it again", "再测一次";
     MeasuringChange => "Measuring the change…", "正在测量这一修改……";
     MeasuringChangeOn => "Measuring before and after the change on the {device}…", "正在 {device} 上测量修改前后……";
     WaitingForPause => "Waiting for the columns' last training step to end before measuring (a software adapter's step can take a while). You can go on to the next steps meanwhile.", "正在等各列的最后一个训练步结束后再测量（软件适配器的一步可能要花一些时间）。其间可以继续看后面的步骤。";

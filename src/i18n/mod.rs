@@ -145,7 +145,7 @@ strings! { Key {
     MatmulFromLimits => "Chosen from the adapter's limits, not timed: the first run that opens this GPU times the variants.", "按适配器的限制选择，未经计时：第一次在这块 GPU 上运行时会对各内核计时。";
     Threads => "{n} threads", "{n} 个线程";
     ErrorTitle => "Training stopped", "训练已停止";
-    Measured => "All figures are measured on this machine in this run.", "所有数字均为本机本次运行的实测值。";
+    Measured => "Figures are measured on this machine in this run, except those marked simulated or estimated.", "除标注为模拟或估算的数字外，所有数字均为本机本次运行的实测值。";
     Keys => "Keys: Space run/pause · → step · R reset", "快捷键：空格 运行/暂停 · → 单步 · R 重置";
     Layer => "Layer {n}", "第 {n} 层";
     Running => "running", "运行中";

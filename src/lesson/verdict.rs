@@ -52,6 +52,9 @@ pub struct Change {
     pub moved: Moved,
     /// Which way the lesson expected the figure to move.
     pub expected: Direction,
+    /// For a simulated figure, the profile it was predicted for (a name, for the reader).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on: Option<String>,
 }
 
 impl Change {
@@ -76,6 +79,7 @@ impl Change {
             noise,
             moved,
             expected,
+            on: None,
         })
     }
 
@@ -118,7 +122,17 @@ impl Change {
             text
         };
         let (before, after) = (shown(&self.before), shown(&self.after));
-        let figure = super::names::figure_label(&self.figure, lang);
+        let mut figure = super::names::figure_label(&self.figure, lang);
+        if let Some(profile) = &self.on {
+            figure = lang.fmt(
+                LessonKey::FigOnDevice,
+                &[("part", &figure), ("device", profile)],
+            );
+        }
+        // A sentence starts with a capital, whatever its figure's name starts with.
+        if let Some(first) = figure.chars().next() {
+            figure = first.to_uppercase().chain(figure.chars().skip(1)).collect();
+        }
         let moved = match self.moved {
             Moved::Rose => lang.tr(LessonKey::MovedRose),
             Moved::Fell => lang.tr(LessonKey::MovedFell),
@@ -189,6 +203,7 @@ mod tests {
         let en = c.describe(Lang::En);
         assert!(en.contains("Too close to call on this machine"), "{en}");
         assert!(en.contains("1.00 M samples/s → 1.04 M samples/s"), "{en}");
+        assert!(en.starts_with("Samples per second on the CPU"), "{en}");
         assert!(en.contains("±4.8%"), "{en}");
         assert!(c.describe(Lang::Zh).contains("在本机上难以判断"));
         // Quiet runs (±0.1%) still do not call a 1% change: the drift between measurements.

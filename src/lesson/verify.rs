@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::figures::{Expr, Figures};
+use super::figures::{Expr, Figures, Quantity};
 use super::format::{Devices, Lesson, Preset, StepKind, probe_of};
 use super::measure::Plan;
 use super::probe::{self, GpuPresence, Open, ProbeTime, Tables};
@@ -219,7 +219,17 @@ pub fn try_step(
         let judged = before
             .eval(&expr)
             .zip(after.eval(&expr))
-            .and_then(|(b, a)| Change::judge(name, b, a, expect));
+            .and_then(|(b, a)| Change::judge(name, b, a, expect))
+            .map(|mut change| {
+                // A prediction is named with the hardware it was made for.
+                let profile = format!("{}.profile", probe_of(name));
+                if change.before.simulated
+                    && let Some(Quantity::Text(p)) = before.get(&profile).map(|f| &f.quantity)
+                {
+                    change.on = Some(p.clone());
+                }
+                change
+            });
         match judged {
             Some(change) => report.changes.push(change),
             None => report.missing.push(name.to_owned()),

@@ -512,11 +512,17 @@ fn try_ui(
         {
             send(LessonCommand::MakeChange);
         }
+        let again = following.tried[following.step].is_some();
+        let label = if again {
+            LessonKey::MeasureChangeAgain
+        } else {
+            LessonKey::MeasureChange
+        };
         if !measuring
             && ui
                 .add_enabled(
                     following.outcome.is_some(),
-                    egui::Button::new(lang.tr(LessonKey::MeasureChange)),
+                    egui::Button::new(lang.tr(label)),
                 )
                 .clicked()
         {

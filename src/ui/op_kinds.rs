@@ -23,11 +23,11 @@ fn group_key(group: OpGroup) -> Key {
     }
 }
 
-/// A share as a bar with its percentage.
-fn share_bar(ui: &mut egui::Ui, share: f64) {
+/// A share as a bar `width` wide with its percentage.
+fn share_bar(ui: &mut egui::Ui, share: f64, width: f32) {
     ui.add(
         egui::ProgressBar::new(share as f32)
-            .desired_width(140.0)
+            .desired_width(width)
             .text(format!("{:.1}%", share * 100.0)),
     );
 }
@@ -56,6 +56,9 @@ pub fn op_kinds_ui(
             .position(|&d| d == run.device);
         let ops = &ops[device.unwrap_or(0)];
         let rows = shares(ops, run.kernels.as_ref());
+        // Two bars, the kind's name and the time share the width: a narrow panel (presenter
+        // mode beside a lesson) gets narrower bars, not a table cut at its edge.
+        let bar = ((ui.available_width() - 240.0) / 2.0).clamp(60.0, 140.0);
         egui::Grid::new(("op_kinds", run.device))
             .striped(true)
             .num_columns(4)
@@ -67,9 +70,9 @@ pub fn op_kinds_ui(
                 ui.end_row();
                 for row in &rows {
                     ui.label(lang.tr(group_key(row.group)));
-                    share_bar(ui, row.flops_share);
+                    share_bar(ui, row.flops_share, bar);
                     if let (Some(share), Some(ns)) = (row.time_share, row.time_ns) {
-                        share_bar(ui, share);
+                        share_bar(ui, share, bar);
                         ui.label(format_ns(ns as f64));
                     } else {
                         ui.label("");
