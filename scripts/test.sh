@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 libx11-xcb1 python3)
+packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 libx11-xcb1 python3 tzdata)
 if command -v dpkg >/dev/null 2>&1; then
     missing=()
     for p in "${packages[@]}"; do

@@ -328,25 +328,26 @@ pub fn now_s() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// `secs` since the Unix epoch as `2026-12-03 15:04 UTC`.
+/// `secs` since the Unix epoch as `2026-12-03 15:04 UTC` (how the history file's readers and
+/// exports write it).
 pub fn format_utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rest = secs % 86_400;
-    // Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60
-    )
+    format_in(secs, &jiff::tz::TimeZone::UTC)
+}
+
+/// `secs` since the Unix epoch in this computer's time zone, as a reader expects a date on
+/// screen: `2026-12-03 23:04 CST` (UTC where the zone cannot be told).
+pub fn format_local(secs: u64) -> String {
+    format_in(secs, &jiff::tz::TimeZone::system())
+}
+
+/// `secs` since the Unix epoch in `zone`, with the zone's abbreviation.
+pub fn format_in(secs: u64, zone: &jiff::tz::TimeZone) -> String {
+    let Ok(at) = jiff::Timestamp::from_second(i64::try_from(secs).unwrap_or(i64::MAX)) else {
+        return secs.to_string();
+    };
+    at.to_zoned(zone.clone())
+        .strftime("%Y-%m-%d %H:%M %Z")
+        .to_string()
 }
 
 #[cfg(test)]
@@ -454,5 +455,8 @@ mod tests {
         assert_eq!(format_utc(0), "1970-01-01 00:00 UTC");
         assert_eq!(format_utc(951_782_400), "2000-02-29 00:00 UTC");
         assert_eq!(format_utc(1_796_310_000), "2026-12-03 15:00 UTC");
+        // On screen, the reader's own zone: Beijing is 8 hours ahead.
+        let shanghai = jiff::tz::TimeZone::get("Asia/Shanghai").expect("the tz database");
+        assert_eq!(format_in(1_796_310_000, &shanghai), "2026-12-03 23:00 CST");
     }
 }

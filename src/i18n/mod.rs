@@ -144,6 +144,8 @@ strings! { Key {
     SplitKOff => "Thin weight gradients are not split along their sum: timed {whole} GFLOP/s whole against {split} split.", "窄的权重梯度不拆开求和：计时结果为不拆 {whole}、拆开 {split} GFLOP/s。";
     MatmulFromLimits => "Chosen from the adapter's limits, not timed: the first run that opens this GPU times the variants.", "按适配器的限制选择，未经计时：第一次在这块 GPU 上运行时会对各内核计时。";
     Threads => "{n} threads", "{n} 个线程";
+    CpuBackendName => "CPU, {n} threads", "CPU，{n} 个线程";
+    CpuBackendSplitName => "CPU, {n} threads, every kernel split", "CPU，{n} 个线程，每个内核都拆分";
     ErrorTitle => "Training stopped", "训练已停止";
     Measured => "Figures are measured on this machine in this run, except those marked simulated or estimated.", "除标注为模拟或估算的数字外，所有数字均为本机本次运行的实测值。";
     Keys => "Keys: Space run/pause · → step · R reset", "快捷键：空格 运行/暂停 · → 单步 · R 重置";
@@ -624,6 +626,7 @@ strings! { Key {
     EstimatorTip => "The formulas behind each role. For BatchScope's MLPs they predict the measured figures exactly (the tests check it).", "每个用途背后的公式。对 BatchScope 的多层感知机，它们与实测值完全一致（测试会检查）。";
     SweepTitle => "Estimated memory by batch size: activations grow with the batch, parameters do not", "按批大小估算的内存：激活值随批增长，参数不变";
     LargeModels => "Estimated: large models, before activations", "估算：大模型（不含激活值）";
+    LargeModelsEqual => "FP32 + Adam and mixed precision + Adam come to the same: mixed precision keeps FP32 master weights and Adam's two FP32 moments (4 + 8 bytes a parameter) beside a 16-bit copy and 16-bit gradients (2 + 2), 16 bytes a parameter either way. Its saving is in the activations, which these totals leave out.", "FP32 + Adam 与混合精度 + Adam 的总量相同：混合精度除了 16 位副本和 16 位梯度（每个参数 2 + 2 字节），还保留 FP32 主权重和 Adam 的两个 FP32 动量（4 + 8 字节），两种方式都是每个参数 16 字节。它节省的是激活值，而这些总量没有计入激活值。";
     LargeModelsTip => "Parameters, gradients and optimizer state only, 16 bytes per parameter with Adam in FP32 (4 + 4 + 8) or in mixed precision (2 + 2 + 12, as the ZeRO paper counts). Activations depend on batch, sequence length and checkpointing.", "只含参数、梯度和优化器状态：FP32 下 Adam 每个参数 16 字节（4 + 4 + 8），混合精度下也是 16 字节（2 + 2 + 12，按 ZeRO 论文计算）。激活值取决于批大小、序列长度和检查点策略。";
     PresetLine => "{params} parameters: {fp32} (FP32 + Adam), {mixed} (mixed + Adam) — estimated", "{params} 个参数：{fp32}（FP32 + Adam），{mixed}（混合精度 + Adam）——估算";
     MemorySettings => "Memory", "内存";

@@ -61,7 +61,8 @@ pub fn preset(parameter: Parameter) -> &'static str {
     }
 }
 
-fn parameter_key(parameter: Parameter) -> Key {
+/// A swept setting's name in the translation table.
+pub fn parameter_key(parameter: Parameter) -> Key {
     match parameter {
         Parameter::Batch => Key::SweepBatch,
         Parameter::Width => Key::SweepWidth,

@@ -8,7 +8,7 @@ use egui::RichText;
 
 use super::command::UiCommand;
 use super::labels::{data_name, device_title, optimizer_key, precision_label};
-use crate::bench::history::{Entry, History, RunFigures, What, format_utc};
+use crate::bench::history::{Entry, History, RunFigures, What, format_local};
 use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::units::{format_bytes, format_ms, format_rate};
@@ -131,7 +131,7 @@ impl HistoryPanel {
         {
             commands.push(UiCommand::DeleteEntry(entry.id));
         }
-        ui.label(format_utc(entry.finished));
+        ui.label(format_local(entry.finished));
         ui.label(kind_text(lang, entry));
         ui.label(data_name(lang, &entry.data));
         ui.label(model_text(lang, entry));
@@ -171,7 +171,14 @@ fn kind_text(lang: Lang, entry: &Entry) -> String {
             format!("{} ({})", lang.tr(Key::HistoryRun), lang.tr(name))
         }
         What::Run { sharing: None, .. } => lang.tr(Key::HistoryRun).to_owned(),
-        What::Sweep(s) => lang.fmt(Key::HistorySweep, &[("parameter", &s.parameter)]),
+        What::Sweep(s) => {
+            // The setting by its name in the reader's language (the file keeps the code name).
+            let parameter = crate::bench::sweep::Parameter::parse(&s.parameter).map_or_else(
+                || s.parameter.clone(),
+                |p| lang.tr(super::experiments::parameter_key(p)).to_owned(),
+            );
+            lang.fmt(Key::HistorySweep, &[("parameter", &parameter)])
+        }
     }
 }
 
@@ -267,29 +274,35 @@ fn comparison_rows(lang: Lang, entries: &[&Entry]) -> Vec<Row> {
         row(Key::HistoryResult, &|e| result_text(lang, e)),
     ];
     for device in Device::ALL {
-        let figure = |key: Key, f: fn(&RunFigures) -> Option<String>| Row {
+        let figure = |key: Key, f: &dyn Fn(&RunFigures) -> Option<String>| Row {
             name: format!("{} · {}", device_title(lang, device), lang.tr(key)),
             values: entries
                 .iter()
                 .map(|e| e.figures(device).and_then(f).unwrap_or_else(|| "—".into()))
                 .collect(),
         };
-        rows.push(figure(Key::HistoryDeviceName, |f| Some(f.name.clone())));
-        rows.push(figure(Key::HistorySamples, |f| {
+        rows.push(figure(Key::HistoryDeviceName, &|f| {
+            Some(super::labels::backend_name(lang, &f.name))
+        }));
+        rows.push(figure(Key::HistorySamples, &|f: &RunFigures| {
             f.samples_per_s.map(format_rate)
         }));
-        rows.push(figure(Key::StepTime, |f| f.step_time_ms.map(format_ms)));
-        rows.push(figure(Key::HistorySteps, |f| Some(f.steps.to_string())));
-        rows.push(figure(Key::HistoryEvalStep, |f| {
+        rows.push(figure(Key::StepTime, &|f: &RunFigures| {
+            f.step_time_ms.map(format_ms)
+        }));
+        rows.push(figure(Key::HistorySteps, &|f: &RunFigures| {
+            Some(f.steps.to_string())
+        }));
+        rows.push(figure(Key::HistoryEvalStep, &|f: &RunFigures| {
             f.eval_step.map(|s| s.to_string())
         }));
-        rows.push(figure(Key::HistoryTestLoss, |f| {
+        rows.push(figure(Key::HistoryTestLoss, &|f: &RunFigures| {
             f.test_loss.map(|l| format!("{l:.4}"))
         }));
-        rows.push(figure(Key::HistoryTimeToTarget, |f| {
+        rows.push(figure(Key::HistoryTimeToTarget, &|f: &RunFigures| {
             f.time_to_target_s.map(|s| crate::units::format_ns(s * 1e9))
         }));
-        rows.push(figure(Key::HistoryPeakMemory, |f| {
+        rows.push(figure(Key::HistoryPeakMemory, &|f: &RunFigures| {
             f.peak_memory.map(format_bytes)
         }));
     }

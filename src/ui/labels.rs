@@ -71,6 +71,20 @@ pub fn device_title(lang: Lang, device: Device) -> &'static str {
     }
 }
 
+/// A backend's name as the reader reads it: the CPU backend's own ("CPU, 2 threads") in the
+/// reader's language; an adapter's name as its driver gives it.
+pub fn backend_name(lang: Lang, name: &str) -> String {
+    let cpu = name
+        .strip_prefix("CPU, ")
+        .and_then(|rest| rest.split_once(" threads"))
+        .and_then(|(n, tail)| Some((n.parse::<usize>().ok()?, tail)));
+    match cpu {
+        Some((n, "")) => lang.fmt(Key::CpuBackendName, &[("n", &n)]),
+        Some((n, ", every kernel split")) => lang.fmt(Key::CpuBackendSplitName, &[("n", &n)]),
+        _ => name.to_owned(),
+    }
+}
+
 /// wgpu's name of an adapter's type (`DiscreteGpu`, `Cpu`, …) said in words, where it is one
 /// of the kinds a classroom meets.
 pub fn device_type_key(device_type: &str) -> Option<Key> {

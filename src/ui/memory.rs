@@ -245,10 +245,12 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
 fn large_models_ui(ui: &mut egui::Ui, lang: Lang) {
     ui.label(RichText::new(lang.tr(Key::LargeModels)).strong())
         .on_hover_text(lang.tr(Key::LargeModelsTip));
+    let mut equal = false;
     egui::Grid::new("presets").striped(true).show(ui, |ui| {
         for p in PRESETS {
             let fp32 = estimate::preset(p, Scheme::Fp32Adam).total();
             let mixed = estimate::preset(p, Scheme::MixedAdam).total();
+            equal |= fp32 == mixed;
             ui.label(p.name);
             ui.label(lang.fmt(
                 Key::PresetLine,
@@ -261,6 +263,10 @@ fn large_models_ui(ui: &mut egui::Ui, lang: Lang) {
             ui.end_row();
         }
     });
+    if equal {
+        // Equal totals read like a mistake: they are the bytes per parameter, counted.
+        ui.label(RichText::new(lang.tr(Key::LargeModelsEqual)).weak());
+    }
 }
 
 #[cfg(test)]

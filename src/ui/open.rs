@@ -224,6 +224,12 @@ impl FileOpener {
         if let Some(dir) = &self.last_dir {
             browser = browser.initial_path(dir.clone());
         }
+        // Only the files this kind can open are listed (folders always are).
+        if let Some(extensions) = opens(kind) {
+            browser = browser.show_files_filter(Box::new(move |path: &std::path::Path| {
+                shown(path, extensions)
+            }));
+        }
         let mut browser = browser
             .title(lang.tr(title_key(kind)))
             .open_button_text(lang.tr(Key::OpenButton).into())
@@ -303,6 +309,33 @@ fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Opt
     }
 }
 
+/// The file name endings a kind of file to open is listed by (`None`: saving, or a folder).
+fn opens(kind: OpenKind) -> Option<&'static [&'static str]> {
+    match kind {
+        // MNIST's files are named `train-images-idx3-ubyte`, with no extension of their own.
+        OpenKind::File => Some(&["csv", "tsv", "txt", "gz", "idx", "ubyte"]),
+        OpenKind::Lesson => Some(&["toml"]),
+        OpenKind::Session => Some(&["batchscope"]),
+        OpenKind::Folder
+        | OpenKind::SaveSession
+        | OpenKind::SaveTrace
+        | OpenKind::SaveSweep
+        | OpenKind::SaveScreenshot => None,
+    }
+}
+
+/// Whether the in-app browser lists `path` among files ending in one of `extensions`: by its
+/// extension, or by a name ending in one (`…-idx3-ubyte`), in any case.
+fn shown(path: &std::path::Path, extensions: &[&str]) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    extensions
+        .iter()
+        .any(|e| name.ends_with(&format!(".{e}")) || name.ends_with(&format!("-{e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use egui_kittest::kittest::Queryable as _;
@@ -317,6 +350,26 @@ mod tests {
             },
             FileOpener::default(),
         )
+    }
+
+    #[test]
+    fn the_browser_lists_only_the_files_a_kind_opens() {
+        let data = opens(OpenKind::File).expect("files");
+        for name in [
+            "iris.csv",
+            "TRAIN.CSV",
+            "t10k-images-idx3-ubyte",
+            "x.idx3-ubyte.gz",
+        ] {
+            assert!(shown(std::path::Path::new(name), data), "{name}");
+        }
+        for name in ["notes.pdf", "photo.png", "README"] {
+            assert!(!shown(std::path::Path::new(name), data), "{name}");
+        }
+        let lesson = opens(OpenKind::Lesson).expect("lessons");
+        assert!(shown(std::path::Path::new("my.toml"), lesson));
+        assert!(!shown(std::path::Path::new("my.csv"), lesson));
+        assert!(opens(OpenKind::SaveTrace).is_none());
     }
 
     /// Whenever the system says it has no dialog — after a moment or after many frames on a
