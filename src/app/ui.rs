@@ -142,12 +142,13 @@ impl BatchScopeApp {
                 refused: state.settings.error.as_ref(),
                 changed: state.settings.is_changed(),
             };
+            // The tabs first: a banner that comes and goes must not move them under the pointer.
+            tabs_ui(ui, lang, state.tab, &mut commands);
+            ui.separator();
             notices_ui(ui, lang, notices, &mut commands);
             if let Some(error) = &state.lesson_error {
                 ui.colored_label(ui.visuals().error_fg_color, error.text(lang));
             }
-            tabs_ui(ui, lang, state.tab, &mut commands);
-            ui.separator();
             match state.tab {
                 Tab::Training => {
                     let what_if = &mut panels.roofline.what_if;

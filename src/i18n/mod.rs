@@ -112,6 +112,7 @@ strings! { Key {
     KernelTimeNone => "no timestamps on this adapter", "此适配器不支持时间戳";
     KernelTimeNotYet => "no step timed yet", "尚无计时的步骤";
     Loss => "Loss", "损失";
+    Overfitting => "The test loss has risen from {best} (step {step}) to {now} while the training loss kept falling: the model is learning the training set by heart, not the task (overfitting). Stop near step {step}, or use more data, a smaller model or fewer epochs.", "测试损失从 {best}（第 {step} 步）升到了 {now}，而训练损失仍在下降：模型在死记训练集，而不是学会任务（过拟合）。可在第 {step} 步附近停止，或使用更多数据、更小的模型或更少的轮数。";
     LessonRate => "The lesson measured {rate} samples/s, {step} a step, with training paused.", "本课在暂停训练时测得 {rate} 样本/秒，每步 {step}。";
     LessonRateTip => "The lesson's probe times this device alone, with nothing else running. The live figures above are taken while the window draws and the other device takes its turns, so they can be lower.", "课程的测量单独计时这一设备，不运行其他任何东西。上面的实时数字是在窗口绘制、另一设备轮流训练的同时测得的，所以可能更低。";
     LossComparedTitle => "Both devices' loss on one axis", "两种设备的损失（同一坐标轴）";
@@ -230,6 +231,7 @@ strings! { Key {
     CrossoverNothing => "No crossover: no value was measured on both devices.", "没有交叉点：没有任何取值在两个设备上都测到。";
     CrossoverSoftware => "No crossover in this range: the GPU is a software adapter, which runs its kernels on the CPU's own cores, so it cannot overtake them.", "此范围内没有交叉点：GPU 是软件适配器，它在 CPU 自己的核心上运行内核，因此无法超过 CPU。";
     CrossoverSlower => "No crossover in this range: the GPU stayed slower (at best {pct}% of the CPU's samples/s, at {at}). Try larger values.", "此范围内没有交叉点：GPU 一直更慢（最好时为 CPU 样本/秒的 {pct}%，在 {at} 处）。请尝试更大的取值。";
+    CrossoverSlowerRefused => "No crossover among the values that could be measured: the GPU stayed slower, and the larger values were refused (see the notes above). A GPU with more memory, or a smaller model, would let the sweep go further.", "在能够测量的取值中没有交叉点：GPU 一直更慢，而更大的取值被拒绝了（见上面的说明）。换一块显存更大的 GPU 或更小的模型，扫描才能继续往上。";
     Noisy => "noisy", "波动大";
     SweepSamplesRaised => "The generator's samples were raised from {from} to {to} so that the training part holds the largest batch.", "生成器的样本数从 {from} 提高到 {to}，使训练部分能容纳最大的批。";
     SweepSkipped => "{device}, {setting} {value}: not measured ({why}).", "{device}，{setting} {value}：未测量（{why}）。";
@@ -239,6 +241,7 @@ strings! { Key {
     SweepPointTip => "Interquartile range {iqr}% of the median, over {runs} timed runs of {steps} steps.", "四分位距为中位数的 {iqr}%，共 {runs} 次计时运行，每次 {steps} 步。";
     TabData => "Data preview", "数据预览";
     PreviewGenerated => "Training on “{name}”, a set BatchScope generates in memory for each run: there is no file to preview, and its points are on the Training tab's decision boundary. To see a table here, open a file or a folder, drop one on the window, or choose a real data set in the setup panel.", "正在用“{name}”训练，这是 BatchScope 每次运行时在内存中生成的数据集：没有文件可预览，它的点显示在“训练”标签页的决策边界图上。要在这里查看表格，请打开文件或文件夹、把文件拖放到窗口上，或在设置面板中选择一个真实数据集。";
+    PreviewFileKept => "Training on “{generated}”, generated in memory. Below is {name}, loaded but not in use: “Train on this data set” uses it.", "正在用内存中生成的“{generated}”训练。下面是已载入但未使用的 {name}：点击“在此数据集上训练”即可使用它。";
     PreviewEmpty => "No data set loaded yet: open a file or a folder, drop one on the window, or choose a real data set in the setup panel.", "尚未加载数据集：打开文件或文件夹、把文件拖放到窗口上，或在设置面板中选择一个真实数据集。";
     TrainOnThis => "Train on this data set", "在此数据集上训练";
     TrainingOnThis => "Training on this data set", "正在使用此数据集训练";

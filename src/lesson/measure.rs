@@ -47,7 +47,7 @@ impl Plan {
             speed: quick,
             point: quick,
             recorded_steps: (3, 8),
-            memory_steps: 3,
+            memory_steps: 2,
         }
     }
 

@@ -101,6 +101,19 @@ impl ColumnPanel {
             .on_hover_text(lang.tr(Key::LessonRateTip));
         }
         let regression = data.is_some_and(|d| d.task == Task::Regression);
+        if let Some(o) = overfitting(run) {
+            ui.label(
+                RichText::new(lang.fmt(
+                    Key::Overfitting,
+                    &[
+                        ("best", &format_loss(o.best as f32)),
+                        ("step", &o.best_step),
+                        ("now", &format_loss(o.now as f32)),
+                    ],
+                ))
+                .color(ui.visuals().warn_fg_color),
+            );
+        }
         curves_ui(ui, lang, run, regression);
         match data {
             Some(d) if d.task == Task::Regression => predictions_ui(ui, lang, run, d),
@@ -191,6 +204,42 @@ fn metrics_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
                 ui.end_row();
             }
         });
+}
+
+/// A test loss that has climbed away from its best while the training loss went on falling.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Overfit {
+    /// The lowest test loss, and the step it was evaluated at.
+    best: f64,
+    best_step: u64,
+    /// The latest test loss.
+    now: f64,
+}
+
+/// Evaluations the test loss must have risen over, after its best, before it is called
+/// overfitting (one evaluation is noise; several in a row are a trend).
+const OVERFIT_EVALUATIONS: usize = 5;
+
+/// Whether `run` is overfitting: its latest test loss is at least 10% above its best, at least
+/// [`OVERFIT_EVALUATIONS`] evaluations after it, while the training loss is below what it was
+/// at the best.
+fn overfitting(run: &DeviceRun) -> Option<Overfit> {
+    let test = run.test_loss.points();
+    let (best_at, best) = test
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1[1].total_cmp(&b.1[1]))
+        .map(|(i, p)| (i, *p))?;
+    let now = *test.last()?;
+    let train = run.train_loss.points();
+    let train_at = |step: f64| train.iter().rev().find(|p| p[0] <= step).map(|p| p[1]);
+    let (train_then, train_now) = (train_at(best[0])?, train.last()?[1]);
+    let risen = now[1] > best[1] * 1.1 && test.len() - 1 - best_at >= OVERFIT_EVALUATIONS;
+    (risen && train_now < train_then).then_some(Overfit {
+        best: best[1],
+        best_step: best[0] as u64,
+        now: now[1],
+    })
 }
 
 /// The loss and accuracy (or R²) curves.
@@ -656,6 +705,42 @@ fn format_loss(loss: f32) -> String {
         format!("{loss:.2e}")
     } else {
         format!("{loss:.4}")
+    }
+}
+
+#[cfg(test)]
+mod overfit_tests {
+    use super::*;
+
+    #[test]
+    fn a_test_loss_climbing_while_the_training_loss_falls_is_called_overfitting() {
+        let mut run = DeviceRun::new(Device::Cpu);
+        for i in 0..20u64 {
+            let step = i * 1000;
+            run.train_loss.push(step, 1.0 / (i + 1) as f32);
+            // Falls to its best at step 5000, then climbs.
+            let test = if i <= 5 {
+                1.0 - 0.1 * i as f32
+            } else {
+                0.5 + 0.05 * (i - 5) as f32
+            };
+            run.test_loss.push(step, test);
+        }
+        let o = overfitting(&run).expect("overfitting");
+        assert_eq!(o.best_step, 5000);
+        assert!((o.best - 0.5).abs() < 1e-6 && o.now > 1.1 * o.best);
+        // A test loss that falls with the training loss is not.
+        let mut fine = DeviceRun::new(Device::Cpu);
+        for i in 0..20u64 {
+            fine.train_loss.push(i * 1000, 1.0 / (i + 1) as f32);
+            fine.test_loss.push(i * 1000, 1.2 / (i + 1) as f32);
+        }
+        assert_eq!(overfitting(&fine), None);
+        // Nor one bad evaluation after the best.
+        let mut blip = fine.clone();
+        blip.test_loss.push(20_000, 5.0);
+        blip.train_loss.push(20_000, 0.01);
+        assert_eq!(overfitting(&blip), None);
     }
 }
 

@@ -100,6 +100,19 @@ pub fn note_text(lang: Lang, parameter: Parameter, note: &Note) -> String {
     }
 }
 
+/// Whether a value larger than every measured one was refused (skipped) on some device.
+fn refused_above_measured(results: &Results) -> bool {
+    let largest = results
+        .points
+        .iter()
+        .filter_map(|p| p.value.number())
+        .fold(f64::NEG_INFINITY, f64::max);
+    results.notes.iter().any(|n| match n {
+        Note::Skipped { value, .. } => value.number().is_some_and(|v| v > largest),
+        _ => false,
+    })
+}
+
 /// The crossover in `lang`.
 pub fn crossover_text(lang: Lang, crossover: &Crossover) -> String {
     match crossover {
@@ -207,7 +220,21 @@ impl ExperimentsPanel {
         }
         let crossover = results.crossover();
         if let Some(c) = &crossover {
-            ui.label(RichText::new(crossover_text(lang, c)).strong());
+            // "Try larger values" would contradict the notes above when the larger values
+            // were the ones refused.
+            let refused_larger = matches!(
+                c,
+                Crossover::NotReached {
+                    reason: Shortfall::StayedSlower { .. },
+                    ..
+                }
+            ) && refused_above_measured(results);
+            let text = if refused_larger {
+                lang.tr(Key::CrossoverSlowerRefused).to_owned()
+            } else {
+                crossover_text(lang, c)
+            };
+            ui.label(RichText::new(text).strong());
         }
         let simulated_crossover = simulated.and_then(|s| s.crossover_with_measured_cpu(results));
         if let (Some(s), Some(c)) = (simulated, &simulated_crossover) {
@@ -332,7 +359,9 @@ fn plot_ui(
             .x_grid_spacer(egui_plot::log_grid_spacer(10))
             .y_grid_spacer(egui_plot::log_grid_spacer(10))
             .height(170.0)
-            .legend(Legend::default())
+            // Samples per second rise with the batch: the bottom right is where the lines
+            // are not.
+            .legend(Legend::default().position(egui_plot::Corner::RightBottom))
             .x_axis_formatter(x_label)
             .y_axis_formatter(power)
             .allow_scroll(false)

@@ -58,6 +58,20 @@ impl PreviewPanel {
             }
             return;
         };
+        // A generated set trains while a file stays loaded: say first which one is in use, so
+        // the file's table below is not taken for the training data.
+        if *training_on == DataSource::Generated {
+            let name = lang.tr(super::labels::dataset_key(config.data.kind));
+            let file = &loaded.table.name;
+            ui.label(
+                RichText::new(lang.fmt(
+                    Key::PreviewFileKept,
+                    &[("generated", &name), ("name", file)],
+                ))
+                .strong()
+                .color(ui.visuals().warn_fg_color),
+            );
+        }
         let table = &loaded.table;
         ui.horizontal_wrapped(|ui| {
             ui.heading(RichText::new(&table.name).strong());
@@ -529,6 +543,10 @@ mod tests {
             (PreviewPanel::default(), Vec::new()),
         );
         assert!(h.query_by_label("fruit.csv").is_some());
+        assert!(
+            h.query_by_label_contains("Training on “Spiral”, generated")
+                .is_some()
+        );
         assert!(h.query_by_label("apple: 10").is_some());
         assert!(h.query_by_label("pear: 10").is_some());
         assert!(h.query_by_label("Scatter of two features:").is_some());

@@ -495,7 +495,8 @@ fn roofline_ui(
         .x_grid_spacer(egui_plot::log_grid_spacer(10))
         .y_grid_spacer(egui_plot::log_grid_spacer(10))
         .height(260.0)
-        .legend(Legend::default())
+        // Under the roof's flat part, bottom right, no op is drawn: the legend goes there.
+        .legend(Legend::default().position(egui_plot::Corner::RightBottom))
         .x_axis_formatter(power)
         .y_axis_formatter(power)
         .allow_scroll(false)
