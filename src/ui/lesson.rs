@@ -382,7 +382,11 @@ fn predict_ui(
         return;
     };
     let Some((right, simulated)) = step.answer(&outcome.figures) else {
-        let names = step.figure.clone().unwrap_or_default();
+        let names = step
+            .figure
+            .as_deref()
+            .map(|f| crate::lesson::names::figure_label(f, lang))
+            .unwrap_or_default();
         ui.label(lang.fmt(LessonKey::NotMeasuredHere, &[("names", &names)]));
         return;
     };
@@ -478,7 +482,11 @@ fn explain_ui(ui: &mut egui::Ui, lang: Lang, following: &Following, body: f32) {
             ui.label(RichText::new(lang.tr(LessonKey::HeadlineSource)).weak());
         }
         Err(missing) => {
-            let names = missing.join(", ");
+            let names: Vec<String> = missing
+                .iter()
+                .map(|m| crate::lesson::names::figure_label(m, lang))
+                .collect();
+            let names = names.join(lang.tr(MsgKey::ListSeparator));
             ui.label(lang.fmt(LessonKey::NotMeasuredHere, &[("names", &names)]));
         }
     }
