@@ -1340,13 +1340,17 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn refused_settings_and_unapplied_changes_show_at_the_top_of_the_central_area() {
+    fn refused_settings_and_unapplied_changes_show_below_the_tabs_which_stay_put() {
         let mut harness = without_workers();
+        harness.step();
+        // Where the tabs are before any banner: a banner must not move them under the pointer.
+        let before = harness.get_by_label("Batch journey").rect();
         harness.state_mut().state.settings.config.batch = 4000;
         harness.step();
         let changed = harness.get_by_label("Settings changed: press Reset (R) to apply them.");
         let tabs = harness.get_by_label("Batch journey");
-        assert!(changed.rect().top() < tabs.rect().top());
+        assert_eq!(tabs.rect(), before, "the tabs stay where they were");
+        assert!(changed.rect().top() > tabs.rect().bottom());
         // Both beside the setup panel, in the central area.
         let setup = harness.get_by_label("Setup");
         assert!(changed.rect().left() > setup.rect().right());
@@ -1357,7 +1361,8 @@ pub(super) mod tests {
             "batch size 4000 is larger than the 720 training rows of spiral: choose at most 720",
         );
         let tabs = harness.get_by_label("Batch journey");
-        assert!(refused.rect().top() < tabs.rect().top());
+        assert_eq!(tabs.rect(), before, "the tabs stay where they were");
+        assert!(refused.rect().top() > tabs.rect().bottom());
         assert!(harness.query_by_label("Invalid settings").is_some());
         // A Reset that is accepted clears it.
         harness.state_mut().state.settings.config.batch = 32;
