@@ -113,6 +113,8 @@ mod tests {
         "gemm",
         "axpy",
         "argmax",
+        // wgpu's calls, named in the spans they time (`map_async` + `poll`).
+        "poll",
         // Units.
         "ms",
         "µs",
