@@ -69,6 +69,13 @@ pub fn speaker_notes_ui(
                     };
                     let answer = step.choices[right].get(lang);
                     ui.label(lang.fmt(key, &[("answer", &answer)]));
+                    // On a software adapter, the real GPU's answer too, as the class will see.
+                    if let Some(real) = step.real_gpu_answer(&outcome.figures, outcome.gpu)
+                        && !simulated
+                    {
+                        let answer = step.choices[real].get(lang);
+                        ui.label(lang.fmt(LessonKey::AnswerRealGpu, &[("answer", &answer)]));
+                    }
                 }
             }
             StepKind::Explain => {
