@@ -822,6 +822,48 @@ pub(crate) mod tests {
         );
     }
 
+    /// Lesson 3's loader-workers Try, measured going the other way on this machine: the result
+    /// names the figure in words with its noise and verdict, says why it can go that way, and
+    /// where the figures come from.
+    #[test]
+    fn a_try_that_went_the_other_way_says_so_and_why() {
+        use crate::lesson::verdict::Change;
+        let lesson = shipped::find("batch-journey").expect("shipped");
+        let index = lesson
+            .steps
+            .iter()
+            .rposition(|s| s.kind == StepKind::Try)
+            .expect("a try");
+        let mut f = Following::new(lesson, index);
+        f.outcome = following(0, true).outcome;
+        let share = |x: f64| crate::lesson::Figure {
+            quantity: Quantity::Share(x),
+            simulated: false,
+            iqr: Some(0.01),
+        };
+        let change = Change::judge(
+            "breakdown.cpu.data_loader_share",
+            share(0.055),
+            share(0.44),
+            crate::lesson::format::Direction::Fall,
+        )
+        .expect("numbers");
+        f.tried[index] = Some(Ok(TryReport {
+            changes: vec![change],
+            missing: Vec::new(),
+            seconds: 4.0,
+        }));
+        let harness = drawn(f, Lang::En);
+        for text in [
+            "DataLoader share of a step on the CPU: 5.5% → 44%. It rose: the opposite of what the lesson expected (noise: ±1.0 pt).",
+            "It went the other way: a loader worker is a thread that needs a core.",
+            "Before and after measured by the lesson with training paused",
+            "Measure it again",
+        ] {
+            assert!(harness.query_by_label_contains(text).is_some(), "{text}");
+        }
+    }
+
     #[test]
     fn device_names_and_quoted_names_are_coloured() {
         let job = coloured(
