@@ -69,7 +69,9 @@ fn compared_plot_ui(ui: &mut egui::Ui, lang: Lang, runs: &[DeviceRun; 2]) {
         .include_y(0.0)
         .allow_scroll(false)
         .show(ui, |plot| {
-            for run in runs {
+            // The CPU's line wide and underneath, the GPU's narrow on top: where they agree,
+            // both show.
+            for (run, widen) in runs.iter().zip([2.5, 1.0]) {
                 let points: Vec<[f64; 2]> = run
                     .batch_loss
                     .points()
@@ -80,7 +82,7 @@ fn compared_plot_ui(ui: &mut egui::Ui, lang: Lang, runs: &[DeviceRun; 2]) {
                 plot.line(
                     Line::new(device_title(lang, run.device), PlotPoints::from(points))
                         .color(device_color(run.device))
-                        .width(width),
+                        .width(width * widen),
                 );
             }
         });
