@@ -33,7 +33,7 @@ pub(super) mod tests {
     pub(in crate::app) fn step_until(
         harness: &mut Harness<'_, BatchScopeApp>,
         limit: Duration,
-        done: impl Fn(&BatchScopeApp) -> bool,
+        mut done: impl FnMut(&BatchScopeApp) -> bool,
     ) -> bool {
         let start = Instant::now();
         while start.elapsed() < limit {
