@@ -10,6 +10,7 @@ pub mod bench;
 pub mod cli;
 pub mod data;
 pub mod device;
+pub mod files;
 pub mod i18n;
 pub mod job;
 pub mod lesson;

@@ -6,124 +6,13 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
 mod common;
 
-/// What a child did.
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    /// Peak resident memory in bytes.
-    peak: u64,
-}
-
-const MIB: u64 = 1 << 20;
-
-/// A fresh folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("batchscope-hostile-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    dir
-}
-
-/// Runs `batchscope args…` to the end (killed after `deadline`), with its peak memory as the
-/// child itself reads it from the system when it exits (`BATCHSCOPE_PEAK_MEMORY`).
-fn run(args: &[&str], deadline: Duration) -> Outcome {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = scratch(&format!("run{}", NEXT.fetch_add(1, Ordering::Relaxed)));
-    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_batchscope"))
-        .args(args)
-        .env("BATCHSCOPE_PEAK_MEMORY", "1")
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_path).expect("stdout file"))
-        .stderr(std::fs::File::create(&err_path).expect("stderr file"))
-        .spawn()
-        .expect("batchscope starts");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("batchscope {args:?} still ran after {deadline:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let read =
-        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
-    let mut stderr = read(&err_path);
-    let peak = stderr.lines().find_map(|l| {
-        l.strip_prefix("peak memory: ")?
-            .strip_suffix(" bytes")?
-            .parse()
-            .ok()
-    });
-    if let Some(at) = stderr.find("peak memory: ") {
-        stderr.truncate(at);
-    }
-    let outcome = Outcome {
-        code: status.code(),
-        stdout: read(&out_path),
-        stderr,
-        // Where the system does not say (not Linux), no bound can be checked.
-        peak: if cfg!(target_os = "linux") {
-            peak.unwrap_or_else(|| panic!("{args:?}: no peak memory reported"))
-        } else {
-            0
-        },
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    outcome
-}
-
-/// Runs and asserts exit code 2 with a message naming `file` (and containing each of `says`),
-/// and a peak memory under `bound` bytes.
-fn refused(args: &[&str], file: &str, says: &[&str], bound: u64) -> Outcome {
-    let outcome = run(args, Duration::from_secs(120));
-    assert_eq!(
-        outcome.code,
-        Some(2),
-        "{args:?}: exit {:?}\nstdout: {}\nstderr: {}",
-        outcome.code,
-        outcome.stdout,
-        outcome.stderr
-    );
-    assert!(
-        outcome.stderr.contains(file),
-        "{args:?}: the message does not name {file}: {}",
-        outcome.stderr
-    );
-    for s in says {
-        assert!(
-            outcome.stderr.contains(s),
-            "{args:?}: no `{s}` in {}",
-            outcome.stderr
-        );
-    }
-    assert!(
-        outcome.peak < bound,
-        "{args:?}: peak memory {} MiB, bound {} MiB",
-        outcome.peak / MIB,
-        bound / MIB
-    );
-    outcome
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).expect("write");
-    path
-}
+use common::child::{MIB, refused, run, s, scratch, write};
 
 fn gzip_to(path: &Path, level: u32, mut fill: impl FnMut(&mut dyn Write)) {
     let file = std::fs::File::create(path).expect("create");
@@ -133,10 +22,6 @@ fn gzip_to(path: &Path, level: u32, mut fill: impl FnMut(&mut dyn Write)) {
     );
     fill(&mut enc);
     enc.finish().expect("gzip").flush().expect("flush");
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().expect("utf-8 path")
 }
 
 // Critical: the process must never abort or be killed.

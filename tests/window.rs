@@ -5,35 +5,57 @@
 
 use std::process::Command;
 
-#[test]
-fn the_window_opens_and_both_columns_train() {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let has_xvfb = Command::new("sh")
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Whether `xvfb-run` is here (with `CI=true` its absence fails the test).
+fn has_xvfb() -> bool {
+    let has = Command::new("sh")
         .args(["-c", "command -v xvfb-run"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !has_xvfb {
+    if !has {
         assert!(
-            !ci,
+            !ci(),
             "CI=true and xvfb-run is missing: install the xvfb package"
         );
         eprintln!("skipping the window test: xvfb-run not found (sudo apt-get install xvfb)");
-        return;
     }
+    has
+}
+
+/// Runs the app in a virtual screen with `args` and the environment `env`, and returns the
+/// summary it prints when it closes itself.
+fn window(args: &[&str], env: &[(&str, &std::path::Path)]) -> serde_json::Value {
     // `timeout` ends a hung window, so a hang fails the test instead of stalling CI.
     let out = Command::new("timeout")
         .args(["120", "xvfb-run", "-a", "-s", "-screen 0 1400x900x24"])
         .arg(env!("CARGO_BIN_EXE_batchscope"))
-        .args(["--autorun", "--exit-after-secs", "15"])
+        .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("xvfb-run runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the app failed: {stderr}");
-    let summary: serde_json::Value = stdout
+    assert!(
+        out.status.success(),
+        "the app failed ({:?}): {stderr}",
+        out.status
+    );
+    stdout
         .lines()
         .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| panic!("no summary printed; stdout: {stdout}; stderr: {stderr}"));
+        .unwrap_or_else(|| panic!("no summary printed; stdout: {stdout}; stderr: {stderr}"))
+}
+
+#[test]
+fn the_window_opens_and_both_columns_train() {
+    if !has_xvfb() {
+        return;
+    }
+    let ci = ci();
+    let summary = window(&["--autorun", "--exit-after-secs", "15"], &[]);
     let columns = summary["columns"].as_array().expect("columns");
     let cpu = &columns[0];
     assert!(cpu["steps"].as_u64().expect("steps") > 0, "{summary}");
@@ -52,4 +74,59 @@ fn the_window_opens_and_both_columns_train() {
             gpu["status"]
         );
     }
+}
+
+/// A named pipe and an endless device given as the session file and kept as the GPU's kernel
+/// cache: the window says what each is, keeps working and closes when asked.
+#[cfg(unix)]
+#[test]
+fn a_pipe_or_a_device_as_session_file_or_kernel_cache_is_named_and_the_window_closes() {
+    if !has_xvfb() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("batchscope-window-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let data = dir.join("data");
+    std::fs::create_dir_all(data.join("batchscope")).expect("data folder");
+    let cache = data.join("batchscope").join("gpu-kernels.json");
+    let session = dir.join("class.batchscope");
+    let fifo = |path: &std::path::Path| {
+        let _ = std::fs::remove_file(path);
+        let made = Command::new("mkfifo").arg(path).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {path:?}");
+    };
+    let device = |path: &std::path::Path| {
+        let _ = std::fs::remove_file(path);
+        std::os::unix::fs::symlink("/dev/zero", path).expect("symlink");
+    };
+    for (what, make) in [
+        ("pipe", &fifo as &dyn Fn(&std::path::Path)),
+        ("device", &device),
+    ] {
+        make(&cache);
+        make(&session);
+        let summary = window(
+            &[session.to_str().expect("utf-8"), "--exit-after-secs", "10"],
+            &[("XDG_DATA_HOME", &data)],
+        );
+        let notes = summary["notes"].to_string();
+        assert!(
+            notes.contains("class.batchscope") && notes.contains("not a regular file"),
+            "{what}: {summary}"
+        );
+        let gpu = &summary["columns"][1];
+        if gpu["status"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("ready"))
+        {
+            let tuning = gpu["tuning_notes"].to_string();
+            assert!(
+                tuning.contains("gpu-kernels.json") && tuning.contains("not a regular file"),
+                "{what}: {summary}"
+            );
+        } else {
+            assert!(!ci(), "{what}: with CI=true the GPU must start: {summary}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

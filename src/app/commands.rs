@@ -603,8 +603,8 @@ impl BatchScopeApp {
         let value = to_chrome(&traces, &notes);
         let shown = path.display();
         let lang = self.state.lang;
-        let written = crate::trace::chrome::check_destination(path)
-            .and_then(|()| std::fs::write(path, value.to_string()).map_err(|e| e.to_string()));
+        let written = crate::files::write_atomic(path, value.to_string().as_bytes())
+            .map_err(|e| e.text(lang).to_owned());
         self.state.trace_export = Some(match written {
             Ok(()) => lang.fmt(Key::TraceSaved, &[("path", &shown)]),
             Err(e) => lang.fmt(Key::TraceSaveFailed, &[("path", &shown), ("error", &e)]),
@@ -622,8 +622,8 @@ impl BatchScopeApp {
         }
         let shown = path.display();
         let lang = self.state.lang;
-        let written = crate::trace::chrome::check_destination(path)
-            .and_then(|()| std::fs::write(path, text).map_err(|e| e.to_string()));
+        let written =
+            crate::files::write_atomic(path, text.as_bytes()).map_err(|e| e.text(lang).to_owned());
         self.state.sweep_export = Some(match written {
             Ok(()) => lang.fmt(Key::SweepSaved, &[("path", &shown)]),
             Err(e) => lang.fmt(Key::SweepSaveFailed, &[("path", &shown), ("error", &e)]),

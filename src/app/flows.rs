@@ -652,7 +652,7 @@ pub(super) mod tests {
         harness.step();
         assert!(
             harness
-                .query_by_label_contains("is not a regular file")
+                .query_by_label_contains("name a file to write")
                 .is_some()
         );
         // The ended sweep is in the history.

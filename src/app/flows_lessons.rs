@@ -304,6 +304,7 @@ mod session_tests {
 
         let mut second = app();
         second.apply(UiCommand::OpenSession(path.clone()));
+        second.finish_reading();
         assert_eq!(second.state.lang, Lang::Zh);
         let lesson = second.state.lesson.as_ref().expect("the lesson is open");
         assert_eq!((lesson.lesson.id.as_str(), lesson.step), ("memory", 1));
@@ -321,6 +322,7 @@ mod session_tests {
         std::fs::write(&path, text.replace("batch: 512", "batch: -4")).expect("write");
         let mut third = app();
         third.apply(UiCommand::OpenSession(path.clone()));
+        third.finish_reading();
         assert_eq!(
             third.state.restore_notes.len(),
             1,
@@ -332,7 +334,37 @@ mod session_tests {
         // A missing file: a note, and the window goes on as it was.
         let mut fourth = app();
         fourth.apply(UiCommand::OpenSession(path));
+        fourth.finish_reading();
         assert_eq!(fourth.state.restore_notes.len(), 1);
         assert!(fourth.state.lesson.is_none());
+    }
+
+    /// A named pipe with no writer and an endless device, opened as session files: each is
+    /// refused at once with what it is, and the window goes on.
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_or_a_device_as_a_session_file_is_refused_without_waiting() {
+        let fifo = std::env::temp_dir().join(format!("batchscope-{}.fifo", std::process::id()));
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        for path in [fifo.clone(), "/dev/zero".into()] {
+            let mut app = app();
+            let start = std::time::Instant::now();
+            app.apply(UiCommand::OpenSession(path.clone()));
+            app.finish_reading();
+            assert!(app.jobs.reading.is_none(), "{path:?} is still being read");
+            assert!(start.elapsed().as_secs() < 5, "{path:?}");
+            let notes: Vec<String> = app
+                .state
+                .restore_notes
+                .iter()
+                .map(|n| n.text(Lang::En))
+                .collect();
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            assert!(notes[0].contains("not a regular file"), "{notes:?}");
+            assert!(notes[0].contains(&path.display().to_string()), "{notes:?}");
+        }
+        let _ = std::fs::remove_file(&fifo);
     }
 }

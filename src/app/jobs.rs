@@ -37,8 +37,22 @@ pub(super) struct Jobs {
     pub pending_lesson: bool,
     /// A screenshot asked of the window: what saving it said (the path, or why not).
     pub screenshot: Option<std::sync::mpsc::Receiver<Result<std::path::PathBuf, String>>>,
+    /// A lesson or session file being read (never on the UI thread: a slow disk or a network
+    /// share must not freeze the window).
+    pub reading: Option<Job<Read>>,
     /// The turn both workers pass between them while they take turns.
     pub turns: std::sync::Arc<crate::train::Turns>,
+}
+
+/// A user's file read off the UI thread.
+pub(super) enum Read {
+    /// A lesson file, read and checked.
+    Lesson(
+        std::path::PathBuf,
+        Result<crate::lesson::Lesson, crate::i18n::Said>,
+    ),
+    /// A session file, read field by field.
+    Session(Result<super::session_file::Session, crate::i18n::Said>),
 }
 
 /// What to do once a load has finished.

@@ -28,21 +28,14 @@ impl BatchScopeApp {
                     .opener
                     .start(OpenKind::Lesson, lang, self.notify());
             }
-            LessonCommand::OpenPath(path) => match Lesson::read(&path) {
-                Ok(lesson) => {
-                    self.state.lesson_error = None;
-                    let lessons = &mut self.state.lessons;
-                    match lessons.iter_mut().find(|l| l.id == lesson.id) {
-                        Some(same) => *same = lesson.clone(),
-                        None => lessons.push(lesson.clone()),
-                    }
-                    self.open_lesson(lesson);
-                }
-                Err(why) => {
-                    let file = path.display().to_string();
-                    self.state.lesson_error = Some(file_error(&file, &why));
-                }
-            },
+            LessonCommand::OpenPath(path) => {
+                // Read off the UI thread; `lesson_read` takes it in.
+                let work = move |ctx: crate::job::JobContext<super::jobs::Read>| {
+                    let lesson = Lesson::read(&path);
+                    ctx.send(super::jobs::Read::Lesson(path, lesson));
+                };
+                self.start_reading(work);
+            }
             LessonCommand::Close => self.close_lesson(),
             LessonCommand::Next => {
                 if self.state.lesson.as_mut().is_some_and(Following::forward) {
@@ -89,6 +82,25 @@ impl BatchScopeApp {
             }
             LessonCommand::MakeChange => self.make_lesson_change(),
             LessonCommand::MeasureChange => self.measure_lesson_change(),
+        }
+    }
+
+    /// Takes in a lesson file read off the UI thread: opens it, or says why it cannot be used.
+    pub(super) fn lesson_read(&mut self, path: &std::path::Path, read: Result<Lesson, Said>) {
+        match read {
+            Ok(lesson) => {
+                self.state.lesson_error = None;
+                let lessons = &mut self.state.lessons;
+                match lessons.iter_mut().find(|l| l.id == lesson.id) {
+                    Some(same) => *same = lesson.clone(),
+                    None => lessons.push(lesson.clone()),
+                }
+                self.open_lesson(lesson);
+            }
+            Err(why) => {
+                let file = path.display().to_string();
+                self.state.lesson_error = Some(file_error(&file, &why));
+            }
         }
     }
 

@@ -54,6 +54,7 @@ impl BatchScopeApp {
         self.poll_calibration();
         self.start_pending_lesson();
         self.poll_lesson();
+        self.poll_reading();
         self.poll_screenshot();
         self.state.presenter.apply(ctx);
         let mut commands = Vec::new();
@@ -292,9 +293,16 @@ impl BatchScopeApp {
                     "train_accuracy": r.last_eval.as_ref().and_then(|e| e.train.accuracy),
                     "has_boundary": r.boundary.is_some(),
                     "error": r.error.as_ref().map(ToString::to_string),
+                    "tuning_notes": r.tuning_notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 })
             })
             .collect();
-        serde_json::json!({ "window": true, "columns": columns }).to_string()
+        let notes: Vec<String> = self
+            .state
+            .restore_notes
+            .iter()
+            .map(|n| n.text(crate::i18n::Lang::En))
+            .collect();
+        serde_json::json!({ "window": true, "columns": columns, "notes": notes }).to_string()
     }
 }

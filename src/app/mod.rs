@@ -339,15 +339,24 @@ impl eframe::App for BatchScopeApp {
 
 /// Opens the window.
 pub fn run_native(options: AppOptions) -> Result<(), String> {
+    // Window tests start from the defaults, not from whatever a user saved.
+    let remember = options.exit_after.is_none();
+    // eframe reads its settings file before the app starts: one that cannot be read safely (a
+    // named pipe, a device, a file of gigabytes) is left alone and another used.
+    let (instead, guard_notes) = if remember {
+        restore::storage_guard("BatchScope")
+    } else {
+        Default::default()
+    };
+    let moved = instead.is_some();
     let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("BatchScope")
             .with_inner_size([1280.0, 860.0])
             .with_min_inner_size([800.0, 560.0]),
+        persistence_path: instead,
         ..Default::default()
     };
-    // Window tests start from the defaults, not from whatever a user saved.
-    let remember = options.exit_after.is_none();
     eframe::run_native(
         "BatchScope",
         native,
@@ -358,10 +367,12 @@ pub fn run_native(options: AppOptions) -> Result<(), String> {
                         let (saved, notes) = restore::restore(&text);
                         (Some(saved), notes)
                     }
+                    None if moved => (None, Vec::new()),
                     None => (None, restore::unreadable_storage("BatchScope")),
                 },
                 None => (None, Vec::new()),
             };
+            let notes = guard_notes.into_iter().chain(notes).collect();
             let (history, history_notes) = match cc.storage.filter(|_| remember) {
                 Some(storage) => restore::history(storage.get_string(HISTORY_KEY).as_deref()),
                 None => Default::default(),

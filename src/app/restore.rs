@@ -13,7 +13,7 @@ use crate::bench::history::History;
 use crate::data::DatasetSpec;
 use crate::data::dataloader::Augment;
 use crate::data::source::DataSource;
-use crate::i18n::{Key, Lang};
+use crate::i18n::{Key, Lang, Said};
 use crate::setting::SettingError;
 use crate::train::{
     Pipeline, SessionError, Sharing, TrainConfig, check_batch, check_conv, check_hidden,
@@ -104,8 +104,10 @@ pub fn history(text: Option<&str>) -> (History, Vec<RestoreNote>) {
 /// Why a saved setting was not used.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RestoreNote {
-    /// Nothing could be read: what the reader said.
-    Unreadable(String),
+    /// Nothing of the saved settings could be read: what the reader said.
+    Unreadable(Said),
+    /// A session file could not be read, or nothing of it: what the reader said.
+    SessionUnreadable(Said),
     /// One setting fell back to its default.
     Field {
         /// Which setting.
@@ -121,6 +123,13 @@ pub enum RestoreNote {
     HistoryUnreadable(String),
     /// The calibrated profiles saved last time could not be read: what the reader said.
     ProfilesUnreadable(String),
+    /// The saved settings' file cannot be read safely: settings are kept in another file.
+    SettingsElsewhere {
+        /// Why the usual file was not read.
+        why: Said,
+        /// Where the settings are kept instead.
+        instead: PathBuf,
+    },
     /// The saved settings do not fit the data set they were saved with: defaults are used.
     DidNotFit {
         /// The data set.
@@ -143,7 +152,12 @@ impl RestoreNote {
     /// The note in `lang`.
     pub fn text(&self, lang: Lang) -> String {
         match self {
-            RestoreNote::Unreadable(why) => lang.fmt(Key::RestoreUnreadable, &[("why", why)]),
+            RestoreNote::Unreadable(why) => {
+                lang.fmt(Key::RestoreUnreadable, &[("why", &why.text(lang))])
+            }
+            RestoreNote::SessionUnreadable(why) => {
+                lang.fmt(Key::SessionUnreadable, &[("why", &why.text(lang))])
+            }
             RestoreNote::Field { name, why } => {
                 let why = match why {
                     Why::Setting(e) => e.text(lang),
@@ -165,6 +179,13 @@ impl RestoreNote {
             RestoreNote::HistoryUnreadable(why) => {
                 lang.fmt(Key::HistoryUnreadable, &[("why", why)])
             }
+            RestoreNote::SettingsElsewhere { why, instead } => lang.fmt(
+                Key::SettingsElsewhere,
+                &[
+                    ("why", &why.text(lang)),
+                    ("instead", &instead.display().to_string()),
+                ],
+            ),
             RestoreNote::DidNotFit { data, why } => lang.fmt(
                 Key::RestoreDidNotFit,
                 &[("data", data), ("why", &why.text(lang))],
@@ -216,7 +237,7 @@ pub fn restore(text: &str) -> (Saved, Vec<RestoreNote>) {
         Err(e) => {
             return (
                 Saved::default(),
-                vec![RestoreNote::Unreadable(e.to_string())],
+                vec![RestoreNote::Unreadable(ron_error("RON", text, &e))],
             );
         }
     };
@@ -257,7 +278,9 @@ pub fn restore(text: &str) -> (Saved, Vec<RestoreNote>) {
         None => TrainConfig::default(),
         Some(Ok(config)) => restore_config(&config, &mut notes),
         Some(Err(e)) => {
-            notes.push(RestoreNote::Unreadable(e.to_string()));
+            notes.push(RestoreNote::Unreadable(Said::verbatim(
+                crate::files::first_line(&e.to_string()),
+            )));
             TrainConfig::default()
         }
     };
@@ -283,26 +306,59 @@ pub fn unreadable_storage(app_id: &str) -> Vec<RestoreNote> {
 
 /// A note when `path` exists, is not empty and is not a readable RON record.
 fn unreadable_file(path: &std::path::Path) -> Vec<RestoreNote> {
-    // Far larger than any settings file: not read, and said so.
-    const MOST: u64 = 16 << 20;
     let Ok(meta) = std::fs::metadata(path) else {
         return Vec::new();
     };
-    if meta.len() == 0 {
+    if meta.is_file() && meta.len() == 0 {
         return Vec::new();
     }
-    let why = if meta.len() > MOST {
-        format!("{} is {} bytes long", path.display(), meta.len())
-    } else {
-        match std::fs::read_to_string(path) {
-            Err(e) => format!("{}: {e}", path.display()),
-            Ok(text) => match ron::from_str::<ron::Value>(&text) {
-                Ok(_) => return Vec::new(),
-                Err(e) => format!("{}: {e}", path.display()),
-            },
-        }
+    let why = match crate::files::read_text(path, crate::files::FileKind::Settings) {
+        Err(why) => why,
+        Ok(text) => match ron::from_str::<ron::Value>(&text) {
+            Ok(_) => return Vec::new(),
+            Err(e) => ron_error(&path.display().to_string(), &text, &e),
+        },
     };
     vec![RestoreNote::Unreadable(why)]
+}
+
+/// A RON reader's error at its line and column in `text`, with a short excerpt.
+pub fn ron_error(path: &str, text: &str, e: &ron::error::SpannedError) -> Said {
+    crate::files::parse_error_at_line(
+        path,
+        text,
+        e.span.start.line,
+        e.span.start.col,
+        &e.code.to_string(),
+    )
+}
+
+/// The storage file eframe would read at start, or where to keep the settings instead when
+/// that file cannot be read safely (a named pipe would block eframe's start for ever, a device
+/// would never end): the place to use, and a note saying why.
+pub fn storage_guard(app_id: &str) -> (Option<std::path::PathBuf>, Vec<RestoreNote>) {
+    let Some(dir) = eframe::storage_dir(app_id) else {
+        return (None, Vec::new());
+    };
+    let path = dir.join("app.ron");
+    if std::fs::symlink_metadata(&path).is_err() {
+        return (None, Vec::new());
+    }
+    match crate::files::read_bytes(
+        &path,
+        crate::files::FileKind::Settings,
+        crate::files::FileKind::Settings.budget_bytes(),
+    ) {
+        Ok(_) => (None, Vec::new()),
+        Err(why) => {
+            let instead = dir.join("app-instead.ron");
+            let note = RestoreNote::SettingsElsewhere {
+                why,
+                instead: instead.clone(),
+            };
+            (Some(instead), vec![note])
+        }
+    }
 }
 
 /// The training settings of a saved record, field by field.

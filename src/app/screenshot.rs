@@ -76,9 +76,12 @@ fn save_png(image: &egui::ColorImage, path: &std::path::Path) -> Result<(), Stri
         .collect();
     let picture = image::RgbaImage::from_raw(width as u32, height as u32, bytes)
         .ok_or_else(|| "the window's picture had the wrong size".to_owned())?;
+    // Encoded in memory, then written whole or not at all.
+    let mut png = std::io::Cursor::new(Vec::new());
     picture
-        .save_with_format(path, image::ImageFormat::Png)
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::files::write_atomic(path, png.get_ref()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

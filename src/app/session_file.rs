@@ -14,9 +14,6 @@ use crate::train::{Sharing, TrainConfig};
 /// The extension of session files.
 pub const EXTENSION: &str = "batchscope";
 
-/// Largest session file read: a session is a few KiB.
-const MAX_BYTES: u64 = 1 << 20;
-
 /// What a session file holds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 struct SessionFile<'a> {
@@ -69,6 +66,14 @@ pub fn to_text(saved: &Saved, lesson: Option<(&str, usize)>) -> Result<String, S
 /// Reads a session from its text.
 pub fn from_text(text: &str) -> Session {
     let (saved, notes) = restore::restore(text);
+    // Said of a session file, not of the app's saved settings.
+    let notes = notes
+        .into_iter()
+        .map(|n| match n {
+            RestoreNote::Unreadable(why) => RestoreNote::SessionUnreadable(why),
+            other => other,
+        })
+        .collect();
     let options =
         ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
     let raw: RawLesson = options.from_str(text).unwrap_or_default();
@@ -83,18 +88,10 @@ pub fn from_text(text: &str) -> Session {
     }
 }
 
-/// Reads a session file.
-pub fn read(path: &Path) -> Result<Session, String> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    if size > MAX_BYTES {
-        return Err(format!(
-            "{}: {size} bytes; a session file is at most {MAX_BYTES}",
-            path.display()
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// Reads a session file through the one door for a user's files (a regular file, within a
+/// session's budget, UTF-8).
+pub fn read(path: &Path) -> Result<Session, crate::i18n::Said> {
+    let text = crate::files::read_text(path, crate::files::FileKind::Session)?;
     Ok(from_text(&text))
 }
 

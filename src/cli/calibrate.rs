@@ -55,7 +55,8 @@ pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
         )));
     }
     if let Some(path) = &args.out {
-        crate::trace::chrome::check_destination(path).map_err(Failure::BadInput)?;
+        // Checked before the calibration: a typo must not cost its results.
+        crate::files::check_destination(path).map_err(|e| Failure::BadInput(e.to_string()))?;
     }
     let mut profiles = Vec::new();
     for device in devices {
@@ -81,8 +82,8 @@ pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
             profile: profiles.iter().collect(),
         })
         .map_err(|e| Failure::BadInput(format!("cannot write the profile: {e}")))?;
-        std::fs::write(path, text)
-            .map_err(|e| Failure::BadInput(format!("cannot write {}: {e}", path.display())))?;
+        crate::files::write_atomic(path, text.as_bytes())
+            .map_err(|e| Failure::Output(e.to_string()))?;
         if !args.json {
             out.line(format!(
                 "Written to {} (use it with simulate --profile)",

@@ -76,7 +76,8 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         )));
     }
     if let Some(path) = &args.out {
-        crate::trace::chrome::check_destination(path).map_err(Failure::BadInput)?;
+        // Checked before the sweep: a typo must not cost its results.
+        crate::files::check_destination(path).map_err(|e| Failure::BadInput(e.to_string()))?;
     }
     let profile = match &args.profile {
         Some(id) => Some(
@@ -171,8 +172,8 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         if let Some(s) = &simulated_sweep {
             text.push_str(&s.csv_rows());
         }
-        std::fs::write(path, text)
-            .map_err(|e| Failure::BadInput(format!("cannot write {}: {e}", path.display())))?;
+        crate::files::write_atomic(path, text.as_bytes())
+            .map_err(|e| Failure::Output(e.to_string()))?;
     }
     if args.run.json {
         out.json(&SweepSummary {

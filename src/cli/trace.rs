@@ -2,7 +2,6 @@
 //! device's step breakdown and advice printed.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -62,9 +61,7 @@ pub(super) fn run(out: &mut Out, args: &TraceArgs) -> Result<(), Failure> {
         session.config.pipeline.kernel_timing_every = 1;
     }
     // Check the destination before training, so a typo does not cost a run.
-    crate::trace::chrome::check_destination(&args.out).map_err(Failure::BadInput)?;
-    let file = std::fs::File::create(&args.out)
-        .map_err(|e| Failure::BadInput(format!("cannot write {}: {e}", args.out.display())))?;
+    crate::files::check_destination(&args.out).map_err(|e| Failure::BadInput(e.to_string()))?;
     let mut recorded = Vec::new();
     let result = on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
@@ -104,12 +101,11 @@ pub(super) fn run(out: &mut Out, args: &TraceArgs) -> Result<(), Failure> {
         .collect();
     let notes = notes(&session);
     let value = to_chrome(&traces, &notes);
-    let mut writer = std::io::BufWriter::new(file);
-    let cannot_write = |e: &dyn std::fmt::Display| {
-        Failure::BadInput(format!("cannot write {}: {e}", args.out.display()))
-    };
-    serde_json::to_writer(&mut writer, &value).map_err(|e| cannot_write(&e))?;
-    writer.flush().map_err(|e| cannot_write(&e))?;
+    // Whole or not at all: a full disk leaves no half trace behind.
+    crate::files::write_atomic_with(&args.out, &mut |w| {
+        serde_json::to_writer(&mut *w, &value).map_err(std::io::Error::other)
+    })
+    .map_err(|e| Failure::Output(e.to_string()))?;
     if matches!(result, Err(Failure::Closed | Failure::Output(_))) {
         return result;
     }

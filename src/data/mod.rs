@@ -18,4 +18,4 @@ pub mod source;
 mod synthetic;
 
 pub use dataset::{Dataset, ImageShape, Scale, Split, Table, Task};
-pub use synthetic::{DatasetSpec, MAX_CLASSES, MAX_SAMPLES, Synthetic};
+pub use synthetic::{DatasetSpec, MAX_CLASSES, MAX_SAMPLES, MIN_SAMPLES, Synthetic};

@@ -3,9 +3,9 @@
 //! in the file (they are the file's words).
 
 super::lang::strings! { AuthorKey {
-    NotALesson => "it does not read as a lesson file: {detail}", "它不能作为课程文件读取：{detail}";
-    CannotRead => "cannot read it: {why}", "无法读取：{why}";
-    TooBig => "it is {size} bytes; a lesson file is at most {max} bytes", "它有 {size} 字节；课程文件最多 {max} 字节";
+    NotALessonAt => "it does not read as a lesson file: line {line}, column {column}: {why} (near “{excerpt}”)", "它不能作为课程文件读取：第 {line} 行第 {column} 列：{why}（附近：“{excerpt}”）";
+    InPreset => "preset: {why}", "预设：{why}";
+    RatioOfText => "`{name}` is a name, not a number: a headline cannot divide by it", "`{name}` 是名称而不是数字：结论不能用它做除法";
     BadId => "id `{id}`: use 1 to 40 lower-case letters, digits and hyphens", "id `{id}`：请用 1 到 40 个小写字母、数字和连字符";
     StepCount => "{n} steps: a lesson has 1 to {max}", "{n} 个步骤：一门课有 1 到 {max} 个步骤";
     ProbeCount => "{n} probes: a lesson has at most {max}", "{n} 个测量：一门课最多 {max} 个测量";

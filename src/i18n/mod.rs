@@ -11,6 +11,7 @@
 mod authoring;
 mod data;
 mod errors;
+mod files;
 mod lang;
 mod lessons;
 mod messages;
@@ -18,6 +19,7 @@ mod said;
 pub use authoring::AuthorKey;
 pub use data::DataKey;
 pub use errors::ErrKey;
+pub use files::FileKey;
 pub use lang::{Lang, Translated};
 pub use lessons::LessonKey;
 pub use messages::{MsgKey, SpanKey};
@@ -335,6 +337,8 @@ strings! { Key {
     BadBatchForData => "batch size {batch} is larger than the {rows} training rows of {data}: choose at most {rows}", "批大小 {batch} 超过了 {data} 的 {rows} 行训练数据：请选择不超过 {rows} 的值";
     BadLayerWidth => "layer width {value}: choose between 1 and {max}", "层宽度 {value}：请选择 1 到 {max} 之间的值";
     RestoreUnreadable => "The saved settings could not be read ({why}): the app starts with the defaults.", "无法读取已保存的设置（{why}）：应用以默认设置启动。";
+    SessionUnreadable => "The session file could not be opened ({why}); nothing was changed.", "无法打开会话文件（{why}）；没有做任何更改。";
+    SettingsElsewhere => "The saved settings were not read ({why}); this run keeps its settings in {instead}. Remove or replace the file to go back to it.", "未读取已保存的设置（{why}）；本次运行把设置保存在 {instead}。删除或替换该文件即可恢复使用它。";
     RestoreField => "Saved setting not used: {name} ({why}). The default is used instead.", "未使用已保存的设置：{name}（{why}）。改用默认值。";
     RestoreDataGone => "The data set used last time, {path}, is no longer there: the generated data set is used instead.", "上次使用的数据集 {path} 已不存在：改用生成的数据集。";
     RestoreDidNotFit => "The saved settings do not fit {data} ({why}): the defaults are used instead.", "已保存的设置不适用于 {data}（{why}）：改用默认设置。";
@@ -511,7 +515,7 @@ strings! { Key {
     BadConvImage => "{blocks} convolution blocks halve {width}×{height} images {blocks} times, which leaves no pixel: remove a block", "{blocks} 个卷积块会把 {width}×{height} 的图像减半 {blocks} 次，一个像素也不剩：请删除一个卷积块";
     BadDepth => "{value} hidden layers: choose at most {max}", "{value} 个隐藏层：请选择不超过 {max} 个";
     BadParameters => "a model of {value} parameters: choose fewer or narrower layers (at most {max} parameters)", "模型有 {value} 个参数：请减少层数或层宽度（最多 {max} 个参数）";
-    BadHostMemory => "this run needs about {needs} of memory (estimated: weights, gradients, optimizer state and activations), more than the {available} this computer has available: use fewer or narrower layers, a smaller batch, or a smaller data set", "本次运行估计需要约 {needs} 内存（权重、梯度、优化器状态和激活值），超过本机当前可用的 {available}：请减少层数或层宽度、减小批大小，或使用更小的数据集";
+    BadHostMemory => "this run needs about {needs} of memory (estimated: weights, gradients, optimizer state and activations), more than the {available} this program may use now (the computer's free memory, or a lower limit set for this program or its container): use fewer or narrower layers, a smaller batch, or a smaller data set", "本次运行估计需要约 {needs} 内存（权重、梯度、优化器状态和激活值），超过本程序当前可用的 {available}（本机的空闲内存，或为本程序或其容器设定的更低上限）：请减少层数或层宽度、减小批大小，或使用更小的数据集";
     BadAugmentNoise => "augmentation noise {value}: choose between 0 and {max}", "增强噪声 {value}：请选择 0 到 {max} 之间的值";
     BadAugmentShift => "augmentation shift {value} px: choose at most {max}", "增强平移 {value} 像素：请选择不超过 {max} 的值";
     BadMemoryBudget => "memory budget of {bytes} bytes: choose at least {min} ({shown})", "内存预算 {bytes} 字节：请选择至少 {min}（{shown}）";

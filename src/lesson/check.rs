@@ -7,28 +7,34 @@ use super::format::{
     Lesson, MAX_EPOCHS, MAX_FILE_BYTES, MAX_PROBES, MAX_STEPS, MAX_TEXT_CHARS, Probe, ProbeKind,
     Step, StepKind, Text,
 };
+use crate::files::FileKind;
 use crate::i18n::{Arg, AuthorKey, Said};
 
 impl Lesson {
-    /// Reads and checks a lesson from TOML text.
+    /// Reads and checks a lesson from TOML text. A TOML mistake is named by line and column,
+    /// with a short excerpt (never the whole offending line, which may be a megabyte long).
     pub fn parse(text: &str) -> Result<Self, Said> {
-        let lesson: Lesson = toml::from_str(text)
-            .map_err(|e| Said::new(AuthorKey::NotALesson, &[("detail", &e)]))?;
+        let lesson: Lesson = toml::from_str(text).map_err(|e| {
+            let place = crate::files::Place::of(text, e.span().map_or(0, |s| s.start));
+            Said::new(
+                AuthorKey::NotALessonAt,
+                &[
+                    ("line", &place.line),
+                    ("column", &place.column),
+                    ("why", &crate::files::first_line(e.message())),
+                    ("excerpt", &place.excerpt),
+                ],
+            )
+        })?;
         lesson.check()?;
         Ok(lesson)
     }
 
-    /// Reads and checks a lesson file.
+    /// Reads and checks a lesson file, through the one door for a user's files: a regular file
+    /// within [`MAX_FILE_BYTES`], UTF-8.
     pub fn read(path: &std::path::Path) -> Result<Self, Said> {
-        let unreadable = |e: std::io::Error| Said::new(AuthorKey::CannotRead, &[("why", &e)]);
-        let size = std::fs::metadata(path).map_err(unreadable)?.len();
-        if size > MAX_FILE_BYTES {
-            return Err(Said::new(
-                AuthorKey::TooBig,
-                &[("size", &size), ("max", &MAX_FILE_BYTES)],
-            ));
-        }
-        let text = std::fs::read_to_string(path).map_err(unreadable)?;
+        debug_assert_eq!(FileKind::Lesson.budget_bytes(), MAX_FILE_BYTES);
+        let text = crate::files::read_text(path, FileKind::Lesson)?;
         Self::parse(&text)
     }
 
@@ -67,12 +73,62 @@ impl Lesson {
         }
         check_texts(&[&self.title, &self.summary])
             .map_err(|e| Said::with(AuthorKey::InTitle, &[("why", Arg::Said(&e))]))?;
-        let known = self.producible();
+        // Every setting through the setup's own checks: a lesson cannot ask for a batch of a
+        // billion, a hundred thousand layers or a learning rate that is not a number.
+        super::probe::check_settings(&self.preset)
+            .map_err(|e| Said::with(AuthorKey::InPreset, &[("why", Arg::Said(&e))]))?;
+        for (i, probe) in self.probes.iter().enumerate() {
+            super::probe::check_settings(&self.preset.patched(&probe.set))
+                .map_err(|e| within(AuthorKey::InProbe, i + 1, &e))?;
+        }
+        let known = Known {
+            names: self.producible(),
+            text: self.text_figures(),
+        };
         for (i, step) in self.steps.iter().enumerate() {
             check_step(step, &known).map_err(|e| within(AuthorKey::InStep, i + 1, &e))?;
+            if let Some(change) = step.try_settings() {
+                for probe in &self.probes {
+                    let tried = self.preset.patched(&probe.set).patched(&change);
+                    super::probe::check_settings(&tried)
+                        .map_err(|e| within(AuthorKey::InStep, i + 1, &e))?;
+                }
+            }
         }
         Ok(())
     }
+
+    /// The figures that are names, not numbers: which device was faster, a profile's or an
+    /// adapter's name, a precision sweep's first and last formats. No headline divides by one.
+    fn text_figures(&self) -> Vec<String> {
+        let mut text: Vec<String> = super::format::CONTEXT
+            .iter()
+            .map(|&n| n.to_owned())
+            .collect();
+        for p in &self.probes {
+            let name = p.name();
+            let parts: &[&str] = match p.kind {
+                ProbeKind::Speed => &["faster", "slower"],
+                ProbeKind::Simulate => &["profile"],
+                ProbeKind::Sweep
+                    if p.vary
+                        .as_deref()
+                        .is_some_and(|v| v.starts_with("precision")) =>
+                {
+                    &["first", "last"]
+                }
+                _ => &[],
+            };
+            text.extend(parts.iter().map(|part| format!("{name}.{part}")));
+        }
+        text
+    }
+}
+
+/// The figures a lesson's probes produce, and which of them are names rather than numbers.
+struct Known {
+    names: Vec<String>,
+    text: Vec<String>,
 }
 
 fn check_probe(probe: &Probe) -> Result<(), Said> {
@@ -147,20 +203,23 @@ fn check_texts(texts: &[&Text]) -> Result<(), Said> {
 }
 
 /// A figure expression's names are all producible.
-fn check_expr(text: &str, known: &[String]) -> Result<(), Said> {
+fn check_expr(text: &str, known: &Known) -> Result<(), Said> {
     let expr = Expr::parse(text)?;
     for name in expr.names() {
-        if !known.iter().any(|k| k == name) {
+        if !known.names.iter().any(|k| k == name) {
             return Err(Said::new(
                 AuthorKey::NotAFigure,
-                &[("name", &name), ("known", &known.join(", "))],
+                &[("name", &name), ("known", &known.names.join(", "))],
             ));
+        }
+        if matches!(expr, Expr::Ratio(..)) && known.text.iter().any(|t| t == name) {
+            return Err(Said::new(AuthorKey::RatioOfText, &[("name", &name)]));
         }
     }
     Ok(())
 }
 
-fn check_step(step: &Step, known: &[String]) -> Result<(), Said> {
+fn check_step(step: &Step, known: &Known) -> Result<(), Said> {
     check_texts(&[&step.text])?;
     if let Some(notes) = &step.notes {
         check_texts(&[notes])?;

@@ -89,6 +89,28 @@ pub fn config_of(preset: &Preset) -> Result<(TrainConfig, [bool; 2]), Said> {
     Ok((config, enabled))
 }
 
+/// Checks every setting `preset` gives with the setup's own checks (those that do not depend on
+/// the data set, which a run checks when it has it): the error names the setting and its limit.
+pub fn check_settings(preset: &Preset) -> Result<(), Said> {
+    use crate::train::{check_batch, check_conv, check_hidden, check_lr};
+    let (c, _) = config_of(preset)?;
+    let said = |e: crate::setting::SettingError| Said::each(|lang| e.text(lang));
+    check_lr(c.lr).map_err(said)?;
+    check_batch(c.batch).map_err(said)?;
+    check_hidden(&c.hidden).map_err(said)?;
+    check_conv(&c.conv, c.conv_kernel).map_err(said)?;
+    c.data.validate_split().map_err(said)?;
+    let (fewest, most) = (crate::data::MIN_SAMPLES, crate::data::MAX_SAMPLES);
+    if c.source == DataSource::Generated && !(fewest..=most).contains(&c.data.samples) {
+        return Err(said(crate::setting::SettingError::Samples {
+            value: c.data.samples,
+            min: fewest,
+            max: most,
+        }));
+    }
+    Ok(())
+}
+
 /// Whether `config` and `enabled` already have every setting `preset` gives (a Try step's
 /// change is made).
 pub fn holds(preset: &Preset, config: &TrainConfig, enabled: [bool; 2]) -> bool {

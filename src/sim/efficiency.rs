@@ -150,7 +150,83 @@ impl Products {
     }
 }
 
+/// The largest share of a peak a fitted efficiency may give: a little above 1, where a profile's
+/// peak is a datasheet figure a probe can beat; a share far above it would predict a step too
+/// fast to be true.
+pub const MAX_SHARE: f64 = 1.5;
+
 impl Efficiency {
+    /// Checks every point of every table: sizes positive, shares between 0 and [`MAX_SHARE`],
+    /// an update's costs within reason. Names the table and the point when one is not.
+    pub fn validate(&self) -> Result<(), String> {
+        let share = |table: &str, i: usize, x: f64| {
+            if x.is_finite() && x > 0.0 && x <= MAX_SHARE {
+                Ok(())
+            } else {
+                Err(format!(
+                    "efficiency.{table}, point {}: share {x} must be above 0 and at most \
+                     {MAX_SHARE}",
+                    i + 1
+                ))
+            }
+        };
+        let size = |table: &str, i: usize, x: f64| {
+            if x.is_finite() && x > 0.0 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "efficiency.{table}, point {}: size {x} must be a positive number",
+                    i + 1
+                ))
+            }
+        };
+        let curve = |table: &str, c: &Curve| -> Result<(), String> {
+            for (i, &(s, e)) in c.0.iter().enumerate() {
+                size(table, i, s)?;
+                share(table, i, e)?;
+            }
+            Ok(())
+        };
+        curve("compute", &self.compute)?;
+        curve("memory", &self.memory)?;
+        if let Some(p) = &self.products {
+            for (name, fit) in [
+                ("products.forward", &p.forward),
+                ("products.weight_gradient", &p.weight_gradient),
+                ("products.input_gradient", &p.input_gradient),
+            ] {
+                for (i, (dims, e)) in fit.table.iter().enumerate() {
+                    for &d in dims {
+                        size(name, i, d)?;
+                    }
+                    share(name, i, *e)?;
+                }
+            }
+        }
+        if let Some(u) = &self.updates {
+            for (name, fit) in [
+                ("updates.sgd", &u.sgd),
+                ("updates.momentum", &u.momentum),
+                ("updates.adam", &u.adam),
+            ] {
+                curve(name, &fit.curve)?;
+                if !(fit.call_us.is_finite() && (0.0..=1e6).contains(&fit.call_us)) {
+                    return Err(format!(
+                        "efficiency.{name}: call_us {} must be from 0 to 1000000",
+                        fit.call_us
+                    ));
+                }
+                if !(fit.in_step.is_finite() && (0.1..=100.0).contains(&fit.in_step)) {
+                    return Err(format!(
+                        "efficiency.{name}: in_step {} must be from 0.1 to 100",
+                        fit.in_step
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Seconds of a product of `flops` on a device of `peak` FLOP/s: from its own fit where the
     /// profile has one, else from `compute`.
     pub fn product_seconds(

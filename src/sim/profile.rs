@@ -166,7 +166,9 @@ impl Profile {
         all
     }
 
-    /// Checks that every figure is a positive number with a source, and that a GPU has a link.
+    /// Checks that every figure is a positive number within what hardware has (so that a
+    /// typo's 1e-308 cannot predict a step of three hundred digits), with a source; that a GPU
+    /// has a link; and every point of the efficiency tables.
     pub fn validate(&self) -> Result<(), String> {
         for (name, figure) in self.figures() {
             if !(figure.value.is_finite() && figure.value > 0.0) {
@@ -175,9 +177,19 @@ impl Profile {
                     self.id, figure.value
                 ));
             }
+            let (low, high) = plausible(name);
+            if !(low..=high).contains(&figure.value) {
+                return Err(format!(
+                    "{}: {name} is {}: a real device's lies between {low} and {high}",
+                    self.id, figure.value
+                ));
+            }
             if figure.source.trim().is_empty() {
                 return Err(format!("{}: {name} has no source", self.id));
             }
+        }
+        if let Some(e) = &self.efficiency {
+            e.validate().map_err(|why| format!("{}: {why}", self.id))?;
         }
         if self.kind != Kind::Cpu && self.link_gbs.is_none() && self.link_measured_gbs.is_none() {
             return Err(format!(
@@ -189,6 +201,19 @@ impl Profile {
     }
 }
 
+/// The range a profile figure may take: from far below any real device to far above the
+/// largest one made (an H200 has 4.8 TB/s and 141 GB; an MI300X 1,307 dense TFLOP/s).
+fn plausible(name: &str) -> (f64, f64) {
+    match name {
+        "fp32_tflops" | "tensor_tflops" => (1e-3, 1e5),
+        "mem_bw_gbs" | "link_gbs" | "link_measured_gbs" => (1e-2, 1e5),
+        "power_w" => (0.1, 1e5),
+        "in_step_factor" => (0.1, 100.0),
+        // Sizes in GB and MB, and times in µs or ns (a launch, a step's fixed cost, a row's).
+        _ => (1e-3, 1e6),
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -197,7 +222,16 @@ struct File {
 
 /// Reads profiles from TOML text in the format of `assets/profiles.toml`, each checked.
 pub fn parse(text: &str) -> Result<Vec<Profile>, String> {
-    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    let file: File = toml::from_str(text).map_err(|e| {
+        let place = crate::files::Place::of(text, e.span().map_or(0, |s| s.start));
+        format!(
+            "line {}, column {}: {} (near “{}”)",
+            place.line,
+            place.column,
+            crate::files::first_line(e.message()),
+            place.excerpt
+        )
+    })?;
     for p in &file.profile {
         p.validate()?;
     }
@@ -215,9 +249,6 @@ pub fn shipped() -> Vec<Profile> {
     parse(SHIPPED).unwrap_or_default()
 }
 
-/// Most bytes a profile file may have: a hand-written file is a few kilobytes.
-pub const MAX_FILE_BYTES: u64 = 1 << 20;
-
 /// The profile `id` among the shipped ones, or the profiles of the file at that path.
 pub fn find(id_or_path: &str) -> Result<Vec<Profile>, String> {
     let shipped = shipped();
@@ -232,19 +263,17 @@ pub fn find(id_or_path: &str) -> Result<Vec<Profile>, String> {
             ids.join(", ")
         ));
     }
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if !meta.is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
-    }
-    if meta.len() > MAX_FILE_BYTES {
+    let text = crate::files::read_text(path, crate::files::FileKind::Profile)
+        .map_err(|e| e.to_string())?;
+    let profiles = parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if profiles.is_empty() {
         return Err(format!(
-            "{} is {} bytes: a profile file is at most {MAX_FILE_BYTES}",
-            path.display(),
-            meta.len()
+            "{}: the file holds no [[profile]]: a profile file lists one or more, as \
+             `batchscope profiles --json` and assets/profiles.toml show",
+            path.display()
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    Ok(profiles)
 }
 
 #[cfg(test)]

@@ -106,19 +106,6 @@ pub fn to_chrome(devices: &[DeviceTrace<'_>], notes: &[String]) -> Value {
     })
 }
 
-/// Refuses a destination that exists but is not a regular file: opening a named pipe for
-/// writing waits for a reader forever, and a device or a folder is never what was meant.
-pub fn check_destination(path: &std::path::Path) -> Result<(), String> {
-    match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => Err(format!(
-            "{} exists and is not a regular file (a folder, a named pipe or a device): choose a \
-             file name",
-            path.display()
-        )),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod child;
 pub mod reference;
 
 use batchscope::backend::cpu::CpuBackend;

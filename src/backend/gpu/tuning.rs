@@ -28,8 +28,6 @@ const GROW_WHILE_S: f64 = 0.03;
 const REPS: usize = 3;
 /// Adapters one cache file remembers (the most recently tuned).
 const MAX_ENTRIES: usize = 32;
-/// A cache file larger than this is not one this app wrote.
-const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// What the tuning is kept under: the same GPU with another driver version is timed again.
 pub fn tuning_key(adapter: &AdapterSummary) -> String {
@@ -222,18 +220,27 @@ impl TuningCache {
                 why,
             })
         };
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Self::default(), None),
-            Err(e) => return (Self::default(), problem(e.to_string())),
-            Ok(m) if m.len() > MAX_FILE_BYTES => {
-                return (Self::default(), problem(format!("{} bytes", m.len())));
-            }
-            Ok(_) => {}
+        if std::fs::symlink_metadata(path).is_err() {
+            return (Self::default(), None);
         }
-        match std::fs::read_to_string(path).map(|text| serde_json::from_str::<Self>(&text)) {
-            Ok(Ok(cache)) => (cache, None),
-            Ok(Err(e)) => (Self::default(), problem(e.to_string())),
-            Err(e) => (Self::default(), problem(e.to_string())),
+        // The one door for a user's files: a named pipe or a device here would otherwise block
+        // every GPU start, or fill the memory.
+        let text = match crate::files::read_text(path, crate::files::FileKind::KernelCache) {
+            Ok(text) => text,
+            Err(why) => return (Self::default(), problem(why.to_string())),
+        };
+        match serde_json::from_str::<Self>(&text) {
+            Ok(cache) => (cache, None),
+            Err(e) => {
+                let why = crate::files::parse_error_at_line(
+                    &path.display().to_string(),
+                    &text,
+                    e.line(),
+                    e.column(),
+                    &e.to_string(),
+                );
+                (Self::default(), problem(why.to_string()))
+            }
         }
     }
 
@@ -251,20 +258,13 @@ impl TuningCache {
         self.adapters.drain(..over);
     }
 
-    /// Writes the cache to `path` (its directory made if missing), whole or not at all: a
-    /// temporary file renamed over the old one.
+    /// Writes the cache to `path` (its directory made if missing), whole or not at all.
     pub fn save(&self, path: &Path) -> Result<(), String> {
         let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        let temporary = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&temporary, text)
-            .and_then(|()| std::fs::rename(&temporary, path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&temporary);
-                format!("{}: {e}", path.display())
-            })
+        crate::files::write_atomic(path, text.as_bytes()).map_err(|e| e.to_string())
     }
 }
 
