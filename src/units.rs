@@ -32,8 +32,37 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     (bytes.is_finite() && bytes >= 1.0).then_some(bytes as u64)
 }
 
+/// Any number, in at most a dozen characters: four significant digits from 0.001 to a billion,
+/// and `1.23e-300`-style outside (where plain digits would run to hundreds of characters).
+pub fn readable(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() || a == 0.0 {
+        return x.to_string();
+    }
+    if !(1e-3..1e9).contains(&a) {
+        return format!("{x:.2e}");
+    }
+    // Four significant digits, without trailing zeros.
+    let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+/// Beyond a million seconds (about 12 days), a duration in seconds in scientific notation, so
+/// that an absurd figure still prints in a dozen characters.
+fn absurd_seconds(s: f64) -> Option<String> {
+    (s.is_nan() || s >= 1e6).then(|| format!("{} s", readable(s)))
+}
+
 /// A duration in readable units: ns, µs, ms or s.
 pub fn format_ns(ns: f64) -> String {
+    if let Some(text) = absurd_seconds(ns / 1e9) {
+        return text;
+    }
     if ns < 1e3 {
         format!("{ns:.0} ns")
     } else if ns < 1e6 {
@@ -47,6 +76,9 @@ pub fn format_ns(ns: f64) -> String {
 
 /// A step time given in milliseconds: `1.25 ms`, or `250.0 µs` below a millisecond.
 pub fn format_ms(ms: f64) -> String {
+    if let Some(text) = absurd_seconds(ms / 1e3) {
+        return text;
+    }
     if ms >= 1.0 {
         format!("{ms:.2} ms")
     } else {
@@ -56,7 +88,9 @@ pub fn format_ms(ms: f64) -> String {
 
 /// A rate per second with a k or M prefix: `12.3 k`, `1.25 M`.
 pub fn format_rate(per_s: f64) -> String {
-    if per_s >= 1e6 {
+    if per_s.is_nan() || per_s >= 1e9 {
+        readable(per_s)
+    } else if per_s >= 1e6 {
         format!("{:.2} M", per_s / 1e6)
     } else if per_s >= 1e3 {
         format!("{:.1} k", per_s / 1e3)
@@ -103,5 +137,32 @@ mod tests {
         assert_eq!(format_ms(12.0), "12.00 ms");
         assert_eq!(format_rate(12_345.0), "12.3 k");
         assert_eq!(grouped(101_770), "101,770");
+    }
+
+    #[test]
+    fn numbers_of_any_size_print_in_a_dozen_characters() {
+        assert_eq!(readable(0.9), "0.9");
+        assert_eq!(readable(0.012_345), "0.01235");
+        assert_eq!(readable(1234.5678), "1235");
+        assert_eq!(readable(1e-300), "1.00e-300");
+        assert_eq!(readable(-2.5e300), "-2.50e300");
+        assert_eq!(readable(0.0), "0");
+        assert_eq!(format_ms(1e300), "1.00e297 s");
+        assert_eq!(format_ns(f64::INFINITY), "inf s");
+        assert_eq!(format_rate(1e300), "1.00e300");
+        for x in [
+            1e-308,
+            3e-5,
+            0.5,
+            7.0,
+            1e8,
+            1e308,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ] {
+            for text in [readable(x), format_ms(x), format_ns(x), format_rate(x)] {
+                assert!(text.len() <= 14, "{x}: {text}");
+            }
+        }
     }
 }

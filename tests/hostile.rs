@@ -335,11 +335,24 @@ fn images_that_lie_about_their_size_are_refused_and_large_ones_decode_one_at_a_t
         .expect("a scan");
     liar.truncate(scan + 40);
     let cut = &jpeg[..jpeg.len() - 40];
+    // A PNG cut in its pixels, and one cut just before its end chunk.
+    let png = {
+        let image = image::RgbImage::from_fn(64, 64, |x, y| image::Rgb([(x * y) as u8, 3, 9]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        image
+            .write_to(&mut out, image::ImageFormat::Png)
+            .expect("png");
+        out.into_inner()
+    };
+    let png_mid = &png[..png.len() / 2];
+    let png_end = &png[..png.len() - 12];
     for (name, bytes, says) in [
         ("liar.jpg", &liar[..], "16000 × 16000 pixels"),
         ("cut.jpg", cut, "cut short"),
+        ("mid.png", png_mid, "cut short"),
+        ("end.png", png_end, "end chunk (IEND)"),
     ] {
-        let folder = dir.join(name.replace(".jpg", ""));
+        let folder = dir.join(name.replace('.', "-"));
         for class in ["a", "b"] {
             std::fs::create_dir_all(folder.join(class)).expect("folder");
             for i in 0..6 {

@@ -76,8 +76,8 @@ fn the_window_opens_and_both_columns_train() {
     }
 }
 
-/// A named pipe and an endless device given as the session file and kept as the GPU's kernel
-/// cache: the window says what each is, keeps working and closes when asked.
+/// A named pipe and an endless device given as the session file, kept as the GPU's kernel cache
+/// and as the saved settings: the window says what each is, keeps working and closes when asked.
 #[cfg(unix)]
 #[test]
 fn a_pipe_or_a_device_as_session_file_or_kernel_cache_is_named_and_the_window_closes() {
@@ -90,6 +90,7 @@ fn a_pipe_or_a_device_as_session_file_or_kernel_cache_is_named_and_the_window_cl
     std::fs::create_dir_all(data.join("batchscope")).expect("data folder");
     let cache = data.join("batchscope").join("gpu-kernels.json");
     let session = dir.join("class.batchscope");
+    let settings = data.join("batchscope").join("app.ron");
     let fifo = |path: &std::path::Path| {
         let _ = std::fs::remove_file(path);
         let made = Command::new("mkfifo").arg(path).status();
@@ -105,6 +106,7 @@ fn a_pipe_or_a_device_as_session_file_or_kernel_cache_is_named_and_the_window_cl
     ] {
         make(&cache);
         make(&session);
+        make(&settings);
         let summary = window(
             &[session.to_str().expect("utf-8"), "--exit-after-secs", "10"],
             &[("XDG_DATA_HOME", &data)],
@@ -114,6 +116,7 @@ fn a_pipe_or_a_device_as_session_file_or_kernel_cache_is_named_and_the_window_cl
             notes.contains("class.batchscope") && notes.contains("not a regular file"),
             "{what}: {summary}"
         );
+        assert!(notes.contains("app.ron"), "{what}: {summary}");
         let gpu = &summary["columns"][1];
         if gpu["status"]
             .as_str()

@@ -341,13 +341,10 @@ impl eframe::App for BatchScopeApp {
 pub fn run_native(options: AppOptions) -> Result<(), String> {
     // Window tests start from the defaults, not from whatever a user saved.
     let remember = options.exit_after.is_none();
-    // eframe reads its settings file before the app starts: one that cannot be read safely (a
-    // named pipe, a device, a file of gigabytes) is left alone and another used.
-    let (instead, guard_notes) = if remember {
-        restore::storage_guard("BatchScope")
-    } else {
-        Default::default()
-    };
+    // eframe reads its settings file before the app starts, even when the app then ignores it:
+    // one that cannot be read safely (a named pipe, a device, a file of gigabytes) is left
+    // alone and another used.
+    let (instead, guard_notes) = restore::storage_guard("BatchScope");
     let moved = instead.is_some();
     let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

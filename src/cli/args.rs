@@ -22,15 +22,35 @@ pub(super) struct ReadArgs {
     /// classes; other numbers are a regression target).
     #[arg(long, default_value = "auto", value_parser = ["auto", "classification", "regression"])]
     pub task: String,
-    /// Image folders: every image is resized to SIDE × SIDE pixels.
-    #[arg(long, default_value_t = 28)]
-    pub image_side: usize,
+    /// Image folders: every image is resized to SIDE × SIDE pixels (default 28).
+    #[arg(long)]
+    pub image_side: Option<usize>,
     /// Image folders: keep red, green and blue instead of grey.
     #[arg(long)]
     pub rgb: bool,
 }
 
 impl ReadArgs {
+    /// Refuses the image options for `name` when it is not an image folder: they would be
+    /// ignored without a word.
+    pub fn check_images_apply(&self, name: &str) -> Result<(), Failure> {
+        let given: Vec<String> = [
+            self.image_side.map(|s| format!("--image-side {s}")),
+            self.rgb.then(|| "--rgb".to_owned()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if given.is_empty() || std::path::Path::new(name).is_dir() {
+            return Ok(());
+        }
+        Err(Failure::BadInput(format!(
+            "{}: applies to a folder of images only, and {name} is not one (a shipped set or a \
+             file keeps the size and colours it has); leave it out",
+            given.join(" and ")
+        )))
+    }
+
     pub fn options(&self) -> LoadOptions {
         LoadOptions {
             label: self.label.clone(),
@@ -40,7 +60,7 @@ impl ReadArgs {
                 _ => None,
             },
             image: ImageOptions {
-                side: self.image_side,
+                side: self.image_side.unwrap_or(ImageOptions::default().side),
                 rgb: self.rgb,
             },
             ..LoadOptions::default()

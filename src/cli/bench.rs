@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::args::RunArgs;
 use super::failure::{Failure, RunError, on_each_device};
 use super::output::Out;
-use super::run::{open_backend, parse_run};
+use super::run::{check_fits, open_backend, parse_run};
 use crate::backend::cpu::CpuBackend;
 use crate::bench::peak::FmaPeak;
 use crate::bench::{BenchPlan, ProductRate, Summary};
@@ -126,6 +126,7 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
     });
     on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
+        check_fits(backend.as_ref(), &session, session.config.batch, "--batch")?;
         let m = crate::bench::measure(backend.as_mut(), &session, plan)?;
         let s = Summary::new(&m, backend.as_ref(), &session);
         let baseline = match &fp32 {
@@ -358,6 +359,7 @@ fn recording(
 ) -> Result<(), Failure> {
     on_each_device(out, devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
+        check_fits(backend.as_ref(), session, session.config.batch, "--batch")?;
         let mut result = Err(RunError::from("the benchmark did not run"));
         backend.enter(&mut |b| {
             result = crate::bench::measure_recording(b, session, plan).map_err(RunError::from);

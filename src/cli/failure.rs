@@ -68,6 +68,17 @@ pub(super) struct RunError {
     output: Option<OutputError>,
 }
 
+impl RunError {
+    /// A setting the device cannot take (exit code 2, as for the other settings).
+    pub(super) fn setting(message: String) -> Self {
+        Self {
+            message,
+            out_of_memory: true,
+            output: None,
+        }
+    }
+}
+
 impl From<String> for RunError {
     fn from(message: String) -> Self {
         Self {

@@ -6,7 +6,7 @@ use clap::Args;
 use super::args::RunArgs;
 use super::failure::{Failure, RunError, on_each_device};
 use super::output::Out;
-use super::run::{open_backend, parse_run};
+use super::run::{check_fits, open_backend, parse_run};
 use crate::bench::infer::{InferPlan, Latency, measure};
 
 #[derive(Args, Debug)]
@@ -50,6 +50,9 @@ pub(super) fn run(out: &mut Out, args: &InferArgs) -> Result<(), Failure> {
     };
     on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
+        // Training first takes the batch, then a request its rows.
+        check_fits(backend.as_ref(), &session, session.config.batch, "--batch")?;
+        check_fits(backend.as_ref(), &session, batch, "--request-rows")?;
         let mut result = Err(RunError::from("inference did not run"));
         backend.enter(&mut |b| result = measure(b, &session, plan).map_err(RunError::from));
         let report = result?;

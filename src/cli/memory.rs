@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::args::RunArgs;
 use super::failure::{Failure, RunError, on_each_device};
 use super::output::{Out, OutputError};
-use super::run::{open_backend, parse_run};
+use super::run::{check_fits, open_backend, parse_run};
 use crate::backend::Backend;
 use crate::device::Device;
 use crate::i18n::Lang;
@@ -39,6 +39,7 @@ pub(super) fn run(out: &mut Out, args: &MemoryArgs) -> Result<(), Failure> {
             eval_rows(&session.data),
         );
         let mut backend = open_backend(device, &args.run)?;
+        check_fits(backend.as_ref(), &session, session.config.batch, "--batch")?;
         let mut result = Err(RunError::from("the steps did not run"));
         backend.enter(&mut |b| result = measure(b, &session, args.steps).map_err(RunError::from));
         let snapshot = result?;

@@ -27,6 +27,7 @@ enum Source {
 
 /// A shipped set's name, or a path: the table it holds.
 pub(super) fn load_named(name: &str, read: &ReadArgs) -> Result<Table, Failure> {
+    read.check_images_apply(name)?;
     let loaded = match shipped(name) {
         Some(set) => load_shipped(set, &no_progress),
         None => load_file(std::path::Path::new(name), &read.options()),
@@ -266,6 +267,35 @@ pub(super) fn open_backend_with(
         tuning: crate::app::tuning_cache_path(),
     };
     backend::open(device, &options)
+}
+
+/// Refuses, before anything is allocated, a run whose buffers of `rows` rows (the batch, or an
+/// inference request: `flag` names the setting) are more than `backend`'s GPU can bind, naming
+/// the setting and the most rows that fit. Nothing to check on the CPU.
+pub(super) fn check_fits(
+    backend: &dyn Backend,
+    session: &Session,
+    rows: usize,
+    flag: &str,
+) -> Result<(), super::failure::RunError> {
+    let Some(adapter) = backend.adapter_summary() else {
+        return Ok(());
+    };
+    let spec = session.config.model_spec(&session.data);
+    let eval = spec.eval_rows(crate::train::eval_rows(&session.data));
+    crate::train::check_buffers(&spec, rows.max(eval), &adapter)
+        .map(drop)
+        .map_err(|e| {
+            let fit = crate::train::check_buffers(&spec, 1, &adapter);
+            let advice = match fit {
+                Ok(max_rows) if max_rows >= eval => {
+                    format!("; on this GPU choose {flag} {} or fewer", max_rows.max(1))
+                }
+                // Even one row, or the evaluation's rows, do not fit: the model is too wide.
+                _ => " (even a small batch does not fit: narrow the layers)".to_owned(),
+            };
+            super::failure::RunError::setting(format!("{flag} {rows}: {e}{advice}"))
+        })
 }
 
 /// The devices `--device cpu|gpu|both` names.

@@ -111,6 +111,8 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
     let mut results = Results::new(sweep.clone(), &devices);
     let mut output: Option<OutputError> = None;
     let (mut note, mut device_failed) = (None, false);
+    // Why each value was not measured: said at the end when nothing was.
+    let mut skipped: Vec<String> = Vec::new();
     // The same runner as the Experiments tab: the CPU's points, then the GPU's, never both.
     crate::bench::sweep::run(
         &sweep,
@@ -124,10 +126,9 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
                 Report::Point(point) if args.run.json => out.json(point),
                 Report::Point(point) => out.line(point_line(point)),
                 Report::Skipped { device, value, why } => {
-                    say(&format!(
-                        "note: {device}: {}={value} skipped: {why}",
-                        sweep.parameter.as_str()
-                    ));
+                    let text = format!("{device}: {}={value}: {why}", sweep.parameter.as_str());
+                    say(&format!("note: {text} (skipped)"));
+                    skipped.push(text);
                     Ok(())
                 }
                 Report::DeviceLeftOut { device, why } => {
@@ -163,6 +164,14 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         return Err(e.into());
     }
     let points = &results.points;
+    if points.is_empty() && !device_failed {
+        // Nothing measured is not a result: say why, and write no empty file.
+        return Err(Failure::BadInput(format!(
+            "the sweep measured nothing: every value was refused ({}); choose values the setup \
+             accepts",
+            skipped.join("; ")
+        )));
+    }
     let crossover = results.crossover();
     let simulated_sweep = profile
         .as_ref()

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::args::RunArgs;
 use super::failure::{Failure, RunError, on_each_device};
 use super::output::{Out, OutputError};
-use super::run::{open_backend, parse_run};
+use super::run::{check_fits, open_backend, parse_run};
 use crate::backend::Backend;
 use crate::device::Device;
 use crate::i18n::Lang;
@@ -65,6 +65,7 @@ pub(super) fn run(out: &mut Out, args: &TraceArgs) -> Result<(), Failure> {
     let mut recorded = Vec::new();
     let result = on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
+        check_fits(backend.as_ref(), &session, session.config.batch, "--batch")?;
         let mut result = Err(RunError::from("the trace did not run"));
         backend.enter(&mut |b| {
             result = record(b, &session, args.warmup, args.steps).map_err(RunError::from);

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::args::RunArgs;
 use super::failure::{Failure, RunError, on_each_device};
 use super::output::Out;
-use super::run::{open_backend, parse_run};
+use super::run::{check_fits, open_backend, parse_run};
 use crate::backend::Backend;
 use crate::data::Task;
 use crate::device::Device;
@@ -182,14 +182,21 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
         (Some(n), _) => Some(Target::Epochs(n)),
         (None, Some(x)) if !(x.is_finite() && x > 0.0 && x <= 1.0) => {
             return Err(Failure::BadInput(format!(
-                "--until-accuracy {x}: give a share above 0 and at most 1 (0.9 for 90%)"
+                "--until-accuracy {}: give a share above 0 and at most 1 (0.9 for 90%)",
+                crate::units::readable(x)
             )));
         }
         (None, Some(x)) => Some(Target::Score(x)),
         (None, None) => None,
     };
+    // The flag the epochs came from, for the messages.
+    let flag = if args.epochs.is_some() {
+        "--epochs"
+    } else {
+        "--until-epochs"
+    };
     let steps = match args.epochs.or(args.until_epochs) {
-        Some(0) => return Err(Failure::BadInput("--epochs must be at least 1".to_owned())),
+        Some(0) => return Err(Failure::BadInput(format!("{flag} must be at least 1"))),
         Some(epochs) => {
             let per_epoch = (session.data.train_rows() / session.config.batch) as u64;
             epochs
@@ -197,7 +204,7 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
                 .filter(|&steps| steps <= MAX_STEPS)
                 .ok_or_else(|| {
                     Failure::BadInput(format!(
-                        "--epochs {epochs}: at {per_epoch} steps per epoch that is more than \
+                        "{flag} {epochs}: at {per_epoch} steps per epoch that is more than \
                          the {} steps a run may take; choose at most {} epochs",
                         grouped(MAX_STEPS),
                         grouped(MAX_STEPS / per_epoch.max(1))
@@ -215,6 +222,7 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
     };
     on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
+        check_fits(backend.as_ref(), &session, session.config.batch, "--batch")?;
         let mut result = Err(RunError::from("training did not run"));
         // Inside the backend's context (the CPU's pool); each line goes straight to stdout,
         // which nothing else holds locked meanwhile.
@@ -346,13 +354,15 @@ fn train_one(
         out.line(match t.time_to_target_s {
             Some(s) => format!(
                 "{device} time to target ({} {}): {s:.3} s end to end, after {} epochs",
-                t.target, t.value, t.epochs
+                t.target,
+                crate::units::readable(t.value),
+                t.epochs
             ),
             None => format!(
                 "{device} target ({} {}) not reached within {steps} steps ({} epochs; last \
                  score {})",
                 t.target,
-                t.value,
+                crate::units::readable(t.value),
                 t.epochs,
                 t.score.map_or("none".to_owned(), |s| format!("{s:.4}"))
             ),

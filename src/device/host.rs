@@ -14,7 +14,7 @@
 pub fn memory_available() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
-        linux::available()
+        linux_available()
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -94,61 +94,58 @@ fn cgroup_room(limit: &str, usage: &str, stat: &str, version: Version) -> Option
 }
 
 #[cfg(target_os = "linux")]
-mod linux {
-    use std::fs::read_to_string;
+fn linux_available() -> Option<u64> {
+    let free = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| parse_meminfo(&t));
+    [free, cgroup_room_now(), address_space_left()]
+        .into_iter()
+        .flatten()
+        .min()
+}
 
-    use super::{Version, cgroup_dirs, cgroup_room, kib_field, parse_meminfo};
+/// The least room any enclosing memory cgroup leaves.
+#[cfg(target_os = "linux")]
+fn cgroup_room_now() -> Option<u64> {
+    let read = |path: String| std::fs::read_to_string(path).ok();
+    let text = read("/proc/self/cgroup".to_owned())?;
+    cgroup_dirs(&text, "/sys/fs/cgroup")
+        .into_iter()
+        .filter_map(|(dir, version)| {
+            let (limit, usage) = match version {
+                Version::One => ("memory.limit_in_bytes", "memory.usage_in_bytes"),
+                Version::Two => ("memory.max", "memory.current"),
+            };
+            cgroup_room(
+                &read(format!("{dir}/{limit}"))?,
+                &read(format!("{dir}/{usage}"))?,
+                &read(format!("{dir}/memory.stat")).unwrap_or_default(),
+                version,
+            )
+        })
+        .min()
+}
 
-    pub(super) fn available() -> Option<u64> {
-        let free = read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|t| parse_meminfo(&t));
-        [free, cgroup(), address_space()]
-            .into_iter()
-            .flatten()
-            .min()
+/// `RLIMIT_AS` less the address space this process already maps.
+// One libc call with no safe wrapper in the standard library.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn address_space_left() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one plain struct we own and reads nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &raw mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
     }
-
-    fn cgroup() -> Option<u64> {
-        let text = read_to_string("/proc/self/cgroup").ok()?;
-        cgroup_dirs(&text, "/sys/fs/cgroup")
-            .into_iter()
-            .filter_map(|(dir, version)| {
-                let (limit, usage) = match version {
-                    Version::One => ("memory.limit_in_bytes", "memory.usage_in_bytes"),
-                    Version::Two => ("memory.max", "memory.current"),
-                };
-                let read = |name: &str| read_to_string(format!("{dir}/{name}")).ok();
-                cgroup_room(
-                    &read(limit)?,
-                    &read(usage)?,
-                    &read("memory.stat").unwrap_or_default(),
-                    version,
-                )
-            })
-            .min()
-    }
-
-    /// `RLIMIT_AS` less the address space this process already maps.
-    // One libc call with no safe wrapper in the standard library.
-    #[allow(unsafe_code)]
-    fn address_space() -> Option<u64> {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes one plain struct we own and reads nothing else.
-        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &raw mut limit) } != 0
-            || limit.rlim_cur == libc::RLIM_INFINITY
-        {
-            return None;
-        }
-        let mapped = read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|t| kib_field(&t, "VmSize:"))
-            .unwrap_or(0);
-        Some(limit.rlim_cur.saturating_sub(mapped))
-    }
+    let mapped = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| kib_field(&t, "VmSize:"))
+        .unwrap_or(0);
+    Some(limit.rlim_cur.saturating_sub(mapped))
 }
 
 #[cfg(test)]

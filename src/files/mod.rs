@@ -14,15 +14,18 @@
 //! written under a temporary name beside it and renamed when complete, so a failure — a full
 //! disk, a file-size limit — leaves nothing half-written.
 
+mod what;
 mod write;
 
+use what::shown;
+pub use what::special_kind;
 pub use write::{check_destination, write_atomic, write_atomic_with};
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::i18n::{Arg, DataKey, FileKey, Said};
+use crate::i18n::{Arg, FileKey, Said};
 
 /// What a file is, for its messages and its budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,11 +68,6 @@ impl FileKind {
     }
 }
 
-/// The path as messages show it.
-fn shown(path: &Path) -> String {
-    path.display().to_string()
-}
-
 /// Opens `path` for reading if it is a regular file; refuses anything else, saying what it is.
 /// Returns the open file and its size as the system reports it.
 pub fn open_regular(path: &Path) -> Result<(File, u64), Said> {
@@ -110,36 +108,6 @@ fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), Said> {
             ("kind", Arg::Said(&kind)),
         ],
     ))
-}
-
-/// What a file that is not a regular one is, in words.
-#[cfg(unix)]
-pub fn special_kind(meta: &std::fs::Metadata) -> DataKey {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_fifo() {
-        DataKey::KindFifo
-    } else if t.is_char_device() {
-        DataKey::KindCharDevice
-    } else if t.is_block_device() {
-        DataKey::KindBlockDevice
-    } else if t.is_socket() {
-        DataKey::KindSocket
-    } else if t.is_dir() {
-        DataKey::KindFolder
-    } else {
-        DataKey::KindSpecial
-    }
-}
-
-/// What a file that is not a regular one is, in words.
-#[cfg(not(unix))]
-pub fn special_kind(meta: &std::fs::Metadata) -> DataKey {
-    if meta.is_dir() {
-        DataKey::KindFolder
-    } else {
-        DataKey::KindSpecial
-    }
 }
 
 fn cannot_read(path: &Path, e: &std::io::Error) -> Said {

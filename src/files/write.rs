@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{shown, special_kind};
+use super::what::{shown, special_kind};
 use crate::i18n::{Arg, FileKey, Said};
 
 /// Checks that `path` can be written, before the work that makes its contents: its folder

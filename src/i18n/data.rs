@@ -38,6 +38,7 @@ super::lang::strings! { DataKey {
     IdxLabelsFile => "the labels file of the pair", "配对的标签文件";
     ImageUnreadable => "cannot be read as a PNG or JPEG image ({why}): replace it, or move it out of the folder", "无法作为 PNG 或 JPEG 图像读取（{why}）：请替换它，或把它移出文件夹";
     ImageHuge => "it is {width} × {height} pixels, more than the {max} × {max} read; shrink it first", "它有 {width} × {height} 像素，超过可读取的 {max} × {max}：请先缩小";
+    PngCut => "the PNG data ends before its end chunk (IEND): the file was cut short, so copy or download it again", "PNG 数据在结束块（IEND）之前就结束了：文件不完整，请重新复制或下载";
     JpegCut => "the JPEG data ends without its end marker: the file was cut short, so copy or download it again", "JPEG 数据没有结束标记就结束了：文件不完整，请重新复制或下载";
     ImageFileLarge => "the image file has {bytes}, more than the {max} read for one image: shrink it first", "图像文件有 {bytes}，超过单张图像可读取的 {max}：请先缩小";
     ImageSide => "image side {side}: choose between {min} and {max} pixels", "图像边长 {side}：请在 {min} 到 {max} 像素之间选择";

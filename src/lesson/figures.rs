@@ -76,7 +76,9 @@ impl Quantity {
 /// Two or three significant digits: `0.052`, `1.3`, `12`, `140`.
 fn significant(x: f64) -> String {
     let a = x.abs();
-    if a >= 100.0 {
+    if !x.is_finite() || (a != 0.0 && !(1e-3..1e9).contains(&a)) {
+        crate::units::readable(x)
+    } else if a >= 100.0 {
         format!("{x:.0}")
     } else if a >= 10.0 {
         format!("{x:.1}")

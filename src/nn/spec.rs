@@ -202,6 +202,55 @@ impl ModelSpec {
         self.products().into_iter().map(|(m, k, n)| m * k * n).sum()
     }
 
+    /// The largest weight matrix, in f32 bytes, and its name: `(bytes, "the 784 × 4096
+    /// weights")`. A convolution's is `[K²·C_in, C_out]`.
+    pub fn largest_weights(&self) -> (u64, String) {
+        self.weight_shapes()
+            .into_iter()
+            .map(|(k, n)| {
+                let bytes = (k as u64).saturating_mul(n as u64).saturating_mul(4);
+                (bytes, format!("the {k} × {n} weights"))
+            })
+            .max_by_key(|(bytes, _)| *bytes)
+            .unwrap_or_default()
+    }
+
+    /// The most f32 bytes one row (sample) puts into a single buffer, and what that buffer is:
+    /// the input, a convolution's output (an image per filter), or a dense layer's values. A
+    /// buffer of `r` rows of it takes `r` times as much.
+    pub fn largest_row(&self) -> (u64, String) {
+        let conv = self
+            .conv_blocks()
+            .into_iter()
+            .enumerate()
+            .map(|(i, (c, _))| {
+                let values = c.pixels().saturating_mul(c.channels_out);
+                (
+                    values,
+                    format!(
+                        "convolution {}'s output, {}×{}×{} values a row",
+                        i + 1,
+                        c.width,
+                        c.height,
+                        c.channels_out
+                    ),
+                )
+            });
+        let dense = self
+            .layers
+            .iter()
+            .map(|&w| (w, format!("a layer of {w} values a row")));
+        std::iter::once((
+            self.inputs(),
+            format!("the input, {} values a row", self.inputs()),
+        ))
+        .chain(conv)
+        .chain(dense)
+        .map(|(values, what)| ((values as u64).saturating_mul(4), what))
+        .max_by_key(|(bytes, _)| *bytes)
+        .unwrap_or_default()
+    }
+
     /// Values per sample of every forward-only evaluation buffer: the input, each block's
     /// convolution output and pooled output, each dense layer's output.
     pub fn eval_values_per_row(&self) -> usize {

@@ -33,6 +33,6 @@ pub use report::{
     BoundaryGrid, Confusion, EvalReport, MAX_PREDICTION_POINTS, SAMPLE_GRID, Score, StepLog,
     ValueHistograms, ValueSample,
 };
-pub use runner::Runner;
+pub use runner::{Runner, check_buffers};
 pub use session::{Session, SessionError};
 pub use turns::{Sharing, Turns};

@@ -92,43 +92,35 @@ impl StatsSum {
     }
 }
 
-/// Refuses a model whose largest buffer (a weight matrix, or a batch's or an evaluation
-/// chunk's activations, as f32) is more than the adapter can bind, before anything is
-/// allocated: wgpu would otherwise fail with a validation error that says nothing useful.
-fn check_buffers(
+/// Refuses a model whose largest buffer (a weight matrix, or `rows` rows of its input, a
+/// convolution's output or a layer's values, as f32) is more than the adapter can bind, before
+/// anything is allocated: wgpu would otherwise fail with a validation error that says nothing
+/// useful. `Ok` carries the most rows that fit, for a message naming the setting to change.
+pub fn check_buffers(
     spec: &crate::nn::ModelSpec,
-    batch: usize,
-    eval_rows: usize,
+    rows: usize,
     adapter: &crate::backend::AdapterSummary,
-) -> Result<(), BackendError> {
+) -> Result<usize, BackendError> {
     let limit = adapter
         .max_buffer_size_bytes
         .min(adapter.max_storage_buffer_binding_size_bytes);
-    let rows = batch.max(eval_rows) as u64;
-    let largest = spec
-        .layers
-        .windows(2)
-        .map(|w| {
-            let weights = w[0] as u64 * w[1] as u64 * 4;
-            let activations = rows * w[0].max(w[1]) as u64 * 4;
-            if weights >= activations {
-                (weights, format!("the {} × {} weights", w[0], w[1]))
-            } else {
-                (
-                    activations,
-                    format!("{rows} rows × {} values", w[0].max(w[1])),
-                )
-            }
-        })
-        .max_by_key(|(bytes, _)| *bytes);
-    match largest {
-        Some((bytes, what)) if bytes > limit => Err(BackendError::BufferTooLarge {
+    let (weights, weights_what) = spec.largest_weights();
+    let (row, row_what) = spec.largest_row();
+    let max_rows = usize::try_from(limit / row.max(1)).unwrap_or(usize::MAX);
+    let activations = row.saturating_mul(rows as u64);
+    let (bytes, what) = if weights >= activations {
+        (weights, weights_what)
+    } else {
+        (activations, format!("{rows} rows of {row_what}"))
+    };
+    if bytes > limit {
+        return Err(BackendError::BufferTooLarge {
             what,
             bytes_shown: crate::units::format_bytes(bytes),
             limit_shown: crate::units::format_bytes(limit),
-        }),
-        _ => Ok(()),
+        });
     }
+    Ok(max_rows)
 }
 
 impl Runner {
@@ -142,7 +134,8 @@ impl Runner {
         // The budget applies to the model's own allocations too.
         backend.set_memory_budget(config.pipeline.budget(backend.device()));
         if let Some(adapter) = backend.adapter_summary() {
-            check_buffers(&spec, config.batch, eval_rows(&data), &adapter)?;
+            let rows = config.batch.max(spec.eval_rows(eval_rows(&data)));
+            check_buffers(&spec, rows, &adapter)?;
         }
         let mut model = Network::with_precision(
             backend,

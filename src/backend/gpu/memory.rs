@@ -32,10 +32,13 @@ impl DeviceMemory for GpuBackend {
             .max_storage_buffer_binding_size_bytes
             .min(self.summary.max_buffer_size_bytes);
         if block > limit {
-            return Err(BackendError::Gpu(format!(
-                "`{label}` needs {block} bytes, more than the adapter's {limit}-byte limit \
-                 for one storage buffer: use a smaller batch or narrower layers"
-            )));
+            // The runner checks the model's buffers before it allocates; this catches any
+            // other (an inference request's), and it is still the user's setting.
+            return Err(BackendError::BufferTooLarge {
+                what: format!("`{label}`"),
+                bytes_shown: crate::units::format_bytes(block),
+                limit_shown: crate::units::format_bytes(limit),
+            });
         }
         let poisoned = || BackendError::Setup("the GPU memory pool is poisoned".into());
         let cached = self.pool.lock().map_err(|_| poisoned())?.take(block);

@@ -99,6 +99,9 @@ fn decode_one(
     if format == Some(image::ImageFormat::Jpeg) && !jpeg_is_complete(bytes) {
         return Err(refuse(Said::new(DataKey::JpegCut, &[])));
     }
+    if format == Some(image::ImageFormat::Png) && !png_is_complete(bytes) {
+        return Err(refuse(Said::new(DataKey::PngCut, &[])));
+    }
     let _one_at_a_time = (u64::from(width) * u64::from(height) * 4 > LARGE_IMAGE_BYTES)
         .then_some(large)
         .flatten()
@@ -134,6 +137,29 @@ fn decode_one(
 fn jpeg_is_complete(bytes: &[u8]) -> bool {
     let last_scan = bytes.windows(2).rposition(|w| w == [0xff, 0xda]);
     last_scan.is_some_and(|at| bytes[at..].windows(2).any(|w| w == [0xff, 0xd9]))
+}
+
+/// Whether a PNG's chunks run whole, one after the other, from the signature to the `IEND`
+/// chunk. A file cut short ends inside a chunk or before `IEND`; walking the chunk lengths
+/// (rather than searching for the four letters) cannot be fooled by `IEND` inside the
+/// compressed pixels.
+fn png_is_complete(bytes: &[u8]) -> bool {
+    let mut at = 8; // the signature
+    while let Some(header) = bytes.get(at..at + 8) {
+        let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        // Length, type, data and CRC.
+        let Some(end) = at.checked_add(12).and_then(|a| a.checked_add(length)) else {
+            return false;
+        };
+        if end > bytes.len() {
+            return false;
+        }
+        if &header[4..8] == b"IEND" {
+            return true;
+        }
+        at = end;
+    }
+    false
 }
 
 /// Reads an image file, refusing one far larger than any image needs.
