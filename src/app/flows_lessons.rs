@@ -330,6 +330,21 @@ mod session_tests {
             third.state.restore_notes
         );
         assert_eq!(third.state.lang, Lang::Zh);
+        // Not a session at all: refused whole, and the window keeps what it had.
+        std::fs::write(&path, "\u{0}garbage(((").expect("write");
+        let mut garbled = app();
+        garbled.apply(UiCommand::SetLanguage(Lang::Zh));
+        garbled.state.settings.config.batch = 77;
+        garbled.apply(UiCommand::OpenSession(path.clone()));
+        garbled.finish_reading();
+        assert_eq!(garbled.state.restore_notes.len(), 1);
+        assert!(
+            garbled.state.restore_notes[0]
+                .text(Lang::En)
+                .contains("nothing was changed")
+        );
+        assert_eq!(garbled.state.lang, Lang::Zh);
+        assert_eq!(garbled.state.settings.config.batch, 77);
         let _ = std::fs::remove_file(&path);
         // A missing file: a note, and the window goes on as it was.
         let mut fourth = app();
@@ -339,8 +354,8 @@ mod session_tests {
         assert!(fourth.state.lesson.is_none());
     }
 
-    /// A named pipe with no writer and an endless device, opened as session files: each is
-    /// refused at once with what it is, and the window goes on.
+    /// A named pipe with no writer and an endless device, opened as session files and as lesson
+    /// files: each is refused at once with what it is, and the window goes on.
     #[cfg(unix)]
     #[test]
     fn a_pipe_or_a_device_as_a_session_file_is_refused_without_waiting() {
@@ -349,13 +364,16 @@ mod session_tests {
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.is_ok_and(|s| s.success()), "mkfifo");
         for path in [fifo.clone(), "/dev/zero".into()] {
-            let mut app = app();
+            let mut opened = app();
             let start = std::time::Instant::now();
-            app.apply(UiCommand::OpenSession(path.clone()));
-            app.finish_reading();
-            assert!(app.jobs.reading.is_none(), "{path:?} is still being read");
+            opened.apply(UiCommand::OpenSession(path.clone()));
+            opened.finish_reading();
+            assert!(
+                opened.jobs.reading.is_none(),
+                "{path:?} is still being read"
+            );
             assert!(start.elapsed().as_secs() < 5, "{path:?}");
-            let notes: Vec<String> = app
+            let notes: Vec<String> = opened
                 .state
                 .restore_notes
                 .iter()
@@ -364,6 +382,21 @@ mod session_tests {
             assert_eq!(notes.len(), 1, "{notes:?}");
             assert!(notes[0].contains("not a regular file"), "{notes:?}");
             assert!(notes[0].contains(&path.display().to_string()), "{notes:?}");
+            // The same as a lesson file: its error is shown where lesson errors are.
+            let mut window = app();
+            window.apply(UiCommand::Lesson(LessonCommand::OpenPath(path.clone())));
+            window.finish_reading();
+            assert!(
+                window.jobs.reading.is_none(),
+                "{path:?} is still being read"
+            );
+            let error = window.state.lesson_error.as_ref().map(|e| e.text(Lang::En));
+            assert!(
+                error.is_some_and(|e| e.contains("not a regular file")),
+                "{:?}",
+                window.state.lesson_error
+            );
+            assert!(window.state.lesson.is_none());
         }
         let _ = std::fs::remove_file(&fifo);
     }

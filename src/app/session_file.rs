@@ -92,7 +92,17 @@ pub fn from_text(text: &str) -> Session {
 /// session's budget, UTF-8).
 pub fn read(path: &Path) -> Result<Session, crate::i18n::Said> {
     let text = crate::files::read_text(path, crate::files::FileKind::Session)?;
-    Ok(from_text(&text))
+    let session = from_text(&text);
+    // Not a session at all: refused whole, so that the window keeps what it has (its note
+    // says nothing was changed) instead of taking the defaults.
+    if let Some(RestoreNote::SessionUnreadable(why)) = session
+        .notes
+        .iter()
+        .find(|n| matches!(n, RestoreNote::SessionUnreadable(_)))
+    {
+        return Err(why.clone());
+    }
+    Ok(session)
 }
 
 #[cfg(test)]
