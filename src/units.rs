@@ -52,15 +52,15 @@ pub fn readable(x: f64) -> String {
     }
 }
 
-/// Beyond a million seconds (about 12 days), a duration in seconds in scientific notation, so
-/// that an absurd figure still prints in a dozen characters.
-fn absurd_seconds(s: f64) -> Option<String> {
-    (s.is_nan() || s >= 1e6).then(|| format!("{} s", readable(s)))
+/// Beyond `limit` seconds (days), a duration in seconds in scientific notation, so that an
+/// absurd figure still prints in a dozen characters.
+fn absurd_seconds(s: f64, limit: f64) -> Option<String> {
+    (s.is_nan() || s >= limit).then(|| format!("{} s", readable(s)))
 }
 
 /// A duration in readable units: ns, µs, ms or s.
 pub fn format_ns(ns: f64) -> String {
-    if let Some(text) = absurd_seconds(ns / 1e9) {
+    if let Some(text) = absurd_seconds(ns / 1e9, 1e6) {
         return text;
     }
     if ns < 1e3 {
@@ -76,7 +76,8 @@ pub fn format_ns(ns: f64) -> String {
 
 /// A step time given in milliseconds: `1.25 ms`, or `250.0 µs` below a millisecond.
 pub fn format_ms(ms: f64) -> String {
-    if let Some(text) = absurd_seconds(ms / 1e3) {
+    // Up to 10^8 ms (about a day) in milliseconds, as the other step times read.
+    if let Some(text) = absurd_seconds(ms / 1e3, 1e5) {
         return text;
     }
     if ms >= 1.0 {

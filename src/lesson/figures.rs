@@ -76,7 +76,8 @@ impl Quantity {
 /// Two or three significant digits: `0.052`, `1.3`, `12`, `140`.
 fn significant(x: f64) -> String {
     let a = x.abs();
-    if !x.is_finite() || (a != 0.0 && !(1e-3..1e9).contains(&a)) {
+    // Scientific only where plain digits would run long (a lesson's figures never do).
+    if !x.is_finite() || (a != 0.0 && !(1e-6..1e9).contains(&a)) {
         crate::units::readable(x)
     } else if a >= 100.0 {
         format!("{x:.0}")
