@@ -250,7 +250,7 @@ fn a_fifo_or_a_device_is_refused_at_once() {
             s(&fifo),
         ],
         "p.csv",
-        &["not a regular file"],
+        &["named pipe (FIFO)", "name a file to write"],
         100 * MIB,
     );
     refused(

@@ -515,7 +515,7 @@ fn a_trace_that_cannot_be_written_is_refused_before_training() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("cannot write /nonexistent-dir/trace.json"),
+        stderr.contains("/nonexistent-dir/trace.json: the folder /nonexistent-dir does not exist"),
         "{stderr}"
     );
 }
