@@ -14,7 +14,7 @@ mod tests {
     #[test]
     fn every_lesson_reaches_its_last_step_by_keyboard_and_frames_what_it_points_at() {
         // The CPU alone and short probes: this checks the walk and the frames, not the figures
-        // (tests/lessons.rs checks those on the adapter).
+        // (tests/integration/lessons.rs checks those on the adapter).
         let mut harness = harness(AppOptions {
             gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("the lessons' walk test")),
             lesson_plan: Plan::quick(),

@@ -7,7 +7,7 @@
 //!
 //! Every refusal names the file, the line or byte offset, and what was expected, because the
 //! user's own file is where most lessons go wrong first. Nothing here panics on any input: the
-//! fuzz tests in `tests/data_input.rs` feed random bytes and mutated files to every parser.
+//! fuzz tests in `tests/integration/data_input.rs` feed random bytes and mutated files to every parser.
 
 pub mod common;
 pub mod csv;

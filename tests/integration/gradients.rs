@@ -3,7 +3,7 @@
 //! The analytic gradients come from the backend in f32; the numerical ones from an independent
 //! f64 reference of the same function, so a wrong formula shared by both backends still fails.
 
-mod common;
+use crate::common;
 
 use batchscope::backend::{Activation, AdamHyper, Backend};
 use batchscope::nn::{Loss, ModelSpec, Network, OptimizerKind};

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 use common::child::{MIB, refused, run, s, scratch, write};
 

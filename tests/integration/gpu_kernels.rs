@@ -3,7 +3,7 @@
 //! CPU over a short training run, whichever the adapter would choose; and the tuning that
 //! chooses among them. On lavapipe in CI; on a real GPU through `scripts/gpu-check.sh`.
 
-mod common;
+use crate::common;
 
 use batchscope::backend::gpu::GpuBackend;
 use batchscope::backend::gpu::tuning::{TuningCache, apply_or_tune, tuning_key};

@@ -1,6 +1,6 @@
 //! Training end to end: the two devices agree step by step, and both learn the spiral.
 
-mod common;
+use crate::common;
 
 use batchscope::backend::prelude::*;
 use batchscope::backend::{Activation, BackendError};

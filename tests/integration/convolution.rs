@@ -5,7 +5,7 @@
 //! over shapes that reach every path of both devices' kernels (the CPU's register tiles, the
 //! GPU's one-output and register-tiled products).
 
-mod common;
+use crate::common;
 
 use batchscope::backend::{Activation, Backend, ConvShape, PoolShape, Tensor};
 use common::reference::{conv64, dense64, pool64};

@@ -1,7 +1,7 @@
 //! The batch journey end to end: recorded steps on both devices, their breakdowns, the advice
 //! rules in the scenarios they describe, and the Chrome trace `batchscope trace` writes.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};

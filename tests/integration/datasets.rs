@@ -4,7 +4,7 @@
 //! adapter that CI runs, its 375 steps take over a minute; the CPU run shows the data, and the
 //! parity tests show that both devices compute the same.)
 
-mod common;
+use crate::common;
 
 use batchscope::backend::prelude::*;
 

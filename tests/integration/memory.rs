@@ -1,7 +1,7 @@
 //! Memory as it really is: the bytes of every role on both devices, the estimator against them,
 //! the GPU's caching pool, the budget's out-of-memory error, and the leak lesson.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -9,7 +9,7 @@ use batchscope::bench::sweep::{Parameter, PointPlan, Value, measure_point};
 use batchscope::bench::{BenchPlan, Summary, measure};
 use batchscope::train::{Session, TrainConfig};
 
-mod common;
+use crate::common;
 
 /// The tests of this file time things: one at a time, so neither slows the other.
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 
 use common::child::{MIB, Outcome, refused, refused_by, run, run_with, s, scratch, write};
 
@@ -26,7 +26,7 @@ fn fifo(path: &Path) -> PathBuf {
 
 /// The README's example lesson, which reads and checks.
 fn example_lesson() -> String {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let start = readme.find("```toml\nid = ").expect("the example") + "```toml\n".len();
     let end = start + readme[start..].find("```").expect("its end");
     readme[start..end].to_owned()
@@ -193,7 +193,7 @@ fn a_lesson_with_impossible_settings_is_refused_naming_the_place() {
 #[test]
 fn a_profile_with_impossible_figures_is_refused_naming_them() {
     let dir = scratch("files-profile");
-    let shipped = include_str!("../assets/profiles.toml");
+    let shipped = include_str!("../../assets/profiles.toml");
     let start = shipped.find("[[profile]]").expect("a profile");
     let end = shipped[start + 1..]
         .find("[[profile]]")

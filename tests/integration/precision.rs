@@ -1,7 +1,7 @@
 //! FP16 and BF16 rounding and 16-bit storage on the GPU path give the bits the `half` crate gives
 //! on the CPU; training in each precision.
 
-mod common;
+use crate::common;
 
 use batchscope::backend::prelude::*;
 

@@ -2,7 +2,7 @@
 //! reference written from the definitions, the two devices' losses step by step on the 8×8
 //! digits, and its memory as the estimator predicts it, in every precision.
 
-mod common;
+use crate::common;
 
 use batchscope::backend::{Activation, Backend};
 use batchscope::data::ImageShape;

@@ -1,0 +1,23 @@
+//! The integration tests, as one binary: the crate, wgpu and the test harness are linked once,
+//! not once per file. Each file is a module, named for what it tests; `common` holds what they
+//! share (the backends, reference maths, the child-process runner).
+
+#[macro_use]
+mod common;
+
+mod cli;
+mod cnn;
+mod convolution;
+mod data_input;
+mod datasets;
+mod gpu_kernels;
+mod gradients;
+mod hostile;
+mod hostile_files;
+mod journey;
+mod lessons;
+mod memory;
+mod precision;
+mod sweep;
+mod training;
+mod window;
