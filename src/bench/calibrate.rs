@@ -349,6 +349,9 @@ fn calibrate_inside(
                 (factors.iter().sum::<f64>() / factors.len() as f64).clamp(0.5, 4.0);
         }
     }
+    if let Some(e) = profile.efficiency.as_mut() {
+        e.clamp_shares();
+    }
     Ok(Calibration {
         profile,
         compute_probes,

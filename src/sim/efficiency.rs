@@ -157,6 +157,38 @@ impl Products {
 pub const MAX_SHARE: f64 = 10.0;
 
 impl Efficiency {
+    /// Brings every fitted share within what [`Efficiency::validate`] accepts, so that a
+    /// calibration never writes a profile its own reader refuses: on a loaded machine one probe
+    /// can time absurdly fast or slow, and its share is then held at the bound (the other points
+    /// are untouched).
+    pub fn clamp_shares(&mut self) {
+        let clamp = |e: &mut f64| {
+            *e = if e.is_finite() {
+                e.clamp(1e-9, MAX_SHARE)
+            } else {
+                1e-9
+            }
+        };
+        let curve = |c: &mut Curve| c.0.iter_mut().for_each(|(_, e)| clamp(e));
+        curve(&mut self.compute);
+        curve(&mut self.memory);
+        if let Some(p) = &mut self.products {
+            for fit in [
+                &mut p.forward,
+                &mut p.weight_gradient,
+                &mut p.input_gradient,
+            ] {
+                fit.table.iter_mut().for_each(|(_, e)| clamp(e));
+            }
+        }
+        if let Some(u) = &mut self.updates {
+            for fit in [&mut u.sgd, &mut u.momentum, &mut u.adam] {
+                curve(&mut fit.curve);
+                fit.call_us = fit.call_us.clamp(0.0, 1e6);
+            }
+        }
+    }
+
     /// Checks every point of every table: sizes positive, shares between 0 and [`MAX_SHARE`],
     /// an update's costs within reason. Names the table and the point when one is not.
     pub fn validate(&self) -> Result<(), String> {
