@@ -745,6 +745,8 @@ fn profiles_list_every_figure_with_its_source_and_simulate_labels_its_prediction
 
 #[test]
 fn calibrate_writes_a_local_profile_that_simulate_reads() {
+    // Calibration times probes: alone in the binary.
+    let _alone = crate::common::alone();
     let dir = std::env::temp_dir().join(format!("batchscope-calibrate-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join("local.toml");

@@ -4,7 +4,7 @@
 use crate::common;
 
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 use batchscope::backend::{Backend, UploadMode};
 use batchscope::data::dataloader::LoaderConfig;
@@ -15,16 +15,9 @@ use batchscope::trace::{Breakdown, Category, Lane, TraceChunk};
 use batchscope::train::{Pipeline, Runner, Session, SyncPolicy, TrainConfig};
 use serde_json::Value;
 
-/// The scenarios compare times: they run one at a time, so that they do not slow each other.
-static TIMING: Mutex<()> = Mutex::new(());
-
-/// Tests that time things, or load the machine (GPU work runs on the CPU on a software
-/// adapter; the benchmark runs flat out), run one at a time: on a 2-core machine a neighbour's
-/// load shows up in the timings.
+/// The scenarios compare times: they run alone in the binary ([`common::alone`]).
 fn one_at_a_time() -> MutexGuard<'static, ()> {
-    TIMING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    common::alone()
 }
 
 fn config(batch: usize, pipeline: Pipeline) -> TrainConfig {

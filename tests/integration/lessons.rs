@@ -150,6 +150,8 @@ fn check_probe_times(r: &serde_json::Value) {
 
 #[test]
 fn every_lesson_fills_its_headlines_on_this_machines_adapter() {
+    // The probes time things for seconds each: alone in the binary.
+    let _alone = crate::common::alone();
     let (code, stdout, stderr) =
         batchscope(&["lessons", "--verify", "--json"], Duration::from_secs(400));
     assert_eq!(code, 0, "{stderr}\n{stdout}");
@@ -184,6 +186,8 @@ fn every_lesson_fills_its_headlines_on_this_machines_adapter() {
 
 #[test]
 fn every_lesson_fills_its_headlines_without_a_gpu() {
+    // The probes time things for seconds each: alone in the binary.
+    let _alone = crate::common::alone();
     let (code, stdout, stderr) = batchscope(
         &["lessons", "--verify", "--json", "--no-gpu"],
         Duration::from_secs(200),

@@ -11,11 +11,9 @@ use batchscope::train::{Session, TrainConfig};
 
 use crate::common;
 
-/// The tests of this file time things: one at a time, so neither slows the other.
+/// The tests of this file time things: alone in the binary ([`common::alone`]).
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    common::alone()
 }
 
 #[test]

@@ -9,6 +9,15 @@ use batchscope::backend::gpu::GpuBackend;
 use batchscope::backend::{Activation, Backend, ConvShape, Tensor};
 use batchscope::nn::Network;
 
+/// Tests that time things or load the machine (GPU work runs on the CPU on a software adapter;
+/// a benchmark or a lesson's probes run flat out) take this first: one of them at a time in the
+/// whole binary, since on a 2-core machine a neighbour's load shows up in the timings.
+pub fn alone() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The CPU backend with two threads, so the parallel paths run too.
 pub fn cpu() -> CpuBackend {
     CpuBackend::new(2).expect("a rayon pool starts")
