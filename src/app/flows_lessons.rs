@@ -26,7 +26,7 @@ mod tests {
             devices_settled
         ));
         let lessons = harness.state().state.lessons.clone();
-        assert_eq!(lessons.len(), 10);
+        assert_eq!(lessons.len(), crate::lesson::shipped::COUNT);
         for lesson in &lessons {
             harness
                 .state_mut()

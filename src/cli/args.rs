@@ -132,8 +132,8 @@ pub(super) struct RunArgs {
     pub threads: usize,
     /// When CPU kernels use several threads: `auto` (by work size) or `always` (to measure what
     /// the automatic choice avoids).
-    #[arg(long, default_value = "auto", value_parser = ["auto", "always"])]
-    pub split: String,
+    #[arg(long, value_enum, default_value_t = SplitArg::Auto)]
+    pub split: SplitArg,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
     /// Number format: fp32, fp16, bf16 or mixed (FP32 master weights, FP16 activations and
@@ -264,4 +264,22 @@ pub(super) fn threads_in_range(text: &str) -> Result<usize, String> {
         .map_err(|e| format!("`{text}`: {e}; give a whole number"))?;
     check_threads(n)?;
     Ok(n)
+}
+
+/// `--split`: when the CPU's kernels use several threads.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SplitArg {
+    /// By the work's size.
+    Auto,
+    /// Always, down to the smallest product.
+    Always,
+}
+
+impl From<SplitArg> for crate::backend::cpu::Split {
+    fn from(split: SplitArg) -> Self {
+        match split {
+            SplitArg::Auto => Self::BySize,
+            SplitArg::Always => Self::Always,
+        }
+    }
 }

@@ -4,7 +4,6 @@
 
 use super::args::{ReadArgs, RunArgs};
 use super::failure::Failure;
-use crate::backend::cpu::Split;
 use crate::backend::{self, Activation, Backend, GpuChoice, OpenOptions};
 use crate::data::formats::{load as load_file, no_progress};
 use crate::data::shipped::{SHIPPED, load_shipped, shipped};
@@ -258,11 +257,7 @@ pub(super) fn open_backend_with(
 ) -> Result<Box<dyn Backend>, crate::i18n::Said> {
     let options = OpenOptions {
         cpu_threads: threads,
-        split: if args.split == "always" {
-            Split::Always
-        } else {
-            Split::BySize
-        },
+        split: args.split.into(),
         gpu: GpuChoice::Auto,
         tuning: crate::app::tuning_cache_path(),
     };

@@ -49,6 +49,19 @@ pub enum View {
     Simulator,
 }
 
+impl View {
+    /// Every view, in the order of the window's tabs.
+    pub const ALL: [View; 7] = [
+        View::Training,
+        View::Data,
+        View::Journey,
+        View::Memory,
+        View::Precision,
+        View::Experiments,
+        View::Simulator,
+    ];
+}
+
 /// Which devices a preset trains on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -4,7 +4,10 @@
 use super::format::Lesson;
 
 /// Each shipped lesson's file name and text.
-const FILES: [(&str, &str); 10] = [
+/// How many lessons ship with the app: the files below.
+pub const COUNT: usize = 10;
+
+const FILES: [(&str, &str); COUNT] = [
     (
         "00-first-run.toml",
         include_str!("../../assets/lessons/00-first-run.toml"),

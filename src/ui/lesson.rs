@@ -689,6 +689,29 @@ pub(crate) mod tests {
     use crate::lesson::probe::{GpuPresence, Outcome};
     use crate::lesson::{Figures, Quantity, shipped};
 
+    /// A lesson's `view = "…"` names a tab: each view opens the tab of its own name, and every
+    /// tab a lesson can show (all but the history of past runs) is a view.
+    #[test]
+    fn every_lesson_view_opens_the_tab_of_its_name() {
+        for view in View::ALL {
+            let tab = view_tab(view);
+            assert_eq!(format!("{view:?}"), format!("{tab:?}"));
+            let named: View = toml::from_str::<toml::Table>(&format!(
+                "view = \"{}\"",
+                format!("{view:?}").to_lowercase()
+            ))
+            .ok()
+            .and_then(|t| t.get("view").cloned())
+            .and_then(|v| v.try_into().ok())
+            .expect("a view by its tab's name");
+            assert_eq!(named, view);
+        }
+        let shown = View::ALL.map(view_tab);
+        for tab in Tab::ALL {
+            assert!(shown.contains(&tab) || tab == Tab::History, "{tab:?}");
+        }
+    }
+
     /// The first-run lesson at `step`, measured with a CPU 100× faster than a software GPU.
     pub(crate) fn following(step: usize, measured: bool) -> Following {
         let lesson = shipped::find("first-run").expect("shipped");

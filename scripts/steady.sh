@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the tests once, then runs the whole suite N times (default 5) and prints each run's
+# result and time: a test that fails one time in ten shows up here before it fails CI.
+# Run it on a quiet machine; it takes N times what one `cargo test` run takes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
+    XDG_RUNTIME_DIR=$(mktemp -d)
+    export XDG_RUNTIME_DIR
+fi
+XDG_DATA_HOME=$(mktemp -d)
+export XDG_DATA_HOME
+cargo test --all-targets --locked --no-run --quiet
+failed=0
+for i in $(seq 1 "$runs"); do
+    start=$(date +%s)
+    if cargo test --all-targets --locked --quiet >"/tmp/batchscope-steady-$i.log" 2>&1; then
+        echo "run $i: passed in $(($(date +%s) - start)) s"
+    else
+        failed=$((failed + 1))
+        echo "run $i: FAILED in $(($(date +%s) - start)) s (log: /tmp/batchscope-steady-$i.log)"
+        grep -E "^test .* FAILED|panicked" "/tmp/batchscope-steady-$i.log" | head -5
+    fi
+done
+echo "$((runs - failed)) of $runs runs passed"
+[ "$failed" -eq 0 ]
