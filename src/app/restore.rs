@@ -344,12 +344,9 @@ pub fn storage_guard(app_id: &str) -> (Option<std::path::PathBuf>, Vec<RestoreNo
     if std::fs::symlink_metadata(&path).is_err() {
         return (None, Vec::new());
     }
-    match crate::files::read_bytes(
-        &path,
-        crate::files::FileKind::Settings,
-        crate::files::FileKind::Settings.budget_bytes(),
-    ) {
-        Ok(_) => (None, Vec::new()),
+    // Checked, not read: eframe reads it next.
+    match crate::files::check_readable(&path, crate::files::FileKind::Settings) {
+        Ok(()) => (None, Vec::new()),
         Err(why) => {
             let instead = dir.join("app-instead.ron");
             let note = RestoreNote::SettingsElsewhere {

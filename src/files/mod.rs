@@ -114,29 +114,46 @@ fn cannot_read(path: &Path, e: &std::io::Error) -> Said {
     Said::new(FileKey::CannotRead, &[("path", &shown(path)), ("why", e)])
 }
 
-/// The bytes of the regular file `path`, refused past `max_bytes` (counted as they are read).
-pub fn read_bytes(path: &Path, kind: FileKind, max_bytes: u64) -> Result<Vec<u8>, Said> {
-    let (file, len) = open_regular(path)?;
-    let too_large = || {
-        let what = Said::new(kind.key(), &[]);
-        Said::with(
-            FileKey::TooLarge,
-            &[
-                ("path", Arg::Plain(&shown(path))),
-                ("max", Arg::Plain(&crate::units::format_bytes(max_bytes))),
-                ("what", Arg::Said(&what)),
-            ],
-        )
-    };
-    if len > max_bytes {
-        return Err(too_large());
+/// That `path`, a `kind` of file, is past its budget.
+fn too_large(path: &Path, kind: FileKind) -> Said {
+    let what = Said::new(kind.key(), &[]);
+    Said::with(
+        FileKey::TooLarge,
+        &[
+            ("path", Arg::Plain(&shown(path))),
+            (
+                "max",
+                Arg::Plain(&crate::units::format_bytes(kind.budget_bytes())),
+            ),
+            ("what", Arg::Said(&what)),
+        ],
+    )
+}
+
+/// Whether `path` could be read as a `kind` of file: a regular file within its budget. Reads
+/// nothing (for a file another reader then reads, such as eframe's settings).
+pub fn check_readable(path: &Path, kind: FileKind) -> Result<(), Said> {
+    let (_, len) = open_regular(path)?;
+    if len > kind.budget_bytes() {
+        return Err(too_large(path, kind));
     }
-    let mut bytes = Vec::with_capacity(len.min(max_bytes) as usize);
+    Ok(())
+}
+
+/// The bytes of the regular file `path`, a `kind` of file, refused past its budget (counted as
+/// they are read, not only from the reported size).
+pub fn read_bytes(path: &Path, kind: FileKind) -> Result<Vec<u8>, Said> {
+    let (file, len) = open_regular(path)?;
+    let max_bytes = kind.budget_bytes();
+    if len > max_bytes {
+        return Err(too_large(path, kind));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| cannot_read(path, &e))?;
     if bytes.len() as u64 > max_bytes {
-        return Err(too_large());
+        return Err(too_large(path, kind));
     }
     Ok(bytes)
 }
@@ -144,7 +161,7 @@ pub fn read_bytes(path: &Path, kind: FileKind, max_bytes: u64) -> Result<Vec<u8>
 /// The text of the regular file `path`, a `kind` of file: within its budget, and UTF-8 (a byte
 /// that is not is named by line and column).
 pub fn read_text(path: &Path, kind: FileKind) -> Result<String, Said> {
-    let bytes = read_bytes(path, kind, kind.budget_bytes())?;
+    let bytes = read_bytes(path, kind)?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();

@@ -22,39 +22,11 @@ pub(crate) fn check_regular(path: &Path, shown: &str) -> Result<std::fs::Metadat
     if meta.is_file() {
         return Ok(meta);
     }
-    let kind = Said::new(file_kind(&meta), &[]);
+    let kind = Said::new(crate::files::special_kind(&meta), &[]);
     Err(DataError::Refused {
         path: shown.to_owned(),
         message: Said::with(DataKey::NotRegular, &[("kind", Arg::Said(&kind))]),
     })
-}
-
-#[cfg(unix)]
-fn file_kind(meta: &std::fs::Metadata) -> DataKey {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_fifo() {
-        DataKey::KindFifo
-    } else if t.is_char_device() {
-        DataKey::KindCharDevice
-    } else if t.is_block_device() {
-        DataKey::KindBlockDevice
-    } else if t.is_socket() {
-        DataKey::KindSocket
-    } else if t.is_dir() {
-        DataKey::KindFolder
-    } else {
-        DataKey::KindSpecial
-    }
-}
-
-#[cfg(not(unix))]
-fn file_kind(meta: &std::fs::Metadata) -> DataKey {
-    if meta.is_dir() {
-        DataKey::KindFolder
-    } else {
-        DataKey::KindSpecial
-    }
 }
 
 /// A regular file's bytes, decompressed when they are gzip, as a buffered reader that stops
