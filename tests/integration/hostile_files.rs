@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 
-use common::child::{MIB, Outcome, refused, refused_by, run, run_with, s, scratch, write};
+use common::child::{MIB, refused, refused_by, run, run_with, s, scratch, write};
 
 /// A named pipe with no writer at `path`.
 #[cfg(unix)]
@@ -435,22 +435,11 @@ fn a_full_disk_during_an_out_write_leaves_no_file() {
         ("local.toml", &["calibrate", "--seconds", "0.01"]),
     ] {
         let out = dir.join(name);
-        // Standard output and error go to pipes, which the limit does not touch.
-        let child = Command::new("timeout")
-            .args([
-                "300",
-                "sh",
-                "-c",
-                "trap '' XFSZ; exec prlimit --fsize=256 -- \"$@\"",
-                "sh",
-            ])
-            .arg(env!("CARGO_BIN_EXE_batchscope"))
-            .args(args)
-            .args(["--out", s(&out)])
-            .output()
-            .expect("the command runs");
-        let stderr = String::from_utf8_lossy(&child.stderr);
-        assert_eq!(child.status.code(), Some(1), "{name}: {stderr}");
+        let mut all = args.to_vec();
+        all.extend(["--out", s(&out)]);
+        let outcome = common::child::run_limited("--fsize=256", &all, 300);
+        let stderr = &outcome.stderr;
+        assert_eq!(outcome.code, Some(1), "{name}: {stderr}");
         assert!(stderr.contains(name), "{name}: {stderr}");
         let left: Vec<_> = std::fs::read_dir(&dir)
             .expect("read the folder")
@@ -467,24 +456,7 @@ fn a_full_disk_during_an_out_write_leaves_no_file() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_run_too_large_for_the_memory_limit_is_refused_not_aborted() {
-    let under_limit = |args: &[&str]| -> Outcome {
-        let mut all = vec!["--as=4294967296", "--", env!("CARGO_BIN_EXE_batchscope")];
-        all.extend_from_slice(args);
-        let start = Instant::now();
-        let out = Command::new("timeout")
-            .arg("300")
-            .arg("prlimit")
-            .args(&all)
-            .output()
-            .expect("prlimit runs");
-        assert!(start.elapsed() < Duration::from_secs(300), "{args:?} hangs");
-        Outcome {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            peak: 0,
-        }
-    };
+    let under_limit = |args: &[&str]| common::child::run_limited("--as=4294967296", args, 300);
     let args = [
         "train",
         "--dataset",

@@ -141,3 +141,31 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 pub fn s(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
+
+/// Runs `batchscope args…` under a resource limit that `prlimit` sets (`limit`, such as
+/// `--as=4294967296` or `--fsize=256`), with `SIGXFSZ` ignored so that a write past a file-size
+/// limit fails instead of killing the process, and standard output and error on pipes, which
+/// such a limit does not touch. `timeout` kills it after `deadline_s` seconds (exit code 124).
+/// Its peak memory is not measured (0).
+#[cfg(target_os = "linux")]
+pub fn run_limited(limit: &str, args: &[&str], deadline_s: u32) -> Outcome {
+    let out = Command::new("timeout")
+        .arg(deadline_s.to_string())
+        .args([
+            "sh",
+            "-c",
+            "trap '' XFSZ; exec prlimit \"$0\" -- \"$@\"",
+            limit,
+        ])
+        .arg(env!("CARGO_BIN_EXE_batchscope"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("timeout, sh and prlimit run");
+    Outcome {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        peak: 0,
+    }
+}
