@@ -1,0 +1,36 @@
+//! A sweep's points written out for other tools.
+
+use super::measure::Point;
+use super::setting::Parameter;
+
+/// The points as CSV in the style of hyperfine's export: one row per device and value, the
+/// swept setting as `parameter_<name>`, units in the column names, full precision, and the
+/// `source` of each row: `measured` here (`sweep_sim::SimulatedSweep::csv_rows` adds
+/// `simulated` ones).
+pub fn to_csv(parameter: Parameter, points: &[Point]) -> String {
+    use std::fmt::Write as _;
+    let mut text = format!(
+        "device,parameter_{},samples_per_s,step_time_median_ms,step_time_min_ms,\
+         step_time_max_ms,step_time_iqr_pct,noisy,runs,steps_per_run,gflop_per_s,source\n",
+        parameter.as_str()
+    );
+    for p in points {
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            text,
+            "{},{},{},{},{},{},{},{},{},{},{},measured",
+            p.device,
+            p.value,
+            p.samples_per_s,
+            p.step_time_ms,
+            p.step_time_min_ms,
+            p.step_time_max_ms,
+            p.iqr_pct,
+            p.noisy,
+            p.runs,
+            p.steps_per_run,
+            p.gflop_per_s
+        );
+    }
+    text
+}
