@@ -33,34 +33,11 @@ impl BatchScopeApp {
         match command {
             UiCommand::Run => self.run(),
             UiCommand::Pause => self.pause(),
-            UiCommand::Step => {
-                // A running device stops after its step; it says when.
-                for run in &mut self.state.runs {
-                    if run.run_state == RunState::Running {
-                        run.run_state = RunState::Pausing;
-                    }
-                }
-                self.send_all(|| Command::Step);
-            }
+            UiCommand::Step => self.step(),
             UiCommand::SetLanguage(lang) => self.state.lang = lang,
             UiCommand::Reset => self.reset(),
             UiCommand::Open(kind) => self.panels.opener.start(kind, lang, self.notify()),
-            UiCommand::OpenPath(path) => {
-                // Opening the file that is loaded again keeps the way it was read.
-                let options = self
-                    .state
-                    .data
-                    .loaded
-                    .as_ref()
-                    .and_then(|l| match &l.source {
-                        DataSource::File { path: p, options } if *p == path => {
-                            Some(options.clone())
-                        }
-                        _ => None,
-                    })
-                    .unwrap_or_default();
-                self.start_load(DataSource::File { path, options }, AfterLoad::Preview);
-            }
+            UiCommand::OpenPath(path) => self.open_path(path),
             UiCommand::Load(source) => self.start_load(source, AfterLoad::Preview),
             UiCommand::CancelLoad => {
                 if let Some((job, _)) = &self.jobs.loading {
@@ -69,23 +46,9 @@ impl BatchScopeApp {
             }
             UiCommand::DismissDataError => self.state.data.error = None,
             UiCommand::DismissRestoreNotes => self.state.restore_notes.clear(),
-            UiCommand::UseLoaded => {
-                if let Some(loaded) = &self.state.data.loaded {
-                    self.state.settings.config.source = loaded.source.clone();
-                    self.reset();
-                    if self.state.settings.error.is_none() {
-                        self.state.tab = Tab::Training;
-                    }
-                }
-            }
+            UiCommand::UseLoaded => self.use_loaded(),
             UiCommand::ShowTab(tab) => self.state.tab = tab,
-            UiCommand::SetPipeline(pipeline) => match pipeline.validate() {
-                Ok(()) => {
-                    self.state.settings.applied.pipeline = pipeline;
-                    self.send_all(|| Command::Pipeline(pipeline));
-                }
-                Err(e) => self.state.settings.error = Some(e.into()),
-            },
+            UiCommand::SetPipeline(pipeline) => self.set_pipeline(pipeline),
             UiCommand::ReleaseCached => self.send_all(|| Command::ReleaseCached),
             UiCommand::ComparePrecisions => self.compare_precisions(),
             UiCommand::DemonstrateMismatch => self.demonstrate_mismatch(),
@@ -104,79 +67,127 @@ impl BatchScopeApp {
             UiCommand::Calibrate => self.calibrate_machine(),
             UiCommand::CancelCalibration => self.cancel_calibration(),
             UiCommand::Lesson(command) => self.lesson_command(command),
-            UiCommand::SetPresenter(on) => {
-                let presenter = &mut self.state.presenter;
-                if on && !presenter.on {
-                    presenter.since = Some(std::time::Instant::now());
-                }
-                presenter.on = on;
-                presenter.blank = false;
-                if !on {
-                    presenter.notes = false;
-                }
-            }
+            UiCommand::SetPresenter(on) => self.set_presenter(on),
             UiCommand::ToggleBlank => self.state.presenter.blank ^= true,
             UiCommand::ToggleSpeakerNotes => self.state.presenter.notes ^= true,
             UiCommand::ExportScreenshot | UiCommand::ExportPlotScreenshot(_) => {
+                // The whole window, or the plot's rectangle alone.
                 self.state.screenshot_crop = match command {
                     UiCommand::ExportPlotScreenshot(rect) => Some(rect),
                     _ => None,
                 };
-                self.panels
-                    .opener
-                    .start(OpenKind::SaveScreenshot, lang, self.notify());
+                self.ask_save(OpenKind::SaveScreenshot);
             }
             UiCommand::SaveScreenshot(path) => {
                 let crop = self.state.screenshot_crop.take();
                 self.save_screenshot(path, crop);
             }
-            UiCommand::AskSession { save } => {
-                let kind = if save {
-                    OpenKind::SaveSession
-                } else {
-                    OpenKind::Session
-                };
-                self.panels.opener.start(kind, lang, self.notify());
-            }
+            UiCommand::AskSession { save: true } => self.ask_save(OpenKind::SaveSession),
+            UiCommand::AskSession { save: false } => self.ask_save(OpenKind::Session),
             UiCommand::SaveSession(path) => self.save_session(path),
             UiCommand::OpenSession(path) => self.open_session(&path),
-            UiCommand::ToggleFullscreen => {
-                if let Some(ctx) = &self.ctx {
-                    let full = ctx.input(|i| i.viewport().fullscreen.unwrap_or(false));
-                    ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(!full));
-                }
-            }
-            UiCommand::CancelSweep => {
-                // Dropping the job cancels it; what was measured stays.
-                self.jobs.sweep = None;
-                self.jobs.pending_sweep = None;
-                if let Some(results) = self.state.sweep.as_mut()
-                    && !results.ended
-                {
-                    results.ended = true;
-                    results.notes.push(crate::bench::sweep::Note::Cancelled);
-                    self.keep_sweep();
-                }
-            }
-            UiCommand::CancelComparison => {
-                // Dropping the job tells its thread to stop after its current step.
-                self.jobs.comparison = None;
-                if let Some(c) = self.state.comparison.as_mut() {
-                    c.ended();
-                }
-            }
+            UiCommand::ToggleFullscreen => self.toggle_fullscreen(),
+            UiCommand::CancelSweep => self.cancel_sweep(),
+            UiCommand::CancelComparison => self.cancel_comparison(),
             UiCommand::SaveTrace(path) => self.save_trace(&path),
-            UiCommand::ExportSweep => {
-                self.panels
-                    .opener
-                    .start(OpenKind::SaveSweep, lang, self.notify());
-            }
+            UiCommand::ExportSweep => self.ask_save(OpenKind::SaveSweep),
             UiCommand::SaveSweep(path) => self.save_sweep(&path),
-            UiCommand::ExportTrace => {
-                self.panels
-                    .opener
-                    .start(OpenKind::SaveTrace, lang, self.notify());
+            UiCommand::ExportTrace => self.ask_save(OpenKind::SaveTrace),
+        }
+    }
+
+    /// One step: a running device stops after its step, and says when.
+    fn step(&mut self) {
+        for run in &mut self.state.runs {
+            if run.run_state == RunState::Running {
+                run.run_state = RunState::Pausing;
             }
+        }
+        self.send_all(|| Command::Step);
+    }
+
+    /// Loads a file to preview it; opening the file that is loaded again keeps the way it was
+    /// read.
+    fn open_path(&mut self, path: std::path::PathBuf) {
+        let options = self
+            .state
+            .data
+            .loaded
+            .as_ref()
+            .and_then(|l| match &l.source {
+                DataSource::File { path: p, options } if *p == path => Some(options.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        self.start_load(DataSource::File { path, options }, AfterLoad::Preview);
+    }
+
+    /// Trains on the data set previewed, and shows the training when the settings take it.
+    fn use_loaded(&mut self) {
+        if let Some(loaded) = &self.state.data.loaded {
+            self.state.settings.config.source = loaded.source.clone();
+            self.reset();
+            if self.state.settings.error.is_none() {
+                self.state.tab = Tab::Training;
+            }
+        }
+    }
+
+    /// A new input pipeline for the running workers, or why it is refused.
+    fn set_pipeline(&mut self, pipeline: crate::train::Pipeline) {
+        match pipeline.validate() {
+            Ok(()) => {
+                self.state.settings.applied.pipeline = pipeline;
+                self.send_all(|| Command::Pipeline(pipeline));
+            }
+            Err(e) => self.state.settings.error = Some(e.into()),
+        }
+    }
+
+    /// Presenter mode on or off; its clock starts when it is turned on.
+    fn set_presenter(&mut self, on: bool) {
+        let presenter = &mut self.state.presenter;
+        if on && !presenter.on {
+            presenter.since = Some(std::time::Instant::now());
+        }
+        presenter.on = on;
+        presenter.blank = false;
+        if !on {
+            presenter.notes = false;
+        }
+    }
+
+    /// Asks where to save, or what to open (the dialog, or the in-app browser).
+    fn ask_save(&mut self, kind: OpenKind) {
+        let (lang, notify) = (self.state.lang, self.notify());
+        self.panels.opener.start(kind, lang, notify);
+    }
+
+    fn toggle_fullscreen(&self) {
+        if let Some(ctx) = &self.ctx {
+            let full = ctx.input(|i| i.viewport().fullscreen.unwrap_or(false));
+            ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(!full));
+        }
+    }
+
+    /// Dropping the sweep's job cancels it; what was measured stays.
+    fn cancel_sweep(&mut self) {
+        self.jobs.sweep = None;
+        self.jobs.pending_sweep = None;
+        if let Some(results) = self.state.sweep.as_mut()
+            && !results.ended
+        {
+            results.ended = true;
+            results.notes.push(crate::bench::sweep::Note::Cancelled);
+            self.keep_sweep();
+        }
+    }
+
+    /// Dropping the comparison's job tells its thread to stop after its current step.
+    fn cancel_comparison(&mut self) {
+        self.jobs.comparison = None;
+        if let Some(c) = self.state.comparison.as_mut() {
+            c.ended();
         }
     }
 

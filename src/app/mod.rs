@@ -25,6 +25,7 @@ mod serving;
 mod session;
 pub mod session_file;
 pub mod state;
+mod tabs;
 mod ui;
 mod workers;
 

@@ -4,11 +4,12 @@ use crate::device::Device;
 use crate::i18n::{ErrKey, Said};
 use crate::memory::OutOfMemory;
 
-/// Errors every backend op can return.
+/// Errors every backend op can return. Each is worded once, in the translation table
+/// ([`BackendError::said`]); its `Display` is that wording's English.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 pub enum BackendError {
     /// Tensors of two devices met in one op: the "model still on the CPU" mistake.
-    #[error("expected all tensors on the same device, found {expected} and {found} (in {op})")]
+    #[error("{}", self.said())]
     DeviceMismatch {
         /// The device the op runs on.
         expected: Device,
@@ -18,7 +19,7 @@ pub enum BackendError {
         op: &'static str,
     },
     /// Shapes do not fit together.
-    #[error("shape mismatch in {op}: {detail}")]
+    #[error("{}", self.said())]
     Shape {
         /// Which op.
         op: &'static str,
@@ -26,10 +27,7 @@ pub enum BackendError {
         detail: String,
     },
     /// The model needs a buffer larger than the device can hold or bind: a setting to change.
-    #[error(
-        "this model needs a buffer of {bytes_shown} ({what}), more than the {limit_shown} this \
-         GPU can bind in one kernel: use fewer features or narrower layers, or a smaller batch"
-    )]
+    #[error("{}", self.said())]
     BufferTooLarge {
         /// Which buffer.
         what: String,
@@ -39,10 +37,10 @@ pub enum BackendError {
         limit_shown: String,
     },
     /// The device could not be set up (no thread pool, no adapter).
-    #[error("{0}")]
+    #[error("{}", self.said())]
     Setup(String),
     /// The GPU reported an error (validation, device lost, out of memory).
-    #[error("GPU error: {0}")]
+    #[error("{}", self.said())]
     Gpu(String),
     /// An allocation would go past the device's memory budget.
     #[error(transparent)]

@@ -20,8 +20,8 @@ use crate::data::{Dataset, Synthetic};
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
 use crate::sim::cost::{Efficiency, OpKind, Product, Products, predict, step_ops, update_work};
+use crate::sim::curve_fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, fit_product};
 use crate::sim::efficiency::{UpdateFit, Updates};
-use crate::sim::fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, fit_product};
 use crate::sim::profile::{Confidence, Figure, Kind, LocalAdapter, Profile};
 use crate::train::{Session, TrainConfig};
 
@@ -126,7 +126,51 @@ fn calibrate_inside(
     progress: &mut (dyn FnMut(&Probing) -> bool + Send),
 ) -> Result<Calibration, BackendError> {
     let adapter = backend.adapter_summary();
-    // A launch: the update of one value, several times.
+    let dispatch_s = probe_launch(backend, seconds_each)?;
+    let update_probes = probe_updates(backend, seconds_each, progress)?;
+    let memory_probes = update_probes[0].clone();
+    // The memory's bandwidth: SGD's largest update, 120 MB, far beyond any cache.
+    let bandwidth = memory_probes
+        .last()
+        .map_or(1e9, |p| p.size / p.seconds.max(1e-9));
+    let compute_probes = probe_products(backend, seconds_each, progress)?;
+    let all: Vec<Probe> = compute_probes.iter().map(|p| p.1.probe).collect();
+    let mut profile = match &adapter {
+        None => cpu_profile(backend),
+        Some(adapter) => gpu_profile(backend, adapter, &all)?,
+    };
+    let peak_flops = profile.fp32_tflops.value * 1e12;
+    let curves = Curves {
+        peak_flops,
+        bandwidth,
+        dispatch_s,
+    };
+    profile.efficiency = Some(curves.fit(&compute_probes, &update_probes));
+    profile.mem_bw_gbs = measured(
+        bandwidth / 1e9,
+        "measured: an SGD update of 10^7 values (120 MB)",
+    );
+    profile.dispatch_us = measured(dispatch_s * 1e6, "measured: the update of one value");
+    step(progress, &Probing::TinySteps)?;
+    probe_op_overhead(backend, &mut profile, dispatch_s, seconds_each)?;
+    probe_step_overhead(backend, &mut profile, seconds_each)?;
+    probe_rule_calls(backend, &mut profile, seconds_each)?;
+    step(progress, &Probing::MidSteps)?;
+    probe_in_step(backend, &mut profile, seconds_each)?;
+    step(progress, &Probing::RuleSteps)?;
+    probe_rule_steps(backend, &mut profile, seconds_each)?;
+    if let Some(e) = profile.efficiency.as_mut() {
+        e.clamp_shares();
+    }
+    Ok(Calibration {
+        profile,
+        compute_probes,
+        memory_probes,
+    })
+}
+
+/// A launch: the update of one value, several times; the dispatch cost fitted to them.
+fn probe_launch(backend: &mut dyn Backend, seconds_each: f64) -> Result<f64, BackendError> {
     let mut tiny = backend.filled("p", 1, 1)?;
     let tiny_grad = backend.filled("g", 1, 1)?;
     let mut launches = Vec::new();
@@ -135,9 +179,16 @@ fn calibrate_inside(
             b.sgd_step(&mut tiny, &tiny_grad, 1e-3)
         })?);
     }
-    let dispatch_s = fit_dispatch(&launches);
-    // Element-wise: each update rule on 10² to 10⁷ values, a quarter-decade apart; SGD's
-    // probes also give the memory curve.
+    Ok(fit_dispatch(&launches))
+}
+
+/// Element-wise: each update rule on 10² to 10⁷ values, a quarter-decade apart (SGD's probes
+/// also give the memory curve), in [`OptimizerKind::ALL`]'s order.
+fn probe_updates(
+    backend: &mut dyn Backend,
+    seconds_each: f64,
+    progress: &mut (dyn FnMut(&Probing) -> bool + Send),
+) -> Result<[Vec<Probe>; 3], BackendError> {
     let mut update_probes = [Vec::new(), Vec::new(), Vec::new()];
     for k in 0..=20 {
         let n = 10f64.powf(2.0 + f64::from(k) / 4.0) as usize;
@@ -150,114 +201,134 @@ fn calibrate_inside(
             });
         }
     }
-    let memory_probes = update_probes[0].clone();
-    // The memory's bandwidth: SGD's largest update, 120 MB, far beyond any cache.
-    let bandwidth = memory_probes
-        .last()
-        .map_or(1e9, |p| p.size / p.seconds.max(1e-9));
-    // Products of each kind at sizes apart from the grid's; a shape's larger batches are left
-    // out where the smaller one's time says a call would take over a second (a software
-    // adapter's large products), and the fit reads between the others.
+    Ok(update_probes)
+}
+
+/// The shapes whose products are probed: square, thin and wide, apart from the grid's sizes.
+const PRODUCT_SHAPES: [(usize, usize); 18] = [
+    (8, 8),
+    (24, 24),
+    (32, 32),
+    (96, 96),
+    (128, 128),
+    (384, 384),
+    (512, 512),
+    (1536, 1536),
+    (3, 8),
+    (3, 32),
+    (3, 128),
+    (3, 512),
+    (3, 1536),
+    (8, 3),
+    (32, 3),
+    (128, 3),
+    (512, 3),
+    (1536, 3),
+];
+
+/// Products of each kind at [`PRODUCT_SHAPES`]; a shape's larger batches are left out where
+/// the smaller one's time says a call would take over a second (a software adapter's large
+/// products), and the fit reads between the others.
+fn probe_products(
+    backend: &mut dyn Backend,
+    seconds_each: f64,
+    progress: &mut (dyn FnMut(&Probing) -> bool + Send),
+) -> Result<Vec<(Product, ShapedProbe)>, BackendError> {
     let mut compute_probes = Vec::new();
-    for &shape in &[
-        (8, 8),
-        (24, 24),
-        (32, 32),
-        (96, 96),
-        (128, 128),
-        (384, 384),
-        (512, 512),
-        (1536, 1536),
-        (3, 8),
-        (3, 32),
-        (3, 128),
-        (3, 512),
-        (3, 1536),
-        (8, 3),
-        (32, 3),
-        (128, 3),
-        (512, 3),
-        (1536, 3),
-    ] {
+    for (fan_in, fan_out) in PRODUCT_SHAPES {
         let mut last: Option<(usize, f64)> = None;
-        for &batch in &[2, 8, 32, 128, 512, 2048, 6144] {
+        for batch in [2, 8, 32, 128, 512, 2048, 6144] {
             if let Some((last_batch, seconds)) = last
                 && seconds * batch as f64 / last_batch as f64 > 1.0
             {
-                step(
-                    progress,
-                    &Probing::TooSlow {
-                        fan_in: shape.0,
-                        fan_out: shape.1,
-                        batch,
-                    },
-                )?;
+                let too_slow = Probing::TooSlow {
+                    fan_in,
+                    fan_out,
+                    batch,
+                };
+                step(progress, &too_slow)?;
                 break;
             }
-            step(
-                progress,
-                &Probing::Products {
-                    fan_in: shape.0,
-                    fan_out: shape.1,
-                    batch,
-                },
-            )?;
-            let probes = product_probes(backend, (batch, shape.0, shape.1), seconds_each)?;
+            let products = Probing::Products {
+                fan_in,
+                fan_out,
+                batch,
+            };
+            step(progress, &products)?;
+            let probes = product_probes(backend, (batch, fan_in, fan_out), seconds_each)?;
             let slowest = probes.iter().map(|p| p.1.probe.seconds).fold(0.0, f64::max);
             last = Some((batch, slowest));
             compute_probes.extend(probes);
         }
     }
-    let all: Vec<Probe> = compute_probes.iter().map(|p| p.1.probe).collect();
-    let mut profile = match &adapter {
-        None => cpu_profile(backend),
-        Some(adapter) => gpu_profile(backend, adapter, &all)?,
-    };
-    let peak_flops = profile.fp32_tflops.value * 1e12;
-    let [forward, weight_gradient, input_gradient] = Product::ALL.map(|kind| {
-        let own: Vec<ShapedProbe> = compute_probes
-            .iter()
-            .filter(|p| p.0 == kind)
-            .map(|p| p.1)
-            .collect();
-        fit_product(&own, peak_flops, dispatch_s)
-    });
-    let efficiency = Efficiency {
-        compute: fit_curve(&all, peak_flops, dispatch_s, 1.0, Trend::Rising),
-        memory: fit_curve(&memory_probes, bandwidth, dispatch_s, 20.0, Trend::Free),
-        products: Some(Products {
-            forward,
-            weight_gradient,
-            input_gradient,
-        }),
-        updates: Some({
-            let [sgd, momentum, adam] = update_probes.map(|p| UpdateFit {
-                curve: fit_curve(&p, bandwidth, dispatch_s, 20.0, Trend::Free),
-                call_us: 0.0,
-                in_step: 1.0,
-            });
-            Updates {
+    Ok(compute_probes)
+}
+
+/// What the efficiency curves are fitted against: the device's peak, its memory's bandwidth
+/// and the cost of a launch.
+struct Curves {
+    peak_flops: f64,
+    bandwidth: f64,
+    dispatch_s: f64,
+}
+
+impl Curves {
+    /// The compute and memory curves, one per product kind and one per update rule.
+    fn fit(
+        &self,
+        compute_probes: &[(Product, ShapedProbe)],
+        update_probes: &[Vec<Probe>; 3],
+    ) -> Efficiency {
+        let Curves {
+            peak_flops,
+            bandwidth,
+            dispatch_s,
+        } = *self;
+        let all: Vec<Probe> = compute_probes.iter().map(|p| p.1.probe).collect();
+        let [forward, weight_gradient, input_gradient] = Product::ALL.map(|kind| {
+            let own: Vec<ShapedProbe> = compute_probes
+                .iter()
+                .filter(|p| p.0 == kind)
+                .map(|p| p.1)
+                .collect();
+            fit_product(&own, peak_flops, dispatch_s)
+        });
+        let [sgd, momentum, adam] = update_probes.each_ref().map(|p| UpdateFit {
+            curve: fit_curve(p, bandwidth, dispatch_s, 20.0, Trend::Free),
+            call_us: 0.0,
+            in_step: 1.0,
+        });
+        Efficiency {
+            compute: fit_curve(&all, peak_flops, dispatch_s, 1.0, Trend::Rising),
+            memory: fit_curve(&update_probes[0], bandwidth, dispatch_s, 20.0, Trend::Free),
+            products: Some(Products {
+                forward,
+                weight_gradient,
+                input_gradient,
+            }),
+            updates: Some(Updates {
                 sgd,
                 momentum,
                 adam,
-            }
-        }),
-    };
-    profile.mem_bw_gbs = measured(
-        bandwidth / 1e9,
-        "measured: an SGD update of 10^7 values (120 MB)",
-    );
-    profile.dispatch_us = measured(dispatch_s * 1e6, "measured: the update of one value");
-    profile.efficiency = Some(efficiency);
-    step(progress, &Probing::TinySteps)?;
-    // What each op costs the host inside a step, beyond the kernel itself (finding its
-    // operands, checking shapes, a cold cache): the steps of a tiny model and a deeper one at
-    // batch 1, whose difference is 25 ops (five layers of three products and two updates).
+            }),
+        }
+    }
+}
+
+/// What each op costs the host inside a step, beyond the kernel itself (finding its operands,
+/// checking shapes, a cold cache): the steps of a tiny model and a deeper one at batch 1, whose
+/// difference is 25 ops (five layers of three products and two updates).
+fn probe_op_overhead(
+    backend: &mut dyn Backend,
+    profile: &mut Profile,
+    dispatch_s: f64,
+    seconds_each: f64,
+) -> Result<(), BackendError> {
     let shallow = session(&[2, 4, 3], 1, OptimizerKind::Sgd)?;
     let deep = session(&[2, 4, 4, 4, 4, 4, 4, 3], 1, OptimizerKind::Sgd)?;
     let extra_ms = step_time_ms(backend, &deep, seconds_each)?
         - step_time_ms(backend, &shallow, seconds_each)?
-        - (predict_ms(&profile, &deep) - predict_ms(&profile, &shallow));
+        - (predict_ms(profile, &deep) - predict_ms(profile, &shallow));
     // The prediction already counts each op's launch: the difference is on top of it.
     profile.dispatch_us = measured(
         dispatch_s * 1e6 + (extra_ms * 1e3 / 25.0).max(0.0),
@@ -265,13 +336,21 @@ fn calibrate_inside(
          2,4,4,4,4,4,4,3 at batch 1 take beyond their predicted kernels, per op of the \
          difference",
     );
-    // What a step costs beyond its kernels, once and per row: a tiny model's steps at batch 1
-    // and 2000, less their predicted kernels.
+    Ok(())
+}
+
+/// What a step costs beyond its kernels, once and per row: a tiny model's steps at batch 1 and
+/// 2000, less their predicted kernels.
+fn probe_step_overhead(
+    backend: &mut dyn Backend,
+    profile: &mut Profile,
+    seconds_each: f64,
+) -> Result<(), BackendError> {
     let mut beyond = Vec::new();
     for batch in [1, 2000] {
         let tiny = session(&[2, 4, 3], batch, OptimizerKind::Sgd)?;
         let measured_ms = step_time_ms(backend, &tiny, seconds_each)?;
-        beyond.push(((measured_ms - predict_ms(&profile, &tiny)) * 1e3).max(0.0));
+        beyond.push(((measured_ms - predict_ms(profile, &tiny)) * 1e3).max(0.0));
     }
     let per_row_us = ((beyond[1] - beyond[0]) / 1999.0).max(0.0);
     profile.step_overhead_us = Some(measured(
@@ -282,20 +361,34 @@ fn calibrate_inside(
         (per_row_us * 1e3).max(0.001),
         "measured: steps of layers 2,4,3 at batch 1 and 2000, less their predicted kernels",
     ));
-    // What each other rule's update of a tensor costs in a step beyond SGD's: steps of the
-    // tiny model (four parameter tensors) less their prediction.
+    Ok(())
+}
+
+/// What each other rule's update of a tensor costs in a step beyond SGD's: steps of the tiny
+/// model (four parameter tensors) less their prediction.
+fn probe_rule_calls(
+    backend: &mut dyn Backend,
+    profile: &mut Profile,
+    seconds_each: f64,
+) -> Result<(), BackendError> {
     for rule in [OptimizerKind::Momentum, OptimizerKind::Adam] {
         let tiny = session(&[2, 4, 3], 1, rule)?;
         let measured_ms = step_time_ms(backend, &tiny, seconds_each)?;
-        let beyond_us = (measured_ms - predict_ms(&profile, &tiny)) * 1e3;
+        let beyond_us = (measured_ms - predict_ms(profile, &tiny)) * 1e3;
         if let Some(updates) = profile.efficiency.as_mut().and_then(|e| e.updates.as_mut()) {
             updates.get_mut(rule).call_us = (beyond_us / 4.0).max(0.0);
         }
     }
-    // Kernels inside a step run slower than probed alone, their operands no longer in the
-    // caches: the median ratio of measured to predicted steps of four models apart from the
-    // grid's sizes.
-    step(progress, &Probing::MidSteps)?;
+    Ok(())
+}
+
+/// Kernels inside a step run slower than probed alone, their operands no longer in the caches:
+/// the median ratio of measured to predicted steps of four models apart from the grid's sizes.
+fn probe_in_step(
+    backend: &mut dyn Backend,
+    profile: &mut Profile,
+    seconds_each: f64,
+) -> Result<(), BackendError> {
     let mut ratios = Vec::new();
     for (layers, batch) in [
         (&[2, 24, 24, 3][..], 200),
@@ -304,7 +397,7 @@ fn calibrate_inside(
         (&[2, 384, 384, 3][..], 200),
     ] {
         let s = session(layers, batch, OptimizerKind::Sgd)?;
-        ratios.push(step_time_ms(backend, &s, seconds_each)? / predict_ms(&profile, &s));
+        ratios.push(step_time_ms(backend, &s, seconds_each)? / predict_ms(profile, &s));
     }
     ratios.sort_by(f64::total_cmp);
     profile.in_step_factor = Some(measured(
@@ -312,11 +405,18 @@ fn calibrate_inside(
         "measured: steps of layers 2,24,24,3 (batch 200), 2,96,96,3 (24 and 2000) and \
          2,384,384,3 (200), median of measured over predicted",
     ));
-    // A rule with state reads it cold inside a step, the backward pass having pushed it out of
-    // the caches: what steps with the rule take beyond their prediction, less what the same
-    // steps with SGD do, scales the rule's memory traffic. Batch 2, where the update is much
-    // of the step, at two widths apart from the grid's; the mean of the two.
-    step(progress, &Probing::RuleSteps)?;
+    Ok(())
+}
+
+/// A rule with state reads it cold inside a step, the backward pass having pushed it out of the
+/// caches: what steps with the rule take beyond their prediction, less what the same steps with
+/// SGD do, scales the rule's memory traffic. Batch 2, where the update is much of the step, at
+/// two widths apart from the grid's; the mean of the two.
+fn probe_rule_steps(
+    backend: &mut dyn Backend,
+    profile: &mut Profile,
+    seconds_each: f64,
+) -> Result<(), BackendError> {
     for rule in [OptimizerKind::Momentum, OptimizerKind::Adam] {
         let mut factors = Vec::new();
         for width in [96, 384] {
@@ -326,37 +426,30 @@ fn calibrate_inside(
                 session(&layers, 2, OptimizerKind::Sgd)?,
             );
             let extra_ms = step_time_ms(backend, &with_rule, seconds_each)?
-                - predict_ms(&profile, &with_rule)
+                - predict_ms(profile, &with_rule)
                 - (step_time_ms(backend, &with_sgd, seconds_each)?
-                    - predict_ms(&profile, &with_sgd));
-            let c = &with_rule.config;
-            let ops = step_ops(
-                &c.model_spec(&with_rule.data),
-                c.batch,
-                (rule, Precision::Fp32),
-                profile.device(),
-            );
-            let updates_ms: f64 = predict(&profile, &ops, Precision::Fp32, c.batch, (0.0, true))
-                .ops
-                .iter()
-                .filter(|cost| cost.op.kind == OpKind::Update)
-                .map(|cost| cost.time_ms)
-                .sum();
-            factors.push(1.0 + extra_ms / updates_ms.max(1e-9));
+                    - predict_ms(profile, &with_sgd));
+            factors.push(1.0 + extra_ms / updates_ms(profile, &with_rule, rule).max(1e-9));
         }
         if let Some(updates) = profile.efficiency.as_mut().and_then(|e| e.updates.as_mut()) {
             updates.get_mut(rule).in_step =
                 (factors.iter().sum::<f64>() / factors.len() as f64).clamp(0.5, 4.0);
         }
     }
-    if let Some(e) = profile.efficiency.as_mut() {
-        e.clamp_shares();
-    }
-    Ok(Calibration {
-        profile,
-        compute_probes,
-        memory_probes,
-    })
+    Ok(())
+}
+
+/// The predicted time of a step's updates with `rule`, in ms.
+fn updates_ms(profile: &Profile, session: &Session, rule: OptimizerKind) -> f64 {
+    let c = &session.config;
+    let spec = c.model_spec(&session.data);
+    let ops = step_ops(&spec, c.batch, (rule, Precision::Fp32), profile.device());
+    predict(profile, &ops, Precision::Fp32, c.batch, (0.0, true))
+        .ops
+        .iter()
+        .filter(|cost| cost.op.kind == OpKind::Update)
+        .map(|cost| cost.time_ms)
+        .sum()
 }
 
 /// The error of a calibration stopped by its `progress`.

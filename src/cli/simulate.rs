@@ -11,7 +11,7 @@ use super::output::Out;
 use super::run::parse_run;
 use crate::sim::cost::{Prediction, predict, step_ops};
 use crate::sim::estimate::PRESETS;
-use crate::sim::fits::{MemoryFit, Model, Stage, model_states_per_gpu};
+use crate::sim::memory_fit::{MemoryFit, Model, Stage, model_states_per_gpu};
 use crate::sim::profile::{self, Profile};
 use crate::units::format_bytes;
 

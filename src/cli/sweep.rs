@@ -15,6 +15,7 @@ use super::output::{Out, OutputError};
 use super::run::{open_backend_with, parse_run};
 use crate::bench::sweep::{Crossover, Parameter, Point, PointPlan, Report, Results, Sweep};
 use crate::bench::sweep_sim::SimulatedSweep;
+use crate::sim::profile::Profile;
 
 #[derive(Args, Debug)]
 pub(super) struct SweepArgs {
@@ -67,7 +68,9 @@ struct SweepSummary<'a> {
     note: Option<&'a str>,
 }
 
-pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
+/// The sweep asked for and the profile to simulate it on, refused before anything is measured
+/// where a setting is wrong.
+fn checked(args: &SweepArgs) -> Result<(Sweep, Option<Profile>), Failure> {
     let sweep = Sweep::parse(&args.vary).map_err(|e| Failure::BadInput(format!("--vary {e}")))?;
     if !(0.1..=600.0).contains(&args.cap_s) {
         return Err(Failure::BadInput(format!(
@@ -89,6 +92,53 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         ),
         None => None,
     };
+    Ok((sweep, profile))
+}
+
+/// What a sweep reported besides its points: said on standard error as it comes, and kept for
+/// the end.
+#[derive(Default)]
+struct Heard {
+    /// What the sweep changed in the settings.
+    note: Option<String>,
+    /// A device that takes part could not be opened.
+    device_failed: bool,
+    /// Why each value was not measured: said at the end when nothing was.
+    skipped: Vec<String>,
+}
+
+impl Heard {
+    fn hear(&mut self, parameter: Parameter, report: &Report) {
+        match report {
+            Report::Point(_) | Report::SoftwareGpu => {}
+            Report::Skipped { device, value, why } => {
+                let text = format!("{device}: {}={value}: {why}", parameter.as_str());
+                say(&format!("note: {text} (skipped)"));
+                self.skipped.push(text);
+            }
+            Report::DeviceLeftOut { device, why } => {
+                // A device that cannot be opened is a failure; a setting it has none of is not.
+                let failed = parameter.applies_to(*device);
+                self.device_failed |= failed;
+                say(&format!(
+                    "{}: {device}: {why}",
+                    if failed { "error" } else { "note" }
+                ));
+            }
+            Report::SamplesRaised { from, to } => {
+                let text = format!(
+                    "the generator's samples were raised from {from} to {to} so that the \
+                     training part holds the largest batch"
+                );
+                say(&format!("note: {text}"));
+                self.note = Some(text);
+            }
+        }
+    }
+}
+
+pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
+    let (sweep, profile) = checked(args)?;
     let (session, devices) = parse_run(&args.run)?;
     let plan = PointPlan {
         cap_s: args.cap_s,
@@ -110,9 +160,7 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
     let cancel = AtomicBool::new(false);
     let mut results = Results::new(sweep.clone(), &devices);
     let mut output: Option<OutputError> = None;
-    let (mut note, mut device_failed) = (None, false);
-    // Why each value was not measured: said at the end when nothing was.
-    let mut skipped: Vec<String> = Vec::new();
+    let mut heard = Heard::default();
     // The same runner as the Experiments tab: the CPU's points, then the GPU's, never both.
     crate::bench::sweep::run(
         &sweep,
@@ -125,30 +173,8 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
             let printed = match &report {
                 Report::Point(point) if args.run.json => out.json(point),
                 Report::Point(point) => out.line(point_line(point)),
-                Report::Skipped { device, value, why } => {
-                    let text = format!("{device}: {}={value}: {why}", sweep.parameter.as_str());
-                    say(&format!("note: {text} (skipped)"));
-                    skipped.push(text);
-                    Ok(())
-                }
-                Report::DeviceLeftOut { device, why } => {
-                    // A device that cannot be opened is a failure; a setting it has none of is not.
-                    let failed = sweep.parameter.applies_to(*device);
-                    device_failed |= failed;
-                    say(&format!(
-                        "{}: {device}: {why}",
-                        if failed { "error" } else { "note" }
-                    ));
-                    Ok(())
-                }
-                Report::SoftwareGpu => Ok(()),
-                Report::SamplesRaised { from, to } => {
-                    let text = format!(
-                        "the generator's samples were raised from {from} to {to} so that the \
-                     training part holds the largest batch"
-                    );
-                    say(&format!("note: {text}"));
-                    note = Some(text);
+                other => {
+                    heard.hear(sweep.parameter, other);
                     Ok(())
                 }
             };
@@ -164,6 +190,11 @@ pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
         return Err(e.into());
     }
     let points = &results.points;
+    let Heard {
+        note,
+        device_failed,
+        skipped,
+    } = heard;
     if points.is_empty() && !device_failed {
         // Nothing measured is not a result: say why, and write no empty file.
         return Err(Failure::BadInput(format!(

@@ -15,7 +15,7 @@ use crate::data::Task;
 use crate::device::Device;
 use crate::memory::Role;
 use crate::precision::{GradScaler, Precision, RoundingCensus};
-use crate::train::{Runner, Session};
+use crate::train::{EvalReport, Runner, Session, StepLog};
 use crate::units::grouped;
 
 #[derive(Args, Debug)]
@@ -256,19 +256,7 @@ fn train_one(
             runner.step(backend, true)?;
             let log = runner.log(backend)?;
             last_loss = log.loss;
-            if args.run.json {
-                out.json(&log)?;
-            } else {
-                let quality = match (log.accuracy, log.mae) {
-                    (Some(a), _) => format!("acc {:5.1}%", a * 100.0),
-                    (None, Some(e)) => format!("MAE {e:.4}"),
-                    (None, None) => String::new(),
-                };
-                out.line(format!(
-                    "{device} step {:>6}  loss {:.5}  {quality}  {:>10.0} samples/s  {:.3} ms/step",
-                    log.step, log.loss, log.samples_per_s, log.step_time_ms
-                ))?;
-            }
+            print_log(out, device, &log, args.run.json)?;
         } else {
             runner.step(backend, false)?;
         }
@@ -333,6 +321,36 @@ fn train_one(
         out.json(&summary)?;
         return Ok(());
     }
+    print_summary(out, session, &summary, &eval)
+}
+
+/// One logged step, as a line of text or of JSON.
+fn print_log(out: &mut Out, device: Device, log: &StepLog, json: bool) -> Result<(), RunError> {
+    if json {
+        out.json(log)?;
+        return Ok(());
+    }
+    let quality = match (log.accuracy, log.mae) {
+        (Some(a), _) => format!("acc {:5.1}%", a * 100.0),
+        (None, Some(e)) => format!("MAE {e:.4}"),
+        (None, None) => String::new(),
+    };
+    out.line(format!(
+        "{device} step {:>6}  loss {:.5}  {quality}  {:>10.0} samples/s  {:.3} ms/step",
+        log.step, log.loss, log.samples_per_s, log.step_time_ms
+    ))?;
+    Ok(())
+}
+
+/// The end of a run in words: the scores, the target, and what the precision lost.
+fn print_summary(
+    out: &mut Out,
+    session: &Session,
+    summary: &TrainSummary,
+    eval: &EvalReport,
+) -> Result<(), RunError> {
+    let (device, steps, elapsed_s) = (summary.device, summary.steps, summary.elapsed_s);
+    let precision = session.config.precision;
     let result = match (eval.train.accuracy, eval.test.accuracy) {
         (Some(train), Some(test)) => format!(
             "train accuracy {:.1}%, test accuracy {:.1}%",

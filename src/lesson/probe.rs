@@ -325,15 +325,24 @@ pub fn run_probe(
 ) -> Result<Measured, Said> {
     let (config, enabled) = config_of(preset)?;
     let session = tables.session(config)?;
-    let name = probe.name();
-    let mut figures = Figures::default();
-    let mut notes = Vec::new();
-    let mut swept = None;
-    let mut served = None;
     let devices: Vec<Device> = [Device::Cpu, Device::Gpu]
         .into_iter()
         .filter(|&d| enabled[d as usize])
         .collect();
+    let mut measured = Measured {
+        figures: Figures::default(),
+        notes: Vec::new(),
+        sweep: None,
+        serving: None,
+    };
+    let run = ProbeRun {
+        probe,
+        session: &session,
+        devices: &devices,
+        open,
+        plan,
+        cancel,
+    };
     match probe.kind {
         ProbeKind::Simulate => {
             doing(None);
@@ -343,32 +352,62 @@ pub fn run_probe(
                 .iter()
                 .find(|p| p.id == id)
                 .ok_or_else(|| Said::new(AuthorKey::NoProfile, &[("id", &id)]))?;
-            simulate(&session, profile, name, &mut figures);
+            simulate(&session, profile, probe.name(), &mut measured.figures);
         }
-        ProbeKind::Sweep => {
-            let vary = probe.vary.as_deref().unwrap_or_default();
-            let sweep =
-                Sweep::parse(vary).map_err(|e| Said::new(AuthorKey::BadSweep, &[("why", &e)]))?;
-            let open_sweep = |d: Device, _threads: Option<usize>| open(d);
-            let mut results = sweep::Results::new(sweep.clone(), &devices);
-            doing(devices.first().copied());
-            sweep::run(
-                &sweep,
-                &session,
-                &devices,
-                plan.point,
-                &open_sweep,
-                cancel,
-                &mut |r| {
-                    if let sweep::Report::Point(p) = &r {
-                        doing(Some(p.device));
-                    }
-                    results.apply(r);
-                },
-            );
-            results.ended = true;
-            sweep_figures(&results, name, &mut figures);
-            notes.extend(results.notes.iter().filter_map(|n| match n {
+        ProbeKind::Sweep => run.sweep(doing, &mut measured)?,
+        ProbeKind::Serve => run.serve(&mut measured),
+        ProbeKind::Speed
+        | ProbeKind::Breakdown
+        | ProbeKind::Memory
+        | ProbeKind::Converge
+        | ProbeKind::Precision => run.on_each_device(doing, &mut measured),
+    }
+    Ok(measured)
+}
+
+/// One probe's run: what it measures, on which devices, and how.
+struct ProbeRun<'a> {
+    probe: &'a Probe,
+    session: &'a Session,
+    devices: &'a [Device],
+    open: Open<'a>,
+    plan: Plan,
+    cancel: &'a AtomicBool,
+}
+
+impl ProbeRun<'_> {
+    /// A sweep: its points on each device in turn, and its crossover.
+    fn sweep(
+        &self,
+        doing: &mut dyn FnMut(Option<Device>),
+        measured: &mut Measured,
+    ) -> Result<(), Said> {
+        let name = self.probe.name();
+        let vary = self.probe.vary.as_deref().unwrap_or_default();
+        let sweep =
+            Sweep::parse(vary).map_err(|e| Said::new(AuthorKey::BadSweep, &[("why", &e)]))?;
+        let open_sweep = |d: Device, _threads: Option<usize>| (self.open)(d);
+        let mut results = sweep::Results::new(sweep.clone(), self.devices);
+        doing(self.devices.first().copied());
+        sweep::run(
+            &sweep,
+            self.session,
+            self.devices,
+            self.plan.point,
+            &open_sweep,
+            self.cancel,
+            &mut |r| {
+                if let sweep::Report::Point(p) = &r {
+                    doing(Some(p.device));
+                }
+                results.apply(r);
+            },
+        );
+        results.ended = true;
+        sweep_figures(&results, name, &mut measured.figures);
+        measured
+            .notes
+            .extend(results.notes.iter().filter_map(|n| match n {
                 sweep::Note::Skipped { device, value, why } => {
                     Some(note(&format!("{name}: {device} @ {value}"), why))
                 }
@@ -377,75 +416,77 @@ pub fn run_probe(
                 }
                 _ => None,
             }));
-            swept = Some(results);
-        }
-        ProbeKind::Serve => {
-            use crate::bench::infer::{Serving, ServingNews, serve_each};
-            let plan = serve_plan(&session);
-            let mut serving = Serving::new(plan, devices.clone());
-            serve_each(&session, &devices, plan, open, cancel, &mut |news| {
+        measured.sweep = Some(results);
+        Ok(())
+    }
+
+    /// Serving: requests timed on each device in turn.
+    fn serve(&self, measured: &mut Measured) {
+        use crate::bench::infer::{Serving, ServingNews, serve_each};
+        let name = self.probe.name();
+        let plan = serve_plan(self.session);
+        let mut serving = Serving::new(plan, self.devices.to_vec());
+        let Measured { figures, notes, .. } = measured;
+        serve_each(
+            self.session,
+            self.devices,
+            plan,
+            self.open,
+            self.cancel,
+            &mut |news| {
                 match &news {
                     ServingNews::Measured(report) => {
                         let prefix = format!("{name}.{}", device_name(report.device));
-                        serve_figures(report, &prefix, &mut figures);
+                        serve_figures(report, &prefix, figures);
                     }
                     ServingNews::Failed(device, why) => {
                         notes.push(note(&format!("{name}: {device}"), why));
                     }
                 }
                 serving.apply(news);
+            },
+        );
+        serving.ended = true;
+        serving.cancelled = self.cancel.load(Ordering::Relaxed);
+        measured.serving = Some(serving);
+    }
+
+    /// A probe measured on each device in turn, inside its backend's context.
+    fn on_each_device(&self, doing: &mut dyn FnMut(Option<Device>), measured: &mut Measured) {
+        let (probe, name) = (self.probe, self.probe.name());
+        for &device in self.devices {
+            if self.cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            doing(Some(device));
+            let mut backend = match (self.open)(device) {
+                Ok(b) => b,
+                Err(why) => {
+                    measured
+                        .notes
+                        .push(note(&format!("{name}: {device}"), &why));
+                    continue;
+                }
+            };
+            let mut result = Err(Said::new(ErrKey::ProbeDidNotRun, &[]));
+            let dev = device_name(device);
+            let mut found = Figures::default();
+            // Only what the backend's thread may share goes in (not the opener).
+            let (session, plan, cancel) = (self.session, self.plan, self.cancel);
+            backend.enter(&mut |b| {
+                let prefix = format!("{name}.{dev}");
+                result =
+                    super::measure::measure(probe, b, session, (plan, cancel), &prefix, &mut found);
             });
-            serving.ended = true;
-            serving.cancelled = cancel.load(Ordering::Relaxed);
-            served = Some(serving);
+            match result {
+                Ok(()) => measured.figures.extend(found),
+                Err(e) => measured.notes.push(note(&format!("{name}: {device}"), &e)),
+            }
         }
-        ProbeKind::Speed
-        | ProbeKind::Breakdown
-        | ProbeKind::Memory
-        | ProbeKind::Converge
-        | ProbeKind::Precision => {
-            for &device in &devices {
-                if cancel.load(Ordering::Relaxed) {
-                    break;
-                }
-                doing(Some(device));
-                let mut backend = match open(device) {
-                    Ok(b) => b,
-                    Err(why) => {
-                        notes.push(note(&format!("{name}: {device}"), &why));
-                        continue;
-                    }
-                };
-                let mut result = Err(Said::new(ErrKey::ProbeDidNotRun, &[]));
-                let dev = device_name(device);
-                let mut found = Figures::default();
-                backend.enter(&mut |b| {
-                    let prefix = format!("{name}.{dev}");
-                    result = super::measure::measure(
-                        probe,
-                        b,
-                        &session,
-                        (plan, cancel),
-                        &prefix,
-                        &mut found,
-                    );
-                });
-                match result {
-                    Ok(()) => figures.extend(found),
-                    Err(e) => notes.push(note(&format!("{name}: {device}"), &e)),
-                }
-            }
-            if probe.kind == ProbeKind::Speed {
-                faster(name, &mut figures);
-            }
+        if probe.kind == ProbeKind::Speed {
+            faster(name, &mut measured.figures);
         }
     }
-    Ok(Measured {
-        figures,
-        notes,
-        sweep: swept,
-        serving: served,
-    })
 }
 
 /// A note on what could not be measured: where (a probe's and a device's code names) and why.

@@ -175,7 +175,7 @@ pub fn step_ops(
     device: Device,
 ) -> Vec<Op> {
     let b = batch as f64;
-    let (act, par) = value_bytes(precision);
+    let (act, _) = value_bytes(precision);
     let (inputs, outputs) = (spec.inputs() as f64, spec.outputs() as f64);
     let mut ops = vec![Op {
         name: "upload batch".into(),
@@ -191,35 +191,7 @@ pub fn step_ops(
         conv: false,
     }];
     let layers = LayerWork::of(spec, b);
-    let product = |name: String, product: Product, dims: [f64; 3], (flops, bytes), layer| Op {
-        name,
-        kind: OpKind::MatMul,
-        flops,
-        bytes,
-        dims: Some(dims),
-        product: Some(product),
-        optimizer: None,
-        layer: Some(layer),
-        updates: None,
-        conv: layers.get(layer - 1).is_some_and(|w| w.conv.is_some()),
-    };
-    for (l, w) in layers.iter().enumerate() {
-        let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
-        let read = w.inputs_read(b);
-        // The product, then the bias and the activation on each output.
-        let work = (
-            2.0 * m * k * n + 2.0 * m * n,
-            act * (read + m * n) + par * (k * n + n),
-        );
-        let name = format!("layer {number} forward");
-        ops.push(product(name, Product::Forward, [m, n, k], work, number));
-        if let Some((_, p)) = w.conv {
-            let pooled = b * p.image_out() as f64;
-            let name = format!("layer {number} pooling");
-            let bytes = act * (m * n + pooled);
-            ops.push(plain(name, OpKind::Elementwise, m * n, bytes, number));
-        }
-    }
+    forward_ops(&layers, b, precision, &mut ops);
     ops.push(Op {
         name: LOSS_OP.into(),
         kind: OpKind::Elementwise,
@@ -233,6 +205,60 @@ pub fn step_ops(
         updates: None,
         conv: false,
     });
+    backward_ops(&layers, b, precision, &mut ops);
+    update_ops(&layers, (optimizer, precision), device, &mut ops);
+    ops
+}
+
+/// A product of layer `layer` (counted from 1): `dims` as `[m, n, k]` of its kernel, `work` its
+/// FLOPs and bytes.
+fn product_op(
+    layers: &[LayerWork],
+    (name, product): (String, Product),
+    dims: [f64; 3],
+    (flops, bytes): (f64, f64),
+    layer: usize,
+) -> Op {
+    Op {
+        name,
+        kind: OpKind::MatMul,
+        flops,
+        bytes,
+        dims: Some(dims),
+        product: Some(product),
+        optimizer: None,
+        layer: Some(layer),
+        updates: None,
+        conv: layers.get(layer - 1).is_some_and(|w| w.conv.is_some()),
+    }
+}
+
+/// Each layer's forward product (with its bias and activation), and its pooling.
+fn forward_ops(layers: &[LayerWork], b: f64, precision: Precision, ops: &mut Vec<Op>) {
+    let (act, par) = value_bytes(precision);
+    for (l, w) in layers.iter().enumerate() {
+        let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
+        let read = w.inputs_read(b);
+        // The product, then the bias and the activation on each output.
+        let work = (
+            2.0 * m * k * n + 2.0 * m * n,
+            act * (read + m * n) + par * (k * n + n),
+        );
+        let name = (format!("layer {number} forward"), Product::Forward);
+        ops.push(product_op(layers, name, [m, n, k], work, number));
+        if let Some((_, p)) = w.conv {
+            let pooled = b * p.image_out() as f64;
+            let name = format!("layer {number} pooling");
+            let bytes = act * (m * n + pooled);
+            ops.push(plain(name, OpKind::Elementwise, m * n, bytes, number));
+        }
+    }
+}
+
+/// The layers from the last: pooling's gradient, the weight gradient, and (but for the first
+/// layer) the input gradient.
+fn backward_ops(layers: &[LayerWork], b: f64, precision: Precision, ops: &mut Vec<Op>) {
+    let (act, par) = value_bytes(precision);
     for (l, w) in layers.iter().enumerate().rev() {
         let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
         let read = w.inputs_read(b);
@@ -247,14 +273,11 @@ pub fn step_ops(
             2.0 * m * k * n + m * n,
             act * (read + m * n) + par * (k * n + n),
         );
-        let name = format!("layer {number} weight gradient");
-        ops.push(product(
-            name,
+        let name = (
+            format!("layer {number} weight gradient"),
             Product::WeightGradient,
-            [k, n, m],
-            work,
-            number,
-        ));
+        );
+        ops.push(product_op(layers, name, [k, n, m], work, number));
         if l == 0 {
             continue;
         }
@@ -269,21 +292,26 @@ pub fn step_ops(
             2.0 * m * k * n + derivative,
             act * (m * n + 2.0 * read) + par * k * n,
         );
-        let name = format!("layer {number} input gradient");
-        ops.push(product(
-            name,
+        let name = (
+            format!("layer {number} input gradient"),
             Product::InputGradient,
-            [m, k, n],
-            work,
-            number,
-        ));
+        );
+        ops.push(product_op(layers, name, [m, k, n], work, number));
     }
+}
+
+/// Each layer's weights, then its biases: the order the model updates them in. The GPU updates
+/// both in one dispatch where they are stored in f32 (`ComputeOps::update_layer`).
+fn update_ops(
+    layers: &[LayerWork],
+    (optimizer, precision): (OptimizerKind, Precision),
+    device: Device,
+    ops: &mut Vec<Op>,
+) {
     let (flops_per, touches) = update_work(optimizer);
     // Optimizer state and master values are FP32 except in pure 16-bit formats.
     let f32_params = !matches!(precision, Precision::Fp16 | Precision::Bf16);
     let state = if f32_params { 4.0 } else { 2.0 };
-    // Each layer's weights, then its biases: the order the model updates them in. The GPU
-    // updates both in one dispatch where they are stored in f32 (`ComputeOps::update_layer`).
     let paired = device == Device::Gpu && f32_params;
     for (l, w) in layers.iter().enumerate() {
         let (weights, biases) = (w.k * w.n, w.n);
@@ -307,7 +335,6 @@ pub fn step_ops(
             });
         }
     }
-    ops
 }
 
 /// One request of `rows` rows answered by a trained model: the rows copied in and the forward
@@ -414,69 +441,11 @@ pub fn predict_synced(
     loader: (f64, bool),
     syncs_per_step: f64,
 ) -> Prediction {
-    let efficiency = profile.efficiency.clone().unwrap_or_default();
-    // Matrix products in 16-bit formats run on the tensor units where the device has them (as
-    // a framework's kernels would; this app's own kernels compute in f32).
-    let peak_tflops = match (precision, &profile.tensor_tflops) {
-        (Precision::Fp32, _) | (_, None) => profile.fp32_tflops.value,
-        (_, Some(tensor)) => tensor.value,
-    };
-    let peak = peak_tflops * 1e12;
-    let bandwidth = profile.mem_bw_gbs.value * 1e9;
-    let dispatch_s = profile.dispatch_us.value * 1e-6;
-    let link = profile.link_bytes_per_s();
-    let in_step = profile.in_step_factor.as_ref().map_or(1.0, |f| f.value);
+    let rates = Rates::of(profile, precision);
     let costs: Vec<OpCost> = ops
         .iter()
-        .filter(|op| op.kind != OpKind::Copy || link.is_some())
-        .map(|op| {
-            let (seconds, bound) = if op.kind == OpKind::Copy {
-                let rate = link.unwrap_or(bandwidth);
-                let latency = if profile.kind == Kind::Gpu {
-                    COPY_LATENCY_US * 1e-6
-                } else {
-                    0.0
-                };
-                (latency + op.bytes / rate, Bound::Link)
-            } else {
-                let compute = if op.kind == OpKind::MatMul {
-                    efficiency.product_seconds(op.flops, op.product, op.dims, peak)
-                } else {
-                    // Element-wise work runs on the vector units at the FP32 rate.
-                    op.flops / (profile.fp32_tflops.value * 1e12)
-                };
-                let (curve, call_s, cold) = match (&efficiency.updates, op.optimizer) {
-                    (Some(updates), Some(rule)) if op.kind == OpKind::Update => {
-                        let fit = updates.get(rule);
-                        (&fit.curve, fit.call_us * 1e-6, fit.in_step)
-                    }
-                    _ => (&efficiency.memory, 0.0, 1.0),
-                };
-                let memory = cold * op.bytes / (bandwidth * curve.at(op.bytes));
-                let (seconds, bound) = [
-                    (compute, Bound::Compute),
-                    (memory, Bound::Memory),
-                    (dispatch_s, Bound::Overhead),
-                ]
-                .into_iter()
-                .fold((0.0, Bound::Overhead), |a, b| if b.0 > a.0 { b } else { a });
-                // A GPU runs one kernel while the host launches the next, so a launch costs
-                // only when it takes longer than the kernel; a CPU is its own host and pays
-                // for both, one after the other.
-                let serial_s = if profile.kind == Kind::Cpu && bound != Bound::Overhead {
-                    dispatch_s
-                } else {
-                    0.0
-                };
-                (seconds * in_step + serial_s + call_s, bound)
-            };
-            OpCost {
-                op: op.clone(),
-                time_ms: seconds * 1e3,
-                bound,
-                attained_tflops: op.flops / seconds.max(1e-15) / 1e12,
-            }
-        })
+        .filter(|op| op.kind != OpKind::Copy || rates.link.is_some())
+        .map(|op| rates.cost(op))
         .collect();
     let sync_ms = if profile.kind == Kind::Cpu {
         0.0
@@ -499,6 +468,117 @@ pub fn predict_synced(
         loader_ms
     };
     let step_time_ms = ops_ms + sync_ms + waiting_ms;
+    Prediction {
+        simulated: true,
+        profile: profile.id.clone(),
+        name: profile.name.clone(),
+        step_time_ms,
+        samples_per_s: batch as f64 / (step_time_ms / 1e3),
+        bound: step_bound(&costs, sync_ms),
+        peak_tflops: rates.peak_tflops,
+        ops: costs,
+    }
+}
+
+/// What a profile does per second, and what each launch costs, as one step's ops see them.
+struct Rates<'a> {
+    profile: &'a Profile,
+    efficiency: Efficiency,
+    /// The arithmetic peak of the step's matrix products, TFLOP/s.
+    peak_tflops: f64,
+    /// Memory bandwidth, bytes/s.
+    bandwidth: f64,
+    dispatch_s: f64,
+    /// The host-to-device link, bytes/s; none where host and device share memory.
+    link: Option<f64>,
+    /// How much slower kernels run inside a step than probed alone.
+    in_step: f64,
+}
+
+impl<'a> Rates<'a> {
+    fn of(profile: &'a Profile, precision: Precision) -> Self {
+        // Matrix products in 16-bit formats run on the tensor units where the device has them
+        // (as a framework's kernels would; this app's own kernels compute in f32).
+        let peak_tflops = match (precision, &profile.tensor_tflops) {
+            (Precision::Fp32, _) | (_, None) => profile.fp32_tflops.value,
+            (_, Some(tensor)) => tensor.value,
+        };
+        Self {
+            profile,
+            efficiency: profile.efficiency.clone().unwrap_or_default(),
+            peak_tflops,
+            bandwidth: profile.mem_bw_gbs.value * 1e9,
+            dispatch_s: profile.dispatch_us.value * 1e-6,
+            link: profile.link_bytes_per_s(),
+            in_step: profile.in_step_factor.as_ref().map_or(1.0, |f| f.value),
+        }
+    }
+
+    /// One op's time and what limits it.
+    fn cost(&self, op: &Op) -> OpCost {
+        let (seconds, bound) = if op.kind == OpKind::Copy {
+            self.copy_seconds(op)
+        } else {
+            self.kernel_seconds(op)
+        };
+        OpCost {
+            op: op.clone(),
+            time_ms: seconds * 1e3,
+            bound,
+            attained_tflops: op.flops / seconds.max(1e-15) / 1e12,
+        }
+    }
+
+    /// A copy over the link, with a GPU's latency.
+    fn copy_seconds(&self, op: &Op) -> (f64, Bound) {
+        let rate = self.link.unwrap_or(self.bandwidth);
+        let latency = if self.profile.kind == Kind::Gpu {
+            COPY_LATENCY_US * 1e-6
+        } else {
+            0.0
+        };
+        (latency + op.bytes / rate, Bound::Link)
+    }
+
+    /// A kernel: the longest of its arithmetic, its memory traffic and its launch.
+    fn kernel_seconds(&self, op: &Op) -> (f64, Bound) {
+        let (efficiency, dispatch_s) = (&self.efficiency, self.dispatch_s);
+        let compute = if op.kind == OpKind::MatMul {
+            efficiency.product_seconds(op.flops, op.product, op.dims, self.peak_tflops * 1e12)
+        } else {
+            // Element-wise work runs on the vector units at the FP32 rate.
+            op.flops / (self.profile.fp32_tflops.value * 1e12)
+        };
+        let (curve, call_s, cold) = match (&efficiency.updates, op.optimizer) {
+            (Some(updates), Some(rule)) if op.kind == OpKind::Update => {
+                let fit = updates.get(rule);
+                (&fit.curve, fit.call_us * 1e-6, fit.in_step)
+            }
+            _ => (&efficiency.memory, 0.0, 1.0),
+        };
+        let memory = cold * op.bytes / (self.bandwidth * curve.at(op.bytes));
+        let (seconds, bound) = [
+            (compute, Bound::Compute),
+            (memory, Bound::Memory),
+            (dispatch_s, Bound::Overhead),
+        ]
+        .into_iter()
+        .fold((0.0, Bound::Overhead), |a, b| if b.0 > a.0 { b } else { a });
+        // A GPU runs one kernel while the host launches the next, so a launch costs only when
+        // it takes longer than the kernel; a CPU is its own host and pays for both, one after
+        // the other.
+        let serial_s = if self.profile.kind == Kind::Cpu && bound != Bound::Overhead {
+            dispatch_s
+        } else {
+            0.0
+        };
+        (seconds * self.in_step + serial_s + call_s, bound)
+    }
+}
+
+/// What limits a step: the bound that takes most of its time (waiting for the device counts
+/// as overhead).
+fn step_bound(costs: &[OpCost], sync_ms: f64) -> Bound {
     let share = |bound| {
         costs
             .iter()
@@ -506,7 +586,7 @@ pub fn predict_synced(
             .map(|c| c.time_ms)
             .sum::<f64>()
     };
-    let bound = [Bound::Compute, Bound::Memory, Bound::Overhead, Bound::Link]
+    [Bound::Compute, Bound::Memory, Bound::Overhead, Bound::Link]
         .into_iter()
         .map(|b| {
             (
@@ -518,17 +598,7 @@ pub fn predict_synced(
             (Bound::Overhead, -1.0),
             |a, b| if b.1 > a.1 { b } else { a },
         )
-        .0;
-    Prediction {
-        simulated: true,
-        profile: profile.id.clone(),
-        name: profile.name.clone(),
-        step_time_ms,
-        samples_per_s: batch as f64 / (step_time_ms / 1e3),
-        bound,
-        peak_tflops,
-        ops: costs,
-    }
+        .0
 }
 
 #[cfg(test)]

@@ -89,90 +89,11 @@ pub fn network(
     precision: Precision,
     eval_rows: usize,
 ) -> Estimate {
-    let p = spec.parameter_count() as u64;
-    let b = batch as u64;
-    let layers = &spec.layers;
-    let features = spec.inputs() as u64;
-    let outputs = spec.outputs() as u64;
-    let hidden_and_out: u64 = layers.iter().skip(1).map(|&w| w as u64).sum();
-    let per_row = spec.eval_values_per_row() as u64;
+    let c = Counts::of(spec, batch, precision);
+    let (p, master) = (c.p, c.master);
     let states = optimizer.state_tensors() as u64;
-    let target_cols = match spec.loss {
-        Loss::SoftmaxCrossEntropy => 1,
-        Loss::MeanSquaredError => outputs,
-    };
-    let rows = spec.eval_rows(eval_rows) as u64;
-    let conv = ConvValues::of(spec, b);
-    let widths = layers
-        .iter()
-        .skip(1)
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(" + ");
-    let passes = DType::of(precision.format()).bytes() as u64;
-    let master = if precision == Precision::Mixed {
-        FP32
-    } else {
-        passes
-    };
-    let mixed = precision == Precision::Mixed;
-    let copies = if mixed { p * passes } else { 0 };
-    let copies_formula = if mixed {
-        Said::new(MsgKey::FormulaCopies, &[("p", &grouped(p))])
-    } else {
-        Said::default()
-    };
-    // The largest 16-bit tensor: a weight matrix, a batch of the widest layer, or a block's
-    // convolution output.
-    let largest = spec
-        .weight_shapes()
-        .into_iter()
-        .map(|(i, o)| (i * o) as u64)
-        .chain([b * features])
-        .chain(layers.iter().map(|&w| b * w as u64))
-        .chain([conv.largest])
-        .max()
-        .unwrap_or(0);
-    let (working, working_formula) = if precision == Precision::Fp32 {
-        (0, Said::default())
-    } else {
-        (
-            4 * largest * FP32,
-            Said::new(MsgKey::FormulaWorking, &[("n", &grouped(largest))]),
-        )
-    };
-    let (conv_act, conv_act_formula, conv_work, conv_work_formula) = if spec.conv.is_some() {
-        let act = conv.outputs + conv.pooled;
-        let work = conv.outputs + conv.pooled;
-        (
-            act,
-            Said::new(
-                MsgKey::FormulaConvActivations,
-                &[
-                    ("outputs", &grouped(conv.outputs)),
-                    ("pooled", &grouped(conv.pooled)),
-                    ("bytes", &passes),
-                ],
-            ),
-            work,
-            Said::new(
-                MsgKey::FormulaConvTemporaries,
-                &[("n", &grouped(work)), ("bytes", &passes)],
-            ),
-        )
-    } else {
-        (0, Said::default(), 0, Said::default())
-    };
     let lines = vec![
-        Line {
-            role: Role::Parameters,
-            bytes: p * master + copies,
-            formula: Said::new(
-                MsgKey::FormulaParameters,
-                &[("p", &grouped(p)), ("bytes", &master)],
-            )
-            .then(&copies_formula),
-        },
+        c.parameters_line(),
         Line {
             role: Role::Gradients,
             bytes: p * master,
@@ -194,15 +115,111 @@ pub fn network(
                 ],
             ),
         },
+        c.activations_line(),
+        c.inputs_line(spec),
+        c.workspace_line(spec, eval_rows, precision),
+    ];
+    Estimate { lines }
+}
+
+/// The numbers every line of a network's estimate is made of.
+struct Counts {
+    /// Parameters.
+    p: u64,
+    /// Rows a batch.
+    b: u64,
+    features: u64,
+    /// Values a row of the hidden and output layers, and their widths in words.
+    hidden_and_out: u64,
+    widths: String,
+    /// Bytes of a value in the forward and backward passes, and of a stored parameter.
+    passes: u64,
+    master: u64,
+    mixed: bool,
+    /// The network's convolution blocks' values, where it has any.
+    has_conv: bool,
+    conv: ConvValues,
+}
+
+impl Counts {
+    fn of(spec: &ModelSpec, batch: usize, precision: Precision) -> Self {
+        let b = batch as u64;
+        let passes = DType::of(precision.format()).bytes() as u64;
+        let mixed = precision == Precision::Mixed;
+        Self {
+            p: spec.parameter_count() as u64,
+            b,
+            features: spec.inputs() as u64,
+            hidden_and_out: spec.layers.iter().skip(1).map(|&w| w as u64).sum(),
+            widths: spec
+                .layers
+                .iter()
+                .skip(1)
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" + "),
+            passes,
+            master: if mixed { FP32 } else { passes },
+            mixed,
+            has_conv: spec.conv.is_some(),
+            conv: ConvValues::of(spec, b),
+        }
+    }
+
+    /// The parameters, with mixed precision's 16-bit copies.
+    fn parameters_line(&self) -> Line {
+        let (p, master) = (self.p, self.master);
+        let copies = if self.mixed { p * self.passes } else { 0 };
+        let copies_formula = if self.mixed {
+            Said::new(MsgKey::FormulaCopies, &[("p", &grouped(p))])
+        } else {
+            Said::default()
+        };
+        Line {
+            role: Role::Parameters,
+            bytes: p * master + copies,
+            formula: Said::new(
+                MsgKey::FormulaParameters,
+                &[("p", &grouped(p)), ("bytes", &master)],
+            )
+            .then(&copies_formula),
+        }
+    }
+
+    /// Each layer's outputs kept for the backward pass, with a network's convolution outputs.
+    fn activations_line(&self) -> Line {
+        let (b, passes, conv) = (self.b, self.passes, &self.conv);
+        let (conv_act, conv_act_formula) = if self.has_conv {
+            let formula = Said::new(
+                MsgKey::FormulaConvActivations,
+                &[
+                    ("outputs", &grouped(conv.outputs)),
+                    ("pooled", &grouped(conv.pooled)),
+                    ("bytes", &passes),
+                ],
+            );
+            (conv.outputs + conv.pooled, formula)
+        } else {
+            (0, Said::default())
+        };
         Line {
             role: Role::Activations,
-            bytes: (b * hidden_and_out + conv_act) * passes,
+            bytes: (b * self.hidden_and_out + conv_act) * passes,
             formula: Said::new(
                 MsgKey::FormulaActivations,
-                &[("b", &b), ("widths", &widths), ("bytes", &passes)],
+                &[("b", &b), ("widths", &self.widths), ("bytes", &passes)],
             )
             .then(&conv_act_formula),
-        },
+        }
+    }
+
+    /// The batch's inputs and its targets (a class a row, or each output).
+    fn inputs_line(&self, spec: &ModelSpec) -> Line {
+        let (b, passes, features) = (self.b, self.passes, self.features);
+        let target_cols = match spec.loss {
+            Loss::SoftmaxCrossEntropy => 1,
+            Loss::MeanSquaredError => spec.outputs() as u64,
+        };
         Line {
             role: Role::Inputs,
             bytes: b * features * passes + b * target_cols * FP32,
@@ -215,17 +232,54 @@ pub fn network(
                     ("targets", &target_cols),
                 ],
             ),
-        },
+        }
+    }
+
+    /// The backward pass's temporaries, the evaluation's rows, and 16-bit formats' working
+    /// copy of their largest tensor in f32.
+    fn workspace_line(&self, spec: &ModelSpec, eval_rows: usize, precision: Precision) -> Line {
+        let (b, passes, conv) = (self.b, self.passes, &self.conv);
+        let per_row = spec.eval_values_per_row() as u64;
+        let rows = spec.eval_rows(eval_rows) as u64;
+        // The largest 16-bit tensor: a weight matrix, a batch of the widest layer, or a
+        // block's convolution output.
+        let largest = spec
+            .weight_shapes()
+            .into_iter()
+            .map(|(i, o)| (i * o) as u64)
+            .chain([b * self.features])
+            .chain(spec.layers.iter().map(|&w| b * w as u64))
+            .chain([conv.largest])
+            .max()
+            .unwrap_or(0);
+        let (working, working_formula) = if precision == Precision::Fp32 {
+            (0, Said::default())
+        } else {
+            (
+                4 * largest * FP32,
+                Said::new(MsgKey::FormulaWorking, &[("n", &grouped(largest))]),
+            )
+        };
+        let (conv_work, conv_work_formula) = if self.has_conv {
+            let work = conv.outputs + conv.pooled;
+            let formula = Said::new(
+                MsgKey::FormulaConvTemporaries,
+                &[("n", &grouped(work)), ("bytes", &passes)],
+            );
+            (work, formula)
+        } else {
+            (0, Said::default())
+        };
         Line {
             role: Role::Workspace,
-            bytes: (b * hidden_and_out + conv_work) * passes
+            bytes: (b * self.hidden_and_out + conv_work) * passes
                 + (rows * per_row + 3) * FP32
                 + working,
             formula: Said::with(
                 MsgKey::FormulaWorkspace,
                 &[
                     ("b", Arg::Plain(&b)),
-                    ("widths", Arg::Plain(&widths)),
+                    ("widths", Arg::Plain(&self.widths)),
                     ("bytes", Arg::Plain(&passes)),
                     ("conv", Arg::Said(&conv_work_formula)),
                     ("rows", Arg::Plain(&rows)),
@@ -233,9 +287,8 @@ pub fn network(
                     ("working", Arg::Said(&working_formula)),
                 ],
             ),
-        },
-    ];
-    Estimate { lines }
+        }
+    }
 }
 
 /// The optimizer's name in the formulas.

@@ -12,10 +12,10 @@
 //! - [`groups`]: a step's FLOPs and measured kernel time by kind of op.
 
 pub mod cost;
+pub mod curve_fit;
 pub mod ecosystem;
 pub mod efficiency;
 pub mod estimate;
-pub mod fit;
-pub mod fits;
 pub mod groups;
+pub mod memory_fit;
 pub mod profile;

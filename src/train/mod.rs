@@ -10,10 +10,10 @@
 //! - [`turns`]: how both devices' workers share the machine while they train side by side;
 //! - [`device_run`]: what the window knows of a device's run, folded from its worker's events.
 
+pub mod batch_fit;
 pub mod compare;
 pub mod config;
 pub mod device_run;
-pub mod fit;
 pub mod metrics;
 pub mod mismatch;
 pub mod report;

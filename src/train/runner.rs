@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use super::batch_fit::with_advice;
 use super::config::{Pipeline, SOFTWARE_KERNEL_SAMPLING, batch_bytes, eval_rows};
-use super::fit::with_advice;
 use super::metrics::{confusion, extent_of, score, softmax_max};
 use super::report::{
     BoundaryGrid, EvalReport, MAX_PREDICTION_POINTS, SAMPLE_GRID, StepLog, ValueHistograms,

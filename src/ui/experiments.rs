@@ -164,6 +164,59 @@ impl ExperimentsPanel {
         let simulated = localized.as_ref();
         ui.label(lang.tr(Key::ExperimentsIntro));
         let running = results.is_some_and(|r| !r.ended);
+        self.sweep_form_ui(ui, lang, (running, can_run), commands);
+        what_if_ui(ui, lang, profiles, chosen, commands);
+        let Some(results) = results else {
+            return;
+        };
+        if running {
+            ui.add(
+                egui::ProgressBar::new(results.progress())
+                    .show_percentage()
+                    .text(lang.tr(Key::SweepRunning)),
+            );
+        }
+        ui.label(RichText::new(lang.tr(Key::SweepFairness)).small());
+        for note in &results.notes {
+            let text = note_text(lang, results.sweep.parameter, note);
+            ui.label(
+                RichText::new(text)
+                    .small()
+                    .color(ui.visuals().warn_fg_color),
+            );
+        }
+        let crossovers = crossovers_ui(ui, lang, results, simulated);
+        super::lesson::framed(ui, crate::lesson::Widget::SweepPlot, |ui| {
+            let [measured, simulated_crossover] = &crossovers;
+            let lines = [measured.as_ref(), simulated_crossover.as_ref()];
+            plot_ui(ui, lang, results, lines, simulated);
+        });
+        table_ui(ui, lang, results, simulated);
+        if !running && !results.points.is_empty() {
+            ui.horizontal_wrapped(|ui| {
+                if ui
+                    .button(lang.tr(Key::SweepExport))
+                    .on_hover_text(lang.tr(Key::SweepExportTip))
+                    .clicked()
+                {
+                    commands.push(UiCommand::ExportSweep);
+                }
+                if let Some(note) = exported {
+                    ui.label(RichText::new(note).weak());
+                }
+            });
+        }
+    }
+
+    /// The setting to vary and its values, with Run (or Cancel while a sweep runs), and what
+    /// is wrong with the values.
+    fn sweep_form_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        (running, can_run): (bool, bool),
+        commands: &mut Vec<UiCommand>,
+    ) {
         let parsed = Sweep::parse(&format!("{}={}", self.parameter.as_str(), self.values));
         ui.horizontal_wrapped(|ui| {
             let before = self.parameter;
@@ -198,80 +251,46 @@ impl ExperimentsPanel {
         if let Err(e) = &parsed {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
-        what_if_ui(ui, lang, profiles, chosen, commands);
-        let Some(results) = results else {
-            return;
-        };
-        if running {
-            ui.add(
-                egui::ProgressBar::new(results.progress())
-                    .show_percentage()
-                    .text(lang.tr(Key::SweepRunning)),
-            );
-        }
-        ui.label(RichText::new(lang.tr(Key::SweepFairness)).small());
-        for note in &results.notes {
-            let text = note_text(lang, results.sweep.parameter, note);
-            ui.label(
-                RichText::new(text)
-                    .small()
-                    .color(ui.visuals().warn_fg_color),
-            );
-        }
-        let crossover = results.crossover();
-        if let Some(c) = &crossover {
-            // "Try larger values" would contradict the notes above when the larger values
-            // were the ones refused.
-            let refused_larger = matches!(
-                c,
-                Crossover::NotReached {
-                    reason: Shortfall::StayedSlower { .. },
-                    ..
-                }
-            ) && refused_above_measured(results);
-            let text = if refused_larger {
-                lang.tr(Key::CrossoverSlowerRefused).to_owned()
-            } else {
-                crossover_text(lang, c)
-            };
-            ui.label(RichText::new(text).strong());
-        }
-        let simulated_crossover = simulated.and_then(|s| s.crossover_with_measured_cpu(results));
-        if let (Some(s), Some(c)) = (simulated, &simulated_crossover) {
-            ui.label(
-                RichText::new(lang.fmt(
-                    Key::SweepSimCrossover,
-                    &[("name", &s.name), ("text", &crossover_text(lang, c))],
-                ))
-                .strong()
-                .color(SIMULATED_COLOR),
-            );
-        }
-        super::lesson::framed(ui, crate::lesson::Widget::SweepPlot, |ui| {
-            plot_ui(
-                ui,
-                lang,
-                results,
-                [crossover.as_ref(), simulated_crossover.as_ref()],
-                simulated,
-            );
-        });
-        table_ui(ui, lang, results, simulated);
-        if !running && !results.points.is_empty() {
-            ui.horizontal_wrapped(|ui| {
-                if ui
-                    .button(lang.tr(Key::SweepExport))
-                    .on_hover_text(lang.tr(Key::SweepExportTip))
-                    .clicked()
-                {
-                    commands.push(UiCommand::ExportSweep);
-                }
-                if let Some(note) = exported {
-                    ui.label(RichText::new(note).weak());
-                }
-            });
-        }
     }
+}
+
+/// The measured crossover and the simulated one, said in words; returned for the plot.
+fn crossovers_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    results: &Results,
+    simulated: Option<&SimulatedSweep>,
+) -> [Option<Crossover>; 2] {
+    let crossover = results.crossover();
+    if let Some(c) = &crossover {
+        // "Try larger values" would contradict the notes above when the larger values were
+        // the ones refused.
+        let refused_larger = matches!(
+            c,
+            Crossover::NotReached {
+                reason: Shortfall::StayedSlower { .. },
+                ..
+            }
+        ) && refused_above_measured(results);
+        let text = if refused_larger {
+            lang.tr(Key::CrossoverSlowerRefused).to_owned()
+        } else {
+            crossover_text(lang, c)
+        };
+        ui.label(RichText::new(text).strong());
+    }
+    let simulated_crossover = simulated.and_then(|s| s.crossover_with_measured_cpu(results));
+    if let (Some(s), Some(c)) = (simulated, &simulated_crossover) {
+        ui.label(
+            RichText::new(lang.fmt(
+                Key::SweepSimCrossover,
+                &[("name", &s.name), ("text", &crossover_text(lang, c))],
+            ))
+            .strong()
+            .color(SIMULATED_COLOR),
+        );
+    }
+    [crossover, simulated_crossover]
 }
 
 /// The what-if choice: a profile whose simulated line joins the measured ones.

@@ -13,7 +13,7 @@ pub mod command;
 pub mod compare;
 pub mod ecosystem;
 pub mod experiments;
-pub mod fit;
+pub mod fitted_text;
 pub mod fonts;
 pub mod history;
 pub mod images;

@@ -255,6 +255,40 @@ fn percent(share: f64) -> String {
     format!("{:.2}%", share * 100.0)
 }
 
+/// Where a histogram's bars sit: the exponents its axis spans and what its shares are of.
+struct HistAxis {
+    /// The axis's first and last exponents (counts below `lo` are drawn at it).
+    lo: i32,
+    hi: i32,
+    /// The exponent of the highest count.
+    last: i32,
+    /// Every value sampled: counted, zero or not finite.
+    total: f64,
+}
+
+impl HistAxis {
+    fn of(h: &Log2Histogram) -> Self {
+        let total = (h.counts.iter().sum::<u64>() + h.zeros + h.non_finite).max(1) as f64;
+        let last = h.first_exponent + h.counts.len() as i32 - 1;
+        let (lo, hi) = if h.counts.is_empty() {
+            AXIS
+        } else {
+            (h.first_exponent.max(FLOOR).min(AXIS.0), last.max(AXIS.1))
+        };
+        Self {
+            lo,
+            hi,
+            last,
+            total,
+        }
+    }
+
+    /// Where exact zeros get a bar of their own, left of the axis.
+    fn zero_x(&self) -> f64 {
+        f64::from(self.lo) - 2.0
+    }
+}
+
 /// A histogram of |value| on a log2 axis with FP16's zones shaded and BF16's limits named.
 fn histogram_ui(
     ui: &mut egui::Ui,
@@ -263,34 +297,63 @@ fn histogram_ui(
     (key, sample, role): (Key, &ValueSample, Role),
 ) {
     let h: &Log2Histogram = &sample.histogram;
-    let total = (h.counts.iter().sum::<u64>() + h.zeros + h.non_finite).max(1) as f64;
-    let last = h.first_exponent + h.counts.len() as i32 - 1;
-    let (lo, hi) = if h.counts.is_empty() {
-        AXIS
-    } else {
-        (h.first_exponent.max(FLOOR).min(AXIS.0), last.max(AXIS.1))
-    };
+    let axis = HistAxis::of(h);
     let mut counts = std::collections::BTreeMap::new();
     for (i, &n) in h.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
         *counts
-            .entry((h.first_exponent + i as i32).max(lo))
+            .entry((h.first_exponent + i as i32).max(axis.lo))
             .or_insert(0) += n;
     }
     let bars: Vec<Bar> = counts
         .into_iter()
-        .map(|(e, n)| Bar::new(f64::from(e) + 0.5, 100.0 * n as f64 / total).width(1.0))
+        .map(|(e, n)| Bar::new(f64::from(e) + 0.5, 100.0 * n as f64 / axis.total).width(1.0))
         .collect();
-    // Exact zeros get a bar of their own, left of the axis.
-    let zero_x = f64::from(lo) - 2.0;
-    let zero_bar = Bar::new(zero_x, 100.0 * h.zeros as f64 / total)
+    let zero_share = 100.0 * h.zeros as f64 / axis.total;
+    let zero_bar = Bar::new(axis.zero_x(), zero_share)
         .width(1.5)
         .fill(Color32::from_gray(160));
     let top = bars
         .iter()
         .map(|b| b.value)
-        .fold(100.0 * h.zeros as f64 / total, f64::max)
+        .fold(zero_share, f64::max)
         .max(1.0)
         * 1.15;
+    let shown =
+        crate::ui::plots::readable(Plot::new(("precision-hist", run.device, role.index())), ui)
+            .height(150.0)
+            .include_x(axis.zero_x() - 1.0)
+            .include_x(f64::from(axis.hi) + 1.0)
+            .include_y(0.0)
+            .include_y(top)
+            .x_axis_label("log2 |x|")
+            .y_axis_label("%")
+            .allow_scroll(false)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .show(ui, |plot| {
+                fp16_zones(plot, &axis, top);
+                plot.bar_chart(
+                    BarChart::new(lang.tr(key), bars)
+                        .color(role_color(role))
+                        .element_formatter(Box::new(|bar, _| {
+                            format!(
+                                "2^{} .. 2^{}: {:.1}%",
+                                bar.argument - 0.5,
+                                bar.argument + 0.5,
+                                bar.value
+                            )
+                        })),
+                );
+                plot.bar_chart(BarChart::new("0", vec![zero_bar]));
+                plot.text(Text::new("0", [axis.zero_x(), top * 0.92].into(), "0"));
+                bf16_limits(plot, &axis, top);
+            });
+    crate::ui::plots::offer_png(ui, &shown.response, lang);
+    histogram_caption_ui(ui, lang, (key, sample), &axis);
+}
+
+/// FP16's zones shaded (flushed to zero, subnormal, overflowing) and its limits drawn.
+fn fp16_zones(plot: &mut egui_plot::PlotUi<'_>, axis: &HistAxis, top: f64) {
     let zone = |from: f64, to: f64, color: Color32, name: &str| {
         Polygon::new(
             name.to_owned(),
@@ -305,64 +368,55 @@ fn histogram_ui(
         fp16.min_positive_normal().log2() as f64,
     );
     let max = f64::from(fp16.max()).log2();
-    let shown =
-        crate::ui::plots::readable(Plot::new(("precision-hist", run.device, role.index())), ui)
-            .height(150.0)
-            .include_x(zero_x - 1.0)
-            .include_x(f64::from(hi) + 1.0)
-            .include_y(0.0)
-            .include_y(top)
-            .x_axis_label("log2 |x|")
-            .y_axis_label("%")
-            .allow_scroll(false)
-            .allow_drag(false)
-            .allow_zoom(false)
-            .show(ui, |plot| {
-                plot.polygon(zone(f64::from(lo) - 0.5, sub_lo - 1.0, LOST, "FP16 → 0"));
-                plot.polygon(zone(sub_lo - 1.0, norm_lo, SUBNORMAL, "FP16 subnormal"));
-                plot.polygon(zone(max, f64::from(hi) + 1.0, LOST, "FP16 → ∞"));
-                for (x, name) in [
-                    (sub_lo, "FP16 5.96e-8"),
-                    (norm_lo, "FP16 6.10e-5"),
-                    (max, "FP16 65504"),
-                ] {
-                    plot.vline(VLine::new(name, x).color(Color32::from_rgb(239, 83, 80)));
-                }
-                plot.bar_chart(
-                    BarChart::new(lang.tr(key), bars)
-                        .color(role_color(role))
-                        .element_formatter(Box::new(|bar, _| {
-                            format!(
-                                "2^{} .. 2^{}: {:.1}%",
-                                bar.argument - 0.5,
-                                bar.argument + 0.5,
-                                bar.value
-                            )
-                        })),
-                );
-                plot.bar_chart(BarChart::new("0", vec![zero_bar]));
-                plot.text(Text::new("0", [zero_x, top * 0.92].into(), "0"));
-                // BF16's limits, where the axis reaches them; otherwise named at its edges.
-                let bf16 = Color32::from_rgb(102, 187, 106);
-                for e in BF16_LIMITS {
-                    if (lo..=hi).contains(&e) {
-                        plot.vline(VLine::new("BF16", f64::from(e)).color(bf16));
-                    }
-                }
-                // Anchored to their own edges and at two heights, so that a narrow plot (three
-                // to a row in presenter mode) does not print one over the other.
-                if lo > BF16_LIMITS[0] {
-                    let at = [f64::from(lo) - 0.5, top * 0.75];
-                    let text = Text::new("bf16-low", at.into(), "◀ BF16 2^-133");
-                    plot.text(text.color(bf16).anchor(egui::Align2::LEFT_CENTER));
-                }
-                if hi < BF16_LIMITS[2] {
-                    let at = [f64::from(hi) + 1.0, top * 0.55];
-                    let text = Text::new("bf16-high", at.into(), "2^128 ▶");
-                    plot.text(text.color(bf16).anchor(egui::Align2::RIGHT_CENTER));
-                }
-            });
-    crate::ui::plots::offer_png(ui, &shown.response, lang);
+    plot.polygon(zone(
+        f64::from(axis.lo) - 0.5,
+        sub_lo - 1.0,
+        LOST,
+        "FP16 → 0",
+    ));
+    plot.polygon(zone(sub_lo - 1.0, norm_lo, SUBNORMAL, "FP16 subnormal"));
+    plot.polygon(zone(max, f64::from(axis.hi) + 1.0, LOST, "FP16 → ∞"));
+    for (x, name) in [
+        (sub_lo, "FP16 5.96e-8"),
+        (norm_lo, "FP16 6.10e-5"),
+        (max, "FP16 65504"),
+    ] {
+        plot.vline(VLine::new(name, x).color(Color32::from_rgb(239, 83, 80)));
+    }
+}
+
+/// BF16's limits, where the axis reaches them; otherwise named at its edges.
+fn bf16_limits(plot: &mut egui_plot::PlotUi<'_>, axis: &HistAxis, top: f64) {
+    let (lo, hi) = (axis.lo, axis.hi);
+    let bf16 = Color32::from_rgb(102, 187, 106);
+    for e in BF16_LIMITS {
+        if (lo..=hi).contains(&e) {
+            plot.vline(VLine::new("BF16", f64::from(e)).color(bf16));
+        }
+    }
+    // Anchored to their own edges and at two heights, so that a narrow plot (three to a row in
+    // presenter mode) does not print one over the other.
+    if lo > BF16_LIMITS[0] {
+        let at = [f64::from(lo) - 0.5, top * 0.75];
+        let text = Text::new("bf16-low", at.into(), "◀ BF16 2^-133");
+        plot.text(text.color(bf16).anchor(egui::Align2::LEFT_CENTER));
+    }
+    if hi < BF16_LIMITS[2] {
+        let at = [f64::from(hi) + 1.0, top * 0.55];
+        let text = Text::new("bf16-high", at.into(), "2^128 ▶");
+        plot.text(text.color(bf16).anchor(egui::Align2::RIGHT_CENTER));
+    }
+}
+
+/// Under a histogram: the values' range and zeros, what FP16 and BF16 would lose of them, and
+/// how many were not finite.
+fn histogram_caption_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    (key, sample): (Key, &ValueSample),
+    axis: &HistAxis,
+) {
+    let h = &sample.histogram;
     let lost = |r: &crate::precision::RangeReport| {
         (percent(r.underflow_share()), percent(r.overflow_share()))
     };
@@ -371,11 +425,11 @@ fn histogram_ui(
     let range = if h.counts.is_empty() {
         "–".to_owned()
     } else {
-        format!("2^{} .. 2^{}", h.first_exponent, last + 1)
+        format!("2^{} .. 2^{}", h.first_exponent, axis.last + 1)
     };
-    if h.first_exponent < lo && !h.counts.is_empty() {
+    if h.first_exponent < axis.lo && !h.counts.is_empty() {
         ui.label(
-            RichText::new(lang.fmt(Key::AxisFloor, &[("floor", &lo)]))
+            RichText::new(lang.fmt(Key::AxisFloor, &[("floor", &axis.lo)]))
                 .weak()
                 .small(),
         );
@@ -385,7 +439,7 @@ fn histogram_ui(
         &[
             ("name", &lang.tr(key)),
             ("dtype", &dtype_name(lang, sample.dtype)),
-            ("zeros", &percent(h.zeros as f64 / total)),
+            ("zeros", &percent(h.zeros as f64 / axis.total)),
             ("range", &range),
         ],
     ));

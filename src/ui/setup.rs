@@ -9,7 +9,7 @@ use super::model_setup::{DataShape, model_ui};
 use super::open::OpenKind;
 use crate::backend::UploadMode;
 use crate::data::Task;
-use crate::data::dataloader::{MAX_PREFETCH, MAX_SHIFT_PX, MAX_WORKERS};
+use crate::data::dataloader::{Augment, MAX_PREFETCH, MAX_SHIFT_PX, MAX_WORKERS};
 use crate::data::formats::display_name;
 use crate::data::shipped::{SHIPPED, shipped};
 use crate::data::source::{DataSource, Loaded};
@@ -18,7 +18,7 @@ use crate::i18n::{Key, Lang};
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
 use crate::train::config::MAX_STOP_EPOCHS;
-use crate::train::{StopAt, SyncPolicy, TrainConfig};
+use crate::train::{Pipeline, StopAt, SyncPolicy, TrainConfig};
 
 /// The loss weights the setup offers.
 const LOSS_WEIGHTS: [f32; 4] = [1.0, 1e-3, 1e-6, 1e-8];
@@ -213,6 +213,18 @@ fn loader_ui(
     let pipeline = &mut config.pipeline;
     ui.separator();
     stop_ui(ui, lang, &mut pipeline.stop);
+    input_ui(ui, lang, pipeline);
+    sync_ui(ui, lang, pipeline);
+    recording_ui(ui, lang, pipeline);
+    memory_settings_ui(ui, lang, pipeline);
+    if config.pipeline != before {
+        commands.push(UiCommand::SetPipeline(config.pipeline));
+    }
+    augment_ui(ui, lang, &mut config.augment);
+}
+
+/// The input pipeline: loader workers, prefetch depth, the simulated storage, compression.
+fn input_ui(ui: &mut egui::Ui, lang: Lang, pipeline: &mut Pipeline) {
     ui.label(RichText::new(lang.tr(Key::Loader)).strong());
     let workers = ui
         .add(Slider::new(&mut pipeline.loader.workers, 0..=MAX_WORKERS).text(lang.tr(Key::Workers)))
@@ -232,6 +244,10 @@ fn loader_ui(
     super::lesson::highlight(ui, crate::lesson::Widget::StorageSetting, storage.rect);
     ui.checkbox(&mut pipeline.loader.compressed, lang.tr(Key::Compressed))
         .on_hover_text(lang.tr(Key::CompressedTip));
+}
+
+/// When the host waits for the device, and how batches reach it.
+fn sync_ui(ui: &mut egui::Ui, lang: Lang, pipeline: &mut Pipeline) {
     let sync_text = |sync: SyncPolicy| match sync {
         SyncPolicy::WhenShown => lang.tr(Key::SyncWhenShown).to_owned(),
         SyncPolicy::EveryStep => lang.tr(Key::SyncEveryStep).to_owned(),
@@ -271,6 +287,10 @@ fn loader_ui(
         })
         .response
         .on_hover_text(lang.tr(Key::UploadTip));
+}
+
+/// Whether spans are recorded for the journey, and how often the GPU's kernels are timed.
+fn recording_ui(ui: &mut egui::Ui, lang: Lang, pipeline: &mut Pipeline) {
     ui.checkbox(&mut pipeline.record, lang.tr(Key::RecordSpans))
         .on_hover_text(lang.tr(Key::RecordSpansTip));
     let sampling_text = |n: u32| match n {
@@ -287,6 +307,10 @@ fn loader_ui(
         })
         .response
         .on_hover_text(lang.tr(Key::KernelSamplingTip));
+}
+
+/// Whether the backward pass's graphs are kept, and the memory budgets, in MiB.
+fn memory_settings_ui(ui: &mut egui::Ui, lang: Lang, pipeline: &mut Pipeline) {
     ui.label(lang.tr(Key::MemorySettings));
     ui.checkbox(&mut pipeline.keep_graphs, lang.tr(Key::KeepGraphs))
         .on_hover_text(lang.tr(Key::KeepGraphsTip));
@@ -318,13 +342,12 @@ fn loader_ui(
             }
         });
     }
-    if config.pipeline != before {
-        commands.push(UiCommand::SetPipeline(config.pipeline));
-    }
+}
 
+/// Augmentation of each batch: noise, flips and shifts.
+fn augment_ui(ui: &mut egui::Ui, lang: Lang, augment: &mut Augment) {
     ui.label(lang.tr(Key::Augmentation))
         .on_hover_text(lang.tr(Key::AugmentTip));
-    let augment = &mut config.augment;
     ui.add(Slider::new(&mut augment.noise, 0.0..=0.5).text(lang.tr(Key::AugmentNoise)))
         .on_hover_text(lang.tr(Key::AugmentTip));
     ui.horizontal(|ui| {

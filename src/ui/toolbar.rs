@@ -60,7 +60,7 @@ pub fn toolbar_ui(
     lead: impl FnOnce(&mut egui::Ui, &mut Vec<UiCommand>),
 ) {
     if presenting {
-        use super::fit::{Along, fitted, scale_text};
+        use super::fitted_text::{Along, fitted, scale_text};
         let base = ui.style().as_ref().clone();
         let body = base
             .text_styles

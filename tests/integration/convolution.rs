@@ -15,6 +15,20 @@ const H: f64 = 1e-4;
 const ABS: f64 = 2e-4;
 const REL: f64 = 2e-3;
 
+/// A case's name in a failure: the kernel, the channels, the image and the activation.
+fn case_name(s: ConvShape, act: Activation) -> String {
+    format!(
+        "{}x{} {}→{} {}x{} {}",
+        s.kernel,
+        s.kernel,
+        s.channels_in,
+        s.channels_out,
+        s.height,
+        s.width,
+        act.as_str()
+    )
+}
+
 /// A convolution block (conv with `act`, then 2×2 max pooling) and a linear layer, under the
 /// loss `L = Σ out ⊙ R`: the forward values and ∂L/∂(w, b, w2, b2, x), the way a training step
 /// composes the ops (the device's convolution, pooling, the dense product, and back).
@@ -77,16 +91,7 @@ fn conv_block_case(b: &mut dyn Backend, s: ConvShape, act: Activation, batch: us
     b.conv_backward_input(&dz1, &tw, s, &mut dx)
         .expect("conv input");
 
-    let name = format!(
-        "{}x{} {}→{} {}x{} {}",
-        s.kernel,
-        s.kernel,
-        s.channels_in,
-        s.channels_out,
-        s.height,
-        s.width,
-        act.as_str()
-    );
+    let name = case_name(s, act);
     let conv = conv64(&x, &w, &bias, s, act);
     assert_close(
         &format!("{name} conv"),

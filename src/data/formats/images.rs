@@ -203,67 +203,11 @@ pub(crate) fn load_folder(
             ],
         )));
     }
-    let mut class_names = Vec::new();
-    let mut files: Vec<(usize, PathBuf)> = Vec::new();
-    let mut notes = Vec::new();
-    let mut loose_images = 0;
-    let mut skipped = Vec::new();
-    for entry in entries(dir)? {
-        if !entry.is_dir() {
-            if is_image_file(&entry) {
-                loose_images += 1;
-            }
-            continue;
-        }
-        let images: Vec<PathBuf> = entries(&entry)?
-            .into_iter()
-            .filter(|p| {
-                let image = p.is_file() && is_image_file(p);
-                if !image && p.is_file() {
-                    skipped.push(p.clone());
-                }
-                image
-            })
-            .collect();
-        if images.is_empty() {
-            notes.push(Said::new(
-                DataKey::EmptySubfolder,
-                &[("name", &display_name(&entry))],
-            ));
-            continue;
-        }
-        let class = class_names.len();
-        class_names.push(display_name(&entry));
-        files.extend(images.into_iter().map(|p| (class, p)));
-    }
-    if let Some(first) = skipped.first() {
-        notes.push(Said::new(
-            DataKey::NotImages,
-            &[("n", &skipped.len()), ("first", &first.display())],
-        ));
-    }
-    if loose_images > 0 {
-        notes.push(Said::new(DataKey::LooseImages, &[("n", &loose_images)]));
-    }
-    if files.is_empty() {
-        return Err(refuse(if loose_images > 0 {
-            Said::new(DataKey::NoSubfolders, &[("n", &loose_images)])
-        } else {
-            Said::new(DataKey::NoImages, &[])
-        }));
-    }
-    if class_names.len() < 2 {
-        return Err(refuse(Said::new(
-            DataKey::OneSubfolder,
-            &[("name", &class_names[0])],
-        )));
-    }
-    if class_names.len() > MAX_FILE_CLASSES {
-        return Err(refuse(Said::new(
-            DataKey::ManySubfolders,
-            &[("n", &class_names.len()), ("max", &MAX_FILE_CLASSES)],
-        )));
-    }
+    let Found {
+        class_names,
+        files,
+        notes,
+    } = Found::under(dir)?;
     check_rows(&shown, files.len(), 0)?;
     let channels = if options.rgb { 3 } else { 1 };
     let shape = ImageShape {
@@ -287,9 +231,132 @@ pub(crate) fn load_folder(
             load_options.budget_bytes,
         ));
     }
+    let x = decode_all(&files, (shape, options), progress, &shown)?;
+    Ok(Table {
+        name: display_name(dir),
+        path: shown,
+        format: "images",
+        feature_names: pixel_names(options.side, options.rgb),
+        columns: Vec::new(),
+        task: Task::Classification,
+        task_reason: Said::new(DataKey::ImageFolderReason, &[]),
+        class_names,
+        // No column: the label is where each image lies.
+        label_column: String::new(),
+        label_reason: Said::new(DataKey::SubFolders, &[]),
+        notes,
+        rows_with_missing_values: 0,
+        rows: files.len(),
+        image: Some(shape),
+        x,
+        y: files.iter().map(|(class, _)| *class as f32).collect(),
+    })
+}
 
-    // Decoding is the slow part: spread it over the cores, count what is done, and stop early
-    // when the user cancels or an image fails.
+/// The images of a folder of class sub-folders, and what was left out.
+struct Found {
+    /// One class per sub-folder with images, in the folder's order.
+    class_names: Vec<String>,
+    /// Each image and its class.
+    files: Vec<(usize, PathBuf)>,
+    /// What was left out: empty sub-folders, files that are no images, images outside a
+    /// sub-folder.
+    notes: Vec<Said>,
+}
+
+impl Found {
+    /// Finds the images under `dir`, refusing a folder that does not hold two to
+    /// [`MAX_FILE_CLASSES`] classes of them.
+    fn under(dir: &Path) -> Result<Self, DataError> {
+        let mut found = Found {
+            class_names: Vec::new(),
+            files: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut loose_images = 0;
+        let mut skipped = Vec::new();
+        for entry in entries(dir)? {
+            if !entry.is_dir() {
+                if is_image_file(&entry) {
+                    loose_images += 1;
+                }
+                continue;
+            }
+            let images: Vec<PathBuf> = entries(&entry)?
+                .into_iter()
+                .filter(|p| {
+                    let image = p.is_file() && is_image_file(p);
+                    if !image && p.is_file() {
+                        skipped.push(p.clone());
+                    }
+                    image
+                })
+                .collect();
+            if images.is_empty() {
+                found.notes.push(Said::new(
+                    DataKey::EmptySubfolder,
+                    &[("name", &display_name(&entry))],
+                ));
+                continue;
+            }
+            let class = found.class_names.len();
+            found.class_names.push(display_name(&entry));
+            found.files.extend(images.into_iter().map(|p| (class, p)));
+        }
+        if let Some(first) = skipped.first() {
+            found.notes.push(Said::new(
+                DataKey::NotImages,
+                &[("n", &skipped.len()), ("first", &first.display())],
+            ));
+        }
+        if loose_images > 0 {
+            found
+                .notes
+                .push(Said::new(DataKey::LooseImages, &[("n", &loose_images)]));
+        }
+        found.check(dir, loose_images)?;
+        Ok(found)
+    }
+
+    /// Refuses no images, one class, or more classes than a model takes.
+    fn check(&self, dir: &Path, loose_images: usize) -> Result<(), DataError> {
+        let refuse = |message: Said| DataError::Refused {
+            path: dir.display().to_string(),
+            message,
+        };
+        let classes = self.class_names.len();
+        if self.files.is_empty() {
+            return Err(refuse(if loose_images > 0 {
+                Said::new(DataKey::NoSubfolders, &[("n", &loose_images)])
+            } else {
+                Said::new(DataKey::NoImages, &[])
+            }));
+        }
+        if classes < 2 {
+            return Err(refuse(Said::new(
+                DataKey::OneSubfolder,
+                &[("name", &self.class_names[0])],
+            )));
+        }
+        if classes > MAX_FILE_CLASSES {
+            return Err(refuse(Said::new(
+                DataKey::ManySubfolders,
+                &[("n", &classes), ("max", &MAX_FILE_CLASSES)],
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Decodes every image into its row of the values. Decoding is the slow part: it is spread
+/// over the cores, counts what is done, and stops early when the user cancels or an image
+/// fails.
+fn decode_all(
+    files: &[(usize, PathBuf)],
+    (shape, options): (ImageShape, &ImageOptions),
+    progress: Progress,
+    shown: &str,
+) -> Result<Vec<f32>, DataError> {
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let large = Mutex::new(());
@@ -302,12 +369,8 @@ pub(crate) fn load_folder(
         .enumerate()
         .filter_map(|(i, (row, (_, path)))| {
             if stop.load(Ordering::Relaxed) {
-                return Some((
-                    i,
-                    DataError::Cancelled {
-                        path: shown.clone(),
-                    },
-                ));
+                let path = shown.to_owned();
+                return Some((i, DataError::Cancelled { path }));
             }
             let file = path.display().to_string();
             let result =
@@ -336,36 +399,24 @@ pub(crate) fn load_folder(
         return Err(e);
     }
     if stop.load(Ordering::Relaxed) {
-        return Err(DataError::Cancelled { path: shown });
+        let path = shown.to_owned();
+        return Err(DataError::Cancelled { path });
     }
-    let feature_names = (0..shape.len())
+    Ok(x)
+}
+
+/// Each value's name: its pixel's row and column, and its colour in RGB.
+fn pixel_names(side: usize, rgb: bool) -> Vec<String> {
+    let channels = if rgb { 3 } else { 1 };
+    (0..side * side * channels)
         .map(|i| {
             let (pixel, channel) = (i / channels, i % channels);
-            let (r, c) = (pixel / options.side, pixel % options.side);
-            if options.rgb {
+            let (r, c) = (pixel / side, pixel % side);
+            if rgb {
                 format!("pixel {r},{c} {}", ["red", "green", "blue"][channel])
             } else {
                 format!("pixel {r},{c}")
             }
         })
-        .collect();
-    Ok(Table {
-        name: display_name(dir),
-        path: shown,
-        format: "images",
-        feature_names,
-        columns: Vec::new(),
-        task: Task::Classification,
-        task_reason: Said::new(DataKey::ImageFolderReason, &[]),
-        class_names,
-        // No column: the label is where each image lies.
-        label_column: String::new(),
-        label_reason: Said::new(DataKey::SubFolders, &[]),
-        notes,
-        rows_with_missing_values: 0,
-        rows: total,
-        image: Some(shape),
-        x,
-        y: files.iter().map(|(class, _)| *class as f32).collect(),
-    })
+        .collect()
 }
