@@ -1,4 +1,5 @@
-//! The CPU matrix product: the `gemm` crate for everything but the smallest products.
+//! The CPU matrix product: the `gemm` crate's f32 kernels (`gemm-f32`) for everything but the
+//! smallest products.
 //!
 //! Chosen by measurement on this project's 2-core machine (AMD EPYC with AVX-512), single
 //! precision, GFLOP/s with one / two threads:
@@ -17,7 +18,10 @@
 //! kernels agree to rounding rather than bit for bit (the parity test's 1e-4 holds with room).
 //!
 //! This is the crate's one `unsafe` call; the checks below make it sound.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "the one call into gemm's unsafe API, checked above"
+)]
 
 /// Products with fewer multiply-adds than this use the plain loop.
 pub(super) const GEMM_MIN_MACS: usize = 512;
@@ -67,30 +71,35 @@ pub(super) fn gemm(
     let (a_rs, a_cs) = strides(a_layout, m, k);
     let (b_rs, b_cs) = strides(b_layout, k, n);
     let parallelism = if threads > 1 {
-        gemm::Parallelism::Rayon(threads)
+        gemm_common::Parallelism::Rayon(threads)
     } else {
-        gemm::Parallelism::None
+        gemm_common::Parallelism::None
     };
-    // SAFETY: gemm reads lhs[i·a_rs + kk·a_cs] for i < m, kk < k, rhs[kk·b_rs + j·b_cs] for
-    // kk < k, j < n, and writes dst[i·n + j] for i < m, j < n. For both layouts the largest such
-    // index is (rows − 1)·rs + (cols − 1)·cs = rows·cols − 1, inside each slice by the length
-    // checks above. `c` is a unique borrow, so it aliases neither input. With `read_dst` false
-    // and alpha 0 the old contents of `c` are never read; beta 1 makes it c = a·b.
+    // gemm's kernels prefer a column-major destination; `c` is row-major, so they compute its
+    // transpose, cᵀ = op(b)ᵀ · op(a)ᵀ (an n × m product): the operands swap, and each stride
+    // pair swaps with them (as the `gemm` crate's own entry point does for such a destination).
+    let gemm = gemm_f32::gemm::f32::get_gemm_fn();
+    // SAFETY: with the transposition above, gemm reads b[j·b_cs + kk·b_rs] for j < n, kk < k and
+    // a[kk·a_cs + i·a_rs] for kk < k, i < m, and writes c[j + i·n] for j < n, i < m. For both
+    // layouts the largest such index is (rows − 1)·rs + (cols − 1)·cs = rows·cols − 1, inside
+    // each slice by the length checks above. `c` is a unique borrow, so it aliases neither
+    // input. With `read_dst` false and alpha 0 the old contents of `c` are never read; beta 1
+    // makes it c = a·b.
     unsafe {
-        gemm::gemm(
-            m,
+        gemm(
             n,
+            m,
             k,
             c.as_mut_ptr(),
-            1,
             n as isize,
+            1,
             false,
-            a.as_ptr(),
-            a_cs,
-            a_rs,
             b.as_ptr(),
-            b_cs,
             b_rs,
+            b_cs,
+            a.as_ptr(),
+            a_rs,
+            a_cs,
             0.0,
             1.0,
             false,
