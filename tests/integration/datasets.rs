@@ -146,11 +146,14 @@ fn image_sets_train_on_the_cpu() {
     reaches(&mut cpu, &FASHION_MNIST);
 }
 
-#[test]
-fn regression_sets_train_on_the_cpu() {
-    let mut cpu = common::cpu();
-    reaches(&mut cpu, &DIABETES);
-    reaches(&mut cpu, &AUTO_MPG);
+/// Both regression sets reach their R² on `backend`.
+fn regression_sets_train(backend: &mut dyn Backend) {
+    reaches(backend, &DIABETES);
+    reaches(backend, &AUTO_MPG);
+}
+
+on_both_devices! {
+    regression_sets_train_on_each_device => super::regression_sets_train;
 }
 
 #[test]
@@ -159,11 +162,4 @@ fn iris_and_digits_train_on_the_gpu() {
     for case in [&IRIS, &DIGITS] {
         reaches(&mut gpu, case);
     }
-}
-
-#[test]
-fn regression_sets_train_on_the_gpu() {
-    let Some(mut gpu) = common::gpu() else { return };
-    reaches(&mut gpu, &DIABETES);
-    reaches(&mut gpu, &AUTO_MPG);
 }

@@ -112,16 +112,8 @@ fn reaches_95_percent(backend: &mut dyn Backend) {
     }
 }
 
-#[test]
-fn spiral_reaches_95_percent_on_the_cpu() {
-    reaches_95_percent(&mut common::cpu());
-}
-
-#[test]
-fn spiral_reaches_95_percent_on_the_gpu() {
-    if let Some(mut gpu) = common::gpu() {
-        reaches_95_percent(&mut gpu);
-    }
+on_both_devices! {
+    spiral_reaches_95_percent => super::reaches_95_percent;
 }
 
 #[test]
@@ -318,27 +310,9 @@ fn pure_fp16_with_adam_diverges_and_says_why(backend: &mut dyn Backend) {
     );
 }
 
-mod divergence {
-    #[test]
-    fn cpu() {
-        super::too_high_a_learning_rate_diverges_with_an_explanation(&mut super::common::cpu());
-    }
-    #[test]
-    fn pure_fp16_cpu() {
-        super::pure_fp16_with_adam_diverges_and_says_why(&mut super::common::cpu());
-    }
-    #[test]
-    fn pure_fp16_gpu() {
-        if let Some(mut b) = super::common::gpu() {
-            super::pure_fp16_with_adam_diverges_and_says_why(&mut b);
-        }
-    }
-    #[test]
-    fn gpu() {
-        if let Some(mut b) = super::common::gpu() {
-            super::too_high_a_learning_rate_diverges_with_an_explanation(&mut b);
-        }
-    }
+on_both_devices! {
+    divergence => super::too_high_a_learning_rate_diverges_with_an_explanation;
+    pure_fp16_adam_divergence => super::pure_fp16_with_adam_diverges_and_says_why;
 }
 
 /// Kernel timing is sampled (one sync window in 16 on a software adapter), so most logged
