@@ -900,8 +900,11 @@ pub(super) mod tests {
                 "role {role}"
             );
         }
-        let allocated = format!("allocated {}", crate::units::format_bytes(m.allocated));
-        let reserved = format!("reserved {}", crate::units::format_bytes(m.reserved));
+        let allocated = format!(
+            "allocated {}",
+            crate::units::format_bytes(m.allocated_bytes)
+        );
+        let reserved = format!("reserved {}", crate::units::format_bytes(m.reserved_bytes));
         assert!(harness.query_by_label(&allocated).is_some(), "{allocated}");
         assert!(harness.query_by_label(&reserved).is_some(), "{reserved}");
         // The 2-D spiral model, 2,16,16,3 with Adam: 371 parameters, 3 × 371 × 4 B.
@@ -921,7 +924,7 @@ pub(super) mod tests {
             app.state.settings.config.source = DataSource::Shipped("mnist".into());
             app.state.settings.config.hidden = vec![128];
             app.state.settings.config.batch = 1024;
-            app.state.settings.config.pipeline.host_budget = Some(8 << 20);
+            app.state.settings.config.pipeline.host_budget_bytes = Some(8 << 20);
             app.apply(UiCommand::Reset);
         }
         assert!(
@@ -1420,7 +1423,7 @@ pub(super) mod tests {
             batch: 1024,
             ..TrainConfig::default()
         };
-        config.pipeline.host_budget = Some(8 << 20);
+        config.pipeline.host_budget_bytes = Some(8 << 20);
         let session = Session::new(config).expect("valid");
         let mut cpu = CpuBackend::new(1).expect("pool");
         let message = Runner::new(&mut cpu, &session)

@@ -257,11 +257,14 @@ impl BatchScopeApp {
         let work = move |ctx: crate::job::JobContext<LessonNews>| {
             let open = |device| crate::backend::open(device, &options);
             let step = &lesson.steps[index];
-            let measure = (&open as probe::Open<'_>, plan, ctx.cancel_flag());
-            let tried =
-                verify::try_step(&lesson, step, measure, &mut Tables::default(), &mut |d| {
-                    ctx.send(LessonNews::TryDevice(d));
-                });
+            let measuring = crate::lesson::Measuring {
+                plan,
+                cancel: ctx.cancel_flag(),
+            };
+            let mut tables = Tables::default();
+            let tried = verify::try_step(&lesson, step, &open, measuring, &mut tables, &mut |d| {
+                ctx.send(LessonNews::TryDevice(d));
+            });
             ctx.send(LessonNews::Tried(index, tried));
         };
         match crate::job::Job::spawn("lesson-try", self.notify(), work) {

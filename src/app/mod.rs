@@ -49,8 +49,10 @@ pub use restore::{HISTORY_KEY, SAVED_KEY, Saved};
 pub use state::AppState;
 
 /// Start-up options.
-// Command-line flags and test switches, each independent of the others.
-#[allow(clippy::struct_excessive_bools)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags and test switches, each independent of the others"
+)]
 #[derive(Clone, Debug)]
 pub struct AppOptions {
     /// UI language.

@@ -78,12 +78,12 @@ pub(super) fn tab_ui(
         }
         Tab::Precision => {
             scrolled(ui, "precision", |ui| {
-                let setting = (&state.settings.config, view.data());
+                let (config, data) = (&state.settings.config, view.data());
                 let comparison = state.comparison.as_ref();
                 let runs = &state.runs;
                 panels
                     .precision
-                    .ui(ui, view.lang, runs, comparison, setting, commands);
+                    .ui(ui, view.lang, runs, comparison, config, data, commands);
             });
             let comparing = state.comparison.as_ref().is_some_and(|c| c.running);
             (running || comparing).then_some(200)

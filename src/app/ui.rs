@@ -11,7 +11,7 @@ use super::{BatchScopeApp, Panels};
 use crate::i18n::{Key, Lang, LessonKey};
 use crate::ui::notices::{Notices, notices_ui};
 use crate::ui::setup::{DataView, SetupView};
-use crate::ui::toolbar::toolbar_ui;
+use crate::ui::toolbar::{ToolbarState, toolbar_ui};
 use crate::ui::{Tab, UiCommand};
 
 impl BatchScopeApp {
@@ -74,9 +74,14 @@ fn toolbar_panel_ui(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<UiCo
     } else {
         lang.tr(Key::Keys)
     };
+    let toolbar = ToolbarState {
+        lang,
+        keys,
+        presenting,
+    };
     toolbar_ui(
         ui,
-        (lang, keys, presenting),
+        toolbar,
         &state.runs,
         state.sharing,
         commands,

@@ -5,8 +5,10 @@
 use serde::Serialize;
 
 /// What `batchscope devices` prints about one adapter.
-// A flat record of yes/no capabilities, as the driver reports them: bools are the honest type.
-#[allow(clippy::struct_excessive_bools)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "a flat record of yes/no capabilities, as the driver reports them"
+)]
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct AdapterSummary {
     /// Adapter name as the driver reports it.

@@ -47,7 +47,10 @@ pub struct Tensor {
 
 /// Whatever returns a tensor's memory when dropped (each backend has its own kind); it is only
 /// ever dropped, never read.
-pub(crate) struct Lease(#[allow(dead_code)] pub(crate) Box<dyn std::any::Any + Send>);
+pub(crate) struct Lease(
+    #[expect(dead_code, reason = "held only to be dropped with the tensor")]
+    pub(crate)  Box<dyn std::any::Any + Send>,
+);
 
 impl fmt::Debug for Lease {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -125,7 +128,6 @@ impl Tensor {
         self.size_in_bytes().div_ceil(4) * 4
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         label: &str,
         role: Role,

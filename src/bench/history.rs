@@ -107,7 +107,7 @@ impl RunFigures {
             test_metric: eval.and_then(|e| e.test.accuracy.or(e.test.r2)),
             r2: eval.is_some_and(|e| e.test.r2.is_some()),
             time_to_target_s: run.reached.map(|r| r.seconds),
-            peak_memory: run.memory.map(|m| m.peak_allocated),
+            peak_memory: run.memory.map(|m| m.peak_allocated_bytes),
         })
     }
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::median_of_sorted;
 use crate::backend::{Backend, BackendError};
 use crate::device::Device;
-use crate::nn::{Network, OptimizerKind};
+use crate::nn::{Network, OptimizerKind, Training};
 use crate::precision::Precision;
 use crate::trace::Category;
 use crate::train::{Runner, Session};
@@ -199,12 +199,14 @@ fn serve(
 ) -> Result<Latency, BackendError> {
     let spec = session.config.model_spec(&session.data);
     // A model whose buffers hold exactly `rows` rows; SGD keeps no optimizer state.
-    let mut model = Network::with_precision(
-        backend,
-        &spec,
-        (OptimizerKind::Sgd, rows, session.config.seed),
-        (Precision::Fp32, rows),
-    )?;
+    let training = Training {
+        optimizer: OptimizerKind::Sgd,
+        batch: rows,
+        seed: session.config.seed,
+        precision: Precision::Fp32,
+        eval_rows: rows,
+    };
+    let mut model = Network::with_precision(backend, &spec, training)?;
     model.write_parameters(backend, trained)?;
     let data = &session.data;
     let features = data.features;

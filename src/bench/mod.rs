@@ -360,7 +360,7 @@ pub fn measure_convolutions(
         let rows = batch * pixels;
         let macs = (rows * fan_in * fan_out) as f64;
         // The first block's input is the images: no input gradient.
-        let seconds = time_convolution(backend, conv, batch, (seconds_each, l > 0))?;
+        let seconds = time_convolution(backend, conv, batch, seconds_each, l > 0)?;
         let names = ["convolution", "conv weight_grad", "conv input_grad"];
         let shapes = [
             [rows, fan_in, fan_out],
@@ -385,7 +385,8 @@ fn time_convolution(
     backend: &mut dyn Backend,
     conv: crate::backend::ConvShape,
     batch: usize,
-    (seconds_each, input_grad): (f64, bool),
+    seconds_each: f64,
+    input_grad: bool,
 ) -> Result<Vec<f64>, BackendError> {
     use crate::backend::Activation;
     let x = backend.filled("images", batch, conv.image_in())?;

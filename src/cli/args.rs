@@ -150,8 +150,10 @@ pub(super) struct RunArgs {
 }
 
 /// The data loader, the transfers and the syncs.
-// Command-line switches, one per flag: bools are what clap gives them.
-#[allow(clippy::struct_excessive_bools)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "command-line switches, one per flag: bools are what clap gives them"
+)]
 #[derive(Args, Debug)]
 pub(super) struct PipelineArgs {
     /// Data-loader worker threads (0: the training thread makes each batch itself).
@@ -237,8 +239,8 @@ impl PipelineArgs {
             record: false,
             kernel_timing_every: self.time_kernels_every.unwrap_or(0),
             keep_graphs: self.keep_graphs,
-            vram_budget: budget("--vram-budget", self.vram_budget.as_deref())?,
-            host_budget: budget("--host-budget", self.host_budget.as_deref())?,
+            vram_budget_bytes: budget("--vram-budget", self.vram_budget.as_deref())?,
+            host_budget_bytes: budget("--host-budget", self.host_budget.as_deref())?,
             // `train --until-…` stops in its own loop.
             stop: crate::train::StopAt::Never,
         };

@@ -15,8 +15,10 @@ use crate::lesson::verify::{LessonReport, verify};
 use crate::lesson::{Lesson, Plan, Quantity, shipped};
 
 /// The options of `batchscope lessons`.
-// Command-line switches, one per flag: bools are what clap gives them.
-#[allow(clippy::struct_excessive_bools)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "command-line switches, one per flag: bools are what clap gives them"
+)]
 #[derive(Args, Debug)]
 pub(super) struct LessonsArgs {
     /// Run every lesson's probes for a short time and print each step's measured headline in

@@ -133,21 +133,21 @@ fn print_device(
             device,
             backend: name,
             roles,
-            allocated_bytes: m.allocated,
-            reserved_bytes: m.reserved,
-            peak_allocated_bytes: m.peak_allocated,
-            peak_reserved_bytes: m.peak_reserved,
-            budget_bytes: m.budget,
+            allocated_bytes: m.allocated_bytes,
+            reserved_bytes: m.reserved_bytes,
+            peak_allocated_bytes: m.peak_allocated_bytes,
+            peak_reserved_bytes: m.peak_reserved_bytes,
+            budget_bytes: m.budget_bytes,
             tensors: m.tensors,
         });
     }
     out.line(format!(
         "{device} ({name}): allocated {}, reserved {}, peak allocated {}, {} tensors{}",
-        format_bytes(m.allocated),
-        format_bytes(m.reserved),
-        format_bytes(m.peak_allocated),
+        format_bytes(m.allocated_bytes),
+        format_bytes(m.reserved_bytes),
+        format_bytes(m.peak_allocated_bytes),
         m.tensors,
-        m.budget
+        m.budget_bytes
             .map(|b| format!(", budget {}", format_bytes(b)))
             .unwrap_or_default()
     ))?;

@@ -72,8 +72,6 @@ struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-// Parsed once per process: the size of the largest variant does not matter.
-#[allow(clippy::large_enum_variant)]
 enum Commands {
     /// List the GPU adapters wgpu finds, and what they support.
     Devices {

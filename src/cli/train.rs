@@ -227,7 +227,7 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
         // Inside the backend's context (the CPU's pool); each line goes straight to stdout,
         // which nothing else holds locked meanwhile.
         backend.enter(&mut |b| {
-            result = train_one(b, &session, (steps, target), args, out);
+            result = train_one(b, &session, steps, target, args, out);
         });
         result
     })
@@ -236,7 +236,8 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
 fn train_one(
     backend: &mut dyn Backend,
     session: &Session,
-    (most_steps, target): (u64, Option<Target>),
+    most_steps: u64,
+    target: Option<Target>,
     args: &TrainArgs,
     out: &mut Out,
 ) -> Result<(), RunError> {

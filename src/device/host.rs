@@ -127,9 +127,11 @@ fn cgroup_room_now() -> Option<u64> {
 }
 
 /// `RLIMIT_AS` less the address space this process already maps.
-// One libc call with no safe wrapper in the standard library.
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "one libc call with no safe wrapper in the standard library"
+)]
 fn address_space_left() -> Option<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,

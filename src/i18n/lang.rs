@@ -59,7 +59,7 @@ macro_rules! strings {
     ($name:ident { $($key:ident => $en:expr, $zh:expr;)* }) => {
         /// A translatable UI string.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        #[allow(missing_docs)]
+        #[expect(missing_docs, reason = "each key's English, beside it, says what it is")]
         pub enum $name { $($key),* }
 
         impl $name {

@@ -70,6 +70,15 @@ impl Plan {
     }
 }
 
+/// How a lesson's probes measure, and the flag that stops them between two timed runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Measuring<'a> {
+    /// How long each probe measures.
+    pub plan: Plan,
+    /// Set when the user cancels (or leaves the lesson).
+    pub cancel: &'a AtomicBool,
+}
+
 /// Seconds one device's point of a lesson's probe may take before it is taken with what it has
 /// (two timed runs at least) and marked noisy: a large step on a software adapter takes seconds.
 pub const POINT_BUDGET_S: f64 = 3.0;
@@ -87,11 +96,11 @@ pub fn measure(
     probe: &Probe,
     backend: &mut dyn Backend,
     session: &Session,
-    (plan, cancel): (Plan, &AtomicBool),
+    run: Measuring<'_>,
     prefix: &str,
     figures: &mut Figures,
 ) -> Result<(), Said> {
-    let run = (plan, cancel);
+    let plan = run.plan;
     let measured = match probe.kind {
         ProbeKind::Speed => speed(backend, session, run, prefix, figures),
         ProbeKind::Breakdown => breakdown(backend, session, run, prefix, figures),
@@ -108,7 +117,7 @@ pub fn measure(
 fn speed(
     backend: &mut dyn Backend,
     session: &Session,
-    (plan, cancel): (Plan, &AtomicBool),
+    Measuring { plan, cancel }: Measuring<'_>,
     prefix: &str,
     figures: &mut Figures,
 ) -> Result<Result<(), Said>, BackendError> {
@@ -116,7 +125,8 @@ fn speed(
     let Some(p) = sweep::measure_point_until(
         backend,
         session,
-        (Parameter::Batch, batch),
+        Parameter::Batch,
+        batch,
         plan.speed,
         cancel,
     )?
@@ -148,7 +158,7 @@ fn speed(
 fn breakdown(
     backend: &mut dyn Backend,
     session: &Session,
-    (plan, cancel): (Plan, &AtomicBool),
+    Measuring { plan, cancel }: Measuring<'_>,
     prefix: &str,
     figures: &mut Figures,
 ) -> Result<Result<(), Said>, BackendError> {
@@ -266,7 +276,7 @@ fn converge(
     probe: &Probe,
     backend: &mut dyn Backend,
     session: &Session,
-    (_, cancel): (Plan, &AtomicBool),
+    Measuring { cancel, .. }: Measuring<'_>,
     prefix: &str,
     figures: &mut Figures,
 ) -> Result<Result<(), Said>, BackendError> {
@@ -444,7 +454,7 @@ fn memory(
         bytes(format!("{}_bytes", role.as_str()), memory.role(role));
     }
     bytes("total_bytes".to_owned(), memory.requested());
-    bytes("peak_bytes".to_owned(), memory.peak_allocated);
+    bytes("peak_bytes".to_owned(), memory.peak_allocated_bytes);
     Ok(Ok(()))
 }
 

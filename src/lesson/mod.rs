@@ -26,7 +26,7 @@ pub mod verify;
 pub use figures::{Expr, Figure, Figures, Quantity};
 pub use follow::Following;
 pub use format::{Lesson, Step, StepKind, Text, When, Widget};
-pub use measure::Plan;
+pub use measure::{Measuring, Plan};
 pub use probe::{GpuPresence, Outcome};
 
 use crate::i18n::Lang;

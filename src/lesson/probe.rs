@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::figures::{Figures, Quantity};
 use super::format::{Devices, Lesson, Preset, Probe, ProbeKind};
 use super::measure::{
-    Plan, device_name, faster, serve_figures, serve_plan, simulate, sweep_figures,
+    Measuring, Plan, device_name, faster, serve_figures, serve_plan, simulate, sweep_figures,
 };
 use crate::backend::{Activation, Backend};
 use crate::bench::sweep::{self, Sweep};
@@ -267,7 +267,7 @@ pub fn run(
             probe,
             &preset,
             open,
-            (plan, cancel),
+            Measuring { plan, cancel },
             &mut tables,
             &mut doing,
         ) {
@@ -319,7 +319,7 @@ pub fn run_probe(
     probe: &Probe,
     preset: &Preset,
     open: Open<'_>,
-    (plan, cancel): (Plan, &AtomicBool),
+    measuring: Measuring<'_>,
     tables: &mut Tables,
     doing: &mut dyn FnMut(Option<Device>),
 ) -> Result<Measured, Said> {
@@ -340,8 +340,8 @@ pub fn run_probe(
         session: &session,
         devices: &devices,
         open,
-        plan,
-        cancel,
+        plan: measuring.plan,
+        cancel: measuring.cancel,
     };
     match probe.kind {
         ProbeKind::Simulate => {
@@ -472,11 +472,14 @@ impl ProbeRun<'_> {
             let dev = device_name(device);
             let mut found = Figures::default();
             // Only what the backend's thread may share goes in (not the opener).
-            let (session, plan, cancel) = (self.session, self.plan, self.cancel);
+            let session = self.session;
+            let measuring = Measuring {
+                plan: self.plan,
+                cancel: self.cancel,
+            };
             backend.enter(&mut |b| {
                 let prefix = format!("{name}.{dev}");
-                result =
-                    super::measure::measure(probe, b, session, (plan, cancel), &prefix, &mut found);
+                result = super::measure::measure(probe, b, session, measuring, &prefix, &mut found);
             });
             match result {
                 Ok(()) => measured.figures.extend(found),

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::figures::{Expr, Figures, Quantity};
 use super::format::{Devices, Lesson, Preset, StepKind, probe_of};
-use super::measure::Plan;
+use super::measure::{Measuring, Plan};
 use super::probe::{self, GpuPresence, Open, ProbeTime, Tables};
 use super::verdict::Change;
 use crate::device::Device;
@@ -131,7 +131,8 @@ pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) 
                 None => report.missing = step.figure.iter().cloned().collect(),
             },
             StepKind::Try => {
-                let tried = try_step(lesson, step, (open, plan, cancel), &mut tables, &mut |_| {});
+                let measuring = Measuring { plan, cancel };
+                let tried = try_step(lesson, step, open, measuring, &mut tables, &mut |_| {});
                 match &tried {
                     Ok(t) => timings.push(ProbeTime {
                         probe: format!("step {} (before and after)", i + 1),
@@ -166,7 +167,8 @@ pub fn verify(lesson: &Lesson, open: Open<'_>, plan: Plan, cancel: &AtomicBool) 
 pub fn try_step(
     lesson: &Lesson,
     step: &super::format::Step,
-    (open, plan, cancel): (Open<'_>, Plan, &AtomicBool),
+    open: Open<'_>,
+    measuring: Measuring<'_>,
     tables: &mut Tables,
     doing: &mut dyn FnMut(Option<Device>),
 ) -> Result<TryReport, Said> {
@@ -204,7 +206,7 @@ pub fn try_step(
             .ok_or_else(|| Said::new(AuthorKey::NoProbeNamed, &[("name", &name)]))?;
         let base = start.patched(&probe.set).patched(&only);
         let mut run = |preset: &Preset| {
-            probe::run_probe(probe, preset, open, (plan, cancel), tables, doing).map(|m| m.figures)
+            probe::run_probe(probe, preset, open, measuring, tables, doing).map(|m| m.figures)
         };
         before.extend(run(&base)?);
         after.extend(run(&base.patched(change))?);

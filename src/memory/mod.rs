@@ -85,17 +85,23 @@ impl Role {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct MemorySnapshot {
     /// Bytes live tensors asked for, by role (indexed like [`Role::ALL`]).
-    pub by_role: [u64; 7],
+    #[serde(rename = "by_role")]
+    pub bytes_by_role: [u64; 7],
     /// Held by live tensors, in the pool's block sizes.
-    pub allocated: u64,
+    #[serde(rename = "allocated")]
+    pub allocated_bytes: u64,
     /// Held from the device or the system: allocated plus the pool's cached blocks.
-    pub reserved: u64,
-    /// Most `allocated` since the counters were last reset.
-    pub peak_allocated: u64,
-    /// Most `reserved` since the counters were last reset.
-    pub peak_reserved: u64,
+    #[serde(rename = "reserved")]
+    pub reserved_bytes: u64,
+    /// Most `allocated_bytes` since the counters were last reset.
+    #[serde(rename = "peak_allocated")]
+    pub peak_allocated_bytes: u64,
+    /// Most `reserved_bytes` since the counters were last reset.
+    #[serde(rename = "peak_reserved")]
+    pub peak_reserved_bytes: u64,
     /// The budget allocations are checked against, if one is set.
-    pub budget: Option<u64>,
+    #[serde(rename = "budget")]
+    pub budget_bytes: Option<u64>,
     /// Live tensors.
     pub tensors: usize,
 }
@@ -103,17 +109,17 @@ pub struct MemorySnapshot {
 impl MemorySnapshot {
     /// Bytes of `role`.
     pub fn role(&self, role: Role) -> u64 {
-        self.by_role[role.index()]
+        self.bytes_by_role[role.index()]
     }
 
     /// Bytes asked for by all live tensors.
     pub fn requested(&self) -> u64 {
-        self.by_role.iter().sum()
+        self.bytes_by_role.iter().sum()
     }
 
     /// Block-size rounding and cached blocks: reserved beyond what tensors asked for.
     pub fn cached(&self) -> u64 {
-        self.reserved.saturating_sub(self.allocated)
+        self.reserved_bytes.saturating_sub(self.allocated_bytes)
     }
 }
 
@@ -128,13 +134,13 @@ pub struct OutOfMemory {
     /// Its role.
     pub role: Role,
     /// Bytes it needed (in the pool's block size).
-    pub requested: u64,
+    pub requested_bytes: u64,
     /// The budget.
-    pub budget: u64,
+    pub budget_bytes: u64,
     /// Bytes live tensors held.
-    pub allocated: u64,
+    pub allocated_bytes: u64,
     /// Bytes held in all.
-    pub reserved: u64,
+    pub reserved_bytes: u64,
     /// What would fit the budget, where the run knows (from the estimator).
     pub advice: Option<FitAdvice>,
 }
@@ -174,17 +180,17 @@ impl OutOfMemory {
             ErrKey::OomLead,
             &[
                 ("device", Arg::Plain(&device_name(self.device))),
-                ("requested", Arg::Plain(&format_bytes(self.requested))),
+                ("requested", Arg::Plain(&format_bytes(self.requested_bytes))),
                 ("label", Arg::Plain(label)),
                 ("role", Arg::Said(&role)),
-                ("budget", Arg::Plain(&format_bytes(self.budget))),
-                ("allocated", Arg::Plain(&format_bytes(self.allocated))),
+                ("budget", Arg::Plain(&format_bytes(self.budget_bytes))),
+                ("allocated", Arg::Plain(&format_bytes(self.allocated_bytes))),
             ],
         );
         if self.device == Device::Gpu {
             said = said.then(&Said::new(
                 ErrKey::OomReserved,
-                &[("reserved", &format_bytes(self.reserved))],
+                &[("reserved", &format_bytes(self.reserved_bytes))],
             ));
         }
         let advice = match self.advice {
@@ -246,37 +252,37 @@ impl Ledger {
 
     /// Sets or clears the budget.
     pub fn set_budget(&mut self, budget: Option<u64>) {
-        self.snapshot.budget = budget;
+        self.snapshot.budget_bytes = budget;
     }
 
     /// Whether `more` reserved bytes fit the budget.
     pub fn fits(&self, more: u64) -> bool {
         self.snapshot
-            .budget
-            .is_none_or(|b| self.snapshot.reserved + more <= b)
+            .budget_bytes
+            .is_none_or(|b| self.snapshot.reserved_bytes + more <= b)
     }
 
     /// Counts a new tensor of `bytes` in a block of `block` bytes; `fresh` when the block was
     /// newly reserved rather than taken from the cache.
     pub fn allocate(&mut self, role: Role, bytes: u64, block: u64, fresh: bool) {
         let s = &mut self.snapshot;
-        s.by_role[role.index()] += bytes;
-        s.allocated += block;
+        s.bytes_by_role[role.index()] += bytes;
+        s.allocated_bytes += block;
         if fresh {
-            s.reserved += block;
+            s.reserved_bytes += block;
         }
         s.tensors += 1;
-        s.peak_allocated = s.peak_allocated.max(s.allocated);
-        s.peak_reserved = s.peak_reserved.max(s.reserved);
+        s.peak_allocated_bytes = s.peak_allocated_bytes.max(s.allocated_bytes);
+        s.peak_reserved_bytes = s.peak_reserved_bytes.max(s.reserved_bytes);
     }
 
     /// Counts a tensor freed; `cached` when its block stays reserved in a pool.
     pub fn free(&mut self, role: Role, bytes: u64, block: u64, cached: bool) {
         let s = &mut self.snapshot;
-        s.by_role[role.index()] = s.by_role[role.index()].saturating_sub(bytes);
-        s.allocated = s.allocated.saturating_sub(block);
+        s.bytes_by_role[role.index()] = s.bytes_by_role[role.index()].saturating_sub(bytes);
+        s.allocated_bytes = s.allocated_bytes.saturating_sub(block);
         if !cached {
-            s.reserved = s.reserved.saturating_sub(block);
+            s.reserved_bytes = s.reserved_bytes.saturating_sub(block);
         }
         s.tensors = s.tensors.saturating_sub(1);
     }
@@ -287,28 +293,28 @@ impl Ledger {
         let n = bytes.unsigned_abs();
         let i = Role::Internal.index();
         if bytes >= 0 {
-            s.by_role[i] += n;
-            s.allocated += n;
-            s.reserved += n;
-            s.peak_allocated = s.peak_allocated.max(s.allocated);
-            s.peak_reserved = s.peak_reserved.max(s.reserved);
+            s.bytes_by_role[i] += n;
+            s.allocated_bytes += n;
+            s.reserved_bytes += n;
+            s.peak_allocated_bytes = s.peak_allocated_bytes.max(s.allocated_bytes);
+            s.peak_reserved_bytes = s.peak_reserved_bytes.max(s.reserved_bytes);
         } else {
-            s.by_role[i] = s.by_role[i].saturating_sub(n);
-            s.allocated = s.allocated.saturating_sub(n);
-            s.reserved = s.reserved.saturating_sub(n);
+            s.bytes_by_role[i] = s.bytes_by_role[i].saturating_sub(n);
+            s.allocated_bytes = s.allocated_bytes.saturating_sub(n);
+            s.reserved_bytes = s.reserved_bytes.saturating_sub(n);
         }
     }
 
     /// Counts cached blocks given back to the device.
     pub fn release(&mut self, bytes: u64) {
-        self.snapshot.reserved = self.snapshot.reserved.saturating_sub(bytes);
+        self.snapshot.reserved_bytes = self.snapshot.reserved_bytes.saturating_sub(bytes);
     }
 
     /// Starts the peaks over from the current figures.
     pub fn reset_peaks(&mut self) {
         let s = &mut self.snapshot;
-        s.peak_allocated = s.allocated;
-        s.peak_reserved = s.reserved;
+        s.peak_allocated_bytes = s.allocated_bytes;
+        s.peak_reserved_bytes = s.reserved_bytes;
     }
 
     /// The error for an allocation of `block` bytes that does not fit.
@@ -324,10 +330,10 @@ impl Ledger {
             device,
             label: label.to_owned(),
             role,
-            requested: block,
-            budget: s.budget.unwrap_or(u64::MAX),
-            allocated: s.allocated,
-            reserved: s.reserved,
+            requested_bytes: block,
+            budget_bytes: s.budget_bytes.unwrap_or(u64::MAX),
+            allocated_bytes: s.allocated_bytes,
+            reserved_bytes: s.reserved_bytes,
             advice: None,
         }
     }
@@ -343,17 +349,20 @@ mod tests {
         l.allocate(Role::Parameters, 1000, 1024, true);
         l.allocate(Role::Activations, 3000, 3072, true);
         assert_eq!(
-            (l.snapshot().allocated, l.snapshot().reserved),
+            (l.snapshot().allocated_bytes, l.snapshot().reserved_bytes),
             (4096, 4096)
         );
         // The activation's block goes back to the cache: no longer allocated, still reserved.
         l.free(Role::Activations, 3000, 3072, true);
         let s = l.snapshot();
-        assert_eq!((s.allocated, s.reserved, s.cached()), (1024, 4096, 3072));
+        assert_eq!(
+            (s.allocated_bytes, s.reserved_bytes, s.cached()),
+            (1024, 4096, 3072)
+        );
         assert_eq!(s.role(Role::Activations), 0);
-        assert_eq!(s.peak_allocated, 4096);
+        assert_eq!(s.peak_allocated_bytes, 4096);
         l.release(3072);
-        assert_eq!(l.snapshot().reserved, 1024);
+        assert_eq!(l.snapshot().reserved_bytes, 1024);
     }
 
     #[test]

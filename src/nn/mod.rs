@@ -20,6 +20,21 @@ pub use spec::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
 use param::Param;
 use passes::{ConvGrads, Forward, layer_activation, round};
 
+/// How a network trains: what its buffers and optimizer state are built for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Training {
+    /// The update rule (its state tensors are allocated with the parameters).
+    pub optimizer: OptimizerKind,
+    /// Rows a training batch.
+    pub batch: usize,
+    /// Seeds the initial parameters.
+    pub seed: u64,
+    /// The number format of the passes and the parameters.
+    pub precision: Precision,
+    /// Rows evaluated at a time (bounded by [`ModelSpec::eval_rows`]).
+    pub eval_rows: usize,
+}
+
 /// A network on one device with everything a training step touches allocated up front:
 /// parameters, gradients, optimizer state, the outputs kept for backward, and the inputs.
 pub struct Network {
@@ -78,12 +93,14 @@ impl Network {
         batch: usize,
         seed: u64,
     ) -> Result<Self, BackendError> {
-        Self::with_precision(
-            backend,
-            spec,
-            (optimizer, batch, seed),
-            (Precision::Fp32, EVAL_ROWS),
-        )
+        let training = Training {
+            optimizer,
+            batch,
+            seed,
+            precision: Precision::Fp32,
+            eval_rows: EVAL_ROWS,
+        };
+        Self::with_precision(backend, spec, training)
     }
 
     /// Allocates the model for `batch` rows, each tensor stored as `precision` keeps it, and
@@ -99,9 +116,15 @@ impl Network {
     pub fn with_precision(
         backend: &mut dyn Backend,
         spec: &ModelSpec,
-        (optimizer, batch, seed): (OptimizerKind, usize, u64),
-        (precision, eval_rows): (Precision, usize),
+        training: Training,
     ) -> Result<Self, BackendError> {
+        let Training {
+            optimizer,
+            batch,
+            seed,
+            precision,
+            eval_rows,
+        } = training;
         let eval_rows = spec.eval_rows(eval_rows);
         let passes = DType::of(precision.format());
         let mixed = precision == Precision::Mixed;

@@ -210,15 +210,24 @@ pub fn step_ops(
     ops
 }
 
+/// An op's arithmetic and memory traffic.
+#[derive(Clone, Copy)]
+struct Work {
+    flops: f64,
+    bytes: f64,
+}
+
 /// A product of layer `layer` (counted from 1): `dims` as `[m, n, k]` of its kernel, `work` its
 /// FLOPs and bytes.
 fn product_op(
     layers: &[LayerWork],
-    (name, product): (String, Product),
+    name: String,
+    product: Product,
     dims: [f64; 3],
-    (flops, bytes): (f64, f64),
+    work: Work,
     layer: usize,
 ) -> Op {
+    let Work { flops, bytes } = work;
     Op {
         name,
         kind: OpKind::MatMul,
@@ -240,12 +249,19 @@ fn forward_ops(layers: &[LayerWork], b: f64, precision: Precision, ops: &mut Vec
         let (m, k, n, number) = (w.m, w.k, w.n, l + 1);
         let read = w.inputs_read(b);
         // The product, then the bias and the activation on each output.
-        let work = (
-            2.0 * m * k * n + 2.0 * m * n,
-            act * (read + m * n) + par * (k * n + n),
-        );
-        let name = (format!("layer {number} forward"), Product::Forward);
-        ops.push(product_op(layers, name, [m, n, k], work, number));
+        let work = Work {
+            flops: 2.0 * m * k * n + 2.0 * m * n,
+            bytes: act * (read + m * n) + par * (k * n + n),
+        };
+        let name = format!("layer {number} forward");
+        ops.push(product_op(
+            layers,
+            name,
+            Product::Forward,
+            [m, n, k],
+            work,
+            number,
+        ));
         if let Some((_, p)) = w.conv {
             let pooled = b * p.image_out() as f64;
             let name = format!("layer {number} pooling");
@@ -269,15 +285,13 @@ fn backward_ops(layers: &[LayerWork], b: f64, precision: Precision, ops: &mut Ve
             let bytes = act * (2.0 * m * n + pooled);
             ops.push(plain(name, OpKind::Elementwise, m * n, bytes, number));
         }
-        let work = (
-            2.0 * m * k * n + m * n,
-            act * (read + m * n) + par * (k * n + n),
-        );
-        let name = (
-            format!("layer {number} weight gradient"),
-            Product::WeightGradient,
-        );
-        ops.push(product_op(layers, name, [k, n, m], work, number));
+        let work = Work {
+            flops: 2.0 * m * k * n + m * n,
+            bytes: act * (read + m * n) + par * (k * n + n),
+        };
+        let name = format!("layer {number} weight gradient");
+        let product = Product::WeightGradient;
+        ops.push(product_op(layers, name, product, [k, n, m], work, number));
         if l == 0 {
             continue;
         }
@@ -288,15 +302,13 @@ fn backward_ops(layers: &[LayerWork], b: f64, precision: Precision, ops: &mut Ve
         } else {
             0.0
         };
-        let work = (
-            2.0 * m * k * n + derivative,
-            act * (m * n + 2.0 * read) + par * k * n,
-        );
-        let name = (
-            format!("layer {number} input gradient"),
-            Product::InputGradient,
-        );
-        ops.push(product_op(layers, name, [m, k, n], work, number));
+        let work = Work {
+            flops: 2.0 * m * k * n + derivative,
+            bytes: act * (m * n + 2.0 * read) + par * k * n,
+        };
+        let name = format!("layer {number} input gradient");
+        let product = Product::InputGradient;
+        ops.push(product_op(layers, name, product, [m, k, n], work, number));
     }
 }
 

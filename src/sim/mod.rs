@@ -7,8 +7,8 @@
 //! - [`cost`]: the roofline cost model of a training step, op by op;
 //! - [`ecosystem`]: the software path each kind of device would train with;
 //! - [`efficiency`]: the share of the peak an op reaches, by its size;
-//! - [`fit`]: efficiency curves fitted to probe timings (the calibration);
-//! - [`fits`]: memory on a profile: the largest batch that fits, and `ZeRO`'s stages;
+//! - [`curve_fit`]: efficiency curves fitted to probe timings (the calibration);
+//! - [`memory_fit`]: memory on a profile: the largest batch that fits, and `ZeRO`'s stages;
 //! - [`groups`]: a step's FLOPs and measured kernel time by kind of op.
 
 pub mod cost;

@@ -45,7 +45,7 @@ pub fn advise(config: &TrainConfig, data: &Dataset, budget_bytes: u64) -> Option
 pub fn with_advice(error: BackendError, config: &TrainConfig, data: &Dataset) -> BackendError {
     match error {
         BackendError::OutOfMemory(mut oom) if oom.advice.is_none() => {
-            oom.advice = advise(config, data, oom.budget);
+            oom.advice = advise(config, data, oom.budget_bytes);
             BackendError::OutOfMemory(oom)
         }
         other => other,
@@ -67,7 +67,7 @@ mod tests {
             batch,
             ..TrainConfig::default()
         };
-        config.pipeline.host_budget = Some(host_budget);
+        config.pipeline.host_budget_bytes = Some(host_budget);
         Session::new(config).expect("valid")
     }
 
@@ -91,7 +91,7 @@ mod tests {
             "{text}"
         );
         drop(Runner::new(&mut cpu, &mnist(batch, 8 << 20)).expect("the batch named fits"));
-        assert!(cpu.memory().peak_allocated <= 8 << 20);
+        assert!(cpu.memory().peak_allocated_bytes <= 8 << 20);
     }
 
     #[test]

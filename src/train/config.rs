@@ -66,10 +66,13 @@ pub struct Pipeline {
     /// Keep every step's layer outputs, as keeping each step's loss with its graph does in
     /// PyTorch: memory grows step after step until it runs out. Turning it off frees them.
     pub keep_graphs: bool,
-    /// Memory budget of the GPU in bytes (`None`: only the adapter's own limits).
-    pub vram_budget: Option<u64>,
-    /// Memory budget of the CPU's tensors in bytes (`None`: only the system's).
-    pub host_budget: Option<u64>,
+    /// Memory budget of the GPU (`None`: only the adapter's own limits). Saved as
+    /// `vram_budget`, as files written before kept it.
+    #[serde(rename = "vram_budget")]
+    pub vram_budget_bytes: Option<u64>,
+    /// Memory budget of the CPU's tensors (`None`: only the system's).
+    #[serde(rename = "host_budget")]
+    pub host_budget_bytes: Option<u64>,
     /// When training stops by itself.
     pub stop: StopAt,
     /// While recording, time the GPU's kernels in one stretch between two syncs of this many
@@ -106,8 +109,8 @@ impl Default for Pipeline {
             upload: UploadMode::default(),
             record: true,
             keep_graphs: false,
-            vram_budget: None,
-            host_budget: None,
+            vram_budget_bytes: None,
+            host_budget_bytes: None,
             kernel_timing_every: 0,
             stop: StopAt::Never,
         }
@@ -152,8 +155,8 @@ impl Pipeline {
     /// setting is on.
     pub fn budget(&self, device: Device) -> Option<u64> {
         let set = match device {
-            Device::Gpu => self.vram_budget,
-            Device::Cpu => self.host_budget,
+            Device::Gpu => self.vram_budget_bytes,
+            Device::Cpu => self.host_budget_bytes,
         };
         set.or(self.keep_graphs.then_some(LEAK_SAFETY_BUDGET))
     }
@@ -162,7 +165,7 @@ impl Pipeline {
     pub fn validate(&self) -> Result<(), SettingError> {
         self.loader.validate()?;
         self.stop.validate()?;
-        if let Some(bytes) = [self.vram_budget, self.host_budget]
+        if let Some(bytes) = [self.vram_budget_bytes, self.host_budget_bytes]
             .into_iter()
             .flatten()
             .find(|&b| b < MIN_BUDGET)

@@ -330,8 +330,8 @@ impl DeviceRun {
             EventKind::Memory { step, snapshot } => {
                 self.memory_history.push([
                     step as f64,
-                    snapshot.allocated as f64,
-                    snapshot.reserved as f64,
+                    snapshot.allocated_bytes as f64,
+                    snapshot.reserved_bytes as f64,
                 ]);
                 if self.memory_history.len() > MEMORY_POINTS {
                     self.memory_history.remove(0);

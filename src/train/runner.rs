@@ -19,7 +19,7 @@ use crate::data::dataloader::BatchLoader;
 use crate::data::{Dataset, Task};
 use crate::device::Device;
 use crate::memory::Role;
-use crate::nn::{Network, Stats};
+use crate::nn::{Network, Stats, Training};
 use crate::precision::{Precision, RoundingCensus};
 use crate::trace::{Breakdown, Category, Lane, Span, StepTrace, TraceChunk};
 
@@ -137,13 +137,15 @@ impl Runner {
             let rows = config.batch.max(spec.eval_rows(eval_rows(&data)));
             check_buffers(&spec, rows, &adapter)?;
         }
-        let mut model = Network::with_precision(
-            backend,
-            &spec,
-            (config.optimizer, config.batch, config.seed),
-            (config.precision, eval_rows(&data)),
-        )
-        .map_err(|e| with_advice(e, config, &data))?;
+        let training = Training {
+            optimizer: config.optimizer,
+            batch: config.batch,
+            seed: config.seed,
+            precision: config.precision,
+            eval_rows: eval_rows(&data),
+        };
+        let mut model = Network::with_precision(backend, &spec, training)
+            .map_err(|e| with_advice(e, config, &data))?;
         model.set_loss_weight(config.loss_weight);
         let extent = extent_of(&data);
         let epoch_clock = session.epoch;

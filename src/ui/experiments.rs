@@ -164,7 +164,7 @@ impl ExperimentsPanel {
         let simulated = localized.as_ref();
         ui.label(lang.tr(Key::ExperimentsIntro));
         let running = results.is_some_and(|r| !r.ended);
-        self.sweep_form_ui(ui, lang, (running, can_run), commands);
+        self.sweep_form_ui(ui, lang, running, can_run, commands);
         what_if_ui(ui, lang, profiles, chosen, commands);
         let Some(results) = results else {
             return;
@@ -214,7 +214,8 @@ impl ExperimentsPanel {
         &mut self,
         ui: &mut egui::Ui,
         lang: Lang,
-        (running, can_run): (bool, bool),
+        running: bool,
+        can_run: bool,
         commands: &mut Vec<UiCommand>,
     ) {
         let parsed = Sweep::parse(&format!("{}={}", self.parameter.as_str(), self.values));

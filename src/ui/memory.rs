@@ -67,15 +67,18 @@ fn device_ui(
     let title = device_title(lang, run.device);
     ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(title).strong().size(18.0));
-        ui.label(lang.fmt(Key::Allocated, &[("bytes", &format_bytes(m.allocated))]))
-            .on_hover_text(lang.tr(Key::AllocatedTip));
-        ui.label(lang.fmt(Key::Reserved, &[("bytes", &format_bytes(m.reserved))]))
+        ui.label(lang.fmt(
+            Key::Allocated,
+            &[("bytes", &format_bytes(m.allocated_bytes))],
+        ))
+        .on_hover_text(lang.tr(Key::AllocatedTip));
+        ui.label(lang.fmt(Key::Reserved, &[("bytes", &format_bytes(m.reserved_bytes))]))
             .on_hover_text(lang.tr(Key::ReservedTip));
         ui.label(lang.fmt(
             Key::PeakMemory,
-            &[("bytes", &format_bytes(m.peak_allocated))],
+            &[("bytes", &format_bytes(m.peak_allocated_bytes))],
         ));
-        ui.label(match m.budget {
+        ui.label(match m.budget_bytes {
             Some(b) => lang.fmt(Key::BudgetIs, &[("bytes", &format_bytes(b))]),
             None => lang.tr(Key::NoBudget).to_owned(),
         });
@@ -102,7 +105,11 @@ fn device_ui(
         );
     }
     // One bar, stacked by role, against the reserved total (and the budget where set).
-    let full = m.budget.unwrap_or(m.reserved).max(m.reserved).max(1) as f32;
+    let full = m
+        .budget_bytes
+        .unwrap_or(m.reserved_bytes)
+        .max(m.reserved_bytes)
+        .max(1) as f32;
     let (rect, _) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 26.0), Sense::hover());
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 3.0, ui.visuals().extreme_bg_color);
@@ -118,7 +125,7 @@ fn device_ui(
             x += w;
         }
     }
-    let reserved_x = rect.left() + m.reserved as f32 / full * rect.width();
+    let reserved_x = rect.left() + m.reserved_bytes as f32 / full * rect.width();
     painter.vline(
         reserved_x,
         rect.y_range(),
@@ -150,12 +157,12 @@ fn device_ui(
             .y_axis_label("MiB")
             // From zero, so a flat line reads as flat, not as noise around a value.
             .include_y(0.0)
-            .include_y(mib(m.peak_reserved.max(m.budget.unwrap_or(0)) as f64) * 1.1)
+            .include_y(mib(m.peak_reserved_bytes.max(m.budget_bytes.unwrap_or(0)) as f64) * 1.1)
             .allow_scroll(false)
             .show(ui, |plot| {
                 plot.line(Line::new(lang.tr(Key::AllocatedShort), allocated).width(width));
                 plot.line(Line::new(lang.tr(Key::ReservedShort), reserved).width(width));
-                if let Some(b) = m.budget {
+                if let Some(b) = m.budget_bytes {
                     plot.hline(HLine::new(lang.tr(Key::BudgetShort), mib(b as f64)).width(width));
                 }
             });
@@ -281,11 +288,11 @@ mod tests {
     fn each_device_shows_its_roles_allocated_and_reserved_and_the_gpu_can_release_its_cache() {
         let mut gpu = DeviceRun::new(Device::Gpu);
         let mut m = MemorySnapshot::default();
-        m.by_role[Role::Parameters.index()] = 371 * 4;
-        m.by_role[Role::Activations.index()] = 32 * 35 * 4;
-        m.allocated = 6 << 10;
-        m.reserved = 3 << 20;
-        m.peak_allocated = 7 << 10;
+        m.bytes_by_role[Role::Parameters.index()] = 371 * 4;
+        m.bytes_by_role[Role::Activations.index()] = 32 * 35 * 4;
+        m.allocated_bytes = 6 << 10;
+        m.reserved_bytes = 3 << 20;
+        m.peak_allocated_bytes = 7 << 10;
         gpu.memory = Some(m);
         gpu.memory_history = vec![[1.0, 6144.0, 3_145_728.0], [2.0, 6144.0, 3_145_728.0]];
         let runs = [DeviceRun::new(Device::Cpu), gpu];

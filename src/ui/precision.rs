@@ -57,7 +57,8 @@ impl PrecisionPanel {
         lang: Lang,
         runs: &[DeviceRun; 2],
         comparison: Option<&Comparison>,
-        (config, data): (&TrainConfig, Option<&Dataset>),
+        config: &TrainConfig,
+        data: Option<&Dataset>,
         commands: &mut Vec<UiCommand>,
     ) {
         ui.heading(lang.tr(Key::PrecisionTab));
@@ -226,7 +227,8 @@ fn device_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
         for ((key, sample, role), ui) in kinds.into_iter().zip(cols.iter_mut()) {
             super::left_aligned(ui, |ui| {
                 super::lesson::framed(ui, crate::lesson::Widget::PrecisionHistogram, |ui| {
-                    histogram_ui(ui, lang, run, (key, sample, role));
+                    let sampled = Sampled { key, sample, role };
+                    histogram_ui(ui, lang, run, sampled);
                 });
             });
         }
@@ -253,6 +255,14 @@ fn device_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
 
 fn percent(share: f64) -> String {
     format!("{:.2}%", share * 100.0)
+}
+
+/// One sample of values a histogram shows: what they are (named by `key`) and their role.
+#[derive(Clone, Copy)]
+struct Sampled<'a> {
+    key: Key,
+    sample: &'a ValueSample,
+    role: Role,
 }
 
 /// Where a histogram's bars sit: the exponents its axis spans and what its shares are of.
@@ -290,12 +300,8 @@ impl HistAxis {
 }
 
 /// A histogram of |value| on a log2 axis with FP16's zones shaded and BF16's limits named.
-fn histogram_ui(
-    ui: &mut egui::Ui,
-    lang: Lang,
-    run: &DeviceRun,
-    (key, sample, role): (Key, &ValueSample, Role),
-) {
+fn histogram_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, sampled: Sampled<'_>) {
+    let Sampled { key, sample, role } = sampled;
     let h: &Log2Histogram = &sample.histogram;
     let axis = HistAxis::of(h);
     let mut counts = std::collections::BTreeMap::new();
@@ -349,7 +355,7 @@ fn histogram_ui(
                 bf16_limits(plot, &axis, top);
             });
     crate::ui::plots::offer_png(ui, &shown.response, lang);
-    histogram_caption_ui(ui, lang, (key, sample), &axis);
+    histogram_caption_ui(ui, lang, sampled, &axis);
 }
 
 /// FP16's zones shaded (flushed to zero, subnormal, overflowing) and its limits drawn.
@@ -413,7 +419,7 @@ fn bf16_limits(plot: &mut egui_plot::PlotUi<'_>, axis: &HistAxis, top: f64) {
 fn histogram_caption_ui(
     ui: &mut egui::Ui,
     lang: Lang,
-    (key, sample): (Key, &ValueSample),
+    Sampled { key, sample, .. }: Sampled<'_>,
     axis: &HistAxis,
 ) {
     let h = &sample.histogram;
@@ -599,7 +605,7 @@ mod tests {
         let mut h = harness(
             move |ui, commands: &mut Vec<UiCommand>| {
                 let c = Some(&comparison);
-                PrecisionPanel.ui(ui, Lang::En, &runs, c, (&config, None), commands);
+                PrecisionPanel.ui(ui, Lang::En, &runs, c, &config, None, commands);
             },
             Vec::new(),
         );
@@ -630,7 +636,7 @@ mod tests {
         let mut h = harness(
             move |ui, commands: &mut Vec<UiCommand>| {
                 let c = Some(&comparison);
-                PrecisionPanel.ui(ui, Lang::En, &runs, c, (&config, None), commands);
+                PrecisionPanel.ui(ui, Lang::En, &runs, c, &config, None, commands);
             },
             Vec::new(),
         );

@@ -315,8 +315,8 @@ fn memory_settings_ui(ui: &mut egui::Ui, lang: Lang, pipeline: &mut Pipeline) {
     ui.checkbox(&mut pipeline.keep_graphs, lang.tr(Key::KeepGraphs))
         .on_hover_text(lang.tr(Key::KeepGraphsTip));
     for (budget, key) in [
-        (&mut pipeline.vram_budget, Key::VramBudget),
-        (&mut pipeline.host_budget, Key::HostBudget),
+        (&mut pipeline.vram_budget_bytes, Key::VramBudget),
+        (&mut pipeline.host_budget_bytes, Key::HostBudget),
     ] {
         ui.horizontal(|ui| {
             let mut on = budget.is_some();

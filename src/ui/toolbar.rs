@@ -48,17 +48,33 @@ pub fn sharing_texts(sharing: Sharing) -> (Key, Key) {
     }
 }
 
+/// What the toolbar is drawn for besides the runs.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolbarState<'a> {
+    /// The UI's language.
+    pub lang: Lang,
+    /// What the keys do, in `lang`.
+    pub keys: &'a str,
+    /// Presenter mode: one line, its text as large as fits.
+    pub presenting: bool,
+}
+
 /// Draws the toolbar; `lead` draws what comes first in the buttons' row (the Lessons menu),
 /// `keys` says what the keys do (a lesson's keys while one is open). In presenter mode it is one
 /// line, its text as large as fits: the lesson's buttons, Run, Step, Reset and the language.
 pub fn toolbar_ui(
     ui: &mut egui::Ui,
-    (lang, keys, presenting): (Lang, &str, bool),
+    state: ToolbarState<'_>,
     runs: &[DeviceRun; 2],
     sharing: Sharing,
     commands: &mut Vec<UiCommand>,
     lead: impl FnOnce(&mut egui::Ui, &mut Vec<UiCommand>),
 ) {
+    let ToolbarState {
+        lang,
+        keys,
+        presenting,
+    } = state;
     if presenting {
         use super::fitted_text::{Along, fitted, scale_text};
         let base = ui.style().as_ref().clone();
@@ -203,7 +219,11 @@ mod tests {
             |ui, commands: &mut Vec<UiCommand>| {
                 toolbar_ui(
                     ui,
-                    (lang, "", false),
+                    ToolbarState {
+                        lang,
+                        keys: "",
+                        presenting: false,
+                    },
                     runs,
                     Sharing::default(),
                     commands,
@@ -258,7 +278,11 @@ mod tests {
             |ui, commands: &mut Vec<UiCommand>| {
                 toolbar_ui(
                     ui,
-                    (Lang::En, "", false),
+                    ToolbarState {
+                        lang: Lang::En,
+                        keys: "",
+                        presenting: false,
+                    },
                     &runs,
                     Sharing::default(),
                     commands,

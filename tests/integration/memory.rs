@@ -255,11 +255,11 @@ fn keeping_each_steps_graph_leaks_until_turned_off(backend: &mut dyn Backend) {
     let session = Session::new(config).expect("valid");
     let mut runner = Runner::new(backend, &session).expect("fits");
     runner.step(backend, true).expect("step");
-    let after_first = backend.memory().allocated;
+    let after_first = backend.memory().allocated_bytes;
     for _ in 0..5 {
         runner.step(backend, true).expect("step");
         assert_eq!(
-            backend.memory().allocated,
+            backend.memory().allocated_bytes,
             after_first,
             "flat without the leak"
         );
@@ -278,7 +278,7 @@ fn keeping_each_steps_graph_leaks_until_turned_off(backend: &mut dyn Backend) {
     assert_eq!(runner.kept_tensors(), 10);
     pipeline.keep_graphs = false;
     runner.set_pipeline(backend, pipeline).expect("set");
-    assert_eq!(backend.memory().allocated, after_first, "freed");
+    assert_eq!(backend.memory().allocated_bytes, after_first, "freed");
 }
 
 /// With the leak on and a budget, a run reaches the out-of-memory error; nothing panics and the
@@ -289,8 +289,8 @@ fn the_leak_runs_out_of_a_budget(backend: &mut dyn Backend) {
     config.hidden = vec![32];
     config.pipeline.keep_graphs = true;
     let budget = 8 << 20;
-    config.pipeline.vram_budget = Some(budget);
-    config.pipeline.host_budget = Some(budget);
+    config.pipeline.vram_budget_bytes = Some(budget);
+    config.pipeline.host_budget_bytes = Some(budget);
     let session = Session::new(config).expect("valid");
     let mut runner = Runner::new(backend, &session).expect("fits at first");
     let mut steps = 0;
@@ -306,7 +306,7 @@ fn the_leak_runs_out_of_a_budget(backend: &mut dyn Backend) {
     };
     assert_eq!(oom.device, device);
     assert_eq!(oom.role, Role::Activations);
-    assert_eq!(oom.budget, budget);
+    assert_eq!(oom.budget_bytes, budget);
     assert!(oom.label.contains("(kept)"));
     let text = error.to_string();
     assert!(text.contains("out of memory: tried to allocate"), "{text}");
@@ -317,8 +317,8 @@ fn the_leak_runs_out_of_a_budget(backend: &mut dyn Backend) {
 /// A budget smaller than the model: the model itself does not fit.
 fn a_budget_below_the_model_is_refused(backend: &mut dyn Backend) {
     let mut config = mnist(64, OptimizerKind::Adam);
-    config.pipeline.vram_budget = Some(1 << 20);
-    config.pipeline.host_budget = Some(1 << 20);
+    config.pipeline.vram_budget_bytes = Some(1 << 20);
+    config.pipeline.host_budget_bytes = Some(1 << 20);
     let session = Session::new(config).expect("valid");
     let error = Runner::new(backend, &session).err().expect("does not fit");
     assert!(matches!(error, BackendError::OutOfMemory(_)), "{error}");
@@ -348,22 +348,22 @@ fn the_gpu_pool_caches_freed_buffers_until_released() {
     let before = gpu.memory();
     let runner = Runner::new(&mut gpu, &session).expect("fits");
     let live = gpu.memory();
-    assert!(live.allocated > before.allocated);
+    assert!(live.allocated_bytes > before.allocated_bytes);
     drop(runner);
     let cached = gpu.memory();
     // The tensors are gone, their buffers are not: allocated falls back, reserved stays.
-    assert_eq!(cached.allocated, before.allocated);
-    assert_eq!(cached.reserved, live.reserved);
+    assert_eq!(cached.allocated_bytes, before.allocated_bytes);
+    assert_eq!(cached.reserved_bytes, live.reserved_bytes);
     assert_eq!(cached.role(Role::Parameters), 0);
     // The same model again reuses them: nothing more is reserved.
     let runner = Runner::new(&mut gpu, &session).expect("fits");
-    assert_eq!(gpu.memory().reserved, live.reserved);
+    assert_eq!(gpu.memory().reserved_bytes, live.reserved_bytes);
     assert_eq!(gpu.device(), Device::Gpu);
     drop(runner);
     gpu.release_cached().expect("release");
     let released = gpu.memory();
-    assert_eq!(released.reserved, released.allocated);
-    assert!(released.peak_reserved >= live.reserved);
+    assert_eq!(released.reserved_bytes, released.allocated_bytes);
+    assert!(released.peak_reserved_bytes >= live.reserved_bytes);
 }
 
 #[test]

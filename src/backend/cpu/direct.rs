@@ -31,7 +31,11 @@
 // instructions and passes the registers through memory. The loops over the accumulators are
 // indexed, not iterators, for the same reason: iterators over them made the compiler keep them
 // in memory, stored after every multiply-add (measured up to 2× slower).
-#![allow(clippy::inline_always, clippy::needless_range_loop)]
+#![expect(
+    clippy::inline_always,
+    clippy::needless_range_loop,
+    reason = "the accumulators stay in registers only so (see above)"
+)]
 
 use std::cell::RefCell;
 

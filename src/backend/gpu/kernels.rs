@@ -382,8 +382,6 @@ macro_rules! uniform {
         $(#[$meta])*
         #[repr(C)]
         #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-        // The GPU reads the fields: Rust only writes them.
-        #[allow(dead_code)]
         pub(super) struct $name {
             $($(#[$field_meta])* pub $field: $ty,)*
         }

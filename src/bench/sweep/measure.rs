@@ -87,15 +87,19 @@ pub fn measure_point(
     plan: PointPlan,
 ) -> Result<Point, BackendError> {
     let never = AtomicBool::new(false);
-    measure_point_until(backend, session, (parameter, value), plan, &never)
-        .map(|point| point.expect("never cancelled"))
+    match measure_point_until(backend, session, parameter, value, plan, &never)? {
+        Some(point) => Ok(point),
+        // Nothing sets `never`.
+        None => Err(BackendError::Setup("the measurement was cancelled".into())),
+    }
 }
 
 /// As [`measure_point`], stopping between two timed runs once `cancel` is set (`None`).
 pub fn measure_point_until(
     backend: &mut dyn Backend,
     session: &Session,
-    (parameter, value): (Parameter, Value),
+    parameter: Parameter,
+    value: Value,
     plan: PointPlan,
     cancel: &AtomicBool,
 ) -> Result<Option<Point>, BackendError> {

@@ -129,9 +129,9 @@ pub fn run(
                 report(Report::SoftwareGpu);
             }
             let mut measured = Ok(None);
-            let key = (sweep.parameter, value);
+            let parameter = sweep.parameter;
             backend.enter(&mut |b| {
-                measured = measure_point_until(b, session, key, plan, cancel);
+                measured = measure_point_until(b, session, parameter, value, plan, cancel);
             });
             match measured {
                 Ok(Some(point)) => report(Report::Point(point)),

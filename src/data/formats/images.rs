@@ -231,7 +231,7 @@ pub(crate) fn load_folder(
             load_options.budget_bytes,
         ));
     }
-    let x = decode_all(&files, (shape, options), progress, &shown)?;
+    let x = decode_all(&files, shape, options, progress, &shown)?;
     Ok(Table {
         name: display_name(dir),
         path: shown,
@@ -353,7 +353,8 @@ impl Found {
 /// fails.
 fn decode_all(
     files: &[(usize, PathBuf)],
-    (shape, options): (ImageShape, &ImageOptions),
+    shape: ImageShape,
+    options: &ImageOptions,
     progress: Progress,
     shown: &str,
 ) -> Result<Vec<f32>, DataError> {

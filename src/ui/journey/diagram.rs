@@ -35,7 +35,8 @@ pub(super) struct Drawn {
 pub(super) fn diagram_ui(
     ui: &mut egui::Ui,
     lang: Lang,
-    (device, history): (Device, &TraceHistory),
+    device: Device,
+    history: &TraceHistory,
     step: &StepTrace,
     replay: &mut Option<Replay>,
 ) -> Drawn {

@@ -152,7 +152,7 @@ impl JourneyPanel {
             .and_then(|s| history.steps.iter().find(|t| t.step == s))
             .or_else(|| history.steps.back());
         if let Some(step) = step {
-            let drawn = diagram::diagram_ui(ui, lang, (device, history), step, &mut self.replay);
+            let drawn = diagram::diagram_ui(ui, lang, device, history, step, &mut self.replay);
             if drawn.replayed.is_some() {
                 // Hold on to this step while newer ones arrive.
                 self.selected[device as usize] = drawn.replayed;
