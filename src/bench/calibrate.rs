@@ -27,7 +27,7 @@ use crate::train::{Session, TrainConfig};
 
 /// What a calibration is probing, for its progress: English as [`std::fmt::Display`] (the
 /// command line), and in the window's language by its fields.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Probing {
     /// Each update rule on this many values.
     UpdateRules {
@@ -43,7 +43,7 @@ pub enum Probing {
         /// Rows.
         batch: usize,
     },
-    /// A layer's larger batches left out: a call would take longer than `limit_ms`.
+    /// A layer's larger batches left out: a call would take over a second.
     TooSlow {
         /// The layer's inputs.
         fan_in: usize,
@@ -51,8 +51,6 @@ pub enum Probing {
         fan_out: usize,
         /// The first batch left out.
         batch: usize,
-        /// The longest call probed, ms ([`SLOWEST_CALL_PROBES`] probes' time).
-        limit_ms: f64,
     },
     /// Steps of tiny models (the host's cost per op and per step).
     TinySteps,
@@ -78,12 +76,10 @@ impl std::fmt::Display for Probing {
                 fan_in,
                 fan_out,
                 batch,
-                limit_ms,
             } => write!(
                 f,
                 "nothing more of {fan_in} by {fan_out}: a call at batch {batch} would take over \
-                 {}",
-                crate::units::format_ms(limit_ms)
+                 a second"
             ),
             Probing::TinySteps => f.write_str("steps of tiny models"),
             Probing::MidSteps => f.write_str("steps of small and mid-sized models"),
@@ -230,31 +226,25 @@ const PRODUCT_SHAPES: [(usize, usize); 18] = [
     (1536, 3),
 ];
 
-/// The longest product call probed, in probes' time: 1 s at the default 0.05 s a probe. A
-/// shorter calibration asked for (`--seconds`) leaves out the large products sooner.
-pub const SLOWEST_CALL_PROBES: f64 = 20.0;
-
 /// Products of each kind at [`PRODUCT_SHAPES`]; a shape's larger batches are left out where
-/// the smaller one's time says a call would take longer than [`SLOWEST_CALL_PROBES`] probes (a
-/// software adapter's large products), and the fit reads between the others.
+/// the smaller one's time says a call would take over a second (a software adapter's large
+/// products), and the fit reads between the others.
 fn probe_products(
     backend: &mut dyn Backend,
     seconds_each: f64,
     progress: &mut (dyn FnMut(&Probing) -> bool + Send),
 ) -> Result<Vec<(Product, ShapedProbe)>, BackendError> {
-    let limit_s = SLOWEST_CALL_PROBES * seconds_each;
     let mut compute_probes = Vec::new();
     for (fan_in, fan_out) in PRODUCT_SHAPES {
         let mut last: Option<(usize, f64)> = None;
         for batch in [2, 8, 32, 128, 512, 2048, 6144] {
             if let Some((last_batch, seconds)) = last
-                && seconds * batch as f64 / last_batch as f64 > limit_s
+                && seconds * batch as f64 / last_batch as f64 > 1.0
             {
                 let too_slow = Probing::TooSlow {
                     fan_in,
                     fan_out,
                     batch,
-                    limit_ms: limit_s * 1e3,
                 };
                 step(progress, &too_slow)?;
                 break;

@@ -432,7 +432,7 @@ strings! { Key {
     LocalSoftwareGpuProfile => "this machine's GPU ({adapter}), a software adapter: it runs on the CPU", "本机的 GPU（{adapter}），软件适配器：它在 CPU 上运行";
     ProbingUpdates => "the update rules on {values} values", "各更新规则处理 {values} 个值";
     ProbingProducts => "the products of a {in}×{out} layer at batch {batch}", "{in}×{out} 层在批大小 {batch} 时的矩阵乘法";
-    ProbingTooSlow => "nothing larger of {in}×{out}: a call at batch {batch} would take over {limit}", "{in}×{out} 不再测更大的：批大小 {batch} 时一次调用会超过 {limit}";
+    ProbingTooSlow => "nothing larger of {in}×{out}: a call at batch {batch} would take over a second", "{in}×{out} 不再测更大的：批大小 {batch} 时一次调用会超过一秒";
     ProbingTinySteps => "steps of tiny models", "小模型的训练步";
     ProbingMidSteps => "steps of small and mid-sized models", "中小模型的训练步";
     ProbingRuleSteps => "steps with each update rule", "各更新规则的训练步";

@@ -353,15 +353,9 @@ fn probing_text(lang: Lang, what: &Probing) -> String {
             fan_in,
             fan_out,
             batch,
-            limit_ms,
         } => lang.fmt(
             Key::ProbingTooSlow,
-            &[
-                ("in", &fan_in),
-                ("out", &fan_out),
-                ("batch", &batch),
-                ("limit", &crate::units::format_ms(limit_ms)),
-            ],
+            &[("in", &fan_in), ("out", &fan_out), ("batch", &batch)],
         ),
         Probing::TinySteps => lang.tr(Key::ProbingTinySteps).to_owned(),
         Probing::MidSteps => lang.tr(Key::ProbingMidSteps).to_owned(),
