@@ -76,23 +76,23 @@ impl BatchScopeApp {
                     UiCommand::ExportPlotScreenshot(rect) => Some(rect),
                     _ => None,
                 };
-                self.ask_save(OpenKind::SaveScreenshot);
+                self.ask_path(OpenKind::SaveScreenshot);
             }
             UiCommand::SaveScreenshot(path) => {
                 let crop = self.state.screenshot_crop.take();
                 self.save_screenshot(path, crop);
             }
-            UiCommand::AskSession { save: true } => self.ask_save(OpenKind::SaveSession),
-            UiCommand::AskSession { save: false } => self.ask_save(OpenKind::Session),
+            UiCommand::AskSession { save: true } => self.ask_path(OpenKind::SaveSession),
+            UiCommand::AskSession { save: false } => self.ask_path(OpenKind::Session),
             UiCommand::SaveSession(path) => self.save_session(path),
             UiCommand::OpenSession(path) => self.open_session(&path),
             UiCommand::ToggleFullscreen => self.toggle_fullscreen(),
             UiCommand::CancelSweep => self.cancel_sweep(),
             UiCommand::CancelComparison => self.cancel_comparison(),
             UiCommand::SaveTrace(path) => self.save_trace(&path),
-            UiCommand::ExportSweep => self.ask_save(OpenKind::SaveSweep),
+            UiCommand::ExportSweep => self.ask_path(OpenKind::SaveSweep),
             UiCommand::SaveSweep(path) => self.save_sweep(&path),
-            UiCommand::ExportTrace => self.ask_save(OpenKind::SaveTrace),
+            UiCommand::ExportTrace => self.ask_path(OpenKind::SaveTrace),
         }
     }
 
@@ -158,7 +158,7 @@ impl BatchScopeApp {
     }
 
     /// Asks where to save, or what to open (the dialog, or the in-app browser).
-    fn ask_save(&mut self, kind: OpenKind) {
+    fn ask_path(&mut self, kind: OpenKind) {
         let (lang, notify) = (self.state.lang, self.notify());
         self.panels.opener.start(kind, lang, notify);
     }

@@ -145,7 +145,7 @@ fn calibrate_inside(
         bandwidth,
         dispatch_s,
     };
-    profile.efficiency = Some(curves.fit(&compute_probes, &update_probes));
+    profile.efficiency = Some(curves.fit(&compute_probes, &all, &update_probes));
     profile.mem_bw_gbs = measured(
         bandwidth / 1e9,
         "measured: an SGD update of 10^7 values (120 MB)",
@@ -273,10 +273,12 @@ struct Curves {
 }
 
 impl Curves {
-    /// The compute and memory curves, one per product kind and one per update rule.
+    /// The compute and memory curves, one per product kind and one per update rule; `all` is
+    /// every compute probe, whatever its kind.
     fn fit(
         &self,
         compute_probes: &[(Product, ShapedProbe)],
+        all: &[Probe],
         update_probes: &[Vec<Probe>; 3],
     ) -> Efficiency {
         let Curves {
@@ -284,7 +286,6 @@ impl Curves {
             bandwidth,
             dispatch_s,
         } = *self;
-        let all: Vec<Probe> = compute_probes.iter().map(|p| p.1.probe).collect();
         let [forward, weight_gradient, input_gradient] = Product::ALL.map(|kind| {
             let own: Vec<ShapedProbe> = compute_probes
                 .iter()
@@ -299,7 +300,7 @@ impl Curves {
             in_step: 1.0,
         });
         Efficiency {
-            compute: fit_curve(&all, peak_flops, dispatch_s, 1.0, Trend::Rising),
+            compute: fit_curve(all, peak_flops, dispatch_s, 1.0, Trend::Rising),
             memory: fit_curve(&update_probes[0], bandwidth, dispatch_s, 20.0, Trend::Free),
             products: Some(Products {
                 forward,

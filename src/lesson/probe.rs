@@ -340,8 +340,7 @@ pub fn run_probe(
         session: &session,
         devices: &devices,
         open,
-        plan: measuring.plan,
-        cancel: measuring.cancel,
+        measuring,
     };
     match probe.kind {
         ProbeKind::Simulate => {
@@ -371,8 +370,7 @@ struct ProbeRun<'a> {
     session: &'a Session,
     devices: &'a [Device],
     open: Open<'a>,
-    plan: Plan,
-    cancel: &'a AtomicBool,
+    measuring: Measuring<'a>,
 }
 
 impl ProbeRun<'_> {
@@ -393,9 +391,9 @@ impl ProbeRun<'_> {
             &sweep,
             self.session,
             self.devices,
-            self.plan.point,
+            self.measuring.plan.point,
             &open_sweep,
-            self.cancel,
+            self.measuring.cancel,
             &mut |r| {
                 if let sweep::Report::Point(p) = &r {
                     doing(Some(p.device));
@@ -432,7 +430,7 @@ impl ProbeRun<'_> {
             self.devices,
             plan,
             self.open,
-            self.cancel,
+            self.measuring.cancel,
             &mut |news| {
                 match &news {
                     ServingNews::Measured(report) => {
@@ -447,7 +445,7 @@ impl ProbeRun<'_> {
             },
         );
         serving.ended = true;
-        serving.cancelled = self.cancel.load(Ordering::Relaxed);
+        serving.cancelled = self.measuring.cancel.load(Ordering::Relaxed);
         measured.serving = Some(serving);
     }
 
@@ -455,7 +453,7 @@ impl ProbeRun<'_> {
     fn on_each_device(&self, doing: &mut dyn FnMut(Option<Device>), measured: &mut Measured) {
         let (probe, name) = (self.probe, self.probe.name());
         for &device in self.devices {
-            if self.cancel.load(Ordering::Relaxed) {
+            if self.measuring.cancel.load(Ordering::Relaxed) {
                 break;
             }
             doing(Some(device));
@@ -473,10 +471,7 @@ impl ProbeRun<'_> {
             let mut found = Figures::default();
             // Only what the backend's thread may share goes in (not the opener).
             let session = self.session;
-            let measuring = Measuring {
-                plan: self.plan,
-                cancel: self.cancel,
-            };
+            let measuring = self.measuring;
             backend.enter(&mut |b| {
                 let prefix = format!("{name}.{dev}");
                 result = super::measure::measure(probe, b, session, measuring, &prefix, &mut found);
