@@ -124,8 +124,7 @@ fn training_ui(ui: &mut egui::Ui, view: &TabView, panels: &mut Panels) {
         if run.device == Device::Gpu
             && let Some((config, spec)) = &step
         {
-            let step = (*config, spec);
-            crate::ui::roofline::what_if_ui(ui, lang, &state.profiles, what_if, step);
+            crate::ui::roofline::what_if_ui(ui, lang, &state.profiles, what_if, config, spec);
         }
         let widget = match run.device {
             Device::Cpu => Widget::CpuColumn,
@@ -172,7 +171,7 @@ fn journey_ui(
         let c = &s.config;
         let spec = c.model_spec(&s.data);
         Device::ALL.map(|device| {
-            let rule = (c.optimizer, c.precision);
+            let rule = c.recipe();
             crate::sim::cost::step_ops(&spec, c.batch, rule, device)
         })
     });

@@ -19,7 +19,9 @@ use crate::backend::{AdamHyper, AdapterSummary, Backend, BackendError};
 use crate::data::{Dataset, Synthetic};
 use crate::nn::{ModelSpec, OptimizerKind};
 use crate::precision::Precision;
-use crate::sim::cost::{Efficiency, OpKind, Product, Products, predict, step_ops, update_work};
+use crate::sim::cost::{
+    Efficiency, OpKind, Product, Products, Recipe, predict, step_ops, update_work,
+};
 use crate::sim::curve_fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, fit_product};
 use crate::sim::efficiency::{UpdateFit, Updates};
 use crate::sim::profile::{Confidence, Figure, Kind, LocalAdapter, Profile};
@@ -444,7 +446,7 @@ fn probe_rule_steps(
 fn updates_ms(profile: &Profile, session: &Session, rule: OptimizerKind) -> f64 {
     let c = &session.config;
     let spec = c.model_spec(&session.data);
-    let ops = step_ops(&spec, c.batch, (rule, Precision::Fp32), profile.device());
+    let ops = step_ops(&spec, c.batch, Recipe::fp32(rule), profile.device());
     predict(profile, &ops, Precision::Fp32, c.batch, (0.0, true))
         .ops
         .iter()
@@ -699,7 +701,7 @@ fn predicted_ms(
     batch: usize,
     optimizer: OptimizerKind,
 ) -> f64 {
-    let ops = step_ops(spec, batch, (optimizer, Precision::Fp32), profile.device());
+    let ops = step_ops(spec, batch, Recipe::fp32(optimizer), profile.device());
     predict(profile, &ops, Precision::Fp32, batch, (0.0, true)).step_time_ms
 }
 

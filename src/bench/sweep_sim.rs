@@ -47,7 +47,7 @@ impl SimulatedSweep {
             .filter_map(|(&value, s)| {
                 let c = &s.as_ref().ok()?.config;
                 let spec = c.model_spec(&s.as_ref().ok()?.data);
-                let rule = (c.optimizer, c.precision);
+                let rule = c.recipe();
                 let ops = step_ops(&spec, c.batch, rule, profile.device());
                 let loader = (
                     f64::from(c.pipeline.loader.storage_latency_ms),

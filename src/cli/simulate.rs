@@ -130,7 +130,7 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
         eval_rows: crate::train::eval_rows(&session.data),
     };
     for p in &profiles {
-        let rule = (config.optimizer, config.precision);
+        let rule = config.recipe();
         let ops = step_ops(&spec, config.batch, rule, p.device());
         let prediction = predict(p, &ops, config.precision, config.batch, loader_time);
         let capacity = p.mem_gb.value * 1e9;

@@ -247,8 +247,7 @@ fn op_kinds(backend: &dyn Backend, session: &Session, prefix: &str, figures: &mu
     };
     let c = &session.config;
     let spec = c.model_spec(&session.data);
-    let ops =
-        crate::sim::cost::step_ops(&spec, c.batch, (c.optimizer, c.precision), backend.device());
+    let ops = crate::sim::cost::step_ops(&spec, c.batch, c.recipe(), backend.device());
     let rows = shares(&ops, Some(kernels));
     let products = |r: &&crate::sim::groups::GroupShare| {
         matches!(r.group, OpGroup::MatrixProducts | OpGroup::Convolutions)
@@ -549,8 +548,7 @@ pub fn simulate(
     use crate::sim::cost::{Bound, OpKind};
     let c = &session.config;
     let spec = c.model_spec(&session.data);
-    let ops =
-        crate::sim::cost::step_ops(&spec, c.batch, (c.optimizer, c.precision), profile.device());
+    let ops = crate::sim::cost::step_ops(&spec, c.batch, c.recipe(), profile.device());
     let loader = (
         f64::from(c.pipeline.loader.storage_latency_ms),
         c.pipeline.loader.workers > 0,

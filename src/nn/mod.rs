@@ -18,7 +18,7 @@ pub use init::{LayerValues, initial_parameters};
 pub use spec::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
 
 use param::Param;
-use passes::{ConvGrads, Forward, layer_activation, round};
+use passes::{ConvGrads, Forward, Pass, layer_activation, round};
 
 /// How a network trains: what its buffers and optimizer state are built for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -142,11 +142,12 @@ impl Network {
         let (mut half_weights, mut half_biases) = (Vec::new(), Vec::new());
         for (l, ((w, b), (rows, cols))) in init.iter().zip(spec.weight_shapes()).enumerate() {
             let name = name(l);
-            let state = (optimizer, master);
             let label = format!("{name}.weight");
-            weights.push(Param::new(backend, &label, rows, cols, w, state)?);
+            weights.push(Param::new(
+                backend, &label, rows, cols, w, optimizer, master,
+            )?);
             let label = format!("{name}.bias");
-            biases.push(Param::new(backend, &label, 1, cols, b, state)?);
+            biases.push(Param::new(backend, &label, 1, cols, b, optimizer, master)?);
             if mixed {
                 let label = format!("{name}.weight (fp16 copy)");
                 half_weights.push(backend.alloc_as(
@@ -159,7 +160,7 @@ impl Network {
                 half_biases.push(backend.alloc_as(Role::Parameters, &label, (1, cols), passes)?);
             }
         }
-        let pass = Forward::alloc(backend, spec, batch, (passes, false))?;
+        let pass = Forward::alloc(backend, spec, batch, Pass::Training(passes))?;
         let (dz, conv_grads) = pass.alloc_grads(backend, passes)?;
         Ok(Self {
             spec: spec.clone(),
@@ -181,7 +182,7 @@ impl Network {
                 },
             )?,
             stats: backend.zeros("loss-stats", 1, 3)?,
-            eval: Forward::alloc(backend, spec, eval_rows, (DType::F32, true))?,
+            eval: Forward::alloc(backend, spec, eval_rows, Pass::Evaluation)?,
             eval_rows,
             steps: 0,
             applied: 0,
@@ -378,9 +379,9 @@ impl Network {
             Precision::Fp16 | Precision::Bf16 => self.precision.format(),
             _ => None,
         };
-        let rule = (self.optimizer, lr, self.applied);
+        let rule = param::rule(self.optimizer, lr, self.applied);
         for (w, b) in self.weights.iter_mut().zip(self.biases.iter_mut()) {
-            param::update_layer(backend, rule, (&mut *w, &mut *b))?;
+            param::update_layer(backend, rule, w, b)?;
             // Pure FP16 or BF16: the updated values are stored in the format too.
             for p in [w, b] {
                 round(backend, format, &mut p.value)?;

@@ -19,7 +19,8 @@ impl Param {
         rows: usize,
         cols: usize,
         init: &[f32],
-        (optimizer, dtype): (OptimizerKind, DType),
+        optimizer: OptimizerKind,
+        dtype: DType,
     ) -> Result<Self, BackendError> {
         let shape = (rows, cols);
         let mut value = backend.alloc_as(Role::Parameters, name, shape, dtype)?;
@@ -45,21 +46,26 @@ impl Param {
     }
 }
 
-/// One update of a layer's weights and biases by `optimizer` at learning rate `lr`, update
-/// number `step` (Adam's bias correction).
-pub(super) fn update_layer(
-    backend: &mut dyn Backend,
-    (optimizer, lr, step): (OptimizerKind, f32, u32),
-    (weights, biases): (&mut Param, &mut Param),
-) -> Result<(), BackendError> {
-    let rule = match optimizer {
+/// The update `optimizer` makes at learning rate `lr` as update number `step` (Adam's bias
+/// correction counts from it).
+pub(super) fn rule(optimizer: OptimizerKind, lr: f32, step: u32) -> UpdateStep {
+    match optimizer {
         OptimizerKind::Sgd => UpdateStep::Sgd { lr },
         OptimizerKind::Momentum => UpdateStep::Momentum {
             lr,
             momentum: OptimizerKind::MOMENTUM,
         },
         OptimizerKind::Adam => UpdateStep::Adam(AdamHyper::defaults(lr, step)),
-    };
+    }
+}
+
+/// One update of a layer's weights and biases by `rule`.
+pub(super) fn update_layer(
+    backend: &mut dyn Backend,
+    rule: UpdateStep,
+    weights: &mut Param,
+    biases: &mut Param,
+) -> Result<(), BackendError> {
     backend.update_layer(rule, [weights.tensors(), biases.tensors()])
 }
 

@@ -47,22 +47,29 @@ pub(super) fn layer_activation(spec: &ModelSpec, l: usize) -> Activation {
     }
 }
 
+/// What a pass's tensors are for.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Pass {
+    /// Training, its tensors stored as the precision says and counted by their roles.
+    Training(DType),
+    /// Evaluation, in f32, its tensors counted as workspace.
+    Evaluation,
+}
+
 impl Forward {
-    /// The tensors of a training pass of `rows` rows stored as `dtype` (`eval`: false), or of
-    /// an evaluation pass in f32 counted as workspace (`eval`: true).
+    /// The tensors of a pass of `rows` rows.
     pub(super) fn alloc(
         backend: &mut dyn Backend,
         spec: &ModelSpec,
         rows: usize,
-        (dtype, eval): (DType, bool),
+        pass: Pass,
     ) -> Result<Self, BackendError> {
-        let mut make = |role: Role, label: String, shape: (usize, usize)| {
-            let (role, label) = if eval {
-                (Role::Workspace, format!("eval {label}"))
-            } else {
-                (role, label)
-            };
-            backend.alloc_as(role, &label, shape, dtype)
+        let mut make = |role: Role, label: String, shape: (usize, usize)| match pass {
+            Pass::Training(dtype) => backend.alloc_as(role, &label, shape, dtype),
+            Pass::Evaluation => {
+                let label = format!("eval {label}");
+                backend.alloc_as(Role::Workspace, &label, shape, DType::F32)
+            }
         };
         let mut activations = vec![make(Role::Inputs, "input".into(), (rows, spec.inputs()))?];
         let mut conv = Vec::new();

@@ -168,12 +168,8 @@ fn plain(name: String, kind: OpKind, flops: f64, bytes: f64, layer: usize) -> Op
 /// and the optimizer's update of every parameter tensor. Layers are numbered from 1,
 /// convolutions first. No device makes patch matrices: a convolution's products read the
 /// images, or write their gradient.
-pub fn step_ops(
-    spec: &ModelSpec,
-    batch: usize,
-    (optimizer, precision): (OptimizerKind, Precision),
-    device: Device,
-) -> Vec<Op> {
+pub fn step_ops(spec: &ModelSpec, batch: usize, recipe: Recipe, device: Device) -> Vec<Op> {
+    let precision = recipe.precision;
     let b = batch as f64;
     let (act, _) = value_bytes(precision);
     let (inputs, outputs) = (spec.inputs() as f64, spec.outputs() as f64);
@@ -206,8 +202,27 @@ pub fn step_ops(
         conv: false,
     });
     backward_ops(&layers, b, precision, &mut ops);
-    update_ops(&layers, (optimizer, precision), device, &mut ops);
+    update_ops(&layers, recipe, device, &mut ops);
     ops
+}
+
+/// How a step trains: its update rule and its number format.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Recipe {
+    /// The update rule.
+    pub optimizer: OptimizerKind,
+    /// The number format of the passes and the parameters.
+    pub precision: Precision,
+}
+
+impl Recipe {
+    /// `optimizer` in FP32.
+    pub fn fp32(optimizer: OptimizerKind) -> Self {
+        Self {
+            optimizer,
+            precision: Precision::Fp32,
+        }
+    }
 }
 
 /// An op's arithmetic and memory traffic.
@@ -314,12 +329,11 @@ fn backward_ops(layers: &[LayerWork], b: f64, precision: Precision, ops: &mut Ve
 
 /// Each layer's weights, then its biases: the order the model updates them in. The GPU updates
 /// both in one dispatch where they are stored in f32 (`ComputeOps::update_layer`).
-fn update_ops(
-    layers: &[LayerWork],
-    (optimizer, precision): (OptimizerKind, Precision),
-    device: Device,
-    ops: &mut Vec<Op>,
-) {
+fn update_ops(layers: &[LayerWork], recipe: Recipe, device: Device, ops: &mut Vec<Op>) {
+    let Recipe {
+        optimizer,
+        precision,
+    } = recipe;
     let (flops_per, touches) = update_work(optimizer);
     // Optimizer state and master values are FP32 except in pure 16-bit formats.
     let f32_params = !matches!(precision, Precision::Fp16 | Precision::Bf16);
@@ -352,14 +366,22 @@ fn update_ops(
 /// One request of `rows` rows answered by a trained model: the rows copied in and the forward
 /// pass (its products and pooling); [`predict`] adds reading the answer back.
 pub fn request_ops(spec: &ModelSpec, rows: usize, precision: Precision, device: Device) -> Vec<Op> {
-    step_ops(spec, rows, (OptimizerKind::Sgd, precision), device)
-        .into_iter()
-        .filter(|op| {
-            op.kind == OpKind::Copy
-                || op.product == Some(Product::Forward)
-                || (op.kind == OpKind::Elementwise && op.name.ends_with(" pooling"))
-        })
-        .collect()
+    step_ops(
+        spec,
+        rows,
+        Recipe {
+            optimizer: OptimizerKind::Sgd,
+            precision,
+        },
+        device,
+    )
+    .into_iter()
+    .filter(|op| {
+        op.kind == OpKind::Copy
+            || op.product == Some(Product::Forward)
+            || (op.kind == OpKind::Elementwise && op.name.ends_with(" pooling"))
+    })
+    .collect()
 }
 
 /// FLOPs and values read or written per parameter by `rule`'s update: SGD reads the value and
@@ -647,7 +669,7 @@ mod tests {
     #[test]
     fn a_cnn_step_multiplies_and_pools_in_each_block_and_reads_the_images() {
         let spec = lenet_like();
-        let rule = (OptimizerKind::Adam, Precision::Fp32);
+        let rule = Recipe::fp32(OptimizerKind::Adam);
         let ops = step_ops(&spec, 64, rule, Device::Gpu);
         let names: Vec<&str> = ops.iter().take(6).map(|o| o.name.as_str()).collect();
         assert_eq!(
@@ -707,7 +729,7 @@ mod tests {
         let ops = step_ops(
             &spec(layers),
             batch,
-            (OptimizerKind::Sgd, Precision::Fp32),
+            Recipe::fp32(OptimizerKind::Sgd),
             Device::Gpu,
         );
         predict(&profile(id), &ops, Precision::Fp32, batch, (0.0, true))
@@ -719,7 +741,7 @@ mod tests {
         let ops = step_ops(
             &spec(&[2, 3, 4]),
             5,
-            (OptimizerKind::Sgd, Precision::Fp32),
+            Recipe::fp32(OptimizerKind::Sgd),
             Device::Gpu,
         );
         let get = |name: &str| ops.iter().find(|o| o.name == name).expect(name).clone();
@@ -740,7 +762,7 @@ mod tests {
         let cpu = step_ops(
             &spec(&[2, 3, 4]),
             5,
-            (OptimizerKind::Sgd, Precision::Fp32),
+            Recipe::fp32(OptimizerKind::Sgd),
             Device::Cpu,
         );
         let cpu_op = |name: &str| cpu.iter().find(|o| o.name == name).expect(name).clone();
@@ -751,7 +773,10 @@ mod tests {
         let adam = step_ops(
             &spec(&[2, 3, 4]),
             5,
-            (OptimizerKind::Adam, Precision::Fp16),
+            Recipe {
+                optimizer: OptimizerKind::Adam,
+                precision: Precision::Fp16,
+            },
             Device::Gpu,
         );
         let w2 = adam
@@ -810,7 +835,7 @@ mod tests {
         let ops = step_ops(
             &spec(&[1024, 4096, 3]),
             4,
-            (OptimizerKind::Adam, Precision::Fp32),
+            Recipe::fp32(OptimizerKind::Adam),
             Device::Gpu,
         );
         let mut p = profile("nvidia-t4");
@@ -863,7 +888,7 @@ mod tests {
         let ops = step_ops(
             &spec(&[2, 16, 3]),
             32,
-            (OptimizerKind::Sgd, Precision::Fp32),
+            Recipe::fp32(OptimizerKind::Sgd),
             Device::Gpu,
         );
         let p = profile("nvidia-t4");

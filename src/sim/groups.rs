@@ -254,8 +254,7 @@ mod tests {
     use crate::backend::Activation;
     use crate::device::Device;
     use crate::nn::{Loss, ModelSpec, OptimizerKind};
-    use crate::precision::Precision;
-    use crate::sim::cost::step_ops;
+    use crate::sim::cost::{Recipe, step_ops};
 
     fn ops(layers: &[usize], batch: usize) -> Vec<Op> {
         let spec = ModelSpec {
@@ -264,12 +263,7 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        step_ops(
-            &spec,
-            batch,
-            (OptimizerKind::Adam, Precision::Fp32),
-            Device::Gpu,
-        )
+        step_ops(&spec, batch, Recipe::fp32(OptimizerKind::Adam), Device::Gpu)
     }
 
     #[test]
@@ -307,7 +301,7 @@ mod tests {
             kernel: 3,
         };
         let spec = ModelSpec::cnn(conv, &[3], Activation::Relu, Loss::SoftmaxCrossEntropy);
-        let ops = step_ops(&spec, 2, (OptimizerKind::Sgd, Precision::Fp32), Device::Gpu);
+        let ops = step_ops(&spec, 2, Recipe::fp32(OptimizerKind::Sgd), Device::Gpu);
         // The kernels as both devices label them, in the step's order: the block's convolution
         // and pooling, the dense layer, the loss, then back.
         let labels = [
@@ -396,12 +390,7 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        let cpu_ops = step_ops(
-            &spec,
-            8,
-            (OptimizerKind::Adam, Precision::Fp32),
-            Device::Cpu,
-        );
+        let cpu_ops = step_ops(&spec, 8, Recipe::fp32(OptimizerKind::Adam), Device::Cpu);
         let updates = KernelTimes {
             kernels: (1..=4).map(|ns| ("adam_step".to_owned(), ns)).collect(),
             total_ns: 0,

@@ -290,6 +290,14 @@ pub const MAX_PARAMETERS: u64 = 64 << 20;
 const HOST_MEMORY_SHARE: f64 = 0.8;
 
 impl TrainConfig {
+    /// How each step trains: the update rule and the number format.
+    pub fn recipe(&self) -> crate::sim::cost::Recipe {
+        crate::sim::cost::Recipe {
+            optimizer: self.optimizer,
+            precision: self.precision,
+        }
+    }
+
     /// The model these settings describe for `data`: a CNN when convolution blocks are set
     /// and the samples are images (otherwise [`TrainConfig::validate`] refuses the blocks).
     pub fn model_spec(&self, data: &Dataset) -> ModelSpec {

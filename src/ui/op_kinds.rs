@@ -95,8 +95,7 @@ mod tests {
     use crate::backend::{Activation, KernelTimes};
     use crate::device::Device;
     use crate::nn::{Loss, ModelSpec, OptimizerKind};
-    use crate::precision::Precision;
-    use crate::sim::cost::step_ops;
+    use crate::sim::cost::{Recipe, step_ops};
 
     fn ops() -> Vec<Op> {
         let spec = ModelSpec {
@@ -105,12 +104,7 @@ mod tests {
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
         };
-        step_ops(
-            &spec,
-            32,
-            (OptimizerKind::Adam, Precision::Fp32),
-            Device::Gpu,
-        )
+        step_ops(&spec, 32, Recipe::fp32(OptimizerKind::Adam), Device::Gpu)
     }
 
     fn runs() -> [DeviceRun; 2] {

@@ -48,7 +48,7 @@ impl Default for RooflinePanel {
 
 /// The prediction for the applied settings on `profile`.
 fn predict_step(profile: &Profile, config: &TrainConfig, spec: &ModelSpec) -> Prediction {
-    let rule = (config.optimizer, config.precision);
+    let rule = config.recipe();
     let ops = step_ops(spec, config.batch, rule, profile.device());
     let loader = (
         f64::from(config.pipeline.loader.storage_latency_ms),
@@ -64,7 +64,8 @@ pub fn what_if_ui(
     lang: Lang,
     profiles: &[Profile],
     chosen: &mut Option<String>,
-    (config, spec): (&TrainConfig, &ModelSpec),
+    config: &TrainConfig,
+    spec: &ModelSpec,
 ) {
     let profile = chosen
         .as_ref()
@@ -814,7 +815,7 @@ mod tests {
             };
             let mut h = crate::ui::testing::harness(
                 move |ui, chosen: &mut Option<String>| {
-                    what_if_ui(ui, lang, &profiles, chosen, (&config, &spec));
+                    what_if_ui(ui, lang, &profiles, chosen, &config, &spec);
                 },
                 None,
             );

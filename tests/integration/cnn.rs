@@ -358,7 +358,7 @@ fn cnn_kernels_pair_with_their_ops(backend: &mut dyn Backend) {
     for (label, _) in &kernels.kernels {
         assert_ne!(OpGroup::of_kernel(label), OpGroup::Other, "{label}");
     }
-    let rule = (config.optimizer, config.precision);
+    let rule = config.recipe();
     let ops = step_ops(&spec, config.batch, rule, backend.device());
     let measured: Vec<usize> = measured_ops(&ops, &kernels)
         .into_iter()

@@ -4,9 +4,10 @@
 
 use std::time::Instant;
 
+use super::CpuBackend;
+use super::direct::{self, Vectors};
 use super::tuning::{Choice, ConvKey, ConvPass, Tuning};
 use super::values::{slots, store, view, view_mut};
-use super::{CpuBackend, direct};
 use crate::backend::checks;
 use crate::backend::error::BackendError;
 use crate::backend::params::{Activation, ConvShape};
@@ -32,14 +33,14 @@ impl CpuBackend {
             pass: ConvPass::Forward,
         };
         let (narrow, trial) = self.narrow(key);
-        let cp = padded_channels(s.channels_out, narrow);
+        let vectors = Vectors::new(s.channels_out, narrow);
         let mut padded = std::mem::take(&mut self.padded_weights);
-        direct::pad_weights(w_f, b_f, cp, &mut padded);
+        direct::pad_weights(w_f, b_f, vectors.cp, &mut padded);
         let relu = act == Activation::Relu;
         let start = trial.then(Instant::now);
         self.rows(out_f, s.pixels() * s.channels_out, |(i, out)| {
             let image = &x_f[i * s.image_in()..(i + 1) * s.image_in()];
-            direct::conv_image(image, (&padded, cp), s, (relu, narrow), out);
+            direct::conv_image(image, &padded, s, relu, vectors, out);
             if !relu && act != Activation::Identity {
                 for v in out {
                     *v = act.apply(*v);
@@ -75,8 +76,8 @@ impl CpuBackend {
         };
         let (narrow, trial) = self.narrow(key);
         let start = trial.then(Instant::now);
-        let cp = padded_channels(s.channels_out, narrow);
-        let size = s.patch() * cp;
+        let vectors = Vectors::new(s.channels_out, narrow);
+        let (cp, size) = (vectors.cp, s.patch() * vectors.cp);
         let parts = if self.parallel(dz_f.len()) {
             self.threads.clamp(1, batch.max(1))
         } else {
@@ -91,7 +92,7 @@ impl CpuBackend {
             for i in p * per_part..((p + 1) * per_part).min(batch) {
                 let image = &x_f[i * image_in..(i + 1) * image_in];
                 let dz = &dz_f[i * image_out..(i + 1) * image_out];
-                direct::weight_grad_image(image, dz, s, (cp, narrow), sums);
+                direct::weight_grad_image(image, dz, s, vectors, sums);
             }
         };
         self.chunks(&mut partials, size, parts > 1, part);
@@ -154,13 +155,13 @@ impl CpuBackend {
             pass: ConvPass::InputGrad,
         };
         let (narrow, trial) = self.narrow(key);
-        let cp = padded_channels(t.channels_out, narrow);
+        let vectors = Vectors::new(t.channels_out, narrow);
         let mut padded = std::mem::take(&mut self.padded_weights);
-        direct::pad_transposed_weights(w_f, s, cp, &mut padded);
+        direct::pad_transposed_weights(w_f, s, vectors.cp, &mut padded);
         let start = trial.then(Instant::now);
         self.rows(dx_f, s.image_in(), |(i, dx)| {
             let dz = &dz_f[i * t.image_in()..(i + 1) * t.image_in()];
-            direct::conv_image(dz, (&padded, cp), t, (false, narrow), dx);
+            direct::conv_image(dz, &padded, t, false, vectors, dx);
         });
         self.record_narrow(key, narrow, start);
         self.padded_weights = padded;
@@ -199,12 +200,6 @@ impl CpuBackend {
             self.conv_tuning.entry(key).or_default().record(narrow, ns);
         }
     }
-}
-
-/// Output channels padded to whole vectors of [`direct::arch`]`(narrow)`.
-fn padded_channels(c_out: usize, narrow: bool) -> usize {
-    let lanes = direct::lanes(narrow);
-    c_out.div_ceil(lanes) * lanes
 }
 
 #[cfg(test)]

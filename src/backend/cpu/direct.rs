@@ -80,6 +80,27 @@ pub(super) fn narrow_differs(c_out: usize) -> bool {
     wide != narrow && c_out.div_ceil(narrow) * narrow < c_out.div_ceil(wide) * wide
 }
 
+/// The vectors a pass runs on and the output channels padded to whole vectors of them: the
+/// length of a padded weight row ([`pad_weights`]) and of a weight gradient's row.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Vectors {
+    /// Whether the pass runs on [`arch`]`(true)`'s narrow vectors.
+    pub(super) narrow: bool,
+    /// `C_out` padded to whole vectors.
+    pub(super) cp: usize,
+}
+
+impl Vectors {
+    /// The vectors of [`arch`]`(narrow)` for `c_out` output channels.
+    pub(super) fn new(c_out: usize, narrow: bool) -> Self {
+        let lanes = lanes(narrow);
+        Self {
+            narrow,
+            cp: c_out.div_ceil(lanes) * lanes,
+        }
+    }
+}
+
 /// The f32 lanes of a vector of [`arch`]`(narrow)`.
 pub(super) fn lanes(narrow: bool) -> usize {
     struct Lanes;
@@ -126,24 +147,25 @@ pub(super) fn pad_transposed_weights(w: &[f32], s: ConvShape, cp: usize, padded:
     }
 }
 
-/// One image's output pixels: `image` is its input values, `weights` come from
-/// [`pad_weights`] with `cp` values a row, and `out` is its `H · W · C_out` outputs, through
-/// ReLU if `relu`, else before the activation. (One call per image rather than per row: the
-/// dispatch to the CPU's instruction set then costs nothing measurable.)
+/// One image's output pixels on `vectors`: `image` is its input values, `weights` come from
+/// [`pad_weights`] with `vectors.cp` values a row, and `out` is its `H · W · C_out` outputs,
+/// through ReLU if `relu`, else before the activation. (One call per image rather than per
+/// row: the dispatch to the CPU's instruction set then costs nothing measurable.)
 pub(super) fn conv_image(
     image: &[f32],
-    (weights, cp): (&[f32], usize),
+    weights: &[f32],
     s: ConvShape,
-    (relu, narrow): (bool, bool),
+    relu: bool,
+    vectors: Vectors,
     out: &mut [f32],
 ) {
     BORDERED.with_borrow_mut(|bordered| {
         border(image, s, bordered);
-        arch(narrow).dispatch(OneImage {
+        arch(vectors.narrow).dispatch(OneImage {
             tile: Tile {
                 image: bordered,
                 weights,
-                cp,
+                cp: vectors.cp,
                 s,
                 relu,
             },
@@ -376,22 +398,23 @@ impl Tile<'_> {
 }
 
 /// Adds one image's contribution to a convolution's weight gradient into `dw` (`[K² · C_in,
-/// cp]`, padded like [`pad_weights`]' rows): `dw[(ky, kx, c), o] += Σ_pixels x[y + ky − pad,
-/// x + kx − pad, c] · dz[y, x, o]`, straight from the image, without its patches.
+/// cp]`, padded like [`pad_weights`]' rows) on `vectors`: `dw[(ky, kx, c), o] += Σ_pixels
+/// x[y + ky − pad, x + kx − pad, c] · dz[y, x, o]`, straight from the image, without its
+/// patches.
 pub(super) fn weight_grad_image(
     image: &[f32],
     dz: &[f32],
     s: ConvShape,
-    (cp, narrow): (usize, bool),
+    vectors: Vectors,
     dw: &mut [f32],
 ) {
     BORDERED.with_borrow_mut(|bordered| {
         border(image, s, bordered);
-        arch(narrow).dispatch(GradImage {
+        arch(vectors.narrow).dispatch(GradImage {
             image: bordered,
             dz,
             s,
-            cp,
+            cp: vectors.cp,
             dw,
         });
     });

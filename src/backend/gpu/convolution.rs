@@ -29,7 +29,8 @@ impl GpuBackend {
         self.forward_product(
             "conv_forward",
             ((x, Read::Patches(s)), (w, Read::Strides(s.channels_out, 1))),
-            (b, act),
+            b,
+            act,
             (batch * s.pixels(), s.channels_out, s.patch()),
             out,
         )
@@ -73,7 +74,7 @@ impl GpuBackend {
             (dzb, Read::Patches(t)),
             (wb, Read::Flipped(t)),
             None,
-            (Epilogue::Sum, Activation::Identity),
+            Epilogue::Sum,
             (batch * s.pixels(), s.channels_in, t.patch()),
             dxb,
         )?;

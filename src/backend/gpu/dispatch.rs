@@ -288,24 +288,26 @@ impl CommandStream {
         }
     }
 
-    /// Records one dispatch of `kernel` over `bindings` (after the uniform block, in binding
+    /// Records one dispatch of `kernel` (its span named `label`) over `bindings` (after the uniform block, in binding
     /// order) with `params`, timed when kernel timing is on.
     pub fn dispatch<U: Uniform>(
         &mut self,
         recorder: &mut Recorder,
-        id: (KernelId, &'static str),
+        kernel: KernelId,
+        label: &'static str,
         params: &U,
         bindings: &[Binding],
         (x, y): (u32, u32),
     ) -> Result<(), BackendError> {
-        self.dispatch_3d(recorder, id, params, bindings, (x, y, 1))
+        self.dispatch_3d(recorder, kernel, label, params, bindings, (x, y, 1))
     }
 
     /// [`CommandStream::dispatch`] with workgroups along `z` too.
     pub fn dispatch_3d<U: Uniform>(
         &mut self,
         recorder: &mut Recorder,
-        (kernel, label): (KernelId, &'static str),
+        kernel: KernelId,
+        label: &'static str,
         params: &U,
         bindings: &[Binding],
         workgroups: (u32, u32, u32),

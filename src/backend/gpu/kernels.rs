@@ -146,9 +146,9 @@ pub(super) enum Epilogue {
     /// `c = sum` (the weight gradient).
     Sum,
     /// `c = act(sum + bias[j])` (a dense layer's forward pass).
-    BiasActivation,
+    BiasActivation(Activation),
     /// `c = sum · act'(aux[i, j])` (the gradient into the previous layer).
-    ActivationGrad,
+    ActivationGrad(Activation),
 }
 
 impl Epilogue {
@@ -156,8 +156,16 @@ impl Epilogue {
     pub(super) fn code(self) -> u32 {
         match self {
             Epilogue::Sum => 0,
-            Epilogue::BiasActivation => 1,
-            Epilogue::ActivationGrad => 2,
+            Epilogue::BiasActivation(_) => 1,
+            Epilogue::ActivationGrad(_) => 2,
+        }
+    }
+
+    /// The activation it applies or differentiates (the identity for a plain sum).
+    pub(super) fn activation(self) -> Activation {
+        match self {
+            Epilogue::Sum => Activation::Identity,
+            Epilogue::BiasActivation(act) | Epilogue::ActivationGrad(act) => act,
         }
     }
 }
@@ -338,8 +346,14 @@ pub(super) fn codes_wgsl() -> String {
     .collect();
     codes.extend([
         ("EPILOGUE_SUM", Epilogue::Sum.code()),
-        ("EPILOGUE_BIAS_ACT", Epilogue::BiasActivation.code()),
-        ("EPILOGUE_ACT_GRAD", Epilogue::ActivationGrad.code()),
+        (
+            "EPILOGUE_BIAS_ACT",
+            Epilogue::BiasActivation(Activation::Identity).code(),
+        ),
+        (
+            "EPILOGUE_ACT_GRAD",
+            Epilogue::ActivationGrad(Activation::Identity).code(),
+        ),
         ("READ_STRIDES", ReadMode::Strides.code()),
         ("READ_PATCHES", ReadMode::Patches.code()),
         ("READ_PATCHES_T", ReadMode::PatchesTransposed.code()),

@@ -119,12 +119,12 @@ impl DeviceMemory for GpuBackend {
             return Ok(());
         };
         if self.upload == UploadMode::StagingRing {
-            let target = (buffer, t.id());
             return self.ring.write(
                 &mut self.stream,
                 &mut self.recorder,
                 &self.pool,
-                target,
+                buffer,
+                t.id(),
                 bytes,
             );
         }

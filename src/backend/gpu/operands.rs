@@ -60,8 +60,14 @@ impl GpuBackend {
         };
         let copy = self.working.binding(t, slot)?;
         if load {
-            let widen = (KernelId::Widen, t.role());
-            self.convert(widen, format, t.len(), Binding::of(t)?, copy.clone())?;
+            self.convert(
+                KernelId::Widen,
+                t.role(),
+                format,
+                t.len(),
+                Binding::of(t)?,
+                copy.clone(),
+            )?;
         }
         Ok(copy)
     }
@@ -72,15 +78,22 @@ impl GpuBackend {
             return Ok(());
         };
         let copy = self.working.binding(t, slot)?;
-        let narrow = (KernelId::Narrow, t.role());
-        self.convert(narrow, format, t.len(), copy, Binding::of(t)?)
+        self.convert(
+            KernelId::Narrow,
+            t.role(),
+            format,
+            t.len(),
+            copy,
+            Binding::of(t)?,
+        )
     }
 
     /// One pass of `shaders/convert.wgsl`: 16-bit values widened into f32 ones, or f32 values
     /// rounded into 16-bit ones (what that loses counted under `role`).
     pub(super) fn convert(
         &mut self,
-        (kernel, role): (KernelId, Role),
+        kernel: KernelId,
+        role: Role,
         format: Half,
         len: usize,
         src: Binding,
@@ -110,7 +123,8 @@ impl GpuBackend {
             let bindings = [src, dst];
             return self.stream.dispatch(
                 &mut self.recorder,
-                (kernel, label),
+                kernel,
+                label,
                 &params,
                 &bindings,
                 groups,
@@ -120,7 +134,8 @@ impl GpuBackend {
         let bindings = [src, dst, self.census.binding()];
         self.stream.dispatch(
             &mut self.recorder,
-            (kernel, label),
+            kernel,
+            label,
             &params,
             &bindings,
             groups,

@@ -27,7 +27,7 @@ impl GpuBackend {
         (a, a_read): (Binding, Read),
         (b, b_read): (Binding, Read),
         aux: Option<Binding>,
-        (epilogue, act): (Epilogue, Activation),
+        epilogue: Epilogue,
         (m, n, k): (usize, usize, usize),
         c: Binding,
     ) -> Result<(), BackendError> {
@@ -45,7 +45,7 @@ impl GpuBackend {
             a_col_stride: a_strides.1 as u32,
             b_row_stride: b_strides.0 as u32,
             b_col_stride: b_strides.1 as u32,
-            act: act.code(),
+            act: epilogue.activation().code(),
             k_chunk: k as u32,
             height: images[0],
             width: images[1],
@@ -73,7 +73,8 @@ impl GpuBackend {
         if splits == 1 {
             return self.stream.dispatch(
                 &mut self.recorder,
-                (kernel, label),
+                kernel,
+                label,
                 &params,
                 &[a, b, aux, c],
                 groups,
@@ -85,7 +86,8 @@ impl GpuBackend {
         let scratch = self.stream.scratch();
         self.stream.dispatch_3d(
             &mut self.recorder,
-            (kernel, label),
+            kernel,
+            label,
             &params,
             &[a, b, aux, scratch.clone()],
             (groups.0, groups.1, splits as u32),
@@ -100,7 +102,8 @@ impl GpuBackend {
         &mut self,
         label: &'static str,
         ((x, x_read), (w, w_read)): ((&Tensor, Read), (&Tensor, Read)),
-        (b, act): (&Tensor, Activation),
+        b: &Tensor,
+        act: Activation,
         dims: (usize, usize, usize),
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
@@ -116,7 +119,7 @@ impl GpuBackend {
             (xb, x_read),
             (wb, w_read),
             Some(bb),
-            (Epilogue::BiasActivation, act),
+            Epilogue::BiasActivation(act),
             dims,
             ob,
         )?;
@@ -142,7 +145,7 @@ impl GpuBackend {
             (xb, x_read),
             (dzb, Read::Strides(n, 1)),
             None,
-            (Epilogue::Sum, Activation::Identity),
+            Epilogue::Sum,
             (m, n, k),
             dwb,
         )?;
@@ -177,7 +180,8 @@ impl GpuBackend {
         if chunks == 1 {
             return self.stream.dispatch(
                 &mut self.recorder,
-                (KernelId::ColumnSum, labels.0),
+                KernelId::ColumnSum,
+                labels.0,
                 &params,
                 &[x, out],
                 (groups, 1),
@@ -187,7 +191,8 @@ impl GpuBackend {
         let scratch = self.stream.scratch();
         self.stream.dispatch_3d(
             &mut self.recorder,
-            (KernelId::ColumnSum, labels.0),
+            KernelId::ColumnSum,
+            labels.0,
             &params,
             &[x, scratch.clone()],
             (groups, 1, chunks as u32),
@@ -200,7 +205,8 @@ impl GpuBackend {
         };
         self.stream.dispatch(
             &mut self.recorder,
-            (KernelId::ColumnSum, labels.1),
+            KernelId::ColumnSum,
+            labels.1,
             &sum,
             &[scratch, out],
             (groups, 1),
@@ -225,7 +231,7 @@ impl GpuBackend {
         self.prepare(&all)?;
         let len = param.len() as u32;
         let (groups_x, groups_y) = self.stream.groups(len);
-        let params = optimizer_params(rule, scalars, (len, len), groups_x);
+        let params = optimizer_params(rule, scalars, len, len, groups_x);
         let p = self.output(param, 0, true)?;
         let g = self.operand(grad, 1)?;
         let s1 = match state1 {
@@ -238,7 +244,8 @@ impl GpuBackend {
         };
         self.stream.dispatch(
             &mut self.recorder,
-            (KernelId::Optimizer, label),
+            KernelId::Optimizer,
+            label,
             &params,
             &[p, g, s1, s2],
             (groups_x, groups_y),
@@ -273,7 +280,7 @@ impl GpuBackend {
         let first_len = a.value.len() as u32;
         let len = first_len + b.value.len() as u32;
         let (groups_x, groups_y) = self.stream.groups(len);
-        let params = optimizer_params(code, scalars, (len, first_len), groups_x);
+        let params = optimizer_params(code, scalars, len, first_len, groups_x);
         let mut bindings = Vec::with_capacity(8);
         let mut dummies = 0;
         for p in [&a, &b] {
@@ -291,7 +298,8 @@ impl GpuBackend {
         }
         self.stream.dispatch(
             &mut self.recorder,
-            (KernelId::OptimizerPair, label),
+            KernelId::OptimizerPair,
+            label,
             &params,
             &bindings,
             (groups_x, groups_y),
@@ -331,7 +339,8 @@ impl GpuBackend {
         let census = self.census.binding();
         self.stream.dispatch(
             &mut self.recorder,
-            (KernelId::Elementwise, label),
+            KernelId::Elementwise,
+            label,
             &params,
             &[values, census],
             (groups_x, groups_y),
@@ -347,7 +356,8 @@ impl GpuBackend {
     /// stats added to), through working copies for 16-bit ones.
     fn loss(
         &mut self,
-        kernel: (KernelId, &'static str),
+        kernel: KernelId,
+        label: &'static str,
         params: LossParams,
         [outputs, targets, gradient, stats]: [&Tensor; 4],
     ) -> Result<(), BackendError> {
@@ -358,8 +368,14 @@ impl GpuBackend {
             self.output(gradient, 2, false)?,
             self.output(stats, 3, true)?,
         ];
-        self.stream
-            .dispatch(&mut self.recorder, kernel, &params, &bindings, (1, 1))?;
+        self.stream.dispatch(
+            &mut self.recorder,
+            kernel,
+            label,
+            &params,
+            &bindings,
+            (1, 1),
+        )?;
         self.store(gradient, 2)?;
         self.store(stats, 3)
     }
@@ -373,20 +389,44 @@ impl ComputeOps for GpuBackend {
             (None, None) => {}
             (Some(a), Some(b)) if a == b => {}
             (Some(format), None) => {
-                let widen = (KernelId::Widen, dst.role());
-                return self.convert(widen, format, len, Binding::of(src)?, Binding::of(dst)?);
+                return self.convert(
+                    KernelId::Widen,
+                    dst.role(),
+                    format,
+                    len,
+                    Binding::of(src)?,
+                    Binding::of(dst)?,
+                );
             }
             (None, Some(format)) => {
-                let narrow = (KernelId::Narrow, dst.role());
-                return self.convert(narrow, format, len, Binding::of(src)?, Binding::of(dst)?);
+                return self.convert(
+                    KernelId::Narrow,
+                    dst.role(),
+                    format,
+                    len,
+                    Binding::of(src)?,
+                    Binding::of(dst)?,
+                );
             }
             (Some(from), Some(to)) => {
                 self.prepare(&[src])?;
                 let copy = self.working.binding(src, 0)?;
-                let widen = (KernelId::Widen, src.role());
-                self.convert(widen, from, len, Binding::of(src)?, copy.clone())?;
-                let narrow = (KernelId::Narrow, dst.role());
-                return self.convert(narrow, to, len, copy, Binding::of(dst)?);
+                self.convert(
+                    KernelId::Widen,
+                    src.role(),
+                    from,
+                    len,
+                    Binding::of(src)?,
+                    copy.clone(),
+                )?;
+                return self.convert(
+                    KernelId::Narrow,
+                    dst.role(),
+                    to,
+                    len,
+                    copy,
+                    Binding::of(dst)?,
+                );
             }
         }
         let (Storage::Gpu(from), Storage::Gpu(to)) = (src.storage(), dst.storage()) else {
@@ -414,7 +454,8 @@ impl ComputeOps for GpuBackend {
                 (x, Read::Strides(fan_in, 1)),
                 (w, Read::Strides(fan_out, 1)),
             ),
-            (b, act),
+            b,
+            act,
             (batch, fan_out, fan_in),
             out,
         )
@@ -441,7 +482,7 @@ impl ComputeOps for GpuBackend {
             (dzb, Read::Strides(fan_out, 1)),
             (wb, Read::Strides(1, fan_out)),
             Some(ab),
-            (Epilogue::ActivationGrad, act_prev),
+            Epilogue::ActivationGrad(act_prev),
             (batch, fan_in, fan_out),
             outb,
         )?;
@@ -529,7 +570,8 @@ impl ComputeOps for GpuBackend {
             ..LossParams::default()
         };
         self.loss(
-            (KernelId::SoftmaxCrossEntropy, OP),
+            KernelId::SoftmaxCrossEntropy,
+            OP,
             params,
             [logits, targets, dlogits, stats],
         )
@@ -551,7 +593,8 @@ impl ComputeOps for GpuBackend {
             ..LossParams::default()
         };
         self.loss(
-            (KernelId::Mse, "mse_loss"),
+            KernelId::Mse,
+            "mse_loss",
             params,
             [pred, targets, dpred, stats],
         )
@@ -675,7 +718,8 @@ fn update_scalars(rule: UpdateStep) -> (&'static str, UpdateRule, [f32; 6]) {
 fn optimizer_params(
     rule: UpdateRule,
     [lr, beta1, beta2, eps, bias1, bias2]: [f32; 6],
-    (len, first_len): (u32, u32),
+    len: u32,
+    first_len: u32,
     groups_x: u32,
 ) -> OptimizerParams {
     OptimizerParams {

@@ -11,7 +11,9 @@ use crate::device::Device;
 
 /// What one pass reads and writes: `src`, `dst`, and the backward pass's second input.
 struct Pass<'a> {
-    kernel: (KernelId, &'static str),
+    kernel: KernelId,
+    /// The span's name.
+    label: &'static str,
     src: &'a Tensor,
     aux: Option<&'a Tensor>,
     dst: &'a mut Tensor,
@@ -24,6 +26,7 @@ impl GpuBackend {
     fn spatial(&mut self, pass: Pass<'_>) -> Result<(), BackendError> {
         let Pass {
             kernel,
+            label,
             src,
             aux,
             dst,
@@ -53,6 +56,7 @@ impl GpuBackend {
         self.stream.dispatch(
             &mut self.recorder,
             kernel,
+            label,
             &params,
             &bindings,
             (groups_x, groups_y),
@@ -68,7 +72,8 @@ impl GpuBackend {
     ) -> Result<(), BackendError> {
         checks::max_pool(Device::Gpu, &[x], &[out], s)?;
         self.spatial(Pass {
-            kernel: (KernelId::MaxPool, "max_pool"),
+            kernel: KernelId::MaxPool,
+            label: "max_pool",
             src: x,
             aux: None,
             dst: out,
@@ -87,7 +92,8 @@ impl GpuBackend {
     ) -> Result<(), BackendError> {
         checks::max_pool(Device::Gpu, &[x, dx], &[dout], s)?;
         self.spatial(Pass {
-            kernel: (KernelId::MaxPoolBackward, "max_pool_backward"),
+            kernel: KernelId::MaxPoolBackward,
+            label: "max_pool_backward",
             src: x,
             aux: Some(dout),
             dst: dx,

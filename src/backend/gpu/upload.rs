@@ -38,7 +38,8 @@ impl UploadRing {
         stream: &mut CommandStream,
         recorder: &mut Recorder,
         pool: &SharedPool,
-        (target, target_id): (&wgpu::Buffer, u64),
+        target: &wgpu::Buffer,
+        target_id: u64,
         bytes: &[u8],
     ) -> Result<(), BackendError> {
         let size = bytes.len() as u64;
