@@ -40,6 +40,11 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
     export XDG_RUNTIME_DIR
 fi
 
+# A clean build gains nothing from incremental compilation's bookkeeping, as CI's always is.
+if [ "${CI:-}" = true ]; then
+    export CARGO_INCREMENTAL=0
+fi
+
 # Saved settings and the GPU kernel tuning go to a data directory of the run's own, so a
 # developer's saved state neither changes the tests nor is changed by them; the first GPU run
 # times the kernel variants once and the rest read the choice.

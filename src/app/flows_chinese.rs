@@ -187,6 +187,7 @@ mod tests {
             text = text.replace(allowed, " ");
         }
         let text = without_method_calls(&text);
+        let text = without_options(&text);
         text.split(|c: char| !(c.is_ascii_alphanumeric() || "_.:/-'".contains(c)))
             .flat_map(|token| token.split('-'))
             .map(|token| token.trim_matches(|c: char| ".:/'".contains(c)))
@@ -196,6 +197,23 @@ mod tests {
             .filter(|token| !ALLOWED.contains(token))
             .map(str::to_owned)
             .collect()
+    }
+
+    /// `text` without a command line's options (`--no-gpu`): code too.
+    fn without_options(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(dashes) = rest.find("--") {
+            out.push_str(&rest[..dashes]);
+            out.push(' ');
+            let after = &rest[dashes + 2..];
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .unwrap_or(after.len());
+            rest = &after[end..];
+        }
+        out.push_str(rest);
+        out
     }
 
     /// `text` without method calls such as `loss.item()` and `.to(device)`: code, as PyTorch
@@ -259,6 +277,8 @@ mod tests {
         assert!(english_words("每次迭代都调用 loss.item() 会", none).is_empty());
         assert!(english_words("用 .to(device) 复制", none).is_empty());
         assert_eq!(english_words("3.5 倍 item", none), vec!["item"]);
+        assert!(english_words("GPU：未参与（启动时带了 --no-gpu）。", none).is_empty());
+        assert_eq!(english_words("带了 --no-gpu，speed", none), vec!["speed"]);
     }
 
     /// Steps a few frames and records each painted English text with where it was seen.
@@ -356,15 +376,65 @@ mod tests {
         assert_none_found(found);
     }
 
+    /// `text` with its figures' places (`{speed.cpu.step_ms}`) left out.
+    fn without_places(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            out.push(' ');
+            rest = rest[open..]
+                .find('}')
+                .map_or("", |close| &rest[open + close + 1..]);
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Every Chinese text of every shipped lesson, each headline of every branch included (a
+    /// hardware GPU's too, which no test machine takes), with its figures' places left out.
+    /// The walk below shows the branch this machine takes, filled, in the window.
+    #[test]
+    fn every_branch_of_every_lessons_chinese_has_no_english_sentence() {
+        let (lessons, problems) = crate::lesson::shipped::lessons();
+        assert!(problems.is_empty(), "{problems:?}");
+        let mut found = BTreeSet::new();
+        for lesson in &lessons {
+            let steps = || lesson.steps.iter();
+            let texts = [&lesson.title.zh, &lesson.summary.zh]
+                .into_iter()
+                .chain(steps().map(|s| &s.text.zh))
+                .chain(steps().flat_map(|s| s.choices.iter().map(|c| &c.zh)))
+                .chain(steps().flat_map(|s| s.headlines.iter().map(|h| &h.zh)));
+            let mut count = 0;
+            for text in texts {
+                count += 1;
+                let words = english_words(&without_places(text), &[]);
+                if !words.is_empty() {
+                    found.insert(format!("{}: {text:?} ({})", lesson.id, words.join(" ")));
+                }
+            }
+            assert!(count > lesson.steps.len(), "{}", lesson.id);
+        }
+        assert_eq!(without_places("每步 {speed.cpu.step_ms}。"), "每步  。");
+        assert_none_found(found);
+    }
+
     /// Every lesson's steps, before and after its probes measure, and the tabs with what the
-    /// lessons measured in them. No training workers: each lesson's preset would have them
-    /// build its model and evaluate it (tens of seconds for the large ones on a software
-    /// adapter) before the probes start, and their figures are scanned by the test above.
+    /// lessons measured in them. On the CPU alone: the branches a GPU takes are checked as
+    /// text above (a software adapter's probes would add most of a minute), and the GPU's
+    /// column in Chinese by the test before. No training workers: each lesson's preset would
+    /// have them build its model and evaluate it before the probes start, and their figures
+    /// are scanned by the test before too.
     #[test]
     fn every_lesson_in_chinese_shows_no_english_sentence() {
         let mut harness = harness(AppOptions {
             lang: Lang::Zh,
             lang_given: true,
+            gpu: crate::backend::GpuChoice::Unavailable(crate::i18n::Said::new(
+                crate::i18n::ErrKey::NoGpuFlag,
+                &[],
+            )),
             lesson_plan: Plan::quick(),
             start_workers: false,
             ..AppOptions::default()

@@ -227,6 +227,7 @@ pub fn run(
     let gpu_wanted = lesson.probes.iter().any(|p| {
         p.kind != ProbeKind::Simulate && lesson.preset.patched(&p.set).devices != Some(Devices::Cpu)
     });
+    let mut gpu_missing = false;
     if gpu_wanted {
         match open(Device::Gpu) {
             Ok(gpu) => {
@@ -244,7 +245,10 @@ pub fn run(
                         .measured("adapter.api", Quantity::Text(a.backend));
                 }
             }
-            Err(why) => outcome.notes.push(note("GPU", &why)),
+            Err(why) => {
+                outcome.notes.push(note("GPU", &why));
+                gpu_missing = true;
+            }
         }
     }
     let total = lesson.probes.len().max(1);
@@ -254,7 +258,14 @@ pub fn run(
             break;
         }
         let started = std::time::Instant::now();
-        let preset = lesson.preset.patched(&probe.set);
+        let mut preset = lesson.preset.patched(&probe.set);
+        if gpu_missing && probe.kind != ProbeKind::Simulate {
+            // The missing GPU is said once above, not again for each probe that wanted it.
+            if preset.devices == Some(Devices::Gpu) {
+                continue;
+            }
+            preset.devices = Some(Devices::Cpu);
+        }
         let mut doing = |device| {
             progress(Progress {
                 done: i as f32 / total as f32,
