@@ -201,16 +201,23 @@ mod tests {
 
     /// `text` without a command line's options (`--no-gpu`): code too.
     fn without_options(text: &str) -> String {
+        without_spans(text, "--", |after| {
+            after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .unwrap_or(after.len())
+        })
+    }
+
+    /// `text` with each span that starts at `opening` replaced by a space; `reach` says how far
+    /// a span goes on after its opening.
+    fn without_spans(text: &str, opening: &str, reach: impl Fn(&str) -> usize) -> String {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
-        while let Some(dashes) = rest.find("--") {
-            out.push_str(&rest[..dashes]);
+        while let Some(start) = rest.find(opening) {
+            out.push_str(&rest[..start]);
             out.push(' ');
-            let after = &rest[dashes + 2..];
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-                .unwrap_or(after.len());
-            rest = &after[end..];
+            let after = &rest[start + opening.len()..];
+            rest = &after[reach(after)..];
         }
         out.push_str(rest);
         out
@@ -378,17 +385,9 @@ mod tests {
 
     /// `text` with its figures' places (`{speed.cpu.step_ms}`) left out.
     fn without_places(text: &str) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(open) = rest.find('{') {
-            out.push_str(&rest[..open]);
-            out.push(' ');
-            rest = rest[open..]
-                .find('}')
-                .map_or("", |close| &rest[open + close + 1..]);
-        }
-        out.push_str(rest);
-        out
+        without_spans(text, "{", |after| {
+            after.find('}').map_or(after.len(), |close| close + 1)
+        })
     }
 
     /// Every Chinese text of every shipped lesson, each headline of every branch included (a

@@ -388,25 +388,14 @@ impl ComputeOps for GpuBackend {
         match (src.dtype().half(), dst.dtype().half()) {
             (None, None) => {}
             (Some(a), Some(b)) if a == b => {}
-            (Some(format), None) => {
-                return self.convert(
-                    KernelId::Widen,
-                    dst.role(),
-                    format,
-                    len,
-                    Binding::of(src)?,
-                    Binding::of(dst)?,
-                );
-            }
-            (None, Some(format)) => {
-                return self.convert(
-                    KernelId::Narrow,
-                    dst.role(),
-                    format,
-                    len,
-                    Binding::of(src)?,
-                    Binding::of(dst)?,
-                );
+            (Some(format), None) | (None, Some(format)) => {
+                let kernel = if src.dtype().half().is_some() {
+                    KernelId::Widen
+                } else {
+                    KernelId::Narrow
+                };
+                let (from, to) = (Binding::of(src)?, Binding::of(dst)?);
+                return self.convert(kernel, dst.role(), format, len, from, to);
             }
             (Some(from), Some(to)) => {
                 self.prepare(&[src])?;
