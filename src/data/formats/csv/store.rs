@@ -10,6 +10,9 @@ use crate::data::formats::common::{DataError, LoadOptions};
 use crate::i18n::{Arg, DataKey, Said};
 use crate::units::format_bytes;
 
+/// Up to this many label texts, a row's label is looked up by a scan rather than a hash.
+const FEW_LABELS: usize = 16;
+
 /// Where one column's first cell of a kind is: its line and its text.
 pub(super) type Seen = Option<(u64, String)>;
 
@@ -254,8 +257,14 @@ impl<'p> Store<'p> {
             self.values.push(value);
         }
         let label = &record[self.label];
-        let id = match self.text_index.get(label) {
-            Some(&id) => id,
+        // A few labels are found by a scan, cheaper than hashing each row's.
+        let known = if self.texts.len() <= FEW_LABELS {
+            self.texts.iter().position(|t| t == label).map(|i| i as u16)
+        } else {
+            self.text_index.get(label).copied()
+        };
+        let id = match known {
+            Some(id) => id,
             None if self.texts.len() < MAX_LABEL_TEXTS => {
                 let id = self.texts.len() as u16;
                 self.texts.push(label.to_owned());
