@@ -53,6 +53,8 @@ export XDG_DATA_HOME
 
 echo "==> module structure (no import cycle, no upward arrow, no file over 800 lines)"
 python3 scripts/check-structure.py
+echo "==> timing tests (one list for cargo test's lock and nextest's group)"
+python3 scripts/check-test-groups.py
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 # Clippy lints the workspace as its compiler wrapper while the binary and the tests are built
@@ -78,5 +80,14 @@ else
     echo "warning: no GPU adapter can train here, so the GPU tests check nothing" \
         "(with CI=true they fail instead). Install mesa-vulkan-drivers for lavapipe." >&2
 fi
-echo "==> cargo test"
-cargo test --all-targets --locked
+# cargo-nextest, where installed, runs the library's and the integration binary's tests from one
+# pool, each in a process of its own, with the timing tests one at a time in a test group
+# (.config/nextest.toml); `cargo test` runs the binaries one after the other, the timing tests
+# serialised by a lock. The same tests either way.
+if cargo nextest --version >/dev/null 2>&1; then
+    echo "==> cargo nextest run"
+    cargo nextest run --all-targets --locked --final-status-level slow
+else
+    echo "==> cargo test (cargo-nextest is not installed: the binaries one after the other)"
+    cargo test --all-targets --locked
+fi

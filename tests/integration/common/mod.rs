@@ -10,7 +10,9 @@ use batchscope::nn::Network;
 
 /// Tests that time things or load the machine (GPU work runs on the CPU on a software adapter;
 /// a benchmark or a lesson's probes run flat out) take this first: one of them at a time in the
-/// whole binary, since on a 2-core machine a neighbour's load shows up in the timings.
+/// whole binary, since on a 2-core machine a neighbour's load shows up in the timings. Under
+/// cargo-nextest, where each test is a process, the same tests form the `timing` test group
+/// (.config/nextest.toml; scripts/check-test-groups.py keeps the two lists one).
 pub fn alone() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock()
