@@ -10,7 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::kernels::{KernelId, Kernels, Uniform};
+use super::kernels::{KernelId, Uniform};
+use super::pipelines::Kernels;
 use super::pool::{SharedPool, count_internal};
 use super::readback::{Staging, copy_mapped, map_for_reading, wait_idle};
 use super::timing::{HostObserved, Timestamps};

@@ -1,5 +1,5 @@
-//! The kernels: one WGSL file per kernel family in `shaders/`, each compiled into a compute
-//! pipeline with the workgroup sizes the adapter's limits allow.
+//! The kernels: one WGSL file per kernel family in `shaders/` (put together in `recipe.rs`,
+//! compiled in `pipelines.rs`), with the workgroup sizes the adapter's limits allow.
 //!
 //! Two things tie the Rust side to the shaders, and both are written once, here:
 //! - the **uniform block** each kernel reads is a `#[repr(C)]` [`bytemuck::Pod`] struct whose
@@ -12,33 +12,9 @@
 //! So a field added on one side or a code renumbered cannot make the two disagree silently.
 
 use crate::backend::identity::{KernelSizes, MatmulChoice};
-use std::cell::OnceCell;
 
 use crate::backend::params::{Activation, ConvShape};
 use crate::precision::Half;
-
-/// The integer FP16/BF16 conversions, put in front of the shaders that use them.
-const HALF_WGSL: &str = include_str!("../../../shaders/half.wgsl");
-/// Tiled matrix product with a fused epilogue.
-const MATMUL_WGSL: &str = include_str!("../../../shaders/matmul.wgsl");
-/// The register-tiled product of large matrices.
-const MATMUL_TILED_WGSL: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
-/// How both products read their operands: strided, or a convolution's from its images.
-const MATMUL_READ_WGSL: &str = include_str!("../../../shaders/matmul_read.wgsl");
-/// Column sums (bias gradients).
-const COLUMN_SUM_WGSL: &str = include_str!("../../../shaders/column_sum.wgsl");
-/// Softmax cross-entropy and mean squared error, with their gradients and statistics.
-const LOSS_WGSL: &str = include_str!("../../../shaders/loss.wgsl");
-/// SGD, momentum and Adam updates.
-const OPTIMIZER_WGSL: &str = include_str!("../../../shaders/optimizer.wgsl");
-/// Round, scale, count non-finite values, in place.
-const ELEMENTWISE_WGSL: &str = include_str!("../../../shaders/elementwise.wgsl");
-/// Widening 16-bit storage into f32 working copies and narrowing back.
-const CONVERT_WGSL: &str = include_str!("../../../shaders/convert.wgsl");
-/// The activations and their derivatives, put in front of the shaders that use them.
-const ACTIVATION_WGSL: &str = include_str!("../../../shaders/activation.wgsl");
-/// 2×2 max pooling and its gradient, channels last.
-const SPATIAL_WGSL: &str = include_str!("../../../shaders/spatial.wgsl");
 
 impl KernelSizes {
     /// The largest sizes the limits allow, up to what the shaders' workgroup arrays hold.
@@ -98,7 +74,7 @@ pub fn variant_runs(choice: MatmulChoice, limits: &wgpu::Limits) -> bool {
 /// The register-blocked variant among `compiled` (smallest tile first) a product of `m × n`
 /// outputs runs when `chosen` is the adapter's choice: the largest whose tile the product fills
 /// and no larger than the chosen one's; `None` for the one-output kernel.
-fn pick_variant(
+pub(super) fn pick_variant(
     compiled: impl Iterator<Item = MatmulChoice>,
     chosen: MatmulChoice,
     (m, n): (usize, usize),
@@ -244,7 +220,7 @@ pub(super) enum Reads {
 
 impl Reads {
     /// The convolutions' combinations, in the order of [`Kernels`]' pipelines for them.
-    const CONV: [Reads; 3] = [
+    pub(super) const CONV: [Reads; 3] = [
         Reads::ConvForward,
         Reads::ConvWeightGrad,
         Reads::ConvInputGrad,
@@ -262,7 +238,7 @@ impl Reads {
     }
 
     /// The pipeline constants `A_READ` and `B_READ`.
-    fn constants(self) -> [(&'static str, f64); 2] {
+    pub(super) fn constants(self) -> [(&'static str, f64); 2] {
         let (a, b) = match self {
             Reads::Strides => (ReadMode::Strides, ReadMode::Strides),
             Reads::ConvForward => (ReadMode::Patches, ReadMode::Strides),
@@ -276,7 +252,7 @@ impl Reads {
     }
 
     /// Index into the convolutions' pipelines (`None` for the dense layers' own).
-    fn conv_index(self) -> Option<usize> {
+    pub(super) fn conv_index(self) -> Option<usize> {
         Reads::CONV.iter().position(|&r| r == self)
     }
 }
@@ -543,238 +519,9 @@ pub(super) enum KernelId {
     MaxPoolBackward,
 }
 
-/// A compiled kernel: its pipeline and the layout its bind groups must follow.
-pub(super) struct Kernel {
-    pub pipeline: wgpu::ComputePipeline,
-    pub layout: wgpu::BindGroupLayout,
-}
-
-impl Kernel {
-    fn new(
-        device: &wgpu::Device,
-        label: &str,
-        source: &str,
-        entry_point: &str,
-        constants: &[(&str, f64)],
-    ) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-        // `layout: None` lets wgpu derive the bind group layout from the shader's bindings.
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(label),
-            layout: None,
-            module: &module,
-            entry_point: Some(entry_point),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                // The workgroup sizes this adapter gets (the shaders' `override` constants).
-                constants,
-                // Every kernel writes its workgroup memory before reading it, so wgpu's
-                // zero-fill on each dispatch would be wasted work.
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
-        let layout = pipeline.get_bind_group_layout(0);
-        Self { pipeline, layout }
-    }
-}
-
-/// `matmul.wgsl` compiled with `tile` × `tile` workgroups reading as `reads` says.
-fn one_output_kernel(device: &wgpu::Device, tile: u32, reads: Reads) -> Kernel {
-    let [a, b] = reads.constants();
-    let constants = [("TILE", f64::from(tile)), a, b];
-    let label = format!("matmul {reads:?}");
-    Kernel::new(device, &label, &source(MATMUL_WGSL), "main", &constants)
-}
-
-/// `matmul_tiled.wgsl` compiled for the variant `choice`: its block and step sizes generated in
-/// front of the file.
-fn tiled_kernel(device: &wgpu::Device, choice: MatmulChoice, reads: Reads) -> Kernel {
-    let (per_m, per_n, _) = choice.blocks().unwrap_or((4, 4, 16));
-    let label = format!("matmul_tiled {per_m}x{per_n} {reads:?}");
-    Kernel::new(
-        device,
-        &label,
-        &tiled_source(choice),
-        "main",
-        &reads.constants(),
-    )
-}
-
-/// The source of `matmul_tiled.wgsl` for the variant `choice`.
-fn tiled_source(choice: MatmulChoice) -> String {
-    let (per_m, per_n, step) = choice.blocks().unwrap_or((4, 4, 16));
-    let sizes = format!(
-        "// Generated for {}.\nconst PER_M: u32 = {per_m}u;\nconst PER_N: u32 = {per_n}u;\n\
-         const STEP: u32 = {step}u;\n",
-        choice.as_str()
-    );
-    [sizes, source(MATMUL_TILED_WGSL)].concat()
-}
-
-/// Every kernel, compiled for one device.
-pub(super) struct Kernels {
-    /// Compiles the convolutions' products on first use.
-    device: wgpu::Device,
-    /// The one-output kernel's workgroup edge.
-    tile: u32,
-    matmul: Kernel,
-    /// The register-blocked variants this adapter runs, smallest tile first.
-    matmul_tiled: Vec<(MatmulChoice, Kernel)>,
-    /// The convolutions' products ([`Reads::CONV`]), one-output then each tiled variant.
-    conv_matmul: [OnceCell<Kernel>; 3],
-    conv_tiled: Vec<[OnceCell<Kernel>; 3]>,
-    column_sum: Kernel,
-    softmax_cross_entropy: Kernel,
-    mse: Kernel,
-    optimizer: Kernel,
-    /// Where the sizes say so (`KernelSizes::paired_updates`).
-    optimizer_pair: Option<Kernel>,
-    elementwise: Kernel,
-    widen: Kernel,
-    narrow: Kernel,
-    max_pool: Kernel,
-    max_pool_backward: Kernel,
-}
-
-/// The source a shader file is compiled from: the generated codes, the 16-bit conversions where
-/// it uses them, then the file.
-fn source(file: &str) -> String {
-    let half = if file == ELEMENTWISE_WGSL || file == CONVERT_WGSL {
-        HALF_WGSL
-    } else {
-        ""
-    };
-    let products = file == MATMUL_WGSL || file == MATMUL_TILED_WGSL;
-    let activation = if products || file == SPATIAL_WGSL {
-        ACTIVATION_WGSL
-    } else {
-        ""
-    };
-    let read = if products { MATMUL_READ_WGSL } else { "" };
-    [codes_wgsl().as_str(), half, activation, read, file].concat()
-}
-
-impl Kernels {
-    /// Compiles every kernel with the workgroup sizes `sizes`.
-    pub fn new(device: &wgpu::Device, sizes: KernelSizes) -> Self {
-        let matmul_tiled: Vec<(MatmulChoice, Kernel)> = MatmulChoice::ALL
-            .into_iter()
-            .filter(|&c| c.blocks().is_some() && variant_runs(c, &device.limits()))
-            .map(|c| (c, tiled_kernel(device, c, Reads::Strides)))
-            .collect();
-        let wide = [("WORKGROUP", f64::from(sizes.elementwise))];
-        // The column sums' slices of 16 invocations must be a power of two, 2 to 16.
-        let reduce_size = sizes.column_sum.clamp(32, 256).next_power_of_two();
-        let reduce = [("WORKGROUP", f64::from(reduce_size))];
-        let convert = source(CONVERT_WGSL);
-        let loss = source(LOSS_WGSL);
-        let spatial = source(SPATIAL_WGSL);
-        let optimizer = source(OPTIMIZER_WGSL);
-        Self {
-            device: device.clone(),
-            tile: sizes.matmul_tile,
-            matmul: one_output_kernel(device, sizes.matmul_tile, Reads::Strides),
-            conv_matmul: Default::default(),
-            conv_tiled: matmul_tiled.iter().map(|_| Default::default()).collect(),
-            matmul_tiled,
-            column_sum: Kernel::new(
-                device,
-                "column_sum",
-                &source(COLUMN_SUM_WGSL),
-                "column_sum",
-                &reduce,
-            ),
-            softmax_cross_entropy: Kernel::new(
-                device,
-                "softmax_cross_entropy",
-                &loss,
-                "softmax_cross_entropy",
-                &wide,
-            ),
-            mse: Kernel::new(device, "mse", &loss, "mse", &wide),
-            optimizer: Kernel::new(device, "optimizer", &optimizer, "step", &wide),
-            optimizer_pair: sizes
-                .paired_updates
-                .then(|| Kernel::new(device, "optimizer_pair", &optimizer, "step_pair", &wide)),
-            elementwise: Kernel::new(
-                device,
-                "elementwise",
-                &source(ELEMENTWISE_WGSL),
-                "elementwise",
-                &wide,
-            ),
-            widen: Kernel::new(device, "widen", &convert, "widen", &wide),
-            narrow: Kernel::new(device, "narrow", &convert, "narrow", &wide),
-            max_pool: Kernel::new(device, "max_pool", &spatial, "max_pool", &wide),
-            max_pool_backward: Kernel::new(
-                device,
-                "max_pool_backward",
-                &spatial,
-                "max_pool_backward",
-                &wide,
-            ),
-        }
-    }
-
-    /// The kernel a product of `m × n` outputs runs when `chosen` is the adapter's choice, and
-    /// its tile (rows, columns): the chosen variant if the product fills one of its tiles, else
-    /// the largest compiled one it fills, else the one-output kernel with `tile` × `tile`.
-    pub fn product(
-        &self,
-        chosen: MatmulChoice,
-        (m, n): (usize, usize),
-        reads: Reads,
-    ) -> (KernelId, (u32, u32)) {
-        let pick = pick_variant(self.tiled_variants(), chosen, (m, n));
-        match pick.and_then(|c| c.tile().map(|t| (c, t))) {
-            Some((c, (tm, tn))) => (KernelId::MatmulTiled(c, reads), (tm as u32, tn as u32)),
-            None => (KernelId::Matmul(reads), (self.tile, self.tile)),
-        }
-    }
-
-    /// The register-blocked variants compiled for this adapter.
-    pub fn tiled_variants(&self) -> impl Iterator<Item = MatmulChoice> + '_ {
-        self.matmul_tiled.iter().map(|(c, _)| *c)
-    }
-
-    /// The kernel `id`.
-    pub fn get(&self, id: KernelId) -> &Kernel {
-        match id {
-            KernelId::Matmul(reads) => match reads.conv_index() {
-                None => &self.matmul,
-                Some(i) => self.conv_matmul[i]
-                    .get_or_init(|| one_output_kernel(&self.device, self.tile, reads)),
-            },
-            KernelId::MatmulTiled(choice, reads) => {
-                let Some(at) = self.matmul_tiled.iter().position(|(c, _)| *c == choice) else {
-                    return self.get(KernelId::Matmul(reads));
-                };
-                match reads.conv_index() {
-                    None => &self.matmul_tiled[at].1,
-                    Some(i) => self.conv_tiled[at][i]
-                        .get_or_init(|| tiled_kernel(&self.device, choice, reads)),
-                }
-            }
-            KernelId::ColumnSum => &self.column_sum,
-            KernelId::SoftmaxCrossEntropy => &self.softmax_cross_entropy,
-            KernelId::Mse => &self.mse,
-            KernelId::Optimizer => &self.optimizer,
-            // Asked for only where compiled (`KernelSizes::paired_updates`).
-            KernelId::OptimizerPair => self.optimizer_pair.as_ref().unwrap_or(&self.optimizer),
-            KernelId::Elementwise => &self.elementwise,
-            KernelId::Widen => &self.widen,
-            KernelId::Narrow => &self.narrow,
-            KernelId::MaxPool => &self.max_pool,
-            KernelId::MaxPoolBackward => &self.max_pool_backward,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::recipe::*;
     use super::*;
 
     #[test]

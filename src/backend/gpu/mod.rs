@@ -31,10 +31,14 @@ mod kernels;
 mod memory;
 mod operands;
 mod ops;
+mod pipelines;
 mod pool;
 mod readback;
+mod recipe;
 mod spatial;
 mod timing;
+#[cfg(test)]
+mod translate_tests;
 pub mod tuning;
 mod upload;
 mod working;
