@@ -7,6 +7,7 @@
 pub mod app;
 pub mod backend;
 pub mod bench;
+pub mod build_info;
 pub mod cli;
 pub mod data;
 pub mod device;

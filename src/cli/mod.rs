@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::app::AppOptions;
 use crate::backend::GpuChoice;
@@ -141,7 +141,14 @@ enum DataCommands {
 
 /// Parses the arguments and runs what they ask for.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let info = crate::build_info::this_build();
+    let command = Cli::command()
+        .version(info.line())
+        .long_version(info.long());
+    let cli = match command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             // Help and errors go to a closed pipe quietly too.

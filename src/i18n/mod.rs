@@ -30,6 +30,16 @@ use lang::strings;
 strings! { Key {
     AppTitle => "BatchScope", "BatchScope 批次透视";
     Tagline => "Why does deep learning need a GPU — and when doesn't it?", "深度学习为什么需要 GPU？什么时候又不需要？";
+    About => "About", "关于";
+    AboutTip => "This build's version, commit and GPU APIs: what to give with a question or a bug report.", "本版本的版本号、提交和 GPU 接口：提问或报告问题时请附上。";
+    AboutTitle => "About BatchScope", "关于 BatchScope 批次透视";
+    AboutVersion => "Version", "版本";
+    AboutCommit => "Commit", "提交";
+    AboutBuilt => "Built on", "构建日期";
+    AboutTarget => "Built for", "目标平台";
+    AboutBackends => "GPU APIs in this build", "本版本包含的 GPU 接口";
+    AboutBackendsTip => "What this build can use; which of them this machine has is shown in each column's adapter line and by `batchscope devices`.", "本版本能使用的接口；本机实际具备哪些，见每列的适配器信息或 `batchscope devices`。";
+    AboutLicence => "Licence", "许可证";
     Setup => "Setup", "设置";
     Data => "Data set", "数据集";
     Source => "Source", "来源";

@@ -109,7 +109,18 @@ pub fn toolbar_ui(
     ui.horizontal(|ui| {
         ui.heading(RichText::new(lang.tr(Key::AppTitle)).strong());
         ui.label(RichText::new(lang.tr(Key::Tagline)).weak());
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            let id = egui::Id::unique(ABOUT_OPEN);
+            if ui
+                .button(lang.tr(Key::About))
+                .on_hover_text(lang.tr(Key::AboutTip))
+                .clicked()
+            {
+                ui.ctx().data_mut(|d| d.insert_temp(id, true));
+            }
+        });
     });
+    about_window(ui.ctx(), lang);
     ui.horizontal_wrapped(|ui| {
         lead(ui, commands);
         ui.separator();
@@ -148,6 +159,47 @@ pub fn toolbar_ui(
         ui.separator();
         ui.label(RichText::new(keys).weak());
     });
+}
+
+/// Where egui keeps whether the About box is open.
+const ABOUT_OPEN: &str = "about open";
+
+/// The About box, where it is open: this build's version, commit, day, target and GPU APIs.
+fn about_window(ctx: &egui::Context, lang: Lang) {
+    let id = egui::Id::unique(ABOUT_OPEN);
+    let mut open = ctx.data(|d| d.get_temp::<bool>(id)).unwrap_or(false);
+    if !open {
+        return;
+    }
+    let info = crate::build_info::this_build();
+    egui::Window::new(lang.tr(Key::AboutTitle))
+        .open(&mut open)
+        .collapsible(false)
+        .resizable(false)
+        .show(ctx, |ui| {
+            ui.label(lang.tr(Key::Tagline));
+            ui.add_space(6.0);
+            egui::Grid::new("about").num_columns(2).show(ui, |ui| {
+                let backends = info.backends.join(", ");
+                let rows = [
+                    (Key::AboutVersion, info.version),
+                    (Key::AboutCommit, info.commit),
+                    (Key::AboutBuilt, info.date),
+                    (Key::AboutTarget, info.target),
+                    (Key::AboutBackends, backends.as_str()),
+                    (Key::AboutLicence, env!("CARGO_PKG_LICENSE")),
+                ];
+                for (key, value) in rows {
+                    let name = ui.label(lang.tr(key));
+                    if key == Key::AboutBackends {
+                        name.on_hover_text(lang.tr(Key::AboutBackendsTip));
+                    }
+                    ui.label(RichText::new(value).monospace());
+                    ui.end_row();
+                }
+            });
+        });
+    ctx.data_mut(|d| d.insert_temp(id, open));
 }
 
 /// Run (or Pause, or "Pausing…"), Step and Reset.
@@ -236,6 +288,48 @@ mod tests {
         harness.run();
         commands.append(harness.state_mut());
         commands
+    }
+
+    #[test]
+    fn the_about_box_names_this_build_in_both_languages() {
+        let info = crate::build_info::this_build();
+        for (lang, button, title, backends) in [
+            (
+                Lang::En,
+                "About",
+                "About BatchScope",
+                "GPU APIs in this build",
+            ),
+            (
+                Lang::Zh,
+                "关于",
+                "关于 BatchScope 批次透视",
+                "本版本包含的 GPU 接口",
+            ),
+        ] {
+            let runs = runs(RunState::Paused, RunState::Paused);
+            let mut harness = crate::ui::testing::harness(
+                |ui, commands: &mut Vec<UiCommand>| {
+                    let state = ToolbarState {
+                        lang,
+                        keys: "",
+                        presenting: false,
+                    };
+                    toolbar_ui(ui, state, &runs, Sharing::default(), commands, |_, _| {});
+                },
+                Vec::new(),
+            );
+            assert!(harness.query_by_label(title).is_none(), "closed at first");
+            harness.get_by_label(button).click();
+            harness.run();
+            harness.get_by_label(title);
+            harness.get_by_label(backends);
+            harness.get_by_label(info.commit);
+            harness.get_by_label(info.target);
+            harness.get_by_label(&info.backends.join(", "));
+            // Opening it is no command to the app.
+            assert!(harness.state().is_empty());
+        }
     }
 
     #[test]

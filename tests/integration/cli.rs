@@ -33,6 +33,20 @@ fn ci() -> bool {
 }
 
 #[test]
+fn version_names_the_commit_day_target_and_gpu_backends() {
+    let info = batchscope::build_info::this_build();
+    let (code, stdout, stderr) = batchscope(&["--version"]);
+    assert_eq!(code, 0, "{stderr}");
+    let expected = format!("batchscope {}\n", info.long());
+    assert_eq!(stdout, expected);
+    assert!(stdout.contains(env!("CARGO_PKG_VERSION")) && stdout.contains("GPU backends: "));
+    // `-V`: the one line.
+    let (code, stdout, _) = batchscope(&["-V"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, format!("batchscope {}\n", info.line()));
+}
+
+#[test]
 fn train_prints_one_json_line_per_logged_step_and_a_summary() {
     let (code, stdout, stderr) = batchscope(&[
         "train",

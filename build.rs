@@ -1,0 +1,62 @@
+//! What `batchscope --version` and the About box say of this build: the commit it was built
+//! from and the day it was built. Both are read here because neither is known to the compiler;
+//! the target and the wgpu backends are (`TARGET`, `wgpu::Instance::enabled_backend_features`).
+//! Without git (a source archive) the commit is "unknown"; `SOURCE_DATE_EPOCH` sets the day for
+//! a reproducible build.
+
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+fn main() {
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let seconds = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        });
+    println!("cargo:rustc-env=BATCHSCOPE_COMMIT={commit}");
+    println!("cargo:rustc-env=BATCHSCOPE_BUILD_DATE={}", day(seconds));
+    println!(
+        "cargo:rustc-env=BATCHSCOPE_TARGET={}",
+        std::env::var("TARGET").unwrap_or_default()
+    );
+    // Run again when HEAD moves (a commit, a checkout), not on every edit. Only files that
+    // exist are watched: cargo reruns a script on every build for a missing one (a fresh
+    // clone keeps its branches in packed-refs).
+    let mut watched = vec!["HEAD".to_owned(), "packed-refs".to_owned()];
+    watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
+    for name in watched {
+        if let Some(path) = git(&["rev-parse", "--git-path", &name])
+            && std::path::Path::new(&path).exists()
+        {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
+    println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// What `git args` prints, trimmed, if git runs and succeeds.
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    (out.status.success() && !text.trim().is_empty()).then(|| text.trim().to_owned())
+}
+
+/// The UTC day of `seconds` since 1970 as YYYY-MM-DD (Howard Hinnant's `civil_from_days`: a
+/// date crate as a build dependency would be compiled a second time, for the host).
+fn day(seconds: u64) -> String {
+    let z = (seconds / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
