@@ -40,10 +40,4 @@ pub fn cores() -> usize {
 mod host;
 
 pub use host::memory_available as host_memory_available;
-
-/// The most resident memory this process has held so far, in bytes (Linux's `VmHWM`), or
-/// `None` where the system does not say.
-pub fn peak_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    host::kib_field(&text, "VmHWM:")
-}
+pub use host::peak_memory;

@@ -1,37 +1,43 @@
 //! How much memory this process may still take: the smallest of what the machine has free, what
-//! its control group allows, and what its address-space limit leaves.
+//! its control group allows, and what its address-space limit leaves; and the most it has held.
 //!
 //! A process in a container or a `JupyterHub` lives under a cgroup memory limit far below the
 //! machine's free memory, and one started under `ulimit -v` under `RLIMIT_AS`. Comparing an
 //! estimate with free memory alone lets a run start there that the allocator then aborts.
+//!
+//! The machine's free memory and this process's address space come from `sysinfo` on every
+//! system; the cgroups are Linux's own (sysinfo reads only the innermost one and counts its page
+//! cache as used); the peak from the system's own call (sysinfo does not keep it).
+
+use sysinfo::{MemoryRefreshKind, System};
 
 /// Bytes this process may still allocate, or `None` where the system says nothing.
 ///
-/// On Linux, the smallest of `MemAvailable`, each enclosing cgroup's limit less its usage
-/// (reclaimable page cache counted as free), and `RLIMIT_AS` less the address space in use.
-/// Elsewhere, `None`: the size check is then skipped, and the setup says so nowhere, because
-/// the system gives no figure to compare with.
+/// The smallest of the machine's available memory, on Linux each enclosing cgroup's limit
+/// less its usage (reclaimable page cache counted as free), and on Unix `RLIMIT_AS` less the
+/// address space in use.
 pub fn memory_available() -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        linux_available()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        None
-    }
+    let mut system = System::new();
+    system.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
+    let free = Some(system.available_memory()).filter(|&b| b > 0);
+    [free, cgroup_room_now(), address_space_left()]
+        .into_iter()
+        .flatten()
+        .min()
 }
 
-/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
-fn parse_meminfo(text: &str) -> Option<u64> {
-    kib_field(text, "MemAvailable:")
-}
-
-/// The value of a `Name:   123 kB` line, in bytes.
-pub(super) fn kib_field(text: &str, name: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with(name))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
+/// The address space this process maps, in bytes.
+#[cfg(unix)]
+fn address_space_in_use() -> Option<u64> {
+    use sysinfo::{ProcessRefreshKind, ProcessesToUpdate};
+    let pid = sysinfo::get_current_pid().ok()?;
+    let mut system = System::new();
+    system.refresh_processes_specifics(
+        ProcessesToUpdate::Some(&[pid]),
+        false,
+        ProcessRefreshKind::nothing().with_memory(),
+    );
+    system.process(pid).map(sysinfo::Process::virtual_memory)
 }
 
 /// The memory cgroup directories that enclose this process, innermost first, from a
@@ -93,15 +99,10 @@ fn cgroup_room(limit: &str, usage: &str, stat: &str, version: Version) -> Option
     Some(limit.saturating_sub(usage.saturating_sub(cache)))
 }
 
-#[cfg(target_os = "linux")]
-fn linux_available() -> Option<u64> {
-    let free = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| parse_meminfo(&t));
-    [free, cgroup_room_now(), address_space_left()]
-        .into_iter()
-        .flatten()
-        .min()
+/// The least room any enclosing memory cgroup leaves (Linux's alone).
+#[cfg(not(target_os = "linux"))]
+fn cgroup_room_now() -> Option<u64> {
+    None
 }
 
 /// The least room any enclosing memory cgroup leaves.
@@ -127,7 +128,7 @@ fn cgroup_room_now() -> Option<u64> {
 }
 
 /// `RLIMIT_AS` less the address space this process already maps.
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 #[expect(
     unsafe_code,
     reason = "one libc call with no safe wrapper in the standard library"
@@ -143,11 +144,66 @@ fn address_space_left() -> Option<u64> {
     {
         return None;
     }
-    let mapped = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|t| kib_field(&t, "VmSize:"))
-        .unwrap_or(0);
-    Some(limit.rlim_cur.saturating_sub(mapped))
+    Some(
+        limit
+            .rlim_cur
+            .saturating_sub(address_space_in_use().unwrap_or(0)),
+    )
+}
+
+/// No address-space limit outside Unix.
+#[cfg(not(unix))]
+fn address_space_left() -> Option<u64> {
+    None
+}
+
+/// The most resident memory this process has held so far, in bytes: `getrusage`'s
+/// `ru_maxrss` (KiB on Linux, bytes on Apple systems).
+#[cfg(unix)]
+#[expect(
+    unsafe_code,
+    reason = "one libc call with no safe wrapper in the standard library"
+)]
+pub fn peak_memory() -> Option<u64> {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one plain struct we own and reads nothing else.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut usage) } != 0 {
+        return None;
+    }
+    let max = u64::try_from(usage.ru_maxrss).ok()?;
+    if cfg!(target_vendor = "apple") {
+        Some(max)
+    } else {
+        max.checked_mul(1024)
+    }
+}
+
+/// The most resident memory this process has held so far, in bytes: Windows' peak working set.
+#[cfg(windows)]
+#[expect(
+    unsafe_code,
+    reason = "one Win32 call with no safe wrapper in the standard library"
+)]
+pub fn peak_memory() -> Option<u64> {
+    use windows_sys::Win32::System::ProcessStatus::{
+        GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
+    };
+    use windows_sys::Win32::System::Threading::GetCurrentProcess;
+    let size = u32::try_from(std::mem::size_of::<PROCESS_MEMORY_COUNTERS>()).ok()?;
+    // SAFETY: an all-zero PROCESS_MEMORY_COUNTERS is a valid value of this plain C struct.
+    let mut counters: PROCESS_MEMORY_COUNTERS = unsafe { std::mem::zeroed() };
+    counters.cb = size;
+    // SAFETY: the pseudo-handle of this process needs no closing; the call writes `size` bytes
+    // of the struct we own.
+    let ok = unsafe { GetProcessMemoryInfo(GetCurrentProcess(), &raw mut counters, size) };
+    (ok != 0).then(|| counters.PeakWorkingSetSize as u64)
+}
+
+/// Where the system keeps no such figure.
+#[cfg(not(any(unix, windows)))]
+pub fn peak_memory() -> Option<u64> {
+    None
 }
 
 #[cfg(test)]
@@ -155,10 +211,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn available_memory_is_read_from_meminfo() {
-        let text = "MemTotal:       24000000 kB\nMemFree: 1 kB\nMemAvailable:   2048 kB\n";
-        assert_eq!(parse_meminfo(text), Some(2 << 20));
-        assert_eq!(parse_meminfo("MemTotal: 5 kB\n"), None);
+    fn the_memory_left_and_the_peak_are_read_from_the_system() {
+        let left = memory_available().expect("this machine says how much memory is free");
+        let mut system = System::new();
+        system.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
+        assert!(left > 0 && left <= system.total_memory(), "{left}");
+        // 64 MiB touched page by page raise the peak at least that far.
+        let before = peak_memory().expect("a peak");
+        let held = vec![1u8; 64 << 20];
+        let after = peak_memory().expect("a peak");
+        assert!(
+            after >= before && after >= held.len() as u64,
+            "{before} {after}"
+        );
+        assert_eq!(held.iter().map(|&b| u64::from(b)).sum::<u64>(), 64 << 20);
     }
 
     #[test]
