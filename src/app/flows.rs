@@ -506,7 +506,7 @@ pub(super) mod tests {
     #[test]
     fn damaged_saved_settings_start_the_app_with_a_note_and_a_run_that_works() {
         use super::super::restore::restore;
-        let wine = crate::data::shipped::shipped_path("wine").expect("wine");
+        let wine = crate::data::shipped::source_tree_path("wine").expect("wine");
         let file = DataSource::File {
             path: wine,
             options: crate::data::formats::LoadOptions::default(),
@@ -685,7 +685,7 @@ pub(super) mod tests {
 
     #[test]
     fn a_path_on_the_command_line_is_opened_trained_on_and_previewed() {
-        let path = crate::data::shipped::shipped_path("wine").expect("wine");
+        let path = crate::data::shipped::source_tree_path("wine").expect("wine");
         let mut harness = harness(AppOptions {
             gpu: GpuChoice::Unavailable(crate::i18n::Said::verbatim("test")),
             open: Some(path),

@@ -1,18 +1,24 @@
 //! The real data sets that ship in `datasets/`, each with its source and licence beside it.
+//!
+//! Their files are compiled into the binary (6 MB, the images gzip-compressed as they ship), so
+//! an installed app, a copied `.exe` or `cargo install` finds them wherever it runs, and never
+//! looks in the source tree.
 
 use std::path::PathBuf;
 
 use super::dataset::{ImageShape, Table, Task};
 use super::formats::common::{DataError, LoadOptions, Progress};
-use super::formats::load_with_progress;
+use super::formats::{csv, gunzip_if_needed, idx};
 
 /// A real data set that ships with the app.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shipped {
     /// Name on the command line and in saved settings.
     pub name: &'static str,
-    /// File under `datasets/`.
+    /// File under `datasets/` (for an IDX pair, the images).
     pub file: &'static str,
+    /// Its contents, compiled in.
+    pub contents: Contents,
     /// Features per row (checked against the file by a test).
     pub features: usize,
     /// Classification or regression.
@@ -23,6 +29,27 @@ pub struct Shipped {
     pub image: Option<ImageShape>,
     /// What it is, in English (the UI shows its own translated text).
     pub about: &'static str,
+}
+
+/// A shipped file's bytes, as they are under `datasets/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contents {
+    /// A CSV file.
+    Csv(&'static [u8]),
+    /// An IDX pair, each gzip-compressed.
+    Idx {
+        /// The images file.
+        images: &'static [u8],
+        /// The labels file.
+        labels: &'static [u8],
+    },
+}
+
+/// The bytes of `datasets/$file`, compiled in.
+macro_rules! shipped_file {
+    ($file:literal) => {
+        include_bytes!(concat!("../../datasets/", $file))
+    };
 }
 
 impl Shipped {
@@ -50,6 +77,7 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "iris",
         file: "iris/iris.csv",
+        contents: Contents::Csv(shipped_file!("iris/iris.csv")),
         features: 4,
         task: Task::Classification,
         class_names: &["setosa", "versicolor", "virginica"],
@@ -59,6 +87,7 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "wine",
         file: "wine/wine.csv",
+        contents: Contents::Csv(shipped_file!("wine/wine.csv")),
         features: 13,
         task: Task::Classification,
         class_names: &["cultivar 1", "cultivar 2", "cultivar 3"],
@@ -68,6 +97,7 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "breast_cancer",
         file: "breast_cancer/breast_cancer.csv",
+        contents: Contents::Csv(shipped_file!("breast_cancer/breast_cancer.csv")),
         features: 30,
         task: Task::Classification,
         class_names: &["malignant", "benign"],
@@ -77,6 +107,7 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "digits",
         file: "digits8x8/digits.csv",
+        contents: Contents::Csv(shipped_file!("digits8x8/digits.csv")),
         features: 64,
         task: Task::Classification,
         class_names: DIGITS,
@@ -86,6 +117,7 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "penguins",
         file: "penguins/penguins_numeric.csv",
+        contents: Contents::Csv(shipped_file!("penguins/penguins_numeric.csv")),
         features: 4,
         task: Task::Classification,
         class_names: &["Adelie", "Chinstrap", "Gentoo"],
@@ -95,6 +127,10 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "mnist",
         file: "mnist10k/mnist10k-images-idx3-ubyte.gz",
+        contents: Contents::Idx {
+            images: shipped_file!("mnist10k/mnist10k-images-idx3-ubyte.gz"),
+            labels: shipped_file!("mnist10k/mnist10k-labels-idx1-ubyte.gz"),
+        },
         features: 784,
         task: Task::Classification,
         class_names: DIGITS,
@@ -104,6 +140,10 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "fashion-mnist",
         file: "fashion-mnist/t10k-images-idx3-ubyte.gz",
+        contents: Contents::Idx {
+            images: shipped_file!("fashion-mnist/t10k-images-idx3-ubyte.gz"),
+            labels: shipped_file!("fashion-mnist/t10k-labels-idx1-ubyte.gz"),
+        },
         features: 784,
         task: Task::Classification,
         class_names: &[
@@ -124,6 +164,7 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "diabetes",
         file: "diabetes/diabetes.csv",
+        contents: Contents::Csv(shipped_file!("diabetes/diabetes.csv")),
         features: 10,
         task: Task::Regression,
         class_names: &[],
@@ -134,6 +175,7 @@ pub const SHIPPED: [Shipped; 9] = [
     Shipped {
         name: "autompg",
         file: "autompg/autompg.csv",
+        contents: Contents::Csv(shipped_file!("autompg/autompg.csv")),
         features: 7,
         task: Task::Regression,
         class_names: &[],
@@ -147,35 +189,42 @@ pub fn shipped(name: &str) -> Option<&'static Shipped> {
     SHIPPED.iter().find(|s| s.name == name)
 }
 
-/// Where the shipped files are: `BATCHSCOPE_DATASETS`, `datasets/` beside the executable, or the
-/// source tree's `datasets/` (for `cargo run`).
-pub fn datasets_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("BATCHSCOPE_DATASETS") {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|p| p.join("datasets")))
-        && dir.is_dir()
-    {
-        return dir;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets"))
+/// The file of the shipped data set `name` in this source tree: for tests that read the file
+/// itself, and for `cargo run` users who want to look at it. The app never reads it.
+pub fn source_tree_path(name: &str) -> Option<PathBuf> {
+    shipped(name)
+        .map(|s| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets")).join(s.file))
 }
 
-/// The path of a shipped data set by name, if the name is one.
-pub fn shipped_path(name: &str) -> Option<PathBuf> {
-    shipped(name).map(|s| datasets_dir().join(s.file))
-}
-
-/// Loads a shipped data set, with its real class names and image shape.
+/// Loads a shipped data set from the bytes compiled in, with its real class names and image
+/// shape.
 pub fn load_shipped(set: &Shipped, progress: Progress) -> Result<Table, DataError> {
-    let path = datasets_dir().join(set.file);
     let options = LoadOptions {
         task: Some(set.task),
         ..LoadOptions::default()
     };
-    let mut table = load_with_progress(&path, &options, progress)?;
+    let shown = format!("datasets/{}", set.file);
+    let mut table = match set.contents {
+        Contents::Csv(bytes) => csv::parse(bytes, &shown, set.name, &options, progress)?,
+        Contents::Idx { images, labels } => {
+            let labels_shown = shown.replace("images-idx3", "labels-idx1");
+            let file = |bytes: &[u8], shown: String| -> Result<idx::IdxFile, DataError> {
+                let raw = gunzip_if_needed(bytes.to_vec(), &shown, options.budget_bytes)?;
+                let (shape, values) = idx::parse(&raw, &shown)?;
+                Ok(idx::IdxFile {
+                    shown,
+                    shape,
+                    values,
+                })
+            };
+            let images = file(images, shown.clone())?;
+            let labels = file(labels, labels_shown)?;
+            idx::pair_table(set.name, images, labels)?
+        }
+    };
+    if !progress(0.95) {
+        return Err(DataError::Cancelled { path: shown });
+    }
     set.name.clone_into(&mut table.name);
     if set.task == Task::Classification && table.class_names.len() == set.class_names.len() {
         table.class_names = set.class_names.iter().map(|&n| n.to_owned()).collect();

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use batchscope::data::formats::{ImageOptions, LoadOptions, gunzip_if_needed, load};
 use batchscope::data::formats::{csv, idx, images};
-use batchscope::data::shipped::{datasets_dir, shipped};
+use batchscope::data::shipped::source_tree_path;
 use batchscope::data::{Split, Table};
 use batchscope::train::{Session, TrainConfig};
 use rand::{Rng, SeedableRng};
@@ -477,8 +477,7 @@ fn every_parser(bytes: &[u8], options: &LoadOptions, accepted: &mut [usize; 4]) 
 fn random_bytes_and_mutated_files_never_make_a_parser_panic() {
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let options = LoadOptions::default();
-    let iris =
-        std::fs::read(datasets_dir().join(shipped("iris").expect("iris").file)).expect("iris.csv");
+    let iris = std::fs::read(source_tree_path("iris").expect("iris")).expect("iris.csv");
     let regression = rows(40, |i| {
         format!("{i};{}.25;{};{}", i * 2, i % 7, i as f32 * 0.5)
     });

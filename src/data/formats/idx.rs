@@ -203,13 +203,38 @@ pub(crate) fn load_pair(
     let partner_stream =
         stream::open(partner_path, budget, progress, (0.5, 0.9)).map_err(other_half)?;
     let partner = parse_stream(partner_stream, &partner_shown, budget)?;
-    let ((shape, pixels), (label_shape, labels)) = if opened_is_images {
+    let (images, labels) = if opened_is_images {
         (opened, partner)
     } else {
         (partner, opened)
     };
-    let images_shown = images_path.display().to_string();
-    let labels_shown = labels_path.display().to_string();
+    let file = |path: &Path, (shape, values)| IdxFile {
+        shown: path.display().to_string(),
+        shape,
+        values,
+    };
+    pair_table(name, file(&images_path, images), file(&labels_path, labels))
+}
+
+/// One parsed IDX file: the path as shown, its shape and its values.
+pub(crate) struct IdxFile {
+    pub shown: String,
+    pub shape: Vec<usize>,
+    pub values: Vec<u8>,
+}
+
+/// An images file and its labels file as one table, named from `name`.
+pub(crate) fn pair_table(name: &str, images: IdxFile, labels: IdxFile) -> Result<Table, DataError> {
+    let IdxFile {
+        shown: images_shown,
+        shape,
+        values: pixels,
+    } = images;
+    let IdxFile {
+        shown: labels_shown,
+        shape: label_shape,
+        values: labels,
+    } = labels;
     if shape.len() != 3 {
         return Err(DataError::Byte {
             path: images_shown,
