@@ -3,6 +3,9 @@
 //! the target and the wgpu backends are (`TARGET`, `wgpu::Instance::enabled_backend_features`).
 //! Without git (a source archive) the commit is "unknown"; `SOURCE_DATE_EPOCH` sets the day for
 //! a reproducible build.
+//!
+//! For Windows it also embeds the icon and the version information Explorer shows (by
+//! `winresource`, with mingw-w64's `windres` when cross-compiling).
 
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -37,6 +40,34 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
     println!("cargo:rerun-if-changed=build.rs");
+    // A Windows build gets its resources from mingw-w64's windres (cross-compiled with the GNU
+    // toolchain, as scripts/package.sh does) or from the SDK's rc.exe on Windows. An MSVC target
+    // checked from another system (scripts/check-targets.sh) has neither and links nothing.
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_OS") == "windows"
+        && (var("CARGO_CFG_TARGET_ENV") == "gnu" || var("HOST").contains("windows"))
+    {
+        windows_resources();
+    }
+}
+
+/// The `.exe`'s icon, and its name and description beside the version `Cargo.toml` gives.
+fn windows_resources() {
+    let icon = "packaging/icons/batchscope.ico";
+    println!("cargo:rerun-if-changed={icon}");
+    let mut resource = winresource::WindowsResource::new();
+    resource
+        .set_icon(icon)
+        .set("ProductName", "BatchScope")
+        .set(
+            "FileDescription",
+            "BatchScope: deep learning on a CPU and a GPU, side by side",
+        )
+        .set("LegalCopyright", "MIT OR Apache-2.0");
+    if let Err(e) = resource.compile() {
+        // A Windows build without its icon and version would ship unnoticed: stop instead.
+        panic!("the Windows resources (icon, version) could not be compiled: {e}");
+    }
 }
 
 /// What `git args` prints, trimmed, if git runs and succeeds.
