@@ -55,6 +55,8 @@ echo "==> module structure (no import cycle, no upward arrow, no file over 800 l
 python3 scripts/check-structure.py
 echo "==> timing tests (one list for cargo test's lock and nextest's group)"
 python3 scripts/check-test-groups.py
+echo "==> the guide (mdBook) and every internal link"
+bash scripts/check-guide.sh
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 # Clippy lints the workspace as its compiler wrapper while the binary and the tests are built
@@ -93,4 +95,13 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
     echo "==> cargo test (cargo-nextest is not installed: the binaries one after the other)"
     cargo test --all-targets --locked
+fi
+# The packages are checked where scripts/package.sh has built them: their two release builds
+# (Linux, and Windows cross-compiled) would double CI's time on two cores.
+echo "==> packages"
+if [ -f target/dist/SHA256SUMS ]; then
+    bash scripts/package-check.sh
+else
+    echo "skipped: no packages in target/dist (scripts/package.sh builds them, then this checks" \
+        "them, the Windows build under Wine)"
 fi

@@ -15,6 +15,8 @@ mod inspect;
 mod lessons;
 mod memory;
 mod output;
+#[cfg(test)]
+mod reference_tests;
 mod run;
 mod simulate;
 mod sweep;

@@ -651,7 +651,7 @@ zh = "CPU 训练了 {speed.cpu.samples_per_s}。"
 
     #[test]
     fn the_readmes_example_lesson_reads() {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/guide/src/en/lessons-and-presenter.md");
         let start = readme.find("```toml\nid = ").expect("the example") + "```toml\n".len();
         let end = start + readme[start..].find("```").expect("its end");
         let lesson = Lesson::parse(&readme[start..end]).expect("the README's example reads");

@@ -26,7 +26,7 @@ fn fifo(path: &Path) -> PathBuf {
 
 /// The README's example lesson, which reads and checks.
 fn example_lesson() -> String {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../docs/guide/src/en/lessons-and-presenter.md");
     let start = readme.find("```toml\nid = ").expect("the example") + "```toml\n".len();
     let end = start + readme[start..].find("```").expect("its end");
     readme[start..end].to_owned()
