@@ -16,6 +16,8 @@ pub mod check;
 pub mod figures;
 pub mod follow;
 pub mod format;
+#[cfg(test)]
+mod guide_tests;
 pub mod measure;
 pub mod names;
 pub mod probe;
