@@ -44,6 +44,7 @@ fn address_space_in_use() -> Option<u64> {
 /// `/proc/self/cgroup` text: for cgroup v2 (`0::/path`) under `root`, for v1 (a line whose
 /// controllers include `memory`) under `root/memory`. Every ancestor up to the mount is listed,
 /// since a limit set on a parent binds its children.
+#[cfg(any(test, target_os = "linux"))]
 fn cgroup_dirs(text: &str, root: &str) -> Vec<(String, Version)> {
     let mut dirs = Vec::new();
     for line in text.lines() {
@@ -72,6 +73,7 @@ fn cgroup_dirs(text: &str, root: &str) -> Vec<(String, Version)> {
     dirs
 }
 
+#[cfg(any(test, target_os = "linux"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Version {
     One,
@@ -80,6 +82,7 @@ enum Version {
 
 /// What a cgroup still allows: its limit less its usage, with the inactive page cache (which the
 /// kernel reclaims before it refuses an allocation) counted as free. `None` without a limit.
+#[cfg(any(test, target_os = "linux"))]
 fn cgroup_room(limit: &str, usage: &str, stat: &str, version: Version) -> Option<u64> {
     let limit: u64 = limit.trim().parse().ok()?; // "max" (v2, no limit) does not parse
     // v1 writes "no limit" as a number near 2^63.
