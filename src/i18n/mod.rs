@@ -141,6 +141,8 @@ strings! { Key {
     Disabled => "Turned off in the setup panel.", "已在设置面板中关闭。";
     NoAdapterTitle => "No GPU adapter", "没有 GPU 适配器";
     NoAdapterHelp => "The CPU column keeps working. To train here too, install a Vulkan driver for your GPU, or the software adapter: sudo apt-get install mesa-vulkan-drivers", "CPU 一栏照常工作。要在这里训练，请安装 GPU 的 Vulkan 驱动，或软件适配器：sudo apt-get install mesa-vulkan-drivers";
+    NoAdapterHelpWindows => "The CPU column keeps working. To train here too, install or update your GPU's driver from its maker (NVIDIA, AMD or Intel): it brings Vulkan and DirectX 12.", "CPU 一栏照常工作。要在这里训练，请从 GPU 厂商（NVIDIA、AMD 或 Intel）安装或更新显卡驱动：它会带来 Vulkan 和 DirectX 12。";
+    NoAdapterHelpMac => "The CPU column keeps working. Every Mac since 2012 has Metal: update macOS, or run BatchScope outside a virtual machine.", "CPU 一栏照常工作。2012 年以后的 Mac 都支持 Metal：请更新 macOS，或在虚拟机之外运行 BatchScope。";
     SoftwareAdapter => "Software adapter: {name} runs the GPU code on the CPU. Its speed says nothing about a real GPU.", "软件适配器：{name} 在 CPU 上运行 GPU 代码，它的速度不代表真实 GPU。";
     Adapter => "Adapter", "适配器";
     Backend => "API", "图形接口";

@@ -64,7 +64,15 @@ impl ColumnPanel {
                         .strong()
                         .color(ui.visuals().warn_fg_color),
                 );
-                ui.label(lang.tr(Key::NoAdapterHelp));
+                // What to install depends on the system the app runs on.
+                let help = if cfg!(windows) {
+                    Key::NoAdapterHelpWindows
+                } else if cfg!(target_vendor = "apple") {
+                    Key::NoAdapterHelpMac
+                } else {
+                    Key::NoAdapterHelp
+                };
+                ui.label(lang.tr(help));
                 ui.label(RichText::new(reason.text(lang)).small().weak());
                 return;
             }
