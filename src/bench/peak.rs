@@ -5,9 +5,12 @@
 //! the core's FMA throughput. It must be compiled for the widest vector unit the CPU has, which
 //! a portable binary cannot assume, so the loop exists in an AVX-512, an AVX2+FMA and a baseline
 //! version, and the widest one the CPU reports is called.
-#![expect(
-    unsafe_code,
-    reason = "target_feature functions, called only where the CPU reports the feature"
+#![cfg_attr(
+    target_arch = "x86_64",
+    expect(
+        unsafe_code,
+        reason = "target_feature functions, called only where the CPU reports the feature"
+    )
 )]
 
 use std::hint::black_box;

@@ -200,7 +200,7 @@ pub fn peak_memory() -> Option<u64> {
     // SAFETY: the pseudo-handle of this process needs no closing; the call writes `size` bytes
     // of the struct we own.
     let ok = unsafe { GetProcessMemoryInfo(GetCurrentProcess(), &raw mut counters, size) };
-    (ok != 0).then(|| counters.PeakWorkingSetSize as u64)
+    (ok != 0).then_some(counters.PeakWorkingSetSize as u64)
 }
 
 /// Where the system keeps no such figure.

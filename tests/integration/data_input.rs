@@ -346,10 +346,10 @@ fn a_path_that_does_not_exist_or_cannot_be_read() {
     let message = refusal(&file.join("inner.csv"), &LoadOptions::default());
     assert!(message.contains("inner.csv: cannot be read"), "{message}");
     // Permissions: only a user other than root can be refused them.
-    let locked = write(&dir, "locked.csv", b"a,label\n1,0\n");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
+        let locked = write(&dir, "locked.csv", b"a,label\n1,0\n");
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
         if std::fs::read(&locked).is_err() {
             let message = refusal(&locked, &LoadOptions::default());

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
+#[cfg(unix)]
 use std::process::Command;
 use std::time::Duration;
 

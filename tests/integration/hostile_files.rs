@@ -4,13 +4,20 @@
 //! child process and checks its exit code, that its message names the file and the reason, its
 //! peak memory, and a deadline that catches a hang.
 
+// The named pipes, devices and process limits are Unix's: so are the tests that use these.
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common;
 
-use common::child::{MIB, refused, refused_by, run, run_with, s, scratch, write};
+#[cfg(target_os = "linux")]
+use common::child::refused_by;
+#[cfg(unix)]
+use common::child::run_with;
+use common::child::{MIB, refused, run, s, scratch, write};
 
 /// A named pipe with no writer at `path`.
 #[cfg(unix)]

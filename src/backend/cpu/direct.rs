@@ -61,6 +61,10 @@ thread_local! {
 
 /// The instruction set a convolution runs on: the widest this CPU has, or with `narrow` the
 /// widest whose vectors are at most 8 lanes (AVX2 where the widest is AVX-512).
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    expect(unused_variables, reason = "only x86-64 has a narrower choice to make")
+)]
 pub(super) fn arch(narrow: bool) -> pulp::Arch {
     let widest = pulp::Arch::new();
     #[cfg(target_arch = "x86_64")]
@@ -744,6 +748,10 @@ mod tests {
                     assert!(v3 == v4, "{s:?}: AVX2 and AVX-512 results differ");
                 }
             }
+            #[cfg_attr(
+                not(target_arch = "x86_64"),
+                expect(unused_mut, reason = "only x86-64 adds its vector units")
+            )]
             let mut results = vec![("scalar", on(pulp::Scalar, &image, (&w, &bias), s))];
             #[cfg(target_arch = "x86_64")]
             {
