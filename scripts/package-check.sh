@@ -105,7 +105,8 @@ grep -q "$version" "$work/version.txt" && grep -q "windows" "$work/version.txt" 
     || fail "Wine: --version says $(cat "$work/version.txt")"
 ran "Wine: --version: $(head -n 1 "$work/version.txt" | tr -d '\r')"
 wine64 devices --json > "$work/devices.json" 2>/dev/null || fail "Wine: devices --json"
-ran "Wine: devices --json ($(tr -d '\r' < "$work/devices.json" | grep -o '"name":"[^"]*"' | head -n 3 | tr '\n' ' '))"
+devices=$(tr -d '\r' < "$work/devices.json")
+ran "Wine: devices --json ($(grep -o '"name":"[^"]*"' <<< "$devices" | head -n 3 | tr '\n' ' '))"
 wine64 train --dataset spiral --device cpu --steps 200 --json > "$work/wine-train.json" 2>/dev/null \
     || fail "Wine: train on the CPU"
 ran "Wine: train --dataset spiral --device cpu --steps 200 --json"
@@ -120,13 +121,13 @@ ran "Wine: lessons --verify --no-gpu"
 # Wine's DirectX 12 (vkd3d) shows a made-up "NVIDIA GeForce GTX 470" whose device is lost when
 # opened; the GPU checks take Wine's Vulkan, which reaches lavapipe (WGPU_BACKEND, which both the
 # training and the window honour).
-if tr -d '\r' < "$work/devices.json" | grep -q '"backend":"Vulkan"[^}]*"usable_for_training":true'; then
+if grep -q '"backend":"Vulkan"[^}]*"usable_for_training":true' <<< "$devices"; then
     WGPU_BACKEND=vulkan wine64 train --dataset spiral --device gpu --steps 50 --json > "$work/wine-gpu.json" 2>/dev/null \
         || fail "Wine: train --device gpu on the Vulkan adapter it lists"
     grep -q '"summary":true' "$work/wine-gpu.json" || fail "Wine: no summary from training on the GPU"
-    ran "Wine: WGPU_BACKEND=vulkan train --dataset spiral --device gpu --steps 50 --json (on $(tr -d '\r' < "$work/devices.json" | grep -o '"name":"[^"]*","backend":"Vulkan"' | head -n 1))"
+    ran "Wine: WGPU_BACKEND=vulkan train --dataset spiral --device gpu --steps 50 --json (on $(grep -o '"name":"[^"]*","backend":"Vulkan"' <<< "$devices" | head -n 1))"
 else
-    echo "skipped: train --device gpu: Wine's Vulkan reaches no adapter here ($(tr -d '\r' < "$work/devices.json" | head -c 300))"
+    echo "skipped: train --device gpu: Wine's Vulkan reaches no adapter here (${devices:0:300})"
 fi
 if [ -n "${DISPLAY:-}" ]; then
     (WGPU_BACKEND=vulkan timeout 90 wine "$exe" --no-gpu --exit-after-secs 25 > "$work/window.json" 2>&1 &)
