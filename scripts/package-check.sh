@@ -4,9 +4,8 @@
 #     shipped data set;
 #   - the .deb (as root): installed with dpkg, `batchscope` in PATH, its desktop entry valid, the
 #     installed binary trains and opens a shipped data set, then removed again;
-#   - the Windows build under Wine: --version, devices --json, training on the CPU, a CSV given as
-#     a Windows path, lessons --verify --no-gpu, training on the GPU where Wine's Vulkan reaches
-#     lavapipe, and the window under Xvfb (a screenshot in target/dist/check/).
+#   - the Windows build under Wine: scripts/wine-check.sh (the test script runs the same checks
+#     on a debug cross build).
 # Each check says what ran; the script exits non-zero at the first that fails. A tool that
 # cannot be had (Wine, Xvfb) is named, and its checks are said to be skipped.
 set -euo pipefail
@@ -67,79 +66,5 @@ if [ ! -f "$zip" ]; then
     echo "skipped: no Windows build ($zip); scripts/package.sh without --linux-only makes it"
     exit 0
 fi
-if ! command -v wine >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ]; then
-        dpkg --add-architecture i386 2>/dev/null || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wine wine64 >/dev/null
-    else
-        echo "skipped: Wine is not installed (sudo apt-get install wine64)"
-        exit 0
-    fi
-fi
 python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$zip" "$work"
-exe="$work/batchscope-$version-x86_64-windows/batchscope.exe"
-export WINEPREFIX=$work/wine WINEARCH=win64 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-# Wine reaches Vulkan (and so lavapipe) and draws windows only with an X display.
-if [ -z "${DISPLAY:-}" ] && command -v Xvfb >/dev/null 2>&1; then
-    display=:$((90 + RANDOM % 100))
-    Xvfb "$display" -screen 0 1280x720x24 >/dev/null 2>&1 &
-    xvfb_pid=$!
-    trap 'kill $xvfb_pid 2>/dev/null; rm -rf "$work"' EXIT
-    export DISPLAY=$display
-    sleep 2
-fi
-timeout 300 wineboot --init >/dev/null 2>&1 || true
-system32="$WINEPREFIX/drive_c/windows/system32"
-if [ ! -f "$system32/bcryptprimitives.dll" ]; then
-    # Rust's standard library imports ProcessPrng from bcryptprimitives.dll (Windows 10 and
-    # later have it); Wine before 9.0 does not, so the prefix gets a stand-in built here.
-    dpkg -s mingw-w64 >/dev/null 2>&1 || fail "Wine $(wine --version) lacks bcryptprimitives.dll and mingw-w64 is not here to build its stand-in"
-    x86_64-w64-mingw32-gcc -shared -O2 -o "$system32/bcryptprimitives.dll" \
-        scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -ladvapi32
-    echo "note: $(wine --version) lacks bcryptprimitives.dll (Wine 9 has it): the prefix has a" \
-        "stand-in that forwards ProcessPrng to RtlGenRandom (scripts/wine/)"
-fi
-wine64() { timeout 600 wine "$exe" "$@"; }
-wine64 --version > "$work/version.txt" 2>/dev/null || fail "Wine: --version"
-grep -q "$version" "$work/version.txt" && grep -q "windows" "$work/version.txt" \
-    || fail "Wine: --version says $(cat "$work/version.txt")"
-ran "Wine: --version: $(head -n 1 "$work/version.txt" | tr -d '\r')"
-wine64 devices --json > "$work/devices.json" 2>/dev/null || fail "Wine: devices --json"
-devices=$(tr -d '\r' < "$work/devices.json")
-ran "Wine: devices --json ($(grep -o '"name":"[^"]*"' <<< "$devices" | head -n 3 | tr '\n' ' '))"
-wine64 train --dataset spiral --device cpu --steps 200 --json > "$work/wine-train.json" 2>/dev/null \
-    || fail "Wine: train on the CPU"
-ran "Wine: train --dataset spiral --device cpu --steps 200 --json"
-cp datasets/iris/iris.csv "$work/iris.csv"
-windows_path="Z:$(echo "$work/iris.csv" | tr / '\\')"
-wine64 data inspect "$windows_path" > "$work/inspect.txt" 2>/dev/null \
-    || fail "Wine: data inspect $windows_path"
-grep -q "rows: 150" "$work/inspect.txt" || fail "Wine: data inspect said $(cat "$work/inspect.txt")"
-ran "Wine: data inspect $windows_path (150 rows)"
-wine64 lessons --verify --no-gpu > "$work/lessons.txt" 2>/dev/null || fail "Wine: lessons --verify --no-gpu"
-ran "Wine: lessons --verify --no-gpu"
-# Wine's DirectX 12 (vkd3d) shows a made-up "NVIDIA GeForce GTX 470" whose device is lost when
-# opened; the GPU checks take Wine's Vulkan, which reaches lavapipe (WGPU_BACKEND, which both the
-# training and the window honour).
-if grep -q '"backend":"Vulkan"[^}]*"usable_for_training":true' <<< "$devices"; then
-    WGPU_BACKEND=vulkan wine64 train --dataset spiral --device gpu --steps 50 --json > "$work/wine-gpu.json" 2>/dev/null \
-        || fail "Wine: train --device gpu on the Vulkan adapter it lists"
-    grep -q '"summary":true' "$work/wine-gpu.json" || fail "Wine: no summary from training on the GPU"
-    ran "Wine: WGPU_BACKEND=vulkan train --dataset spiral --device gpu --steps 50 --json (on $(grep -o '"name":"[^"]*","backend":"Vulkan"' <<< "$devices" | head -n 1))"
-else
-    echo "skipped: train --device gpu: Wine's Vulkan reaches no adapter here (${devices:0:300})"
-fi
-if [ -n "${DISPLAY:-}" ]; then
-    (WGPU_BACKEND=vulkan timeout 90 wine "$exe" --no-gpu --exit-after-secs 25 > "$work/window.json" 2>&1 &)
-    sleep 20
-    import -window root "$out/windows-under-wine.png" 2>/dev/null \
-        || xwd -root -silent | convert xwd:- "$out/windows-under-wine.png"
-    sleep 8
-    # A window that drew is many colours; a black screen is one.
-    colours=$(convert "$out/windows-under-wine.png" -format %k info: 2>/dev/null || echo 0)
-    [ "$colours" -gt 100 ] || fail "Wine: the window did not draw ($colours colours on screen; $(tail -c 300 "$work/window.json"))"
-    grep -q '"window":true' "$work/window.json" || fail "Wine: the window did not report ($(tail -c 300 "$work/window.json"))"
-    ran "Wine: the window opened and drew under Xvfb ($colours colours): $out/windows-under-wine.png"
-else
-    echo "skipped: the window under Wine (no X display and no Xvfb)"
-fi
+bash scripts/wine-check.sh "$work/batchscope-$version-x86_64-windows/batchscope.exe" "$out"
