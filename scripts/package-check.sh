@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+version=$(bash scripts/version.sh)
 dist=$PWD/target/dist
 out=$dist/check
 mkdir -p "$out"

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+version=$(bash scripts/version.sh)
 dist=target/dist
 windows=x86_64-pc-windows-gnu
 linux_only=false
@@ -45,7 +45,8 @@ common() {
     local into=$1
     mkdir -p "$into/licences"
     cp LICENSE-MIT LICENSE-APACHE "$into/"
-    cp docs/batchscope.1 "$into/"
+    mkdir -p "$into/man"
+    cp docs/man/*.1 "$into/man/"
     sed "s/VERSION/$version/" packaging/README.txt > "$into/README.txt"
     cp assets/fonts/OFL.txt "$into/licences/NotoSansSC-OFL.txt"
     for source in datasets/*/SOURCE.md; do

@@ -16,7 +16,7 @@ exe=$(realpath "$1")
 out=$2
 mkdir -p "$out"
 out=$(realpath "$out")
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+version=$(bash scripts/version.sh)
 work=$(mktemp -d /tmp/batchscope-wine.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 

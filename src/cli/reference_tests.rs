@@ -1,6 +1,7 @@
 //! The command line's reference pages, generated from its definition and checked to be what the
-//! definition gives: the man page (`docs/batchscope.1`, by `clap_mangen`) and the guide's Markdown
-//! reference (`docs/guide/src/en/cli-reference.md`). After changing a command or an option, run
+//! definition gives: the man pages (`docs/man/`, one a command, by `clap_mangen`: `man batchscope`,
+//! `man batchscope-train` …) and the guide's Markdown reference
+//! (`docs/guide/src/en/cli-reference.md`). After changing a command or an option, run
 //! `BATCHSCOPE_BLESS=1 cargo test reference` to write them anew.
 
 use std::fmt::Write as _;
@@ -8,6 +9,9 @@ use std::fmt::Write as _;
 use clap::CommandFactory;
 
 use super::Cli;
+use crate::files::generated::{assert_current, blessing, in_repository};
+
+const BLESS: &str = "BATCHSCOPE_BLESS=1 cargo test reference";
 
 /// The definition, as `main` completes it (without the build's version: it changes with each
 /// commit, and the pages would with it).
@@ -15,13 +19,24 @@ fn command() -> clap::Command {
     Cli::command().version(env!("CARGO_PKG_VERSION"))
 }
 
-/// The man page.
-fn man_page() -> String {
-    let mut out = Vec::new();
-    clap_mangen::Man::new(command())
-        .render(&mut out)
-        .expect("rendered into memory");
-    String::from_utf8(out).expect("the man page is UTF-8")
+/// The man pages, as (file name, page): the app's, then one for each command and each command
+/// under it (named as `clap_mangen::generate_to` names them: `batchscope-data-inspect.1`).
+fn man_pages() -> Vec<(String, String)> {
+    fn add(pages: &mut Vec<(String, String)>, command: &clap::Command) {
+        let man = clap_mangen::Man::new(command.clone());
+        let mut out = Vec::new();
+        man.render(&mut out).expect("rendered into memory");
+        let page = String::from_utf8(out).expect("the man page is UTF-8");
+        pages.push((man.get_filename(), page));
+        for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+            add(pages, sub);
+        }
+    }
+    let mut root = command().disable_help_subcommand(true);
+    root.build();
+    let mut pages = Vec::new();
+    add(&mut pages, &root);
+    pages
 }
 
 /// Every command's full help, one section each.
@@ -32,7 +47,7 @@ fn markdown() -> String {
         "# Command-line reference\n\n\
          Generated from the command line's definition: `cargo test` checks that this page is \
          current, and `BATCHSCOPE_BLESS=1 cargo test reference` writes it anew. `man batchscope` \
-         (the `.deb` installs it) lists the commands and the app's options. Every command also \
+         and `man batchscope-COMMAND` (the `.deb` installs them) give the same text as man pages. Every command also \
          answers `--help`.\n",
     );
     section(&mut page, "batchscope", &mut root);
@@ -55,31 +70,38 @@ fn section(page: &mut String, title: &str, command: &mut clap::Command) {
     }
 }
 
-/// `generated` is what `path` holds, or (with `BATCHSCOPE_BLESS` set) is written there.
-fn current(path: &str, generated: &str) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-    if std::env::var_os("BATCHSCOPE_BLESS").is_some() {
-        std::fs::write(&path, generated).expect("write the page");
-        return;
-    }
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "{} is not what the command line's definition gives: run \
-         `BATCHSCOPE_BLESS=1 cargo test reference` and commit the result",
-        path.display()
-    );
-}
-
 #[test]
-fn the_man_page_and_the_reference_are_current() {
-    let man = man_page();
+fn the_man_pages_and_the_reference_are_current() {
+    let pages = man_pages();
+    let names: Vec<&str> = pages.iter().map(|(name, _)| name.as_str()).collect();
     assert!(
-        man.contains(".TH batchscope") && man.contains("calibrate"),
-        "{man}"
+        names.contains(&"batchscope.1")
+            && names.contains(&"batchscope-train.1")
+            && names.contains(&"batchscope-data-inspect.1"),
+        "{names:?}"
     );
-    current("docs/batchscope.1", &man);
+    let root = &pages[0].1;
+    assert!(
+        root.contains(".TH batchscope") && root.contains("calibrate"),
+        "{root}"
+    );
+    for (name, page) in &pages {
+        assert_current(&format!("docs/man/{name}"), page, BLESS);
+    }
+    // A page whose command is gone must go too.
+    let dir = in_repository("docs/man");
+    for entry in std::fs::read_dir(&dir).expect("docs/man exists") {
+        let name = entry.expect("a directory entry").file_name();
+        let name = name.to_string_lossy();
+        if !names.contains(&name.as_ref()) {
+            if blessing() {
+                std::fs::remove_file(dir.join(name.as_ref())).expect("remove a stale page");
+            } else {
+                panic!("docs/man/{name} is no command's page: run `{BLESS}`");
+            }
+        }
+    }
     let page = markdown();
     assert!(page.contains("## `batchscope train`") && page.contains("--dataset"));
-    current("docs/guide/src/en/cli-reference.md", &page);
+    assert_current("docs/guide/src/en/cli-reference.md", &page, BLESS);
 }

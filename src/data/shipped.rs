@@ -207,7 +207,9 @@ pub fn load_shipped(set: &Shipped, progress: Progress) -> Result<Table, DataErro
     let mut table = match set.contents {
         Contents::Csv(bytes) => csv::parse(bytes, &shown, set.name, &options, progress)?,
         Contents::Idx { images, labels } => {
-            let labels_shown = shown.replace("images-idx3", "labels-idx1");
+            // Only named in messages; every shipped IDX set is named as a pair.
+            let labels_shown =
+                idx::pair_names(&shown).map_or_else(|| shown.clone(), |(_, labels)| labels);
             let file = |bytes: &[u8], shown: String| -> Result<idx::IdxFile, DataError> {
                 let raw = gunzip_if_needed(bytes.to_vec(), &shown, options.budget_bytes)?;
                 let (shape, values) = idx::parse(&raw, &shown)?;

@@ -272,3 +272,6 @@ pub fn first_line(message: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+pub(crate) mod generated;

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::format::{Direction, Lesson, StepKind, Text, When};
+use crate::files::generated::{assert_current, in_repository};
 use crate::i18n::Lang;
 
 /// The page's own words, in each language.
@@ -164,28 +165,16 @@ fn path(lesson: &Lesson, lang: Lang) -> String {
 fn lesson_pages_of_the_guide_are_current() {
     let (lessons, errors) = super::shipped::lessons();
     assert!(errors.is_empty(), "{errors:?}");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bless = std::env::var_os("BATCHSCOPE_BLESS").is_some();
     for lesson in &lessons {
         for lang in [Lang::En, Lang::Zh] {
-            let generated = page(lesson, lang);
-            let file = root.join(path(lesson, lang));
-            if bless {
-                std::fs::create_dir_all(file.parent().expect("a folder")).expect("mkdir");
-                std::fs::write(&file, &generated).expect("write");
-                continue;
-            }
-            let committed = std::fs::read_to_string(&file).unwrap_or_default();
-            assert!(
-                committed == generated,
-                "{} is not what {}'s file gives: run `BATCHSCOPE_BLESS=1 cargo test lesson_pages` \
-                 and commit the result",
-                file.display(),
-                lesson.id
+            assert_current(
+                &path(lesson, lang),
+                &page(lesson, lang),
+                "BATCHSCOPE_BLESS=1 cargo test lesson_pages",
             );
         }
         // Every page is in the guide's table of contents.
-        let summary = std::fs::read_to_string(root.join("docs/guide/src/SUMMARY.md"))
+        let summary = std::fs::read_to_string(in_repository("docs/guide/src/SUMMARY.md"))
             .expect("the guide's SUMMARY.md");
         for lang in [Lang::En, Lang::Zh] {
             let linked = path(lesson, lang).replace("docs/guide/src/", "");

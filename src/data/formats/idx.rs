@@ -146,23 +146,22 @@ pub(crate) fn parse_stream(
     Ok((shape, values))
 }
 
-/// Given the images or the labels file, both: `images-idx3` ↔ `labels-idx1`.
-fn pair_paths(path: &Path) -> Option<(PathBuf, PathBuf)> {
-    let name = path.file_name()?.to_str()?;
-    let dir = path.parent().unwrap_or(Path::new("."));
+/// The names of an IDX pair, given either one's: `images-idx3` ↔ `labels-idx1`.
+pub(crate) fn pair_names(name: &str) -> Option<(String, String)> {
     if name.contains("images-idx3") {
-        Some((
-            path.to_path_buf(),
-            dir.join(name.replace("images-idx3", "labels-idx1")),
-        ))
+        Some((name.to_owned(), name.replace("images-idx3", "labels-idx1")))
     } else if name.contains("labels-idx1") {
-        Some((
-            dir.join(name.replace("labels-idx1", "images-idx3")),
-            path.to_path_buf(),
-        ))
+        Some((name.replace("labels-idx1", "images-idx3"), name.to_owned()))
     } else {
         None
     }
+}
+
+/// Given the images or the labels file, both.
+fn pair_paths(path: &Path) -> Option<(PathBuf, PathBuf)> {
+    let (images, labels) = pair_names(path.file_name()?.to_str()?)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    Some((dir.join(images), dir.join(labels)))
 }
 
 /// Loads an IDX images file and its labels file, given either one (`bytes` are its contents).
