@@ -2,7 +2,7 @@
 //! Each returns the dimensions the op needs, so a backend cannot check one shape and use another.
 
 use super::error::BackendError;
-use super::params::{ConvShape, PoolShape};
+use super::params::{Activation, ConvShape, PoolShape};
 use super::tensor::{Tensor, check_device, check_shape};
 use crate::device::Device;
 
@@ -267,4 +267,90 @@ pub(crate) fn max_pool(
         check_images(OP, t, batch, s.image_out())?;
     }
     Ok(batch)
+}
+
+/// An activation an op applies from its output (an epilogue's derivative): all but GELU, whose
+/// derivative needs its input and which is therefore a layer of its own.
+pub(crate) fn fused_activation(op: &'static str, act: Activation) -> Result<(), BackendError> {
+    if act.fuses() {
+        Ok(())
+    } else {
+        Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "{} cannot be applied from its output: it is an activation layer of its own",
+                act.as_str()
+            ),
+        })
+    }
+}
+
+/// `activation_forward` and `activation_backward`: every tensor on `device`, all one shape.
+pub(crate) fn activation(
+    device: Device,
+    op: &'static str,
+    tensors: &[&Tensor],
+) -> Result<(), BackendError> {
+    check_device(device, op, tensors)?;
+    let Some(first) = tensors.first() else {
+        return Ok(());
+    };
+    for t in &tensors[1..] {
+        check_shape(op, t, first.rows(), first.cols())?;
+    }
+    Ok(())
+}
+
+/// `layer_norm` and its backward pass: `rows` on `[rows, n]` (`rows_like`), `[1, n]`
+/// (`params`), and `stats` `[rows, 2]` in f32. Returns `(rows, n)`.
+pub(crate) fn layer_norm(
+    device: Device,
+    op: &'static str,
+    (rows_like, params): (&[&Tensor], &[&Tensor]),
+    stats: &Tensor,
+) -> Result<(usize, usize), BackendError> {
+    let all: Vec<&Tensor> = rows_like
+        .iter()
+        .chain(params)
+        .chain(std::iter::once(&stats))
+        .copied()
+        .collect();
+    check_device(device, op, &all)?;
+    let Some(x) = rows_like.first() else {
+        return Ok((0, 0));
+    };
+    let (rows, n) = (x.rows(), x.cols());
+    for t in rows_like {
+        check_shape(op, t, rows, n)?;
+    }
+    for t in params {
+        check_shape(op, t, 1, n)?;
+    }
+    check_shape(op, stats, rows, 2)?;
+    if stats.dtype() != crate::precision::DType::F32 || n == 0 {
+        return Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "`{}` must be f32 and the rows must have features ({n})",
+                stats.label()
+            ),
+        });
+    }
+    Ok((rows, n))
+}
+
+/// An op that applies no activation derivative to its input gradient was handed one: a model
+/// built with an activation fused where the next layer cannot undo it.
+pub fn check_identity(op: &'static str, act: Activation) -> Result<(), BackendError> {
+    if act == Activation::Identity {
+        Ok(())
+    } else {
+        Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "the input gradient cannot go through {}: leave that activation a layer of its own",
+                act.as_str()
+            ),
+        })
+    }
 }

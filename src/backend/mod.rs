@@ -19,6 +19,7 @@ pub mod params;
 pub mod tensor;
 pub mod traits;
 
+pub use checks::check_identity;
 pub use error::BackendError;
 pub use identity::{
     AdapterSummary, KernelSizes, MatmulChoice, MatmulTuning, MatmulVariants, TuningNote,

@@ -15,6 +15,29 @@ pub enum Activation {
     Tanh,
     /// `f(z) = 1 / (1 + e^-z)`.
     Sigmoid,
+    /// GELU in the tanh approximation, PyTorch's `GELU(approximate="tanh")`:
+    /// `f(z) = z/2 · (1 + tanh(√(2/π) · (z + 0.044715 z³)))`. Its derivative cannot be had from
+    /// its output, so it is never fused into the product before it: it is a layer of its own
+    /// ([`ComputeOps::activation_forward`](crate::backend::ComputeOps::activation_forward)),
+    /// which keeps its input for backward.
+    Gelu,
+}
+
+/// `LayerNorm`'s ε, PyTorch's default.
+pub const LAYER_NORM_EPS: f32 = 1e-5;
+
+/// √(2/π), GELU's tanh approximation's scale.
+const GELU_SCALE: f32 = 0.797_884_6;
+/// The cubic term's weight in GELU's tanh approximation.
+const GELU_CUBIC: f32 = 0.044_715;
+
+/// `tanh(√(2/π) · (z + 0.044715 z³))`, its argument held within ±15 (where tanh is ±1 in f32
+/// already) as the GPU's shader holds it, whose tanh may overflow beyond.
+#[inline]
+fn gelu_tanh(z: f32) -> f32 {
+    (GELU_SCALE * (z + GELU_CUBIC * z * z * z))
+        .clamp(-15.0, 15.0)
+        .tanh()
 }
 
 impl Activation {
@@ -28,7 +51,23 @@ impl Activation {
             Activation::Relu => 1,
             Activation::Tanh => 2,
             Activation::Sigmoid => 3,
+            Activation::Gelu => 4,
         }
+    }
+
+    /// Every activation, for the shaders' codes.
+    pub const ALL: [Activation; 5] = [
+        Activation::Identity,
+        Activation::Relu,
+        Activation::Tanh,
+        Activation::Sigmoid,
+        Activation::Gelu,
+    ];
+
+    /// Whether its derivative can be had from its output, so a product's epilogue can apply it
+    /// and the backward pass of the next layer its derivative (all but GELU).
+    pub fn fuses(self) -> bool {
+        self != Activation::Gelu
     }
 
     /// Lower-case name used on the command line and in JSON.
@@ -38,6 +77,7 @@ impl Activation {
             Activation::Relu => "relu",
             Activation::Tanh => "tanh",
             Activation::Sigmoid => "sigmoid",
+            Activation::Gelu => "gelu",
         }
     }
 
@@ -56,6 +96,20 @@ impl Activation {
             Activation::Relu => z.max(0.0),
             Activation::Tanh => z.tanh(),
             Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
+            Activation::Gelu => 0.5 * z * (1.0 + gelu_tanh(z)),
+        }
+    }
+
+    /// `f'(z)`, from the input `z`: what an activation layer of its own applies in backward.
+    #[inline]
+    pub fn derivative(self, z: f32) -> f32 {
+        match self {
+            Activation::Gelu => {
+                let t = gelu_tanh(z);
+                let du = GELU_SCALE * (1.0 + 3.0 * GELU_CUBIC * z * z);
+                0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * du
+            }
+            fused => fused.derivative_from_output(fused.apply(z)),
         }
     }
 
@@ -73,6 +127,9 @@ impl Activation {
             }
             Activation::Tanh => 1.0 - a * a,
             Activation::Sigmoid => a * (1.0 - a),
+            // Never asked: the op checks refuse GELU where the derivative comes from the output
+            // (`fuses`); NaN makes a slip loud rather than a quietly wrong gradient.
+            Activation::Gelu => f32::NAN,
         }
     }
 }

@@ -241,6 +241,49 @@ pub trait ComputeOps {
         dx: &mut Tensor,
     ) -> Result<(), BackendError>;
 
+    /// `out = act(x)`, value by value: an activation as a layer of its own, where it cannot be
+    /// fused into the product before it (GELU, whose derivative needs its input).
+    fn activation_forward(
+        &mut self,
+        x: &Tensor,
+        act: Activation,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// `dx = dout ⊙ act'(x)`, the derivative taken at the activation's input `x`.
+    fn activation_backward(
+        &mut self,
+        x: &Tensor,
+        dout: &Tensor,
+        act: Activation,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// Layer normalisation over each row's `n` features, PyTorch's `LayerNorm(n)` (ε = 1e-5,
+    /// the biased variance): `out = (x − μ) / √(σ² + ε) · gamma + beta`, `gamma` and `beta`
+    /// `[1, n]`. Each row's `μ` and `1 / √(σ² + ε)` go into the f32 `stats` `[rows, 2]`, which
+    /// backward reads.
+    fn layer_norm(
+        &mut self,
+        x: &Tensor,
+        params: (&Tensor, &Tensor),
+        out: &mut Tensor,
+        stats: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// Layer normalisation's backward pass from the forward pass's input and `stats`: with
+    /// `saved` = `(gamma, stats)`, `x̂ = (x − μ) · r` and `g = dout ⊙ gamma`:
+    /// `dx = r · (g − mean(g) − x̂ · mean(g ⊙ x̂))`
+    /// per row, `dgamma = Σ_rows dout ⊙ x̂`, `dbeta = Σ_rows dout`.
+    fn layer_norm_backward(
+        &mut self,
+        x: &Tensor,
+        dout: &Tensor,
+        saved: (&Tensor, &Tensor),
+        dx: &mut Tensor,
+        grads: (&mut Tensor, &mut Tensor),
+    ) -> Result<(), BackendError>;
+
     /// Softmax cross-entropy with mean reduction over the batch.
     ///
     /// Writes `dlogits = grad_scale · (softmax(logits) - onehot(targets)) / batch` (the

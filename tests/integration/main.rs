@@ -22,6 +22,7 @@ mod hostile_files;
 mod journey;
 mod lessons;
 mod memory;
+mod norm;
 mod precision;
 mod sweep;
 mod training;

@@ -15,6 +15,7 @@ mod convolution;
 mod direct;
 mod matmul;
 mod memory;
+mod norm;
 mod ops;
 mod product;
 mod spatial;

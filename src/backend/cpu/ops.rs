@@ -78,6 +78,7 @@ impl CpuBackend {
     ) -> Result<(), BackendError> {
         let (batch, fan_in, fan_out) =
             checks::linear_backward_input(Device::Cpu, dz, w, a_prev, dz_prev)?;
+        checks::fused_activation("linear_backward_input", act_prev)?;
         let mut work = self.take_working(&[dz, w, a_prev, dz_prev])?;
         let [s0, s1, s2, s3] = slots(&mut work);
         let (dz_f, w_f, a_f) = (view(dz, s0)?, view(w, s1)?, view(a_prev, s2)?);

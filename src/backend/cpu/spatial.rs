@@ -125,6 +125,7 @@ impl CpuBackend {
         dx: &mut Tensor,
     ) -> Result<(), BackendError> {
         checks::max_pool(Device::Cpu, &[x, dx], &[dout], s)?;
+        checks::fused_activation("max_pool_backward", act)?;
         let mut work = self.take_working(&[x, dout, dx])?;
         let [s0, s1, s2, _] = slots(&mut work);
         let (x_f, d_f) = (view(x, s0)?, view(dout, s1)?);

@@ -130,6 +130,52 @@ impl ComputeOps for CpuBackend {
         })
     }
 
+    fn activation_forward(
+        &mut self,
+        x: &Tensor,
+        act: Activation,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.timed("activation_forward", |s| {
+            s.activation_forward_op(x, act, out)
+        })
+    }
+
+    fn activation_backward(
+        &mut self,
+        x: &Tensor,
+        dout: &Tensor,
+        act: Activation,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.timed("activation_backward", |s| {
+            s.activation_backward_op(x, dout, act, dx)
+        })
+    }
+
+    fn layer_norm(
+        &mut self,
+        x: &Tensor,
+        params: (&Tensor, &Tensor),
+        out: &mut Tensor,
+        stats: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.timed("layer_norm", |s| s.layer_norm_op(x, params, out, stats))
+    }
+
+    fn layer_norm_backward(
+        &mut self,
+        x: &Tensor,
+        dout: &Tensor,
+        saved: (&Tensor, &Tensor),
+        dx: &mut Tensor,
+        grads: (&mut Tensor, &mut Tensor),
+    ) -> Result<(), BackendError> {
+        self.timed("layer_norm_backward", |s| {
+            s.layer_norm_backward_op(x, dout, saved, dx, grads)
+        })
+    }
+
     fn softmax_cross_entropy(
         &mut self,
         logits: &Tensor,

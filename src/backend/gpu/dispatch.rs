@@ -246,7 +246,13 @@ impl CommandStream {
     /// Workgroups for `invocations` one-dimensional invocations of the element-wise kernels,
     /// folded into two dimensions past the per-dimension limit.
     pub fn groups(&self, invocations: u32) -> (u32, u32) {
-        let groups = invocations.div_ceil(self.sizes.elementwise).max(1);
+        self.workgroups(invocations.div_ceil(self.sizes.elementwise))
+    }
+
+    /// `groups` workgroups as a dispatch, folded into two dimensions past the adapter's limit
+    /// on one (a kernel of a workgroup a row).
+    pub fn workgroups(&self, groups: u32) -> (u32, u32) {
+        let groups = groups.max(1);
         if groups <= self.max_workgroups {
             (groups, 1)
         } else {

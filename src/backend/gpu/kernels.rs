@@ -310,16 +310,12 @@ pub(super) fn codes_wgsl() -> String {
         Activation::Relu => "ACT_RELU",
         Activation::Tanh => "ACT_TANH",
         Activation::Sigmoid => "ACT_SIGMOID",
+        Activation::Gelu => "ACT_GELU",
     };
-    let mut codes: Vec<(&str, u32)> = [
-        Activation::Identity,
-        Activation::Relu,
-        Activation::Tanh,
-        Activation::Sigmoid,
-    ]
-    .into_iter()
-    .map(|a| (activation(a), a.code()))
-    .collect();
+    let mut codes: Vec<(&str, u32)> = Activation::ALL
+        .into_iter()
+        .map(|a| (activation(a), a.code()))
+        .collect();
     codes.extend([
         ("EPILOGUE_SUM", Epilogue::Sum.code()),
         (
@@ -488,6 +484,24 @@ uniform! {
 }
 
 uniform! {
+    /// `norm.wgsl`: an activation layer's pass, or layer normalisation's.
+    NormParams {
+        /// Values, rows or columns the pass covers (see the shader).
+        len: u32,
+        groups_x: u32,
+        /// Features per row.
+        cols: u32,
+        /// An [`Activation`] code.
+        act: u32,
+        /// Rows (the parameters' gradients).
+        rows: u32,
+        eps: f32,
+        _pad0: u32,
+        _pad1: u32,
+    }
+}
+
+uniform! {
     /// `convert.wgsl`: widening or narrowing one tensor.
     ConvertParams {
         len: u32,
@@ -517,6 +531,11 @@ pub(super) enum KernelId {
     Narrow,
     MaxPool,
     MaxPoolBackward,
+    ActivationForward,
+    ActivationBackward,
+    LayerNorm,
+    LayerNormBackward,
+    LayerNormParamsGrad,
 }
 
 #[cfg(test)]
@@ -651,6 +670,11 @@ mod tests {
                 shader_params(SPATIAL_WGSL),
                 rust_params::<SpatialParams>(),
             ),
+            (
+                "norm.wgsl",
+                shader_params(NORM_WGSL),
+                rust_params::<NormParams>(),
+            ),
         ];
         for (file, shader, rust) in pairs {
             assert_eq!(shader, rust, "{file}: (fields and offsets, size) differ");
@@ -672,6 +696,7 @@ mod tests {
             ("activation.wgsl", ACTIVATION_WGSL),
             ("matmul_read.wgsl", MATMUL_READ_WGSL),
             ("spatial.wgsl", SPATIAL_WGSL),
+            ("norm.wgsl", NORM_WGSL),
         ] {
             // A case label or a comparison with a bare number is a code written twice.
             for line in text.lines().map(str::trim).filter(|l| !l.starts_with("//")) {

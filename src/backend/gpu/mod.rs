@@ -29,6 +29,7 @@ mod dispatch;
 mod instrumented;
 mod kernels;
 mod memory;
+mod norm;
 mod operands;
 mod ops;
 mod pipelines;

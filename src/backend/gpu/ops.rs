@@ -461,6 +461,7 @@ impl ComputeOps for GpuBackend {
         const OP: &str = "linear_backward_input";
         let (batch, fan_in, fan_out) =
             checks::linear_backward_input(Device::Gpu, dz, w, a_prev, dz_prev)?;
+        checks::fused_activation("linear_backward_input", act_prev)?;
         self.prepare(&[dz, w, a_prev, dz_prev])?;
         let (dzb, wb) = (self.operand(dz, 0)?, self.operand(w, 1)?);
         let ab = self.operand(a_prev, 2)?;
@@ -539,6 +540,46 @@ impl ComputeOps for GpuBackend {
         dx: &mut Tensor,
     ) -> Result<(), BackendError> {
         self.max_pool_backward_op(x, dout, act, shape, dx)
+    }
+
+    fn activation_forward(
+        &mut self,
+        x: &Tensor,
+        act: Activation,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.activation_forward_op(x, act, out)
+    }
+
+    fn activation_backward(
+        &mut self,
+        x: &Tensor,
+        dout: &Tensor,
+        act: Activation,
+        dx: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.activation_backward_op(x, dout, act, dx)
+    }
+
+    fn layer_norm(
+        &mut self,
+        x: &Tensor,
+        params: (&Tensor, &Tensor),
+        out: &mut Tensor,
+        stats: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.layer_norm_op(x, params, out, stats)
+    }
+
+    fn layer_norm_backward(
+        &mut self,
+        x: &Tensor,
+        dout: &Tensor,
+        saved: (&Tensor, &Tensor),
+        dx: &mut Tensor,
+        grads: (&mut Tensor, &mut Tensor),
+    ) -> Result<(), BackendError> {
+        self.layer_norm_backward_op(x, dout, saved, dx, grads)
     }
 
     fn softmax_cross_entropy(

@@ -63,6 +63,11 @@ pub(super) struct Kernels {
     narrow: Kernel,
     max_pool: Kernel,
     max_pool_backward: Kernel,
+    activation_forward: Kernel,
+    activation_backward: Kernel,
+    layer_norm: Kernel,
+    layer_norm_backward: Kernel,
+    layer_norm_params_grad: Kernel,
 }
 
 impl Kernels {
@@ -93,6 +98,11 @@ impl Kernels {
             narrow: compile(KernelId::Narrow),
             max_pool: compile(KernelId::MaxPool),
             max_pool_backward: compile(KernelId::MaxPoolBackward),
+            activation_forward: compile(KernelId::ActivationForward),
+            activation_backward: compile(KernelId::ActivationBackward),
+            layer_norm: compile(KernelId::LayerNorm),
+            layer_norm_backward: compile(KernelId::LayerNormBackward),
+            layer_norm_params_grad: compile(KernelId::LayerNormParamsGrad),
         }
     }
 
@@ -151,6 +161,11 @@ impl Kernels {
             KernelId::Narrow => &self.narrow,
             KernelId::MaxPool => &self.max_pool,
             KernelId::MaxPoolBackward => &self.max_pool_backward,
+            KernelId::ActivationForward => &self.activation_forward,
+            KernelId::ActivationBackward => &self.activation_backward,
+            KernelId::LayerNorm => &self.layer_norm,
+            KernelId::LayerNormBackward => &self.layer_norm_backward,
+            KernelId::LayerNormParamsGrad => &self.layer_norm_params_grad,
         }
     }
 }

@@ -29,6 +29,8 @@ pub(super) const CONVERT_WGSL: &str = include_str!("../../../shaders/convert.wgs
 pub(super) const ACTIVATION_WGSL: &str = include_str!("../../../shaders/activation.wgsl");
 /// 2×2 max pooling and its gradient, channels last.
 pub(super) const SPATIAL_WGSL: &str = include_str!("../../../shaders/spatial.wgsl");
+/// Layer normalisation and activation layers, with their gradients.
+pub(super) const NORM_WGSL: &str = include_str!("../../../shaders/norm.wgsl");
 
 /// What one kernel is compiled from.
 pub(super) struct Recipe {
@@ -102,6 +104,29 @@ impl KernelId {
                 "max_pool_backward",
                 wide,
             ),
+            KernelId::ActivationForward => {
+                (String::new(), source(NORM_WGSL), "activation_forward", wide)
+            }
+            KernelId::ActivationBackward => (
+                String::new(),
+                source(NORM_WGSL),
+                "activation_backward",
+                wide,
+            ),
+            // A workgroup a row, of the shader's own fixed size.
+            KernelId::LayerNorm => (String::new(), source(NORM_WGSL), "layer_norm", vec![]),
+            KernelId::LayerNormBackward => (
+                String::new(),
+                source(NORM_WGSL),
+                "layer_norm_backward",
+                vec![],
+            ),
+            KernelId::LayerNormParamsGrad => (
+                String::new(),
+                source(NORM_WGSL),
+                "layer_norm_params_grad",
+                wide,
+            ),
         };
         Recipe {
             // A kernel of one entry point is named by it.
@@ -138,7 +163,7 @@ pub(super) fn source(file: &str) -> String {
         ""
     };
     let products = file == MATMUL_WGSL || file == MATMUL_TILED_WGSL;
-    let activation = if products || file == SPATIAL_WGSL {
+    let activation = if products || file == SPATIAL_WGSL || file == NORM_WGSL {
         ACTIVATION_WGSL
     } else {
         ""

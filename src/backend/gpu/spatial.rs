@@ -91,6 +91,7 @@ impl GpuBackend {
         dx: &mut Tensor,
     ) -> Result<(), BackendError> {
         checks::max_pool(Device::Gpu, &[x, dx], &[dout], s)?;
+        checks::fused_activation("max_pool_backward", act)?;
         self.spatial(Pass {
             kernel: KernelId::MaxPoolBackward,
             label: "max_pool_backward",

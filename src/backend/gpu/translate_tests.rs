@@ -36,6 +36,11 @@ fn every_kernel(sizes: &KernelSizes) -> Vec<KernelId> {
         KernelId::Narrow,
         KernelId::MaxPool,
         KernelId::MaxPoolBackward,
+        KernelId::ActivationForward,
+        KernelId::ActivationBackward,
+        KernelId::LayerNorm,
+        KernelId::LayerNormBackward,
+        KernelId::LayerNormParamsGrad,
     ]);
     if sizes.paired_updates {
         ids.push(KernelId::OptimizerPair);

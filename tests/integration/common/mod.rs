@@ -120,6 +120,11 @@ pub fn act64(a: Activation, z: f64) -> f64 {
         Activation::Relu => z.max(0.0),
         Activation::Tanh => z.tanh(),
         Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
+        // PyTorch's GELU(approximate="tanh"), from its definition.
+        Activation::Gelu => {
+            let u = (2.0 / std::f64::consts::PI).sqrt() * (z + 0.044_715 * z.powi(3));
+            0.5 * z * (1.0 + u.tanh())
+        }
     }
 }
 
