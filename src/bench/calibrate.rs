@@ -747,6 +747,7 @@ pub fn affordable(
         // The model `session` trains on the spiral, without generating the data.
         let spec = ModelSpec {
             conv: None,
+            list: None,
             layers: layers.clone(),
             activation: crate::backend::Activation::Relu,
             loss: crate::nn::Loss::SoftmaxCrossEntropy,

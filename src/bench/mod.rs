@@ -272,6 +272,7 @@ mod tests {
         assert_eq!(median_of_sorted(&[1.0, 2.0, 4.0, 10.0]), 3.0);
         let spec = ModelSpec {
             conv: None,
+            list: None,
             loss: crate::nn::Loss::SoftmaxCrossEntropy,
             layers: vec![784, 128, 10],
             activation: crate::backend::Activation::Relu,

@@ -3,42 +3,38 @@
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Normal};
 
+use super::layers::{Layer, ParamInit};
 use super::spec::ModelSpec;
-use crate::backend::Activation;
 
-/// `(weights, biases)` per layer (convolutions first), on the host.
+/// `(weights, biases)` per layer that has parameters, first layer first, on the host.
 pub type LayerValues = Vec<(Vec<f32>, Vec<f32>)>;
 
-/// Host-side initial values, convolutions first, from a generator seeded with `seed`.
-///
-/// Weights: He normal `N(0, 2 / fan_in)` before ReLU, Glorot normal `N(0, 2 / (fan_in +
-/// fan_out))` before tanh and sigmoid; biases start at zero. A convolution's fan-in is its
-/// patch, `K² · C_in`, its fan-out `K² · C_out`, as PyTorch counts them.
-pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> LayerValues {
+/// Each built layer's parameters and their initial values, drawn in layer order from one
+/// generator seeded with `seed` (see each kind's module for its rule: He or Glorot normal
+/// weights by the model's hidden activation, zero biases, `LayerNorm`'s scale 1 and shift 0).
+pub(super) fn layer_parameters(
+    spec: &ModelSpec,
+    layers: &[Box<dyn Layer>],
+    seed: u64,
+) -> Vec<Option<ParamInit>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let conv_fan_out = spec
-        .conv_blocks()
+    let hidden = spec.hidden_activation();
+    layers.iter().map(|l| l.params(&mut rng, hidden)).collect()
+}
+
+/// The initial `(weights, biases)` of every layer that has parameters, as
+/// [`Network`](super::Network) starts from them: the same on every device for one seed.
+pub fn initial_parameters(spec: &ModelSpec, seed: u64) -> LayerValues {
+    let Ok(layers) = super::layers::build(&spec.layer_specs(), spec.input_shape()) else {
+        return Vec::new();
+    };
+    layer_parameters(spec, &layers, seed)
         .into_iter()
-        .map(|(c, _)| c.kernel * c.kernel * c.channels_out);
-    let dense_fan_out = spec.layers.iter().skip(1).copied();
-    spec.weight_shapes()
-        .into_iter()
-        .zip(conv_fan_out.chain(dense_fan_out))
-        .map(|((fan_in, cols), fan_out)| {
-            let variance = match spec.activation {
-                Activation::Relu => 2.0 / fan_in as f32,
-                _ => 2.0 / (fan_in + fan_out) as f32,
-            };
-            let normal = Normal::new(0.0, variance.sqrt()).unwrap_or_else(|_| {
-                // Unreachable: the variance is finite and positive for positive widths.
-                Normal::new(0.0, 1.0).unwrap_or_else(|_| unreachable!())
-            });
-            let weights = (0..fan_in * cols)
-                .map(|_| normal.sample(&mut rng))
-                .collect();
-            (weights, vec![0.0; cols])
+        .flatten()
+        .map(|p| {
+            let [w, b] = p.values;
+            (w, b)
         })
         .collect()
 }

@@ -1,6 +1,7 @@
-//! The network: a sequence of layers — convolution blocks (a CNN), then dense layers — its
-//! seeded initialisation, and its training step, written once against the [`Backend`] trait so
-//! both devices run the very same algorithm, and the same code trains an MLP and a CNN.
+//! The network: a sequence of layers (`layers/`, one module a kind), its seeded
+//! initialisation, and its training step, written once against the [`Backend`] trait so both
+//! devices run the very same algorithm. Nothing here names a kind of layer: the step loops over
+//! the built layers, each with its parameters, its outputs and what it keeps for backward.
 
 use crate::backend::{Activation, Backend, BackendError, Tensor};
 use crate::memory::Role;
@@ -9,16 +10,19 @@ use crate::precision::{GradScaler, Precision};
 
 mod first_layer;
 mod init;
+pub mod layers;
 mod param;
-mod passes;
+mod pass;
 mod spec;
 
 pub use first_layer::FirstLayer;
 pub use init::{LayerValues, initial_parameters};
+pub use layers::{LayerSpec, Shape, ShapeError};
 pub use spec::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
 
-use param::Param;
-use passes::{ConvGrads, Forward, Pass, layer_activation, round};
+use layers::Layer;
+use param::LayerParams;
+use pass::{Pass, round};
 
 /// How a network trains: what its buffers and optimizer state are built for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,20 +45,22 @@ pub struct Network {
     spec: ModelSpec,
     optimizer: OptimizerKind,
     batch: usize,
-    /// Per layer, convolutions first.
-    weights: Vec<Param>,
-    biases: Vec<Param>,
+    /// The built layers, first first.
+    layers: Vec<Box<dyn Layer>>,
+    /// Each layer's parameters, where it has any.
+    params: Vec<Option<LayerParams>>,
     /// The training pass's tensors.
-    pass: Forward,
-    /// `dz[l]`: gradient of the loss with respect to layer `l`'s pre-activation output.
-    dz: Vec<Tensor>,
-    /// The convolution blocks' backward tensors.
-    conv_grads: Vec<ConvGrads>,
+    pass: Pass,
+    /// `grads[i]`: gradient of the loss with respect to layer `i`'s output before its
+    /// epilogue; a workspace that lives only during backward.
+    grads: Vec<Tensor>,
+    /// Where a first layer that writes its input's gradient anyway writes it.
+    input_grad: Option<Tensor>,
     targets: Tensor,
     /// `[Σ loss, Σ correct, Σ rows]` since the last [`Network::take_stats`].
     stats: Tensor,
     /// Forward-only tensors for evaluation, `eval_rows` rows at a time.
-    eval: Forward,
+    eval: Pass,
     /// Rows per evaluation pass.
     eval_rows: usize,
     /// Training iterations (skipped updates included).
@@ -62,9 +68,6 @@ pub struct Network {
     /// Updates applied (Adam's step count).
     applied: u32,
     precision: Precision,
-    /// FP16 copies of the weights and biases the forward and backward passes use (mixed).
-    half_weights: Vec<Tensor>,
-    half_biases: Vec<Tensor>,
     scaler: Option<GradScaler>,
     /// What the loss is multiplied by before backward.
     loss_weight: f32,
@@ -129,66 +132,62 @@ impl Network {
         let passes = DType::of(precision.format());
         let mixed = precision == Precision::Mixed;
         let master = if mixed { DType::F32 } else { passes };
-        let init = initial_parameters(spec, seed);
-        let conv = spec.conv_blocks().len();
-        let name = |l: usize| {
-            if l < conv {
-                format!("conv{l}")
-            } else {
-                format!("layer{}", l - conv)
-            }
-        };
-        let (mut weights, mut biases) = (Vec::new(), Vec::new());
-        let (mut half_weights, mut half_biases) = (Vec::new(), Vec::new());
-        for (l, ((w, b), (rows, cols))) in init.iter().zip(spec.weight_shapes()).enumerate() {
-            let name = name(l);
-            let label = format!("{name}.weight");
-            weights.push(Param::new(
-                backend, &label, rows, cols, w, optimizer, master,
-            )?);
-            let label = format!("{name}.bias");
-            biases.push(Param::new(backend, &label, 1, cols, b, optimizer, master)?);
-            if mixed {
-                let label = format!("{name}.weight (fp16 copy)");
-                half_weights.push(backend.alloc_as(
-                    Role::Parameters,
-                    &label,
-                    (rows, cols),
-                    passes,
-                )?);
-                let label = format!("{name}.bias (fp16 copy)");
-                half_biases.push(backend.alloc_as(Role::Parameters, &label, (1, cols), passes)?);
-            }
+        let layers = layers::build(&spec.layer_specs(), spec.input_shape())
+            .map_err(|e| BackendError::Setup(format!("the model: {e}")))?;
+        let mut params = Vec::with_capacity(layers.len());
+        for (layer, init) in layers
+            .iter()
+            .zip(init::layer_parameters(spec, &layers, seed))
+        {
+            let built = match init {
+                Some(init) => {
+                    let alloc = (optimizer, master, mixed.then_some(passes));
+                    Some(LayerParams::new(backend, layer.name(), init, alloc)?)
+                }
+                None => None,
+            };
+            params.push(built);
         }
-        let pass = Forward::alloc(backend, spec, batch, Pass::Training(passes))?;
-        let (dz, conv_grads) = pass.alloc_grads(backend, passes)?;
+        let pass = Pass::alloc(backend, &layers, (spec.inputs(), batch), Some(passes))?;
+        let mut grads = Vec::with_capacity(layers.len());
+        for (layer, out) in layers.iter().zip(&pass.outputs) {
+            let (_, suffix) = layer.suffixes();
+            let label = format!("{}.{suffix}", layer.name());
+            let shape = (out.rows(), out.cols());
+            grads.push(backend.alloc_as(Role::Workspace, &label, shape, passes)?);
+        }
+        let input_grad = match layers.first() {
+            Some(first) if first.needs_input_gradient() => {
+                let shape = (pass.input.rows(), pass.input.cols());
+                Some(backend.alloc_as(Role::Workspace, "input.grad", shape, passes)?)
+            }
+            _ => None,
+        };
         Ok(Self {
             spec: spec.clone(),
             optimizer,
             batch,
-            weights,
-            biases,
-            pass,
-            dz,
-            conv_grads,
-            // A class index per row, or one target value per output.
             targets: backend.alloc(
                 Role::Inputs,
                 "targets",
                 batch,
+                // A class index per row, or one target value per output.
                 match spec.loss {
                     Loss::SoftmaxCrossEntropy => 1,
                     Loss::MeanSquaredError => spec.outputs(),
                 },
             )?,
             stats: backend.zeros("loss-stats", 1, 3)?,
-            eval: Forward::alloc(backend, spec, eval_rows, Pass::Evaluation)?,
+            eval: Pass::alloc(backend, &layers, (spec.inputs(), eval_rows), None)?,
+            layers,
+            params,
+            pass,
+            grads,
+            input_grad,
             eval_rows,
             steps: 0,
             applied: 0,
             precision,
-            half_weights,
-            half_biases,
             scaler: mixed.then(GradScaler::default),
             loss_weight: 1.0,
         })
@@ -202,11 +201,16 @@ impl Network {
 
     /// How the parameters, their gradients and the activations are stored.
     pub fn dtypes(&self) -> (DType, DType, DType) {
-        let first = |p: &[Param]| p.first().map(|p| (p.value.dtype(), p.grad.dtype()));
-        let (value, grad) = first(&self.weights).unwrap_or_default();
+        let (value, grad) = self
+            .params
+            .iter()
+            .flatten()
+            .next()
+            .map(|p| (p.weight.value.dtype(), p.weight.grad.dtype()))
+            .unwrap_or_default();
         let activation = self
             .pass
-            .activations
+            .outputs
             .last()
             .map(Tensor::dtype)
             .unwrap_or_default();
@@ -228,10 +232,10 @@ impl Network {
         self.batch
     }
 
-    /// The outputs of the last forward pass that backward reads: each convolution block's
-    /// output and pooled output, each dense layer's output (not the input batch).
+    /// The outputs of the last forward pass that backward reads: every layer's output and what
+    /// it kept (not the input batch).
     pub fn activations(&self) -> Vec<&Tensor> {
-        self.pass.outputs()
+        self.pass.kept()
     }
 
     /// The architecture.
@@ -252,49 +256,37 @@ impl Network {
         inputs: &[f32],
         targets: &[f32],
     ) -> Result<(), BackendError> {
-        let input = &mut self.pass.activations[0];
+        let input = &mut self.pass.input;
         backend.write(input, inputs)?;
         round(backend, self.precision.format(), input)?;
         backend.write(&mut self.targets, targets)
     }
 
-    /// Forward pass over the loaded batch; the output layer's logits end in the last activation.
+    /// Forward pass over the loaded batch; the output layer's logits end in the last output.
     pub fn forward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         if self.scaler.is_some() {
-            // This step's FP16 copies of the FP32 master weights (the copy rounds).
-            for (p, half) in self.weights.iter().zip(&mut self.half_weights) {
-                backend.copy(&p.value, half)?;
-            }
-            for (p, half) in self.biases.iter().zip(&mut self.half_biases) {
-                backend.copy(&p.value, half)?;
+            // This step's FP16 copies of the FP32 master parameters (the copy rounds).
+            for p in self.params.iter_mut().flatten() {
+                p.refresh_half(backend)?;
             }
         }
         let format = self.precision.format();
-        let (half_weights, half_biases) = (&self.half_weights, &self.half_biases);
-        let masters = param::values(&self.weights, &self.biases);
-        let mixed = self.scaler.is_some();
-        let params = |l: usize| {
-            if mixed {
-                (&half_weights[l], &half_biases[l])
-            } else {
-                masters(l)
-            }
-        };
-        self.pass.run(backend, &self.spec, params, format)
+        let params = |i: usize| self.params[i].as_ref().map(LayerParams::pass_values);
+        self.pass.run(backend, &self.layers, params, format)
     }
-    /// Loss and its gradient, then backward through every layer into the parameter gradients.
-    ///
-    /// A convolution block's gradient flows back through its pooling (to the first largest
-    /// value of each window, through the activation) and the transposed convolution; a dense
-    /// layer's through its product and the activation of the layer before (or, after a
-    /// convolution block, straight into the pooled values).
+
+    /// Loss and its gradient, then backward through every layer, last first, into the
+    /// parameters' gradients: each layer is handed the gradient of its output and writes its
+    /// input's (through the previous layer's epilogue, where that fused an activation).
     pub fn backward(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
-        let last = self.weights.len() - 1;
-        let output = &self.pass.activations[last + 1];
+        let Some(last) = self.layers.len().checked_sub(1) else {
+            return Ok(());
+        };
+        let output = &self.pass.outputs[last];
         // The loss weight, and the loss scale of mixed precision (the loss scaled up so that
         // small gradients survive FP16), multiply the loss's gradient as it is written.
         let factor = self.loss_weight * self.scaler.as_ref().map_or(1.0, |s| s.scale);
-        let (targets, stats, dz) = (&self.targets, &mut self.stats, &mut self.dz[last]);
+        let (targets, stats, dz) = (&self.targets, &mut self.stats, &mut self.grads[last]);
         match self.spec.loss {
             Loss::SoftmaxCrossEntropy => {
                 backend.softmax_cross_entropy(output, targets, dz, stats, factor)?;
@@ -303,48 +295,39 @@ impl Network {
         }
         let format = self.precision.format();
         round(backend, format, dz)?;
-        let Forward { activations, conv } = &self.pass;
-        for l in (0..=last).rev() {
-            let (dw, db) = (&mut self.weights[l].grad, &mut self.biases[l].grad);
-            if let Some(t) = conv.get(l) {
-                let (x, dz) = (&activations[l], &self.dz[l]);
-                backend.conv_backward_params(x, t.conv, dz, (dw, db))?;
-            } else {
-                backend.linear_backward_params(&activations[l], &self.dz[l], dw, db)?;
-            }
-            round(backend, format, dw)?;
-            round(backend, format, db)?;
-            if l == 0 {
-                continue;
-            }
-            let w = if self.scaler.is_some() {
-                &self.half_weights[l]
-            } else {
-                &self.weights[l].value
+        let Pass {
+            input,
+            outputs,
+            saved,
+        } = &self.pass;
+        for i in (0..=last).rev() {
+            let (before, after) = self.grads.split_at_mut(i);
+            let dinput = match before.last_mut() {
+                Some(d) => Some(d),
+                None => self.input_grad.as_mut(),
             };
-            let (before, after) = self.dz.split_at_mut(l);
-            let (dz, dz_prev) = (&after[0], &mut before[l - 1]);
-            let Some(prev) = self.conv_grads.get_mut(l - 1) else {
-                // Dense after dense: through the previous layer's activation.
-                let act = layer_activation(&self.spec, l - 1);
-                backend.linear_backward_input(dz, w, &activations[l], act, dz_prev)?;
-                round(backend, format, dz_prev)?;
-                continue;
+            let mut params = self.params[i].as_mut().map(LayerParams::split);
+            let layer = &self.layers[i];
+            let pass = layers::Backward {
+                input: if i == 0 { input } else { &outputs[i - 1] },
+                saved: &saved[i],
+                dout: &after[0],
+                params: params.as_ref().map(|(values, _)| *values),
+                grads: params.as_mut().map(|(_, (dw, db))| (&mut **dw, &mut **db)),
+                dinput,
+                input_epilogue: match i {
+                    0 => Activation::Identity,
+                    _ => self.layers[i - 1].epilogue(),
+                },
             };
-            if let Some(t) = conv.get(l) {
-                // Convolution after convolution, onto the pooled image it read.
-                backend.conv_backward_input(dz, w, t.conv, &mut prev.dpooled)?;
-            } else {
-                // The first dense layer after the blocks: pooled values have no activation.
-                let a = &activations[l];
-                let identity = Activation::Identity;
-                backend.linear_backward_input(dz, w, a, identity, &mut prev.dpooled)?;
+            layer.backward(backend, pass)?;
+            if let Some((_, (dw, db))) = params.as_mut() {
+                round(backend, format, dw)?;
+                round(backend, format, db)?;
             }
-            round(backend, format, &mut prev.dpooled)?;
-            let t = &conv[l - 1];
-            let act = self.spec.activation;
-            backend.max_pool_backward(&t.out, &prev.dpooled, act, t.pool, dz_prev)?;
-            round(backend, format, dz_prev)?;
+            if let Some(d) = before.last_mut() {
+                round(backend, format, d)?;
+            }
         }
         Ok(())
     }
@@ -357,14 +340,15 @@ impl Network {
             // The check runs on the device and only its count comes back: one sync a step, as
             // GradScaler's `found_inf.item()` is in PyTorch.
             let inverse = 1.0 / scaler.scale;
-            for p in self.weights.iter_mut().chain(self.biases.iter_mut()) {
-                backend.scale(&mut p.grad, inverse)?;
+            for p in self.params.iter_mut().flatten() {
+                backend.scale(&mut p.weight.grad, inverse)?;
+                backend.scale(&mut p.bias.grad, inverse)?;
             }
             let grads: Vec<&Tensor> = self
-                .weights
+                .params
                 .iter()
-                .chain(&self.biases)
-                .map(|p| &p.grad)
+                .flatten()
+                .flat_map(|p| [&p.weight.grad, &p.bias.grad])
                 .collect();
             let finite = backend.count_non_finite(&grads)? == 0;
             let step = u64::from(self.steps);
@@ -380,10 +364,10 @@ impl Network {
             _ => None,
         };
         let rule = param::rule(self.optimizer, lr, self.applied);
-        for (w, b) in self.weights.iter_mut().zip(self.biases.iter_mut()) {
-            param::update_layer(backend, rule, w, b)?;
+        for p in self.params.iter_mut().flatten() {
+            param::update_layer(backend, rule, &mut p.weight, &mut p.bias)?;
             // Pure FP16 or BF16: the updated values are stored in the format too.
-            for p in [w, b] {
+            for p in [&mut p.weight, &mut p.bias] {
                 round(backend, format, &mut p.value)?;
                 for s in &mut p.state {
                     round(backend, format, s)?;
@@ -437,7 +421,7 @@ impl Network {
             chunk[..n * features]
                 .copy_from_slice(&inputs[start * features..(start + n) * features]);
             self.eval_pass(backend, &chunk)?;
-            let out = backend.read(&self.eval.activations[self.weights.len()])?;
+            let out = backend.read(self.eval.last())?;
             logits.extend_from_slice(&out[..n * classes]);
         }
         Ok(logits)
@@ -446,32 +430,42 @@ impl Network {
     /// One forward-only pass of the evaluation rows over `chunk`, their inputs (zero-padded to
     /// the pass's rows), with the current parameters.
     fn eval_pass(&mut self, backend: &mut dyn Backend, chunk: &[f32]) -> Result<(), BackendError> {
-        backend.write(&mut self.eval.activations[0], chunk)?;
-        let params = param::values(&self.weights, &self.biases);
-        self.eval.run(backend, &self.spec, params, None)
+        backend.write(&mut self.eval.input, chunk)?;
+        let params = |i: usize| self.params[i].as_ref().map(LayerParams::master_values);
+        self.eval.run(backend, &self.layers, params, None)
     }
 
     /// A CNN's first-layer filters and what they make of `image` (one sample's pixels), read
-    /// back: `None` for an MLP. Runs one forward pass of the evaluation rows.
+    /// back: `None` for a model without a convolution. Runs one forward pass of the evaluation
+    /// rows.
     pub fn first_layer(
         &mut self,
         backend: &mut dyn Backend,
         image: &[f32],
     ) -> Result<Option<FirstLayer>, BackendError> {
-        let Some(&(conv, _)) = self.spec.conv_blocks().first() else {
+        let Some((at, conv)) = self
+            .layers
+            .iter()
+            .enumerate()
+            .find_map(|(i, l)| l.convolution().map(|c| (i, c)))
+        else {
             return Ok(None);
         };
+        let Some(params) = &self.params[at] else {
+            return Ok(None);
+        };
+        let weights = backend.read(&params.weight.value)?;
         let mut chunk = vec![0.0f32; self.eval_rows * self.spec.inputs()];
         let n = image.len().min(chunk.len());
         chunk[..n].copy_from_slice(&image[..n]);
         self.eval_pass(backend, &chunk)?;
-        let mut maps = backend.read(&self.eval.conv[0].out)?;
+        let mut maps = backend.read(&self.eval.outputs[at])?;
         maps.truncate(conv.pixels() * conv.channels_out);
         Ok(Some(FirstLayer {
             kernel: conv.kernel,
             channels_in: conv.channels_in,
             filters: conv.channels_out,
-            weights: backend.read(&self.weights[0].value)?,
+            weights,
             height: conv.height,
             width: conv.width,
             maps,
@@ -480,24 +474,25 @@ impl Network {
 
     /// Logits of the loaded batch, read back to the host.
     pub fn read_logits(&mut self, backend: &mut dyn Backend) -> Result<Vec<f32>, BackendError> {
-        backend.read(&self.pass.activations[self.weights.len()])
+        backend.read(self.pass.last())
     }
 
-    /// All parameters read back, `(weights, biases)` per layer (for tests and exports).
+    /// All parameters read back, `(weights, biases)` per layer that has them (for tests and
+    /// exports).
     pub fn read_parameters(&self, backend: &mut dyn Backend) -> Result<LayerValues, BackendError> {
-        self.weights
+        self.params
             .iter()
-            .zip(&self.biases)
-            .map(|(w, b)| Ok((backend.read(&w.value)?, backend.read(&b.value)?)))
+            .flatten()
+            .map(|p| Ok((backend.read(&p.weight.value)?, backend.read(&p.bias.value)?)))
             .collect()
     }
 
-    /// All parameter gradients read back, `(dw, db)` per layer.
+    /// All parameter gradients read back, `(dw, db)` per layer that has parameters.
     pub fn read_gradients(&self, backend: &mut dyn Backend) -> Result<LayerValues, BackendError> {
-        self.weights
+        self.params
             .iter()
-            .zip(&self.biases)
-            .map(|(w, b)| Ok((backend.read(&w.grad)?, backend.read(&b.grad)?)))
+            .flatten()
+            .map(|p| Ok((backend.read(&p.weight.grad)?, backend.read(&p.bias.grad)?)))
             .collect()
     }
 
@@ -507,14 +502,9 @@ impl Network {
         backend: &mut dyn Backend,
         values: &[(Vec<f32>, Vec<f32>)],
     ) -> Result<(), BackendError> {
-        for ((w, b), (wv, bv)) in self
-            .weights
-            .iter_mut()
-            .zip(self.biases.iter_mut())
-            .zip(values)
-        {
-            backend.write(&mut w.value, wv)?;
-            backend.write(&mut b.value, bv)?;
+        for (p, (wv, bv)) in self.params.iter_mut().flatten().zip(values) {
+            backend.write(&mut p.weight.value, wv)?;
+            backend.write(&mut p.bias.value, bv)?;
         }
         Ok(())
     }

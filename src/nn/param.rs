@@ -1,5 +1,6 @@
 //! A parameter tensor with its gradient and optimizer state, and its update.
 
+use super::layers::ParamInit;
 use super::spec::OptimizerKind;
 use crate::backend::{AdamHyper, Backend, BackendError, ParamTensors, Tensor, UpdateStep};
 use crate::memory::Role;
@@ -69,11 +70,72 @@ pub(super) fn update_layer(
     backend.update_layer(rule, [weights.tensors(), biases.tensors()])
 }
 
-/// Layer `l`'s weight and bias values, as a pass reads them (a lookup, not a list: the step
-/// allocates nothing).
-pub(super) fn values<'a>(
-    weights: &'a [Param],
-    biases: &'a [Param],
-) -> impl Fn(usize) -> (&'a Tensor, &'a Tensor) {
-    |l| (&weights[l].value, &biases[l].value)
+/// One layer's parameters: its weight (or scale) and bias (or shift), and in mixed precision
+/// their FP16 copies, which the passes read.
+pub(super) struct LayerParams {
+    pub(super) weight: Param,
+    pub(super) bias: Param,
+    half: Option<(Tensor, Tensor)>,
+}
+
+impl LayerParams {
+    /// Allocates `name.weight` and `name.bias` from `init`, stored as `master`, with optimizer
+    /// state for `optimizer` and, with `half`, copies in that type for the passes.
+    pub(super) fn new(
+        backend: &mut dyn Backend,
+        name: &str,
+        init: ParamInit,
+        (optimizer, master, half): (OptimizerKind, DType, Option<DType>),
+    ) -> Result<Self, BackendError> {
+        let ParamInit {
+            shapes: [(wr, wc), (br, bc)],
+            values: [w, b],
+        } = init;
+        let label = format!("{name}.weight");
+        let weight = Param::new(backend, &label, wr, wc, &w, optimizer, master)?;
+        let label = format!("{name}.bias");
+        let bias = Param::new(backend, &label, br, bc, &b, optimizer, master)?;
+        let half = match half {
+            Some(dtype) => {
+                let label = format!("{name}.weight (fp16 copy)");
+                let hw = backend.alloc_as(Role::Parameters, &label, (wr, wc), dtype)?;
+                let label = format!("{name}.bias (fp16 copy)");
+                let hb = backend.alloc_as(Role::Parameters, &label, (br, bc), dtype)?;
+                Some((hw, hb))
+            }
+            None => None,
+        };
+        Ok(Self { weight, bias, half })
+    }
+
+    /// Copies the master values into the FP16 copies (the copy rounds).
+    pub(super) fn refresh_half(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
+        if let Some((hw, hb)) = &mut self.half {
+            backend.copy(&self.weight.value, hw)?;
+            backend.copy(&self.bias.value, hb)?;
+        }
+        Ok(())
+    }
+
+    /// The values the training passes read: the FP16 copies where there are, else the masters.
+    pub(super) fn pass_values(&self) -> (&Tensor, &Tensor) {
+        match &self.half {
+            Some((hw, hb)) => (hw, hb),
+            None => self.master_values(),
+        }
+    }
+
+    /// The master values (what evaluation reads).
+    pub(super) fn master_values(&self) -> (&Tensor, &Tensor) {
+        (&self.weight.value, &self.bias.value)
+    }
+
+    /// The passes' values beside the gradients, to write.
+    pub(super) fn split(&mut self) -> ((&Tensor, &Tensor), (&mut Tensor, &mut Tensor)) {
+        let values = match &self.half {
+            Some((hw, hb)) => (hw, hb),
+            None => (&self.weight.value, &self.bias.value),
+        };
+        (values, (&mut self.weight.grad, &mut self.bias.grad))
+    }
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::layers::{LayerSpec, Shape};
 use crate::backend::{Activation, ConvShape, PoolShape};
 use crate::data::{ImageShape, Task};
 
@@ -97,6 +98,12 @@ pub struct ModelSpec {
     /// Convolution blocks before the dense layers (a CNN), or none (an MLP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conv: Option<ConvStack>,
+    /// The model as a list of layers over rows of `layers[0]` values, where it is not the
+    /// shape above (`LayerNorm`, GELU): then `layers` holds only its input and output widths.
+    /// Until the estimator and the simulator read the list, their figures for such a model
+    /// count only what the widths say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<Vec<LayerSpec>>,
 }
 
 impl ModelSpec {
@@ -107,7 +114,33 @@ impl ModelSpec {
             activation,
             loss,
             conv: None,
+            list: None,
         }
+    }
+
+    /// A model given as a list of layers over rows of `inputs` values, the hidden activation
+    /// (for the initialisation) the first the list names, or why the list does not fit.
+    pub fn from_layers(
+        inputs: usize,
+        list: Vec<LayerSpec>,
+        loss: Loss,
+    ) -> Result<Self, super::layers::ShapeError> {
+        let shapes = LayerSpec::shapes(&list, Shape::Flat(inputs))?;
+        let outputs = shapes.last().map_or(inputs, |s| s.values());
+        let activation = list
+            .iter()
+            .find_map(|l| match l {
+                LayerSpec::Activation { function } => Some(*function),
+                _ => None,
+            })
+            .unwrap_or(Activation::Identity);
+        Ok(Self {
+            layers: vec![inputs, outputs],
+            activation,
+            loss,
+            conv: None,
+            list: Some(list),
+        })
     }
 
     /// A CNN: `conv`'s blocks, then dense layers of the widths `dense` (hidden widths and the
@@ -120,7 +153,54 @@ impl ModelSpec {
             activation,
             loss,
             conv: Some(conv),
+            list: None,
         }
+    }
+
+    /// The model as a list of layers: each convolution block as a convolution, its activation
+    /// and 2×2 max pooling, then a flattening; each dense layer, with the activation after
+    /// every hidden one (the output layer is linear: softmax is in the loss).
+    pub fn layer_specs(&self) -> Vec<LayerSpec> {
+        if let Some(list) = &self.list {
+            return list.clone();
+        }
+        let act = LayerSpec::Activation {
+            function: self.activation,
+        };
+        let mut specs = Vec::new();
+        if let Some(conv) = &self.conv {
+            for &filters in &conv.channels {
+                let kernel = conv.kernel;
+                specs.extend([
+                    LayerSpec::Conv2d { filters, kernel },
+                    act,
+                    LayerSpec::MaxPool2d,
+                ]);
+            }
+            specs.push(LayerSpec::Flatten);
+        }
+        let dense = self.layers.iter().skip(1);
+        let hidden = self.layers.len().saturating_sub(2);
+        for (i, &units) in dense.enumerate() {
+            specs.push(LayerSpec::Dense { units });
+            if i < hidden {
+                specs.push(act);
+            }
+        }
+        specs
+    }
+
+    /// What one sample is as the first layer reads it: an image for a CNN, a row otherwise.
+    pub fn input_shape(&self) -> Shape {
+        match &self.conv {
+            Some(c) => Shape::Image(c.image),
+            None => Shape::Flat(self.inputs()),
+        }
+    }
+
+    /// The activation of the hidden layers, which the weights' initialisation suits.
+    pub fn hidden_activation(&self) -> Activation {
+        self.activation
     }
 
     /// The architecture in a few characters: `784-128-10`, or for a CNN

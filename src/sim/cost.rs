@@ -645,6 +645,7 @@ mod tests {
     fn spec(layers: &[usize]) -> ModelSpec {
         ModelSpec {
             conv: None,
+            list: None,
             layers: layers.to_vec(),
             activation: crate::backend::Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,

@@ -392,6 +392,7 @@ mod tests {
     fn the_mnist_mlp_needs_16_bytes_per_parameter_before_activations() {
         let spec = ModelSpec {
             conv: None,
+            list: None,
             layers: vec![784, 128, 10],
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,

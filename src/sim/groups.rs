@@ -48,8 +48,18 @@ impl OpGroup {
             "conv_forward" | "conv_backward_input" => Self::Convolutions,
             "softmax_cross_entropy" | "mse_loss" => Self::Loss,
             "sgd_step" | "momentum_step" | "adam_step" => Self::Optimizer,
-            "bias_grad" | "bias_grad_sum" | "max_pool" | "max_pool_backward" | "scale"
-            | "count_non_finite" | "copy" => Self::Elementwise,
+            "bias_grad"
+            | "bias_grad_sum"
+            | "max_pool"
+            | "max_pool_backward"
+            | "scale"
+            | "count_non_finite"
+            | "copy"
+            | "activation_forward"
+            | "activation_backward"
+            | "layer_norm"
+            | "layer_norm_backward"
+            | "layer_norm_params_grad" => Self::Elementwise,
             l if l.starts_with("round_") || l.starts_with("widen_") || l.starts_with("narrow_") => {
                 Self::Elementwise
             }
@@ -259,6 +269,7 @@ mod tests {
     fn ops(layers: &[usize], batch: usize) -> Vec<Op> {
         let spec = ModelSpec {
             conv: None,
+            list: None,
             layers: layers.to_vec(),
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,
@@ -386,6 +397,7 @@ mod tests {
         // The CPU updates each tensor on its own: each layer's weights, then its biases.
         let spec = ModelSpec {
             conv: None,
+            list: None,
             layers: vec![2, 16, 3],
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,

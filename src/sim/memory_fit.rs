@@ -153,6 +153,7 @@ mod tests {
     fn the_largest_batch_that_fits_is_the_edge_of_the_estimate() {
         let spec = ModelSpec {
             conv: None,
+            list: None,
             layers: vec![784, 512, 10],
             activation: crate::backend::Activation::Relu,
             loss: crate::nn::Loss::SoftmaxCrossEntropy,

@@ -100,6 +100,7 @@ mod tests {
     fn ops() -> Vec<Op> {
         let spec = ModelSpec {
             conv: None,
+            list: None,
             layers: vec![2, 16, 16, 3],
             activation: Activation::Relu,
             loss: Loss::SoftmaxCrossEntropy,

@@ -616,6 +616,7 @@ mod tests {
         let config = TrainConfig::default();
         let spec = ModelSpec {
             conv: None,
+            list: None,
             layers: vec![2, 16, 16, 3],
             activation: crate::backend::Activation::Relu,
             loss: crate::nn::Loss::SoftmaxCrossEntropy,
@@ -744,6 +745,7 @@ mod tests {
                     let config = TrainConfig::default();
                     let spec = ModelSpec {
                         conv: None,
+                        list: None,
                         layers: vec![2, 16, 16, 3],
                         activation: crate::backend::Activation::Relu,
                         loss: crate::nn::Loss::SoftmaxCrossEntropy,
@@ -809,6 +811,7 @@ mod tests {
             let config = TrainConfig::default();
             let spec = ModelSpec {
                 conv: None,
+                list: None,
                 layers: vec![2, 16, 16, 3],
                 activation: crate::backend::Activation::Relu,
                 loss: crate::nn::Loss::SoftmaxCrossEntropy,

@@ -361,6 +361,7 @@ fn whole_model_case(b: &mut dyn Backend, loss_kind: Loss) {
     for activation in [Activation::Relu, Activation::Tanh, Activation::Sigmoid] {
         let spec = ModelSpec {
             conv: None,
+            list: None,
             layers: vec![3, 7, 5, outputs],
             activation,
             loss: loss_kind,

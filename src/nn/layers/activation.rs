@@ -1,0 +1,52 @@
+//! An activation as a layer of its own (GELU always; the others where no product before them
+//! can take them in its epilogue): it keeps its input, and its backward pass takes the
+//! derivative there.
+
+use super::layer::{Backward, Layer, Shape};
+use crate::backend::{Activation, Backend, BackendError, Tensor};
+
+/// A built activation layer.
+pub struct ActivationLayer {
+    name: String,
+    shape: Shape,
+    function: Activation,
+}
+
+impl ActivationLayer {
+    pub(super) fn new(name: String, shape: Shape, function: Activation) -> Self {
+        Self {
+            name,
+            shape,
+            function,
+        }
+    }
+}
+
+impl Layer for ActivationLayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    fn forward(
+        &self,
+        backend: &mut dyn Backend,
+        input: &Tensor,
+        _params: Option<(&Tensor, &Tensor)>,
+        _saved: &mut [Tensor],
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        backend.activation_forward(input, self.function, out)
+    }
+
+    fn backward(&self, backend: &mut dyn Backend, pass: Backward<'_>) -> Result<(), BackendError> {
+        let Some(dx) = pass.dinput else {
+            return Ok(());
+        };
+        crate::backend::check_identity("activation_backward", pass.input_epilogue)?;
+        backend.activation_backward(pass.input, pass.dout, self.function, dx)
+    }
+}

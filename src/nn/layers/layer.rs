@@ -1,0 +1,124 @@
+//! What every kind of layer is to the network: the [`Layer`] trait a built layer implements,
+//! the shape that flows between layers, and what a backward pass hands a layer.
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::backend::{Activation, Backend, BackendError, ConvShape, Tensor};
+use crate::data::ImageShape;
+use crate::memory::Role;
+
+/// What flows from one layer into the next, per sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A row of values.
+    Flat(usize),
+    /// A channels-last image.
+    Image(ImageShape),
+}
+
+impl Shape {
+    /// Values per sample.
+    pub fn values(self) -> usize {
+        match self {
+            Shape::Flat(n) => n,
+            Shape::Image(image) => image.len(),
+        }
+    }
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shape::Flat(n) => write!(f, "{n}"),
+            Shape::Image(i) => write!(f, "{}×{}×{}", i.height, i.width, i.channels),
+        }
+    }
+}
+
+/// A layer's parameters, as the network allocates them: `(rows, cols)` of its weight and of its
+/// bias (or shift), with their initial values.
+pub(crate) struct ParamInit {
+    /// Used in the tensors' labels: `weight` and `bias`, as PyTorch names them.
+    pub shapes: [(usize, usize); 2],
+    pub values: [Vec<f32>; 2],
+}
+
+/// What a layer's backward pass reads and writes.
+pub(crate) struct Backward<'a> {
+    /// The layer's input, as the layer before wrote it (after its epilogue).
+    pub input: &'a Tensor,
+    /// What the layer kept for backward besides its output.
+    pub saved: &'a [Tensor],
+    /// The loss's gradient with respect to the layer's output before its epilogue.
+    pub dout: &'a Tensor,
+    /// Its parameters' values as the passes read them.
+    pub params: Option<(&'a Tensor, &'a Tensor)>,
+    /// Its parameters' gradients.
+    pub grads: Option<(&'a mut Tensor, &'a mut Tensor)>,
+    /// The gradient with respect to the input (before the previous layer's epilogue), where the
+    /// input is not the batch.
+    pub dinput: Option<&'a mut Tensor>,
+    /// The previous layer's epilogue, whose derivative the input gradient goes through (only
+    /// ever not the identity before a dense layer or max pooling: see [`build`](super::build)).
+    pub input_epilogue: Activation,
+}
+
+/// A layer built for a network on one device.
+pub(crate) trait Layer: Send {
+    /// The stem of its tensors' labels (`layer0`, `conv1`, `norm0`).
+    fn name(&self) -> &str;
+
+    /// Its output's shape.
+    fn shape(&self) -> Shape;
+
+    /// Its output tensor's `(rows, cols)` for `rows` samples (a convolution's is a row a pixel).
+    fn output(&self, rows: usize) -> (usize, usize) {
+        (rows, self.shape().values())
+    }
+
+    /// The suffixes of its output's and its output gradient's labels.
+    fn suffixes(&self) -> (&'static str, &'static str) {
+        ("output", "dz")
+    }
+
+    /// Its parameters with their initial values, drawn from `rng` (whose order every device
+    /// shares); `hidden` is the model's hidden activation, which the initialisation suits.
+    fn params(&self, _rng: &mut ChaCha8Rng, _hidden: Activation) -> Option<ParamInit> {
+        None
+    }
+
+    /// The activation its output went through in its epilogue.
+    fn epilogue(&self) -> Activation {
+        Activation::Identity
+    }
+
+    /// Whether its backward pass writes its input's gradient even where the input is the batch
+    /// (the network then gives a first such layer a scratch to write it into).
+    fn needs_input_gradient(&self) -> bool {
+        false
+    }
+
+    /// Tensors it keeps for backward besides its output, for `rows` samples, as `(role, label
+    /// suffix, shape)`; always f32.
+    fn saved(&self, _rows: usize) -> Vec<(Role, &'static str, (usize, usize))> {
+        Vec::new()
+    }
+
+    /// A convolution's geometry, for the views of what a first convolution learned.
+    fn convolution(&self) -> Option<ConvShape> {
+        None
+    }
+
+    /// The forward pass: `out` from `input` (and the parameters' pass values).
+    fn forward(
+        &self,
+        backend: &mut dyn Backend,
+        input: &Tensor,
+        params: Option<(&Tensor, &Tensor)>,
+        saved: &mut [Tensor],
+        out: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// The backward pass: the parameters' gradients and the input's.
+    fn backward(&self, backend: &mut dyn Backend, pass: Backward<'_>) -> Result<(), BackendError>;
+}

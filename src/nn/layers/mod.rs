@@ -1,0 +1,255 @@
+//! One module a kind of layer. A model is a list of [`LayerSpec`]s; each kind's module says what
+//! its output's shape is for an input's (or why it cannot take that input), which parameters it
+//! has and how they start, and runs its forward and backward passes through
+//! [`ComputeOps`](crate::backend::ComputeOps) on either device. The network
+//! ([`Network`](super::Network)) loops over the built layers and never names a kind.
+//!
+//! **Fusion.** An activation right after a dense layer or a convolution runs in that product's
+//! epilogue (its output written once), where the layer after it can apply the activation's
+//! derivative in its own backward pass (a dense layer's input gradient, max pooling's) and the
+//! derivative can be had from the output (all but GELU). Otherwise the activation is a layer of
+//! its own, which keeps its input for backward.
+
+mod activation;
+mod conv;
+mod dense;
+mod layer;
+mod norm;
+mod pool;
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::{Activation, Backend, BackendError, Tensor};
+use crate::memory::Role;
+use crate::precision::DType;
+
+pub use layer::Shape;
+pub(crate) use layer::{Backward, Layer, ParamInit};
+
+use activation::ActivationLayer;
+use conv::Conv;
+use dense::Dense;
+use norm::LayerNorm;
+use pool::MaxPool;
+
+/// One layer of a model, before it is built: what model files and presets list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LayerSpec {
+    /// A fully connected layer of `units` outputs with a bias, over rows of values.
+    Dense { units: usize },
+    /// A `kernel × kernel` convolution of `filters` filters with a bias over channels-last
+    /// images: stride 1, zero padding that keeps the size.
+    Conv2d { filters: usize, kernel: usize },
+    /// 2×2 max pooling with stride 2 (an odd last row or column is left out).
+    MaxPool2d,
+    /// An image's values as one row, channels last: no value changes.
+    Flatten,
+    /// An element-wise non-linearity.
+    Activation { function: Activation },
+    /// Layer normalisation over a row's features, with a learned scale and shift.
+    LayerNorm,
+}
+
+/// Why a layer cannot take what the layer before it gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeError {
+    /// The layer's position in the list (0 = the first).
+    pub layer: usize,
+    /// What it was given.
+    pub input: Shape,
+    /// What it needs.
+    pub needs: &'static str,
+}
+
+impl std::fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "layer {} gets {} values a sample ({}) but needs {}",
+            self.layer + 1,
+            self.input.values(),
+            self.input,
+            self.needs
+        )
+    }
+}
+
+impl LayerSpec {
+    /// The output's shape for `input`, or what this layer needs instead.
+    pub fn output(&self, input: Shape) -> Result<Shape, &'static str> {
+        match *self {
+            LayerSpec::Dense { units } => dense::output(input, units),
+            LayerSpec::Conv2d { filters, kernel } => conv::output(input, filters, kernel),
+            LayerSpec::MaxPool2d => pool::output(input),
+            LayerSpec::Flatten => Ok(Shape::Flat(input.values())),
+            LayerSpec::Activation { .. } => Ok(input),
+            LayerSpec::LayerNorm => norm::output(input),
+        }
+    }
+
+    /// Every layer's output shape from `input`, first layer first, or the first layer that
+    /// cannot take its input.
+    pub fn shapes(layers: &[LayerSpec], input: Shape) -> Result<Vec<Shape>, ShapeError> {
+        let mut shape = input;
+        let mut shapes = Vec::with_capacity(layers.len());
+        for (layer, spec) in layers.iter().enumerate() {
+            shape = spec.output(shape).map_err(|needs| ShapeError {
+                layer,
+                input: shape,
+                needs,
+            })?;
+            shapes.push(shape);
+        }
+        Ok(shapes)
+    }
+}
+
+/// A layer's tensor labels number each kind on its own (`conv0`, `conv1`, `layer0`): the names
+/// the memory view and traces have always shown.
+#[derive(Default)]
+struct Names {
+    dense: usize,
+    conv: usize,
+    norm: usize,
+    act: usize,
+}
+
+impl Names {
+    fn next(counter: &mut usize, stem: &str) -> String {
+        let name = format!("{stem}{counter}");
+        *counter += 1;
+        name
+    }
+}
+
+/// The layers of `specs` built over `input`, activations fused where they can be (see the
+/// module's notes), flattening left out (it changes no value).
+pub(crate) fn build(specs: &[LayerSpec], input: Shape) -> Result<Vec<Box<dyn Layer>>, ShapeError> {
+    let shapes = LayerSpec::shapes(specs, input)?;
+    let mut names = Names::default();
+    let mut layers: Vec<Box<dyn Layer>> = Vec::with_capacity(specs.len());
+    let mut shape_in = input;
+    let mut i = 0;
+    while i < specs.len() {
+        let spec = specs[i];
+        let shape = shapes[i];
+        // The activation right after, if this layer's epilogue can take it.
+        let fused = match specs.get(i + 1) {
+            Some(LayerSpec::Activation { function })
+                if function.fuses() && applies_epilogue(&specs[i + 2..]) =>
+            {
+                Some(*function)
+            }
+            _ => None,
+        };
+        let epilogue = fused.unwrap_or(Activation::Identity);
+        let layer: Option<Box<dyn Layer>> = match spec {
+            LayerSpec::Dense { units } => {
+                let name = Names::next(&mut names.dense, "layer");
+                Some(Box::new(Dense::new(
+                    name,
+                    shape_in.values(),
+                    units,
+                    epilogue,
+                )))
+            }
+            LayerSpec::Conv2d { filters, kernel } => {
+                let name = Names::next(&mut names.conv, "conv");
+                let Shape::Image(image) = shape_in else {
+                    return Err(not_an_image(i, shape_in));
+                };
+                Some(Box::new(Conv::new(name, image, filters, kernel, epilogue)))
+            }
+            LayerSpec::MaxPool2d => {
+                // Named for the convolution it pools, as its tensors always were.
+                let name = format!("conv{}", names.conv.saturating_sub(1));
+                let Shape::Image(image) = shape_in else {
+                    return Err(not_an_image(i, shape_in));
+                };
+                Some(Box::new(MaxPool::new(name, image)))
+            }
+            LayerSpec::Flatten => None,
+            LayerSpec::Activation { function } => {
+                let name = Names::next(&mut names.act, "act");
+                Some(Box::new(ActivationLayer::new(name, shape, function)))
+            }
+            LayerSpec::LayerNorm => {
+                let name = Names::next(&mut names.norm, "norm");
+                Some(Box::new(LayerNorm::new(name, shape.values())))
+            }
+        };
+        layers.extend(layer);
+        shape_in = if fused.is_some() {
+            shapes[i + 1]
+        } else {
+            shape
+        };
+        i += if fused.is_some() { 2 } else { 1 };
+    }
+    Ok(layers)
+}
+
+/// Layer `layer` needs an image and was given `input` (which [`LayerSpec::shapes`] refuses
+/// before a layer is built).
+fn not_an_image(layer: usize, input: Shape) -> ShapeError {
+    ShapeError {
+        layer,
+        input,
+        needs: "an image",
+    }
+}
+
+/// Whether the first layer of `rest` that is not a flattening applies its input's epilogue
+/// derivative in backward (so the activation before it may be fused). The loss never does.
+fn applies_epilogue(rest: &[LayerSpec]) -> bool {
+    matches!(
+        rest.iter().find(|s| **s != LayerSpec::Flatten),
+        Some(LayerSpec::Dense { .. } | LayerSpec::MaxPool2d)
+    )
+}
+
+/// The tensors of a pass, allocated for `rows` samples: every built layer's output and what it
+/// keeps, stored as `pass` says.
+pub(crate) fn alloc_outputs(
+    backend: &mut dyn Backend,
+    layers: &[Box<dyn Layer>],
+    rows: usize,
+    dtype: Option<DType>,
+) -> Result<(Vec<Tensor>, Vec<Vec<Tensor>>), BackendError> {
+    let mut outputs = Vec::with_capacity(layers.len());
+    let mut saved = Vec::with_capacity(layers.len());
+    for layer in layers {
+        let (suffix, _) = layer.suffixes();
+        let label = format!("{}.{suffix}", layer.name());
+        outputs.push(alloc(
+            backend,
+            Role::Activations,
+            &label,
+            layer.output(rows),
+            dtype,
+        )?);
+        let mut kept = Vec::new();
+        for (role, suffix, shape) in layer.saved(rows) {
+            let label = format!("{}.{suffix}", layer.name());
+            kept.push(alloc(backend, role, &label, shape, Some(DType::F32))?);
+        }
+        saved.push(kept);
+    }
+    Ok((outputs, saved))
+}
+
+/// A pass's tensor: in `dtype` with its role (training), or an f32 workspace (evaluation,
+/// `dtype` none).
+pub(crate) fn alloc(
+    backend: &mut dyn Backend,
+    role: Role,
+    label: &str,
+    shape: (usize, usize),
+    dtype: Option<DType>,
+) -> Result<Tensor, BackendError> {
+    match dtype {
+        Some(dtype) => backend.alloc_as(role, label, shape, dtype),
+        None => backend.alloc_as(Role::Workspace, &format!("eval {label}"), shape, DType::F32),
+    }
+}

@@ -1,0 +1,81 @@
+//! Layer normalisation over a row's features with a learned scale (`weight`, starting at 1) and
+//! shift (`bias`, starting at 0), PyTorch's `LayerNorm(n)`: each row's mean and
+//! `1 / √(σ² + ε)` are kept (f32, `[rows, 2]`) for backward.
+
+use rand_chacha::ChaCha8Rng;
+
+use super::dense::missing;
+use super::layer::{Backward, Layer, ParamInit, Shape};
+use crate::backend::{Activation, Backend, BackendError, Tensor};
+use crate::memory::Role;
+
+/// The output's shape: the input's, a row of features.
+pub(super) fn output(input: Shape) -> Result<Shape, &'static str> {
+    match input {
+        Shape::Flat(n) if n > 0 => Ok(input),
+        _ => Err("a row of values (put a Flatten before it)"),
+    }
+}
+
+/// A built layer normalisation.
+pub struct LayerNorm {
+    name: String,
+    features: usize,
+}
+
+impl LayerNorm {
+    pub(super) fn new(name: String, features: usize) -> Self {
+        Self { name, features }
+    }
+}
+
+impl Layer for LayerNorm {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::Flat(self.features)
+    }
+
+    fn params(&self, _rng: &mut ChaCha8Rng, _hidden: Activation) -> Option<ParamInit> {
+        let n = self.features;
+        Some(ParamInit {
+            shapes: [(1, n), (1, n)],
+            values: [vec![1.0; n], vec![0.0; n]],
+        })
+    }
+
+    fn needs_input_gradient(&self) -> bool {
+        true
+    }
+
+    /// Each row's mean and inverse deviation, kept for backward.
+    fn saved(&self, rows: usize) -> Vec<(Role, &'static str, (usize, usize))> {
+        vec![(Role::Activations, "stats", (rows, 2))]
+    }
+
+    fn forward(
+        &self,
+        backend: &mut dyn Backend,
+        input: &Tensor,
+        params: Option<(&Tensor, &Tensor)>,
+        saved: &mut [Tensor],
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let params = params.ok_or_else(|| missing(&self.name))?;
+        let stats = saved.first_mut().ok_or_else(|| missing(&self.name))?;
+        backend.layer_norm(input, params, out, stats)
+    }
+
+    fn backward(&self, backend: &mut dyn Backend, pass: Backward<'_>) -> Result<(), BackendError> {
+        let (gamma, _) = pass.params.ok_or_else(|| missing(&self.name))?;
+        let grads = pass.grads.ok_or_else(|| missing(&self.name))?;
+        let stats = pass.saved.first().ok_or_else(|| missing(&self.name))?;
+        crate::backend::check_identity("layer_norm_backward", pass.input_epilogue)?;
+        // LayerNorm's kernel writes the input's gradient with the parameters': a first
+        // LayerNorm is given a scratch of the network's (`Layer::needs_input_gradient`).
+        let dx = pass.dinput.ok_or_else(|| missing(&self.name))?;
+        backend.layer_norm_backward(pass.input, pass.dout, (gamma, stats), dx, grads)
+    }
+}

@@ -1,0 +1,83 @@
+//! The tensors one pass through the network writes (the input, every layer's output and what
+//! it keeps for backward), and the forward pass over them.
+
+use super::layers::{self, Layer};
+use crate::backend::{Backend, BackendError, Tensor};
+use crate::memory::Role;
+use crate::precision::{DType, Half};
+
+/// Everything a forward pass of some rows writes.
+pub(super) struct Pass {
+    /// The batch (or evaluation rows).
+    pub(super) input: Tensor,
+    /// Layer `i`'s output.
+    pub(super) outputs: Vec<Tensor>,
+    /// What layer `i` keeps for backward besides its output.
+    pub(super) saved: Vec<Vec<Tensor>>,
+}
+
+impl Pass {
+    /// The tensors of a pass of `rows` rows of `inputs` values: stored in `dtype` and counted
+    /// by their roles (training), or f32 workspace (evaluation, `dtype` none).
+    pub(super) fn alloc(
+        backend: &mut dyn Backend,
+        layers: &[Box<dyn Layer>],
+        (inputs, rows): (usize, usize),
+        dtype: Option<DType>,
+    ) -> Result<Self, BackendError> {
+        let input = layers::alloc(backend, Role::Inputs, "input", (rows, inputs), dtype)?;
+        let (outputs, saved) = layers::alloc_outputs(backend, layers, rows, dtype)?;
+        Ok(Self {
+            input,
+            outputs,
+            saved,
+        })
+    }
+
+    /// The last layer's output (the logits, or the predictions), or the input of a model
+    /// without layers.
+    pub(super) fn last(&self) -> &Tensor {
+        self.outputs.last().unwrap_or(&self.input)
+    }
+
+    /// Every tensor the backward pass reads besides the input: each layer's output and what it
+    /// kept.
+    pub(super) fn kept(&self) -> Vec<&Tensor> {
+        self.outputs
+            .iter()
+            .zip(&self.saved)
+            .flat_map(|(out, saved)| std::iter::once(out).chain(saved))
+            .collect()
+    }
+
+    /// The forward pass with `params` (layer `i`'s parameters as the pass reads them), each
+    /// output rounded to `format` where one is given.
+    pub(super) fn run<'p>(
+        &mut self,
+        backend: &mut dyn Backend,
+        layers: &[Box<dyn Layer>],
+        params: impl Fn(usize) -> Option<(&'p Tensor, &'p Tensor)>,
+        format: Option<Half>,
+    ) -> Result<(), BackendError> {
+        for (i, layer) in layers.iter().enumerate() {
+            let (done, rest) = self.outputs.split_at_mut(i);
+            let input = done.last().unwrap_or(&self.input);
+            let out = &mut rest[0];
+            layer.forward(backend, input, params(i), &mut self.saved[i], out)?;
+            round(backend, format, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// Rounds an f32 tensor's values to `format` (a 16-bit tensor's are already rounded).
+pub(super) fn round(
+    backend: &mut dyn Backend,
+    format: Option<Half>,
+    t: &mut Tensor,
+) -> Result<(), BackendError> {
+    match format {
+        Some(f) if t.dtype() == DType::F32 => backend.round_to(t, f),
+        _ => Ok(()),
+    }
+}
