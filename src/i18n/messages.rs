@@ -12,10 +12,11 @@ super::lang::strings! { MsgKey {
     FormulaGradients => "one gradient per parameter: {p} × {bytes} B", "每个参数一个梯度：{p} × {bytes} B";
     FormulaOptimizer => "{states} value(s) per parameter for {optimizer}: {states} × {p} × {bytes} B", "{optimizer} 每个参数 {states} 个值：{states} × {p} × {bytes} B";
     FormulaActivations => "batch {b} × layer outputs ({widths}) × {bytes} B", "批次 {b} × 各层输出（{widths}）× {bytes} B";
-    FormulaConvActivations => " + convolution outputs {outputs} and pooled {pooled} values × {bytes} B", " + 卷积输出 {outputs} 个值与池化后 {pooled} 个值 × {bytes} B";
+    FormulaSavedStats => " + batch {b} × {n} statistics kept for backward × 4 B", " + 批次 {b} × 为反向传播保留的 {n} 个统计量 × 4 B";
     FormulaInputs => "batch {b} × ({features} features × {bytes} B + {targets} target × 4 B)", "批次 {b} × （{features} 个特征 × {bytes} B + {targets} 个目标值 × 4 B）";
-    FormulaWorkspace => "backward temporaries {b} × ({widths}) × {bytes} B{conv} + evaluation {rows} rows × {per_row} values × 4 B + 3 loss statistics × 4 B{working}", "反向传播临时量 {b} × （{widths}）× {bytes} B{conv} + 评估 {rows} 行 × {per_row} 个值 × 4 B + 3 个损失统计量 × 4 B{working}";
-    FormulaConvTemporaries => " + convolution temporaries {n} values × {bytes} B (convolved from the images: no patches)", " + 卷积临时量 {n} 个值 × {bytes} B（直接在图像上卷积，不展开图块）";
+    FormulaWorkspace => "backward temporaries {b} × ({widths}) × {bytes} B{extra} + evaluation {rows} rows × {per_row} values × 4 B + 3 loss statistics × 4 B{working}", "反向传播临时量 {b} × （{widths}）× {bytes} B{extra} + 评估 {rows} 行 × {per_row} 个值 × 4 B + 3 个损失统计量 × 4 B{working}";
+    FormulaNoPatches => " (convolved from the images: no patches)", "（直接在图像上卷积，不展开图块）";
+    FormulaInputGradient => " + the input's gradient {b} × {n} × {bytes} B (a first LayerNorm writes it)", " + 输入的梯度 {b} × {n} × {bytes} B（由第一层 LayerNorm 写出）";
     FormulaWorking => " + 4 f32 working copies of {n} values", " + 4 份 {n} 个值的 f32 工作副本";
     FormulaFp32 => "{n} × 4 B (FP32)", "{n} × 4 B（FP32）";
     FormulaAdamMoments => "{n} × (4 + 4) B: Adam's two FP32 moments", "{n} × (4 + 4) B：Adam 的两个 FP32 动量";

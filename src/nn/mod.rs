@@ -17,8 +17,8 @@ mod spec;
 
 pub use first_layer::FirstLayer;
 pub use init::{LayerValues, initial_parameters};
-pub use layers::{LayerSpec, Shape, ShapeError};
-pub use spec::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
+pub use layers::{Footprint, LayerSpec, Shape, ShapeError};
+pub use spec::{ConvStack, EVAL_ROWS, LayerList, Loss, ModelSpec, OptimizerKind};
 
 use layers::Layer;
 use param::LayerParams;

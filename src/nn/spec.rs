@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::layers::{LayerSpec, Shape};
+use super::layers::{Footprint, LayerSpec, Shape, footprints};
 use crate::backend::{Activation, ConvShape, PoolShape};
 use crate::data::{ImageShape, Task};
 
@@ -98,12 +98,20 @@ pub struct ModelSpec {
     /// Convolution blocks before the dense layers (a CNN), or none (an MLP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conv: Option<ConvStack>,
-    /// The model as a list of layers over rows of `layers[0]` values, where it is not the
-    /// shape above (`LayerNorm`, GELU): then `layers` holds only its input and output widths.
-    /// Until the estimator and the simulator read the list, their figures for such a model
-    /// count only what the widths say.
+    /// The model as a list of layers, where it is not the shape above (`LayerNorm`, GELU):
+    /// then `layers` holds only its input and output widths. The estimator reads the list; the
+    /// simulator's op list does not yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list: Option<Vec<LayerSpec>>,
+    pub list: Option<LayerList>,
+}
+
+/// A model given as a list of layers over its input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayerList {
+    /// One sample as the first layer reads it.
+    pub input: Shape,
+    /// The layers, first first.
+    pub layers: Vec<LayerSpec>,
 }
 
 impl ModelSpec {
@@ -118,14 +126,15 @@ impl ModelSpec {
         }
     }
 
-    /// A model given as a list of layers over rows of `inputs` values, the hidden activation
-    /// (for the initialisation) the first the list names, or why the list does not fit.
+    /// A model given as a list of layers over `input`, the hidden activation (for the
+    /// initialisation) the first the list names, or why the list does not fit.
     pub fn from_layers(
-        inputs: usize,
+        input: Shape,
         list: Vec<LayerSpec>,
         loss: Loss,
     ) -> Result<Self, super::layers::ShapeError> {
-        let shapes = LayerSpec::shapes(&list, Shape::Flat(inputs))?;
+        let shapes = LayerSpec::shapes(&list, input)?;
+        let inputs = input.values();
         let outputs = shapes.last().map_or(inputs, |s| s.values());
         let activation = list
             .iter()
@@ -139,7 +148,10 @@ impl ModelSpec {
             activation,
             loss,
             conv: None,
-            list: Some(list),
+            list: Some(LayerList {
+                input,
+                layers: list,
+            }),
         })
     }
 
@@ -162,7 +174,7 @@ impl ModelSpec {
     /// every hidden one (the output layer is linear: softmax is in the loss).
     pub fn layer_specs(&self) -> Vec<LayerSpec> {
         if let Some(list) = &self.list {
-            return list.clone();
+            return list.layers.clone();
         }
         let act = LayerSpec::Activation {
             function: self.activation,
@@ -192,10 +204,17 @@ impl ModelSpec {
 
     /// What one sample is as the first layer reads it: an image for a CNN, a row otherwise.
     pub fn input_shape(&self) -> Shape {
-        match &self.conv {
-            Some(c) => Shape::Image(c.image),
-            None => Shape::Flat(self.inputs()),
+        match (&self.list, &self.conv) {
+            (Some(list), _) => list.input,
+            (None, Some(c)) => Shape::Image(c.image),
+            (None, None) => Shape::Flat(self.inputs()),
         }
+    }
+
+    /// Every built layer's footprint (empty for a list that does not fit its input, which the
+    /// settings refuse before a model is built).
+    pub fn footprints(&self) -> Vec<Footprint> {
+        footprints(&self.layer_specs(), self.input_shape()).unwrap_or_default()
     }
 
     /// The activation of the hidden layers, which the weights' initialisation suits.
@@ -267,13 +286,12 @@ impl ModelSpec {
         conv.chain(dense).collect()
     }
 
-    /// Number of trainable values: `Σ (in · out + out)` over the layers, saturating (an absurd
-    /// layer list asked of the settings check must not overflow).
+    /// Number of trainable values over every layer, saturating (an absurd layer list asked of
+    /// the settings check must not overflow).
     pub fn parameter_count(&self) -> usize {
-        self.weight_shapes()
-            .into_iter()
-            .map(|(i, o)| i.saturating_mul(o).saturating_add(o))
-            .fold(0, usize::saturating_add)
+        self.footprints()
+            .iter()
+            .fold(0, |sum, f| sum.saturating_add(f.params))
     }
 
     /// Multiply-adds of one forward pass per sample: `Σ in · out` over the dense layers, and
@@ -331,26 +349,23 @@ impl ModelSpec {
         .unwrap_or_default()
     }
 
-    /// Values per sample of every forward-only evaluation buffer: the input, each block's
-    /// convolution output and pooled output, each dense layer's output.
+    /// Values per sample of every forward-only evaluation buffer: the input, and each layer's
+    /// output and what it keeps.
     pub fn eval_values_per_row(&self) -> usize {
-        let conv: usize = self
-            .conv_blocks()
+        self.footprints()
             .iter()
-            .map(|(c, p)| c.pixels() * c.channels_out + p.image_out())
-            .sum();
-        self.inputs() + conv + self.layers.iter().skip(1).sum::<usize>()
+            .fold(self.inputs(), |sum, f| sum + f.shape.values() + f.saved)
     }
 
-    /// Rows per evaluation pass when `requested` are asked for: at most [`EVAL_ROWS`], and for a
-    /// CNN at most what keeps its evaluation buffers within 32 MiB of values.
+    /// Rows per evaluation pass when `requested` are asked for: at most [`EVAL_ROWS`], and for
+    /// images at most what keeps the evaluation buffers within 32 MiB of values.
     pub fn eval_rows(&self, requested: usize) -> usize {
         let rows = requested.clamp(1, EVAL_ROWS);
-        match self.conv {
-            Some(_) => rows
+        match self.input_shape() {
+            Shape::Image(_) => rows
                 .min(EVAL_VALUES / self.eval_values_per_row().max(1))
                 .max(1),
-            None => rows,
+            Shape::Flat(_) => rows,
         }
     }
 

@@ -49,28 +49,6 @@ impl Estimate {
     }
 }
 
-/// A CNN's convolution blocks in values per batch: outputs before pooling and pooled outputs.
-#[derive(Default)]
-struct ConvValues {
-    outputs: u64,
-    pooled: u64,
-    /// The largest of these tensors.
-    largest: u64,
-}
-
-impl ConvValues {
-    fn of(spec: &ModelSpec, b: u64) -> Self {
-        let mut v = Self::default();
-        for (c, pool) in spec.conv_blocks() {
-            let outputs = b * (c.pixels() * c.channels_out) as u64;
-            v.outputs += outputs;
-            v.pooled += b * pool.image_out() as u64;
-            v.largest = v.largest.max(outputs);
-        }
-        v
-    }
-}
-
 /// What a network of `spec` trained with `optimizer` on batches of `batch` rows in
 /// `precision`, evaluating `eval_rows` rows at a time, holds, role by role, as BatchScope
 /// allocates it: every tensor of a step is made up front.
@@ -78,10 +56,10 @@ impl ConvValues {
 /// FP16 and BF16 store every tensor of the step in 2 bytes a value; mixed precision keeps the
 /// FP32 master parameters, gradients and optimizer state, adds 2-byte copies of the weights and
 /// stores activations and backward temporaries in 2 bytes. Kernels compute in f32, so 16-bit
-/// training adds four f32 working copies as large as the largest 16-bit tensor. A CNN's
-/// convolution blocks add their outputs before and after pooling to the activations, and their
-/// gradients to the workspace; neither device makes patch matrices (both convolve from the
-/// images), so the estimate is the same on both.
+/// training adds four f32 working copies as large as the largest 16-bit tensor. Every layer's
+/// output is an activation and its gradient a backward temporary (a convolution's, before and
+/// after pooling, included: neither device makes patch matrices, so the estimate is the same on
+/// both); `LayerNorm` keeps two f32 statistics a row.
 pub fn network(
     spec: &ModelSpec,
     optimizer: OptimizerKind,
@@ -129,16 +107,21 @@ struct Counts {
     /// Rows a batch.
     b: u64,
     features: u64,
-    /// Values a row of the hidden and output layers, and their widths in words.
-    hidden_and_out: u64,
+    /// Values a sample of every layer's output, and the outputs' values in words.
+    outputs: u64,
     widths: String,
+    /// f32 values a sample the layers keep for backward besides their outputs.
+    saved: u64,
+    /// Whether the first layer writes the input's gradient.
+    input_gradient: bool,
+    /// Whether a layer is a convolution.
+    convolution: bool,
+    /// Values of the largest parameter tensor.
+    largest_param: u64,
     /// Bytes of a value in the forward and backward passes, and of a stored parameter.
     passes: u64,
     master: u64,
     mixed: bool,
-    /// The network's convolution blocks' values, where it has any.
-    has_conv: bool,
-    conv: ConvValues,
 }
 
 impl Counts {
@@ -146,23 +129,28 @@ impl Counts {
         let b = batch as u64;
         let passes = DType::of(precision.format()).bytes() as u64;
         let mixed = precision == Precision::Mixed;
+        let footprints = spec.footprints();
+        let outputs = footprints.iter().map(|f| f.shape.values() as u64);
         Self {
             p: spec.parameter_count() as u64,
             b,
             features: spec.inputs() as u64,
-            hidden_and_out: spec.layers.iter().skip(1).map(|&w| w as u64).sum(),
-            widths: spec
-                .layers
-                .iter()
-                .skip(1)
-                .map(ToString::to_string)
+            outputs: outputs.clone().sum(),
+            widths: outputs
+                .map(|v| v.to_string())
                 .collect::<Vec<_>>()
                 .join(" + "),
+            saved: footprints.iter().map(|f| f.saved as u64).sum(),
+            input_gradient: footprints.first().is_some_and(|f| f.input_gradient),
+            convolution: footprints.iter().any(|f| f.convolution),
+            largest_param: footprints
+                .iter()
+                .map(|f| f.largest_param as u64)
+                .max()
+                .unwrap_or(0),
             passes,
             master: if mixed { FP32 } else { passes },
             mixed,
-            has_conv: spec.conv.is_some(),
-            conv: ConvValues::of(spec, b),
         }
     }
 
@@ -186,30 +174,25 @@ impl Counts {
         }
     }
 
-    /// Each layer's outputs kept for the backward pass, with a network's convolution outputs.
+    /// Each layer's outputs kept for the backward pass, and what layers keep besides.
     fn activations_line(&self) -> Line {
-        let (b, passes, conv) = (self.b, self.passes, &self.conv);
-        let (conv_act, conv_act_formula) = if self.has_conv {
-            let formula = Said::new(
-                MsgKey::FormulaConvActivations,
-                &[
-                    ("outputs", &grouped(conv.outputs)),
-                    ("pooled", &grouped(conv.pooled)),
-                    ("bytes", &passes),
-                ],
-            );
-            (conv.outputs + conv.pooled, formula)
+        let (b, passes) = (self.b, self.passes);
+        let saved_formula = if self.saved > 0 {
+            Said::new(
+                MsgKey::FormulaSavedStats,
+                &[("b", &b), ("n", &grouped(self.saved))],
+            )
         } else {
-            (0, Said::default())
+            Said::default()
         };
         Line {
             role: Role::Activations,
-            bytes: (b * self.hidden_and_out + conv_act) * passes,
+            bytes: b * self.outputs * passes + b * self.saved * FP32,
             formula: Said::new(
                 MsgKey::FormulaActivations,
                 &[("b", &b), ("widths", &self.widths), ("bytes", &passes)],
             )
-            .then(&conv_act_formula),
+            .then(&saved_formula),
         }
     }
 
@@ -238,18 +221,15 @@ impl Counts {
     /// The backward pass's temporaries, the evaluation's rows, and 16-bit formats' working
     /// copy of their largest tensor in f32.
     fn workspace_line(&self, spec: &ModelSpec, eval_rows: usize, precision: Precision) -> Line {
-        let (b, passes, conv) = (self.b, self.passes, &self.conv);
+        let (b, passes) = (self.b, self.passes);
         let per_row = spec.eval_values_per_row() as u64;
         let rows = spec.eval_rows(eval_rows) as u64;
-        // The largest 16-bit tensor: a weight matrix, a batch of the widest layer, or a
-        // block's convolution output.
+        // The largest 16-bit tensor: a parameter, the batch, or a batch of a layer's output.
         let largest = spec
-            .weight_shapes()
-            .into_iter()
-            .map(|(i, o)| (i * o) as u64)
-            .chain([b * self.features])
-            .chain(spec.layers.iter().map(|&w| b * w as u64))
-            .chain([conv.largest])
+            .footprints()
+            .iter()
+            .map(|f| b * f.shape.values() as u64)
+            .chain([self.largest_param, b * self.features])
             .max()
             .unwrap_or(0);
         let (working, working_formula) = if precision == Precision::Fp32 {
@@ -260,28 +240,28 @@ impl Counts {
                 Said::new(MsgKey::FormulaWorking, &[("n", &grouped(largest))]),
             )
         };
-        let (conv_work, conv_work_formula) = if self.has_conv {
-            let work = conv.outputs + conv.pooled;
+        let (input_grad, mut extra) = if self.input_gradient {
             let formula = Said::new(
-                MsgKey::FormulaConvTemporaries,
-                &[("n", &grouped(work)), ("bytes", &passes)],
+                MsgKey::FormulaInputGradient,
+                &[("b", &b), ("n", &self.features), ("bytes", &passes)],
             );
-            (work, formula)
+            (b * self.features, formula)
         } else {
             (0, Said::default())
         };
+        if self.convolution {
+            extra = extra.then(&Said::new(MsgKey::FormulaNoPatches, &[]));
+        }
         Line {
             role: Role::Workspace,
-            bytes: (b * self.hidden_and_out + conv_work) * passes
-                + (rows * per_row + 3) * FP32
-                + working,
+            bytes: (b * self.outputs + input_grad) * passes + (rows * per_row + 3) * FP32 + working,
             formula: Said::with(
                 MsgKey::FormulaWorkspace,
                 &[
                     ("b", Arg::Plain(&b)),
                     ("widths", Arg::Plain(&self.widths)),
                     ("bytes", Arg::Plain(&passes)),
-                    ("conv", Arg::Said(&conv_work_formula)),
+                    ("extra", Arg::Said(&extra)),
                     ("rows", Arg::Plain(&rows)),
                     ("per_row", Arg::Plain(&per_row)),
                     ("working", Arg::Said(&working_formula)),

@@ -193,7 +193,8 @@ fn an_mlp_with_layer_norm_and_gelu_trains_alike_on_both_devices() {
         LayerSpec::Dense { units: 3 },
     ];
     let (features, batch) = (8, 64);
-    let spec = ModelSpec::from_layers(features, list, Loss::SoftmaxCrossEntropy).expect("fits");
+    let input = batchscope::nn::Shape::Flat(features);
+    let spec = ModelSpec::from_layers(input, list, Loss::SoftmaxCrossEntropy).expect("fits");
     // Each row's class is its largest of the first three features: something to learn.
     let mut rng = Rng64::new(5);
     let inputs: Vec<f32> = rng
@@ -229,4 +230,110 @@ fn an_mlp_with_layer_norm_and_gelu_trains_alike_on_both_devices() {
         on_cpu[0],
         on_cpu[99]
     );
+}
+
+/// The models of the estimator's test: one with every kind of layer (convolutions, an
+/// activation fused and one not, pooling, flattening, dense layers, `LayerNorm`, GELU), and one
+/// that starts with a `LayerNorm`.
+fn every_kind_models() -> Vec<(batchscope::nn::ModelSpec, usize)> {
+    use batchscope::data::ImageShape;
+    use batchscope::nn::{LayerSpec, Loss, ModelSpec, Shape};
+    let act = |function| LayerSpec::Activation { function };
+    let image = Shape::Image(ImageShape {
+        width: 8,
+        height: 8,
+        channels: 1,
+    });
+    let every_kind = vec![
+        LayerSpec::Conv2d {
+            filters: 4,
+            kernel: 3,
+        },
+        act(Activation::Relu),
+        LayerSpec::MaxPool2d,
+        LayerSpec::Conv2d {
+            filters: 6,
+            kernel: 3,
+        },
+        act(Activation::Gelu),
+        LayerSpec::MaxPool2d,
+        LayerSpec::Flatten,
+        LayerSpec::Dense { units: 16 },
+        LayerSpec::LayerNorm,
+        act(Activation::Tanh),
+        LayerSpec::Dense { units: 10 },
+    ];
+    let norm_first = vec![
+        LayerSpec::LayerNorm,
+        LayerSpec::Dense { units: 8 },
+        act(Activation::Gelu),
+        LayerSpec::Dense { units: 3 },
+    ];
+    [(image, every_kind, 10), (Shape::Flat(5), norm_first, 3)]
+        .into_iter()
+        .map(|(input, list, classes)| {
+            let loss = Loss::SoftmaxCrossEntropy;
+            (
+                ModelSpec::from_layers(input, list, loss).expect("fits"),
+                classes,
+            )
+        })
+        .collect()
+}
+
+/// After a training step on a fresh backend, the estimator's bytes equal the allocated ones,
+/// role by role.
+fn estimator_case(
+    b: &mut dyn Backend,
+    (spec, classes): &(batchscope::nn::ModelSpec, usize),
+    precision: batchscope::precision::Precision,
+) {
+    use batchscope::nn::{Network, OptimizerKind, Training};
+    use batchscope::sim::estimate;
+    let batch = 6;
+    let training = Training {
+        optimizer: OptimizerKind::Adam,
+        batch,
+        seed: 1,
+        precision,
+        eval_rows: 1024,
+    };
+    let mut net = Network::with_precision(b, spec, training).expect("model");
+    let inputs = vec![0.5f32; batch * spec.inputs()];
+    let targets: Vec<f32> = (0..batch).map(|r| (r % classes) as f32).collect();
+    net.load_batch(b, &inputs, &targets).expect("batch");
+    net.train_step(b, 0.01).expect("step");
+    let e = estimate::network(spec, OptimizerKind::Adam, batch, precision, 1024);
+    let measured = b.memory();
+    for line in &e.lines {
+        assert_eq!(
+            line.bytes,
+            measured.role(line.role),
+            "{:?} {precision:?} {}: {}",
+            spec.list,
+            line.role.as_str(),
+            line.formula
+        );
+    }
+}
+
+#[test]
+fn the_estimator_counts_every_kind_on_the_cpu() {
+    use batchscope::precision::Precision;
+    for model in every_kind_models() {
+        for precision in [Precision::Fp32, Precision::Mixed] {
+            estimator_case(&mut common::cpu(), &model, precision);
+        }
+    }
+}
+
+#[test]
+fn the_estimator_counts_every_kind_on_the_gpu() {
+    use batchscope::precision::Precision;
+    for model in every_kind_models() {
+        for precision in [Precision::Fp32, Precision::Mixed] {
+            let Some(mut gpu) = common::gpu() else { return };
+            estimator_case(&mut gpu, &model, precision);
+        }
+    }
 }

@@ -9,14 +9,23 @@ use crate::backend::{Activation, Backend, BackendError, Tensor};
 pub struct ActivationLayer {
     name: String,
     shape: Shape,
+    /// Its input tensor's rows a sample (a convolution's output has a row a pixel), which its
+    /// output keeps.
+    rows_per_sample: usize,
     function: Activation,
 }
 
 impl ActivationLayer {
-    pub(super) fn new(name: String, shape: Shape, function: Activation) -> Self {
+    pub(super) fn new(
+        name: String,
+        shape: Shape,
+        rows_per_sample: usize,
+        function: Activation,
+    ) -> Self {
         Self {
             name,
             shape,
+            rows_per_sample: rows_per_sample.max(1),
             function,
         }
     }
@@ -29,6 +38,12 @@ impl Layer for ActivationLayer {
 
     fn shape(&self) -> Shape {
         self.shape
+    }
+
+    /// Laid out as its input is.
+    fn output(&self, rows: usize) -> (usize, usize) {
+        let r = self.rows_per_sample;
+        (rows * r, self.shape.values() / r)
     }
 
     fn forward(

@@ -71,13 +71,18 @@ impl Layer for Conv {
         (rows * self.shape.pixels(), self.shape.channels_out)
     }
 
+    fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
+        let s = self.shape;
+        Some([(s.patch(), s.channels_out), (1, s.channels_out)])
+    }
+
     /// Fan-in the patch, `K² · C_in`, fan-out `K² · C_out`, as PyTorch counts them.
     fn params(&self, rng: &mut ChaCha8Rng, hidden: Activation) -> Option<ParamInit> {
         let s = self.shape;
         let (k, n) = (s.patch(), s.channels_out);
         let fans = (k, s.kernel * s.kernel * n);
         Some(ParamInit {
-            shapes: [(k, n), (1, n)],
+            shapes: self.param_shapes()?,
             values: [init_weights(rng, fans, k * n, hidden), vec![0.0; n]],
         })
     }

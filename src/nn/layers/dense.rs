@@ -64,11 +64,15 @@ impl Layer for Dense {
         Shape::Flat(self.units)
     }
 
+    fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
+        Some([(self.inputs, self.units), (1, self.units)])
+    }
+
     fn params(&self, rng: &mut ChaCha8Rng, hidden: Activation) -> Option<ParamInit> {
         let (k, n) = (self.inputs, self.units);
         let weights = init_weights(rng, (k, n), k * n, hidden);
         Some(ParamInit {
-            shapes: [(k, n), (1, n)],
+            shapes: self.param_shapes()?,
             values: [weights, vec![0.0; n]],
         })
     }

@@ -8,7 +8,8 @@ use crate::data::ImageShape;
 use crate::memory::Role;
 
 /// What flows from one layer into the next, per sample.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Shape {
     /// A row of values.
     Flat(usize),
@@ -79,6 +80,11 @@ pub(crate) trait Layer: Send {
     /// The suffixes of its output's and its output gradient's labels.
     fn suffixes(&self) -> (&'static str, &'static str) {
         ("output", "dz")
+    }
+
+    /// Its parameters' shapes, `(rows, cols)` of its weight (or scale) and its bias (or shift).
+    fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
+        None
     }
 
     /// Its parameters with their initial values, drawn from `rng` (whose order every device

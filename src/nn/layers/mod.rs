@@ -24,6 +24,7 @@ use crate::memory::Role;
 use crate::precision::DType;
 
 pub use layer::Shape;
+
 pub(crate) use layer::{Backward, Layer, ParamInit};
 
 use activation::ActivationLayer;
@@ -172,7 +173,14 @@ pub(crate) fn build(specs: &[LayerSpec], input: Shape) -> Result<Vec<Box<dyn Lay
             LayerSpec::Flatten => None,
             LayerSpec::Activation { function } => {
                 let name = Names::next(&mut names.act, "act");
-                Some(Box::new(ActivationLayer::new(name, shape, function)))
+                // Laid out as the tensor it reads: the batch, or the layer before's output.
+                let rows_per_sample = layers.last().map_or(1, |l| l.output(1).0);
+                Some(Box::new(ActivationLayer::new(
+                    name,
+                    shape,
+                    rows_per_sample,
+                    function,
+                )))
             }
             LayerSpec::LayerNorm => {
                 let name = Names::next(&mut names.norm, "norm");
@@ -232,7 +240,9 @@ pub(crate) fn alloc_outputs(
         let mut kept = Vec::new();
         for (role, suffix, shape) in layer.saved(rows) {
             let label = format!("{}.{suffix}", layer.name());
-            kept.push(alloc(backend, role, &label, shape, Some(DType::F32))?);
+            // Always f32: a training pass counts it by its role, evaluation as workspace.
+            let dtype = dtype.map(|_| DType::F32);
+            kept.push(alloc(backend, role, &label, shape, dtype)?);
         }
         saved.push(kept);
     }
@@ -252,4 +262,44 @@ pub(crate) fn alloc(
         Some(dtype) => backend.alloc_as(role, label, shape, dtype),
         None => backend.alloc_as(Role::Workspace, &format!("eval {label}"), shape, DType::F32),
     }
+}
+
+/// What one built layer holds per sample and in all, for the estimator and the setup's rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    /// Its tensors' label stem (`layer0`, `conv1`).
+    pub name: String,
+    /// Its output's shape.
+    pub shape: Shape,
+    /// Trainable values.
+    pub params: usize,
+    /// Values of its largest parameter tensor.
+    pub largest_param: usize,
+    /// f32 values a sample it keeps for backward besides its output (`LayerNorm`'s statistics).
+    pub saved: usize,
+    /// Whether its backward pass writes its input's gradient even for the batch.
+    pub input_gradient: bool,
+    /// Whether it is a convolution (which no device unrolls into patches).
+    pub convolution: bool,
+}
+
+/// Every built layer's footprint (an activation fused into the layer before has none of its
+/// own), or the first layer that cannot take its input.
+pub fn footprints(specs: &[LayerSpec], input: Shape) -> Result<Vec<Footprint>, ShapeError> {
+    Ok(build(specs, input)?
+        .iter()
+        .map(|layer| {
+            let shapes = layer.param_shapes().unwrap_or_default();
+            let sizes = shapes.map(|(r, c)| r.saturating_mul(c));
+            Footprint {
+                name: layer.name().to_owned(),
+                shape: layer.shape(),
+                params: sizes.iter().fold(0, |a, &b| a.saturating_add(b)),
+                largest_param: sizes.into_iter().max().unwrap_or(0),
+                saved: layer.saved(1).iter().map(|(_, _, (r, c))| r * c).sum(),
+                input_gradient: layer.needs_input_gradient(),
+                convolution: layer.convolution().is_some(),
+            }
+        })
+        .collect())
 }

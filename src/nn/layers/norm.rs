@@ -38,10 +38,14 @@ impl Layer for LayerNorm {
         Shape::Flat(self.features)
     }
 
+    fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
+        Some([(1, self.features), (1, self.features)])
+    }
+
     fn params(&self, _rng: &mut ChaCha8Rng, _hidden: Activation) -> Option<ParamInit> {
         let n = self.features;
         Some(ParamInit {
-            shapes: [(1, n), (1, n)],
+            shapes: self.param_shapes()?,
             values: [vec![1.0; n], vec![0.0; n]],
         })
     }
