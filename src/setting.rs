@@ -56,6 +56,14 @@ pub enum SettingError {
         /// The most accepted.
         max: usize,
     },
+    /// A layer of a model given as a list cannot take what the layer before gives: the
+    /// finding in each language (the model, above this module, words it).
+    ModelShape {
+        /// In English.
+        en: String,
+        /// In Simplified Chinese.
+        zh: String,
+    },
     /// Convolution blocks asked of a data set whose samples are not images.
     ConvNeedsImages {
         /// The data set's name.
@@ -233,6 +241,10 @@ impl SettingError {
             E::NoDevice => lang.tr(Key::BadNoDevice).to_owned(),
             E::Depth { value, max } => lang.fmt(Key::BadDepth, &[("value", value), ("max", max)]),
             E::ConvNeedsImages { data } => lang.fmt(Key::BadConvData, &[("data", data)]),
+            E::ModelShape { en, zh } => match lang {
+                Lang::En => en.clone(),
+                Lang::Zh => zh.clone(),
+            },
             E::ConvBlocks { value, max } => {
                 lang.fmt(Key::BadConvBlocks, &[("value", value), ("max", max)])
             }

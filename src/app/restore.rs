@@ -17,7 +17,7 @@ use crate::i18n::{Key, Lang, Said};
 use crate::setting::SettingError;
 use crate::train::{
     Pipeline, SessionError, Sharing, TrainConfig, check_batch, check_conv, check_hidden,
-    check_loss_weight, check_lr,
+    check_list_sizes, check_loss_weight, check_lr,
 };
 
 /// What the app remembers between runs: the language and the settings.
@@ -211,6 +211,7 @@ struct RawConfig {
     data: Option<Box<RawValue>>,
     source: Option<Box<RawValue>>,
     hidden: Option<Box<RawValue>>,
+    model: Option<Box<RawValue>>,
     conv: Option<Box<RawValue>>,
     conv_kernel: Option<Box<RawValue>>,
     activation: Option<Box<RawValue>>,
@@ -396,6 +397,13 @@ fn restore_config(raw: &RawConfig, notes: &mut Vec<RestoreNote>) -> TrainConfig 
             Key::SavedHidden,
             d.hidden,
             |h| check_hidden(h),
+            n,
+        ),
+        model: take(
+            raw.model.as_deref(),
+            Key::SavedModel,
+            d.model,
+            |m| m.as_deref().map_or(Ok(()), check_list_sizes),
             n,
         ),
         activation: take(

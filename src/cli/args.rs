@@ -95,6 +95,12 @@ pub(super) struct RunArgs {
     /// is a convolution with the activation, then 2×2 max pooling (a CNN, for image data).
     #[arg(long)]
     pub conv: Option<String>,
+    /// The model as a list of layers: a TOML file (`[[layers]]` tables: dense, conv2d,
+    /// `max_pool2d`, flatten, activation, `layer_norm`) or a preset (mlp, mlp-layernorm). The data
+    /// set gives the input and the dense output layer; instead of --layers, --conv and
+    /// --activation.
+    #[arg(long, value_name = "FILE|PRESET", conflicts_with_all = ["layers", "conv"])]
+    pub model: Option<String>,
     /// Side of the convolutions' kernels: 3 or 5.
     #[arg(long, default_value_t = 3)]
     pub conv_kernel: usize,

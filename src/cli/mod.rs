@@ -14,6 +14,7 @@ mod infer;
 mod inspect;
 mod lessons;
 mod memory;
+mod model;
 mod output;
 #[cfg(test)]
 mod reference_tests;
@@ -104,6 +105,10 @@ enum Commands {
     Trace(trace::TraceArgs),
     /// Train a few steps and print the memory by role, measured and estimated, with formulas.
     Memory(memory::MemoryArgs),
+    /// Print a model's layers with their output shapes and parameters, its FLOPs a sample and
+    /// its memory estimate at the batch size, without training (`--model FILE|PRESET`,
+    /// `--layers` or `--conv`).
+    Model(model::ModelArgs),
     /// Measure this machine's CPU with short probes, fit the simulator's efficiencies, and
     /// (with --grid) check the predictions against measured steps.
     Calibrate(calibrate::CalibrateArgs),
@@ -213,6 +218,7 @@ pub fn main() -> ExitCode {
         Some(Commands::Infer(args)) => infer::run(&mut out, &args),
         Some(Commands::Trace(args)) => trace::run(&mut out, &args),
         Some(Commands::Memory(args)) => memory::run(&mut out, &args),
+        Some(Commands::Model(args)) => model::run(&mut out, &args),
         Some(Commands::Calibrate(args)) => calibrate::run(&mut out, &args),
         Some(Commands::Profiles { json }) => simulate::profiles(&mut out, json),
         Some(Commands::Simulate(args)) => simulate::simulate(&mut out, &args),

@@ -150,6 +150,7 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
         conv: conv.unwrap_or_default(),
         conv_kernel: args.conv_kernel,
         hidden: dense[..dense.len() - 1].to_vec(),
+        model: args.model.as_deref().map(load_model).transpose()?,
         activation,
         optimizer,
         lr: args.lr,
@@ -303,4 +304,36 @@ pub(super) fn parse_devices(text: &str) -> Result<Vec<Device>, Failure> {
             "--device `{other}`: choose cpu, gpu or both"
         ))),
     }
+}
+
+/// The layers `--model` names: a preset, or a model file (at most
+/// [`MAX_MODEL_FILE_BYTES`](crate::nn::MAX_MODEL_FILE_BYTES), UTF-8 TOML).
+fn load_model(given: &str) -> Result<Vec<crate::nn::LayerSpec>, Failure> {
+    use crate::nn::{MAX_MODEL_FILE_BYTES, MODEL_PRESETS, parse_model, preset};
+    if let Some(layers) = preset(given) {
+        return Ok(layers);
+    }
+    let bad = |why: String| Failure::BadInput(format!("--model {given}: {why}"));
+    let path = std::path::Path::new(given);
+    let size = std::fs::metadata(path).map_err(|e| {
+        let presets: Vec<&str> = MODEL_PRESETS.iter().map(|p| p.name).collect();
+        bad(format!(
+            "{e}; give a model file or a preset ({})",
+            presets.join(", ")
+        ))
+    })?;
+    if size.len() > MAX_MODEL_FILE_BYTES {
+        return Err(bad(format!(
+            "{} bytes; a model file has at most {MAX_MODEL_FILE_BYTES}",
+            size.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        bad(format!(
+            "not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    parse_model(&text).map_err(bad)
 }

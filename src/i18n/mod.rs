@@ -508,6 +508,7 @@ strings! { Key {
     SavedData => "data settings", "数据设置";
     SavedSource => "data set", "数据集";
     SavedHidden => "hidden layers", "隐藏层";
+    SavedModel => "the model's layers", "模型的各层";
     SavedConv => "convolution blocks", "卷积块";
     SavedConvKernel => "convolution kernel", "卷积核";
     SavedActivation => "activation", "激活函数";
@@ -520,6 +521,12 @@ strings! { Key {
     SavedLossWeight => "loss weight", "损失权重";
     SavedPipeline => "pipeline settings", "流水线设置";
     BadNoDevice => "no device chosen: train on the CPU, the GPU or both", "未选择设备：请在 CPU、GPU 或两者上训练";
+    ModelLayerShape => "Layer {layer} of the model gets {values} values a sample ({shape}) but needs {needs}", "模型的第 {layer} 层得到每个样本 {values} 个值（{shape}），但它需要{needs}";
+    NeedRows => "a row of values (put a Flatten before it)", "一行数值（请在它前面加一个 Flatten 展平层）";
+    NeedImage => "an image (height × width × channels)", "一张图像（高 × 宽 × 通道）";
+    NeedOddKernel => "an odd kernel side, 3 or 5", "奇数的卷积核边长：3 或 5";
+    NeedUnits => "at least one unit or filter", "至少一个单元或卷积核";
+    NeedPoolSize => "an image of at least 2×2 pixels", "至少 2×2 像素的图像";
     BadConvData => "Convolution blocks need images, and the samples of {data} are rows of numbers: choose an image data set (digits, MNIST, Fashion-MNIST, an image folder) or remove the blocks", "卷积块需要图像，而 {data} 的样本是一行行数字：请选择图像数据集（手写数字、MNIST、Fashion-MNIST、图像文件夹）或删除卷积块";
     BadConvBlocks => "{value} convolution blocks: choose at most {max}", "{value} 个卷积块：请选择不超过 {max} 个";
     BadConvChannels => "A convolution block of {value} filters: choose 1 to {max}", "含 {value} 个滤波器的卷积块：请选择 1 到 {max} 个";

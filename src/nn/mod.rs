@@ -11,6 +11,7 @@ use crate::precision::{GradScaler, Precision};
 mod first_layer;
 mod init;
 pub mod layers;
+mod model_file;
 mod param;
 mod pass;
 mod spec;
@@ -18,6 +19,10 @@ mod spec;
 pub use first_layer::FirstLayer;
 pub use init::{LayerValues, initial_parameters};
 pub use layers::{Footprint, LayerSpec, Shape, ShapeError};
+pub use model_file::{
+    MAX_MODEL_FILE_BYTES, MAX_MODEL_LAYERS, MODEL_PRESETS, ModelPreset, model_toml, parse_model,
+    preset,
+};
 pub use spec::{ConvStack, EVAL_ROWS, LayerList, Loss, ModelSpec, OptimizerKind};
 
 use layers::Layer;

@@ -226,6 +226,14 @@ impl ModelSpec {
     /// `28×28×1 conv 8,16 (3×3) → 784-10` (the same in both languages).
     pub fn describe(&self) -> String {
         let widths = |w: &[usize]| w.iter().map(usize::to_string).collect::<Vec<_>>().join("-");
+        if self.list.is_some() {
+            let kinds: Vec<String> = self
+                .footprints()
+                .into_iter()
+                .map(|f| format!("{} {}", f.kind, f.shape))
+                .collect();
+            return format!("{} → {}", self.input_shape(), kinds.join(", "));
+        }
         match &self.conv {
             None => widths(&self.layers),
             Some(c) => format!(
@@ -295,9 +303,11 @@ impl ModelSpec {
     }
 
     /// Multiply-adds of one forward pass per sample: `Σ in · out` over the dense layers, and
-    /// `H · W · K² · C_in · C_out` over the convolutions.
+    /// `H · W · K² · C_in · C_out` over the convolutions (saturating).
     pub fn forward_macs_per_sample(&self) -> usize {
-        self.products().into_iter().map(|(m, k, n)| m * k * n).sum()
+        self.footprints()
+            .iter()
+            .fold(0, |sum, f| sum.saturating_add(f.macs))
     }
 
     /// The largest weight matrix, in f32 bytes, and its name: `(bytes, "the 784 × 4096

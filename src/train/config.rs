@@ -8,7 +8,11 @@ use crate::data::dataloader::{Augment, LoaderConfig};
 use crate::data::source::DataSource;
 use crate::data::{Dataset, DatasetSpec, ImageShape, Task};
 use crate::device::Device;
-use crate::nn::{ConvStack, EVAL_ROWS, Loss, ModelSpec, OptimizerKind};
+use crate::i18n::Lang;
+use crate::nn::{
+    ConvStack, EVAL_ROWS, LayerList, LayerSpec, Loss, MAX_MODEL_LAYERS, ModelSpec, OptimizerKind,
+    Shape,
+};
 use crate::precision::Precision;
 use crate::setting::SettingError;
 
@@ -211,6 +215,11 @@ pub struct TrainConfig {
     pub conv_kernel: usize,
     /// Hidden-layer widths; the input and output widths come from the data set.
     pub hidden: Vec<usize>,
+    /// The model as a list of layers before the output layer (a model file or a preset), which
+    /// replaces `conv`, `hidden` and `activation` where given; the data set gives the input and
+    /// the dense output layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Vec<LayerSpec>>,
     /// Hidden activation.
     pub activation: Activation,
     /// Update rule.
@@ -246,6 +255,7 @@ impl Default for TrainConfig {
             conv: Vec::new(),
             conv_kernel: 3,
             hidden: vec![16, 16],
+            model: None,
             activation: Activation::Relu,
             optimizer: OptimizerKind::Adam,
             lr: 0.01,
@@ -313,9 +323,12 @@ impl TrainConfig {
         task: Task,
         image: Option<ImageShape>,
     ) -> ModelSpec {
+        let loss = Loss::for_task(task);
+        if let Some(list) = &self.model {
+            return list_spec(list, (features, outputs), loss, image);
+        }
         let mut dense = self.hidden.clone();
         dense.push(outputs);
-        let loss = Loss::for_task(task);
         match image {
             Some(image) if !self.conv.is_empty() => {
                 let conv = ConvStack {
@@ -367,8 +380,12 @@ impl TrainConfig {
                 data: data.name.clone(),
             });
         }
-        check_hidden(&self.hidden)?;
-        self.check_conv(data)?;
+        if let Some(list) = &self.model {
+            check_list(list, &self.model_spec(data))?;
+        } else {
+            check_hidden(&self.hidden)?;
+            self.check_conv(data)?;
+        }
         let spec = self.model_spec(data);
         let parameters = spec.parameter_count() as u64;
         if parameters > MAX_PARAMETERS {
@@ -513,4 +530,62 @@ pub fn eval_rows(data: &Dataset) -> usize {
 /// Bytes of one batch as the loader queues it: the features and the target of each row, as f32.
 pub fn batch_bytes(features: usize, batch: usize) -> u64 {
     ((features + 1) * batch * 4) as u64
+}
+
+/// The model of a layer list: the list, then a dense output layer of `outputs`, over the images
+/// where the list convolves and over rows of `features` otherwise. A list that does not fit its
+/// input still gives a model (with no layers' footprints), which [`check_list`] refuses.
+fn list_spec(
+    list: &[LayerSpec],
+    (features, outputs): (usize, usize),
+    loss: Loss,
+    image: Option<ImageShape>,
+) -> ModelSpec {
+    let convolves = list.iter().any(|l| matches!(l, LayerSpec::Conv2d { .. }));
+    let input = match image {
+        Some(image) if convolves => Shape::Image(image),
+        _ => Shape::Flat(features),
+    };
+    let mut layers = list.to_vec();
+    layers.push(LayerSpec::Dense { units: outputs });
+    ModelSpec::from_layers(input, layers.clone(), loss).unwrap_or_else(|_| ModelSpec {
+        layers: vec![features, outputs],
+        activation: Activation::Identity,
+        loss,
+        conv: None,
+        list: Some(LayerList { input, layers }),
+    })
+}
+
+/// A layer list's sizes are within the limits of `--layers` and `--conv`, and each layer takes
+/// what the one before gives (the error names the first that does not, in both languages).
+pub fn check_list(list: &[LayerSpec], spec: &ModelSpec) -> Result<(), SettingError> {
+    check_list_sizes(list)?;
+    let Some(given) = &spec.list else {
+        return Ok(());
+    };
+    LayerSpec::shapes(&given.layers, given.input)
+        .map(drop)
+        .map_err(|e| SettingError::ModelShape {
+            en: e.text(Lang::En),
+            zh: e.text(Lang::Zh),
+        })
+}
+
+/// A layer list's length and sizes are within the limits of `--layers` and `--conv`.
+pub fn check_list_sizes(list: &[LayerSpec]) -> Result<(), SettingError> {
+    if list.len() > MAX_MODEL_LAYERS {
+        return Err(SettingError::Depth {
+            value: list.len(),
+            max: MAX_MODEL_LAYERS,
+        });
+    }
+    for layer in list {
+        match *layer {
+            LayerSpec::Dense { units } => check_hidden(&[units])?,
+            LayerSpec::Conv2d { filters, kernel } => check_conv(&[filters], kernel)?,
+            _ => {}
+        }
+    }
+    Ok(())
 }

@@ -992,3 +992,54 @@ fn tune_keeps_the_fastest_kernel_and_devices_names_it() {
     assert!(text.contains("\"chosen\""), "{text}");
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// `model` prints a model's layers with their shapes and parameters, from a preset or a model
+/// file, and `train --model FILE` trains it; a file whose layer cannot take its input is
+/// refused with the layer named.
+#[test]
+fn a_model_file_or_preset_is_summarised_and_trained() {
+    let (code, stdout, stderr) = batchscope(&[
+        "model",
+        "--model",
+        "mlp-layernorm",
+        "--dataset",
+        "iris",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    let kinds: Vec<&str> = summary["layers"]
+        .as_array()
+        .expect("layers")
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap_or_default())
+        .collect();
+    let want = [
+        "dense",
+        "layer_norm",
+        "gelu",
+        "dense",
+        "layer_norm",
+        "gelu",
+        "dense",
+    ];
+    assert_eq!(kinds, want);
+    // Iris: 4 features, 3 classes; 4·64+64 + 2·64 + 64·64+64 + 2·64 + 64·3+3.
+    assert_eq!(summary["parameters"], 4_931);
+    let file = std::env::temp_dir().join(format!("batchscope-model-{}.toml", std::process::id()));
+    let model = "[[layers]]\nkind = \"dense\"\nunits = 24\n\n[[layers]]\nkind = \"layer_norm\"\n\n\
+                 [[layers]]\nkind = \"activation\"\nfunction = \"gelu\"\n";
+    std::fs::write(&file, model).expect("write");
+    let path = file.to_str().expect("UTF-8 path");
+    let (code, stdout, stderr) = batchscope(&[
+        "train", "--model", path, "--device", "cpu", "--steps", "300", "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("\"summary\":true"), "{stdout}");
+    let bad = "[[layers]]\nkind = \"conv2d\"\nfilters = 4\nkernel = 3\n";
+    std::fs::write(&file, bad).expect("write");
+    let (code, _, stderr) = batchscope(&["train", "--model", path, "--steps", "5"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("Layer 1 of the model"), "{stderr}");
+    std::fs::remove_file(&file).ok();
+}

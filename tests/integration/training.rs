@@ -21,6 +21,7 @@ fn spiral_config() -> TrainConfig {
         conv: Vec::new(),
         conv_kernel: 3,
         hidden: vec![16, 16],
+        model: None,
         activation: Activation::Relu,
         optimizer: OptimizerKind::Adam,
         lr: 0.01,

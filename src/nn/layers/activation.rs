@@ -36,6 +36,10 @@ impl Layer for ActivationLayer {
         &self.name
     }
 
+    fn kind(&self) -> &'static str {
+        self.function.as_str()
+    }
+
     fn shape(&self) -> Shape {
         self.shape
     }

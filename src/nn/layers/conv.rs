@@ -5,20 +5,20 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::dense::{init_weights, missing};
-use super::layer::{Backward, Layer, ParamInit, Shape};
+use super::layer::{Backward, Layer, Need, ParamInit, Shape};
 use crate::backend::{Activation, Backend, BackendError, ConvShape, Tensor};
 use crate::data::ImageShape;
 
 /// The output's shape: an image of the same size with a channel per filter.
-pub(super) fn output(input: Shape, filters: usize, kernel: usize) -> Result<Shape, &'static str> {
+pub(super) fn output(input: Shape, filters: usize, kernel: usize) -> Result<Shape, Need> {
     match input {
-        _ if filters == 0 => Err("at least one filter"),
-        _ if kernel.is_multiple_of(2) => Err("an odd kernel (3 or 5)"),
+        _ if filters == 0 => Err(Need::Units),
+        _ if kernel.is_multiple_of(2) => Err(Need::OddKernel),
         Shape::Image(image) if !image.is_empty() => Ok(Shape::Image(ImageShape {
             channels: filters,
             ..image
         })),
-        _ => Err("an image (a convolution reads height × width × channels)"),
+        _ => Err(Need::Image),
     }
 }
 
@@ -57,6 +57,10 @@ impl Layer for Conv {
         &self.name
     }
 
+    fn kind(&self) -> &'static str {
+        "conv2d"
+    }
+
     fn shape(&self) -> Shape {
         let s = self.shape;
         Shape::Image(ImageShape {
@@ -74,6 +78,13 @@ impl Layer for Conv {
     fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
         let s = self.shape;
         Some([(s.patch(), s.channels_out), (1, s.channels_out)])
+    }
+
+    fn macs(&self) -> usize {
+        let s = self.shape;
+        s.pixels()
+            .saturating_mul(s.patch())
+            .saturating_mul(s.channels_out)
     }
 
     /// Fan-in the patch, `K² · C_in`, fan-out `K² · C_out`, as PyTorch counts them.

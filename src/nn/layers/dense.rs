@@ -3,16 +3,16 @@
 
 use rand_chacha::ChaCha8Rng;
 
-use super::layer::{Backward, Layer, ParamInit, Shape};
+use super::layer::{Backward, Layer, Need, ParamInit, Shape};
 use crate::backend::{Activation, Backend, BackendError, Tensor};
 
 /// The output's shape: `units` values from a row of them.
-pub(super) fn output(input: Shape, units: usize) -> Result<Shape, &'static str> {
+pub(super) fn output(input: Shape, units: usize) -> Result<Shape, Need> {
     match input {
-        _ if units == 0 => Err("at least one unit"),
+        _ if units == 0 => Err(Need::Units),
         Shape::Flat(n) if n > 0 => Ok(Shape::Flat(units)),
-        Shape::Flat(_) => Err("at least one value"),
-        Shape::Image(_) => Err("a row of values (put a Flatten before it)"),
+        Shape::Flat(_) => Err(Need::Units),
+        Shape::Image(_) => Err(Need::Rows),
     }
 }
 
@@ -60,12 +60,20 @@ impl Layer for Dense {
         &self.name
     }
 
+    fn kind(&self) -> &'static str {
+        "dense"
+    }
+
     fn shape(&self) -> Shape {
         Shape::Flat(self.units)
     }
 
     fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
         Some([(self.inputs, self.units), (1, self.units)])
+    }
+
+    fn macs(&self) -> usize {
+        self.inputs.saturating_mul(self.units)
     }
 
     fn params(&self, rng: &mut ChaCha8Rng, hidden: Activation) -> Option<ParamInit> {

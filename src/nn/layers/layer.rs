@@ -7,6 +7,35 @@ use crate::backend::{Activation, Backend, BackendError, ConvShape, Tensor};
 use crate::data::ImageShape;
 use crate::memory::Role;
 
+/// What a layer needs of its input (or of its own settings) that it was not given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// A row of values: an image must be flattened first.
+    Rows,
+    /// A channels-last image.
+    Image,
+    /// An odd kernel side (3 or 5).
+    OddKernel,
+    /// At least one unit or filter.
+    Units,
+    /// An image of at least 2×2 pixels.
+    PoolSize,
+}
+
+impl Need {
+    /// What it says, in `lang`.
+    pub fn text(self, lang: crate::i18n::Lang) -> &'static str {
+        use crate::i18n::Key;
+        lang.tr(match self {
+            Need::Rows => Key::NeedRows,
+            Need::Image => Key::NeedImage,
+            Need::OddKernel => Key::NeedOddKernel,
+            Need::Units => Key::NeedUnits,
+            Need::PoolSize => Key::NeedPoolSize,
+        })
+    }
+}
+
 /// What flows from one layer into the next, per sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +98,10 @@ pub(crate) trait Layer: Send {
     /// The stem of its tensors' labels (`layer0`, `conv1`, `norm0`).
     fn name(&self) -> &str;
 
+    /// Its kind, as model files name it (`dense`, `conv2d`, `max_pool2d`, `layer_norm`), or its
+    /// function for an activation layer (`gelu`).
+    fn kind(&self) -> &'static str;
+
     /// Its output's shape.
     fn shape(&self) -> Shape;
 
@@ -85,6 +118,12 @@ pub(crate) trait Layer: Send {
     /// Its parameters' shapes, `(rows, cols)` of its weight (or scale) and its bias (or shift).
     fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
         None
+    }
+
+    /// Multiply-adds of its product a sample (a dense layer's or a convolution's; 0 for the
+    /// element-wise kinds).
+    fn macs(&self) -> usize {
+        0
     }
 
     /// Its parameters with their initial values, drawn from `rng` (whose order every device

@@ -23,7 +23,7 @@ use crate::backend::{Activation, Backend, BackendError, Tensor};
 use crate::memory::Role;
 use crate::precision::DType;
 
-pub use layer::Shape;
+pub use layer::{Need, Shape};
 
 pub(crate) use layer::{Backward, Layer, ParamInit};
 
@@ -60,25 +60,33 @@ pub struct ShapeError {
     /// What it was given.
     pub input: Shape,
     /// What it needs.
-    pub needs: &'static str,
+    pub needs: Need,
+}
+
+impl ShapeError {
+    /// What went wrong, in `lang`.
+    pub fn text(&self, lang: crate::i18n::Lang) -> String {
+        lang.fmt(
+            crate::i18n::Key::ModelLayerShape,
+            &[
+                ("layer", &(self.layer + 1)),
+                ("values", &self.input.values()),
+                ("shape", &self.input),
+                ("needs", &self.needs.text(lang)),
+            ],
+        )
+    }
 }
 
 impl std::fmt::Display for ShapeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "layer {} gets {} values a sample ({}) but needs {}",
-            self.layer + 1,
-            self.input.values(),
-            self.input,
-            self.needs
-        )
+        f.write_str(&self.text(crate::i18n::Lang::En))
     }
 }
 
 impl LayerSpec {
     /// The output's shape for `input`, or what this layer needs instead.
-    pub fn output(&self, input: Shape) -> Result<Shape, &'static str> {
+    pub fn output(&self, input: Shape) -> Result<Shape, Need> {
         match *self {
             LayerSpec::Dense { units } => dense::output(input, units),
             LayerSpec::Conv2d { filters, kernel } => conv::output(input, filters, kernel),
@@ -204,7 +212,7 @@ fn not_an_image(layer: usize, input: Shape) -> ShapeError {
     ShapeError {
         layer,
         input,
-        needs: "an image",
+        needs: Need::Image,
     }
 }
 
@@ -269,6 +277,8 @@ pub(crate) fn alloc(
 pub struct Footprint {
     /// Its tensors' label stem (`layer0`, `conv1`).
     pub name: String,
+    /// Its kind (see [`Layer::kind`]), with the activation fused into it: `dense + relu`.
+    pub kind: String,
     /// Its output's shape.
     pub shape: Shape,
     /// Trainable values.
@@ -281,6 +291,8 @@ pub struct Footprint {
     pub input_gradient: bool,
     /// Whether it is a convolution (which no device unrolls into patches).
     pub convolution: bool,
+    /// Multiply-adds of its product a sample.
+    pub macs: usize,
 }
 
 /// Every built layer's footprint (an activation fused into the layer before has none of its
@@ -293,12 +305,17 @@ pub fn footprints(specs: &[LayerSpec], input: Shape) -> Result<Vec<Footprint>, S
             let sizes = shapes.map(|(r, c)| r.saturating_mul(c));
             Footprint {
                 name: layer.name().to_owned(),
+                kind: match layer.epilogue() {
+                    crate::backend::Activation::Identity => layer.kind().to_owned(),
+                    fused => format!("{} + {}", layer.kind(), fused.as_str()),
+                },
                 shape: layer.shape(),
                 params: sizes.iter().fold(0, |a, &b| a.saturating_add(b)),
                 largest_param: sizes.into_iter().max().unwrap_or(0),
                 saved: layer.saved(1).iter().map(|(_, _, (r, c))| r * c).sum(),
                 input_gradient: layer.needs_input_gradient(),
                 convolution: layer.convolution().is_some(),
+                macs: layer.macs(),
             }
         })
         .collect())

@@ -5,15 +5,15 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::dense::missing;
-use super::layer::{Backward, Layer, ParamInit, Shape};
+use super::layer::{Backward, Layer, Need, ParamInit, Shape};
 use crate::backend::{Activation, Backend, BackendError, Tensor};
 use crate::memory::Role;
 
 /// The output's shape: the input's, a row of features.
-pub(super) fn output(input: Shape) -> Result<Shape, &'static str> {
+pub(super) fn output(input: Shape) -> Result<Shape, Need> {
     match input {
         Shape::Flat(n) if n > 0 => Ok(input),
-        _ => Err("a row of values (put a Flatten before it)"),
+        _ => Err(Need::Rows),
     }
 }
 
@@ -32,6 +32,10 @@ impl LayerNorm {
 impl Layer for LayerNorm {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn kind(&self) -> &'static str {
+        "layer_norm"
     }
 
     fn shape(&self) -> Shape {

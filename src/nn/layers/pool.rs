@@ -1,12 +1,12 @@
 //! 2×2 max pooling with stride 2 over channels-last images; its backward pass applies the
 //! derivative of the activation fused into the layer before (a convolution's).
 
-use super::layer::{Backward, Layer, Shape};
+use super::layer::{Backward, Layer, Need, Shape};
 use crate::backend::{Backend, BackendError, PoolShape, Tensor};
 use crate::data::ImageShape;
 
 /// The output's shape: half the height and width (rounded down).
-pub(super) fn output(input: Shape) -> Result<Shape, &'static str> {
+pub(super) fn output(input: Shape) -> Result<Shape, Need> {
     match input {
         Shape::Image(i) if i.height >= 2 && i.width >= 2 && i.channels > 0 => {
             Ok(Shape::Image(ImageShape {
@@ -15,7 +15,7 @@ pub(super) fn output(input: Shape) -> Result<Shape, &'static str> {
                 channels: i.channels,
             }))
         }
-        _ => Err("an image of at least 2×2 pixels"),
+        _ => Err(Need::PoolSize),
     }
 }
 
@@ -39,6 +39,10 @@ impl MaxPool {
 impl Layer for MaxPool {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn kind(&self) -> &'static str {
+        "max_pool2d"
     }
 
     fn shape(&self) -> Shape {
