@@ -89,6 +89,14 @@ else
     echo "warning: no GPU adapter can train here, so the GPU tests check nothing" \
         "(with CI=true they fail instead). Install mesa-vulkan-drivers for lavapipe." >&2
 fi
+# The weights test reads a saved file with Python's safetensors and NumPy, as a PyTorch user
+# would: from PyPI into target/pylib, once.
+if ! PYTHONPATH=target/pylib python3 -c 'import safetensors.numpy, numpy' 2>/dev/null; then
+    echo "==> safetensors and numpy for Python (into target/pylib)"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        --target target/pylib \
+        safetensors numpy || echo "warning: could not install them; the weights test says why" >&2
+fi
 # cargo-nextest, where installed, runs the library's and the integration binary's tests from one
 # pool, each in a process of its own, with the timing tests one at a time in a test group
 # (.config/nextest.toml); `cargo test` runs the binaries one after the other, the timing tests

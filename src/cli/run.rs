@@ -306,34 +306,23 @@ pub(super) fn parse_devices(text: &str) -> Result<Vec<Device>, Failure> {
     }
 }
 
-/// The layers `--model` names: a preset, or a model file (at most
-/// [`MAX_MODEL_FILE_BYTES`](crate::nn::MAX_MODEL_FILE_BYTES), UTF-8 TOML).
+/// The layers `--model` names: a preset, or a model file (a regular file within its budget,
+/// UTF-8 TOML; see `nn/model_file.rs`).
 fn load_model(given: &str) -> Result<Vec<crate::nn::LayerSpec>, Failure> {
-    use crate::nn::{MAX_MODEL_FILE_BYTES, MODEL_PRESETS, parse_model, preset};
+    use crate::nn::{MODEL_PRESETS, parse_model, preset};
     if let Some(layers) = preset(given) {
         return Ok(layers);
     }
     let bad = |why: String| Failure::BadInput(format!("--model {given}: {why}"));
     let path = std::path::Path::new(given);
-    let size = std::fs::metadata(path).map_err(|e| {
+    if !path.exists() {
         let presets: Vec<&str> = MODEL_PRESETS.iter().map(|p| p.name).collect();
-        bad(format!(
-            "{e}; give a model file or a preset ({})",
-            presets.join(", ")
-        ))
-    })?;
-    if size.len() > MAX_MODEL_FILE_BYTES {
         return Err(bad(format!(
-            "{} bytes; a model file has at most {MAX_MODEL_FILE_BYTES}",
-            size.len()
+            "no such file, and no preset of that name ({})",
+            presets.join(", ")
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        bad(format!(
-            "not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
+    let text = crate::files::read_text(path, crate::files::FileKind::Model)
+        .map_err(|e| bad(e.text(crate::i18n::Lang::En).to_owned()))?;
     parse_model(&text).map_err(bad)
 }

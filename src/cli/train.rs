@@ -41,6 +41,15 @@ pub(super) struct TrainArgs {
     /// the most it may take.
     #[arg(long, conflicts_with = "epochs")]
     until_accuracy: Option<f64>,
+    /// Start from the weights in this safetensors file (as --save-weights writes them, or
+    /// PyTorch's `state_dict` of the same layers), each tensor's name and shape checked
+    /// against the model.
+    #[arg(long, value_name = "FILE")]
+    load_weights: Option<std::path::PathBuf>,
+    /// After training, write the weights to this safetensors file, named and laid out as
+    /// PyTorch's `state_dict` of the same layers (from the first device that trains).
+    #[arg(long, value_name = "FILE")]
+    save_weights: Option<std::path::PathBuf>,
 }
 
 /// When a run stops early, and what it reached.
@@ -220,25 +229,88 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
         }
         None => args.steps,
     };
+    if let Some(path) = &args.save_weights {
+        // A destination that cannot be written is said before the training, not after it.
+        crate::files::check_destination(path).map_err(|e| {
+            Failure::BadInput(format!(
+                "--save-weights {}: {}",
+                path.display(),
+                e.text(crate::i18n::Lang::En)
+            ))
+        })?;
+    }
+    let spec = session.config.model_spec(&session.data);
+    let loaded = match &args.load_weights {
+        Some(path) => Some(load_weights(path, &spec)?),
+        None => None,
+    };
+    let save_from = devices.first().copied();
     on_each_device(out, &devices, args.run.json, |out, device| {
         let mut backend = open_backend(device, &args.run)?;
         check_fits(backend.as_ref(), &session, session.config.batch, "--batch")?;
         let mut result = Err(RunError::from("training did not run"));
         // Inside the backend's context (the CPU's pool); each line goes straight to stdout,
         // which nothing else holds locked meanwhile.
+        let weights = Weights {
+            load: loaded.as_ref(),
+            save: args
+                .save_weights
+                .as_deref()
+                .filter(|_| save_from == Some(device)),
+        };
         backend.enter(&mut |b| {
-            result = train_one(b, &session, steps, target, args, out);
+            result = train_one(b, &session, (steps, target), args, weights, out);
         });
         result
+    })
+}
+
+/// The weights a run starts from and where it writes its own.
+#[derive(Clone, Copy)]
+struct Weights<'a> {
+    load: Option<&'a crate::nn::LayerValues>,
+    save: Option<&'a std::path::Path>,
+}
+
+/// The parameters of a safetensors file at `path`, checked against `spec` (every mismatch
+/// named).
+fn load_weights(
+    path: &std::path::Path,
+    spec: &crate::nn::ModelSpec,
+) -> Result<crate::nn::LayerValues, Failure> {
+    let bad = |why: String| Failure::BadInput(format!("--load-weights {}: {why}", path.display()));
+    let bytes = crate::files::read_bytes(path, crate::files::FileKind::Weights)
+        .map_err(|e| bad(e.text(crate::i18n::Lang::En).to_owned()))?;
+    let tensors = crate::nn::from_safetensors(&bytes).map_err(bad)?;
+    crate::nn::from_torch(spec, &tensors).map_err(|problems| bad(problems.join("; ")))
+}
+
+/// Writes the runner's weights to `path` as safetensors.
+fn save_weights(
+    backend: &mut dyn Backend,
+    runner: &Runner,
+    session: &Session,
+    path: &std::path::Path,
+) -> Result<(), RunError> {
+    let spec = session.config.model_spec(&session.data);
+    let params = runner.model().read_parameters(backend)?;
+    let tensors = crate::nn::torch_tensors(&spec, &params);
+    let bytes = crate::nn::to_safetensors(&tensors).map_err(RunError::from)?;
+    crate::files::write_atomic(path, &bytes).map_err(|e| {
+        RunError::from(format!(
+            "--save-weights {}: {}",
+            path.display(),
+            e.text(crate::i18n::Lang::En)
+        ))
     })
 }
 
 fn train_one(
     backend: &mut dyn Backend,
     session: &Session,
-    most_steps: u64,
-    target: Option<Target>,
+    (most_steps, target): (u64, Option<Target>),
     args: &TrainArgs,
+    weights: Weights<'_>,
     out: &mut Out,
 ) -> Result<(), RunError> {
     let device = backend.device();
@@ -246,6 +318,9 @@ fn train_one(
     // End to end: from setting up the model, as a training script's wall clock runs.
     let begun = Instant::now();
     let mut runner = Runner::new(backend, session)?;
+    if let Some(values) = weights.load {
+        runner.write_parameters(backend, values)?;
+    }
     let started = Instant::now();
     let mut last_loss = f32::NAN;
     let per_epoch = (session.data.train_rows() / session.config.batch).max(1) as u64;
@@ -280,6 +355,9 @@ fn train_one(
     }
     let elapsed_s = started.elapsed().as_secs_f64();
     let eval = runner.evaluate(backend)?;
+    if let Some(path) = weights.save {
+        save_weights(backend, &runner, session, path)?;
+    }
     let precision = session.config.precision;
     let summary = TrainSummary {
         summary: true,

@@ -40,6 +40,10 @@ pub enum FileKind {
     KernelCache,
     /// The window's saved settings (RON).
     Settings,
+    /// A model as a list of layers (TOML).
+    Model,
+    /// A model's weights (safetensors).
+    Weights,
 }
 
 impl FileKind {
@@ -48,11 +52,14 @@ impl FileKind {
         match self {
             // The longest shipped lesson is a few KiB.
             FileKind::Lesson => 256 << 10,
-            FileKind::Session => 64 << 10,
+            // A session, or a list of layers, is a few hundred bytes to a few KiB.
+            FileKind::Session | FileKind::Model => 64 << 10,
             // A few dozen profiles, or 32 adapters' tunings, are tens of KiB.
             FileKind::Profile | FileKind::KernelCache => 1 << 20,
             // The run history lives in the settings.
             FileKind::Settings => 16 << 20,
+            // The largest model the settings allow (64 Mi parameters) in f32, and its header.
+            FileKind::Weights => (256 << 20) + (1 << 20),
         }
     }
 
@@ -64,6 +71,8 @@ impl FileKind {
             FileKind::Profile => FileKey::WhatProfile,
             FileKind::KernelCache => FileKey::WhatKernelCache,
             FileKind::Settings => FileKey::WhatSettings,
+            FileKind::Model => FileKey::WhatModel,
+            FileKind::Weights => FileKey::WhatWeights,
         }
     }
 }

@@ -13,6 +13,8 @@ super::lang::strings! { FileKey {
     WhatProfile => "hardware profile file", "硬件配置文件";
     WhatKernelCache => "GPU kernel cache", "GPU 内核缓存";
     WhatSettings => "settings file", "设置文件";
+    WhatModel => "model file", "模型文件";
+    WhatWeights => "weights file", "权重文件";
     DestNoFolder => "{path}: the folder {folder} does not exist; create it first or choose another", "{path}：文件夹 {folder} 不存在；请先创建它，或另选位置";
     DestFolderIsFile => "{path}: {folder} is a file, not a folder", "{path}：{folder} 是文件，不是文件夹";
     DestNotRegular => "{path} is {kind}: name a file to write", "{path} 是{kind}：请指定要写入的文件";

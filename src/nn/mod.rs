@@ -15,15 +15,16 @@ mod model_file;
 mod param;
 mod pass;
 mod spec;
+mod weights;
 
 pub use first_layer::FirstLayer;
 pub use init::{LayerValues, initial_parameters};
 pub use layers::{Footprint, LayerSpec, Shape, ShapeError};
 pub use model_file::{
-    MAX_MODEL_FILE_BYTES, MAX_MODEL_LAYERS, MODEL_PRESETS, ModelPreset, model_toml, parse_model,
-    preset,
+    MAX_MODEL_LAYERS, MODEL_PRESETS, ModelPreset, model_toml, parse_model, preset,
 };
 pub use spec::{ConvStack, EVAL_ROWS, LayerList, Loss, ModelSpec, OptimizerKind};
+pub use weights::{NamedTensor, from_safetensors, from_torch, to_safetensors, torch_tensors};
 
 use layers::Layer;
 use param::LayerParams;

@@ -23,8 +23,6 @@ use serde::{Deserialize, Serialize};
 use super::layers::LayerSpec;
 use crate::backend::Activation;
 
-/// Bytes a model file may have: a list of layers is a few hundred.
-pub const MAX_MODEL_FILE_BYTES: u64 = 64 << 10;
 /// Layers a model may list.
 pub const MAX_MODEL_LAYERS: usize = 64;
 

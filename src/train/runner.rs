@@ -204,6 +204,16 @@ impl Runner {
         &self.model
     }
 
+    /// Overwrites the model's parameters (`(weights, biases)` per layer that has them), as
+    /// weights loaded from a file.
+    pub fn write_parameters(
+        &mut self,
+        backend: &mut dyn Backend,
+        values: &[(Vec<f32>, Vec<f32>)],
+    ) -> Result<(), BackendError> {
+        self.model.write_parameters(backend, values)
+    }
+
     /// The pipeline settings in use.
     pub fn pipeline(&self) -> Pipeline {
         self.pipeline

@@ -26,4 +26,5 @@ mod norm;
 mod precision;
 mod sweep;
 mod training;
+mod weights;
 mod window;

@@ -135,9 +135,31 @@ impl Names {
 /// The layers of `specs` built over `input`, activations fused where they can be (see the
 /// module's notes), flattening left out (it changes no value).
 pub(crate) fn build(specs: &[LayerSpec], input: Shape) -> Result<Vec<Box<dyn Layer>>, ShapeError> {
+    Ok(build_indexed(specs, input)?
+        .into_iter()
+        .map(|built| built.layer)
+        .collect())
+}
+
+/// A built layer with where it stands in the list and what it reads.
+pub(crate) struct Built {
+    /// Its position in the list of [`LayerSpec`]s (an activation fused into it is the next).
+    pub index: usize,
+    /// The shape it reads.
+    pub input: Shape,
+    /// Where it reads a flattened image's values (channels last), that image.
+    pub flattened: Option<crate::data::ImageShape>,
+    pub layer: Box<dyn Layer>,
+}
+
+/// [`build`], each layer with its position in the list and its input's shape.
+pub(crate) fn build_indexed(specs: &[LayerSpec], input: Shape) -> Result<Vec<Built>, ShapeError> {
     let shapes = LayerSpec::shapes(specs, input)?;
     let mut names = Names::default();
     let mut layers: Vec<Box<dyn Layer>> = Vec::with_capacity(specs.len());
+    let mut built = Vec::with_capacity(specs.len());
+    // The image whose values (channels last) the current rows are, since a flattening.
+    let mut flattened = None;
     let mut shape_in = input;
     let mut i = 0;
     while i < specs.len() {
@@ -195,7 +217,18 @@ pub(crate) fn build(specs: &[LayerSpec], input: Shape) -> Result<Vec<Box<dyn Lay
                 Some(Box::new(LayerNorm::new(name, shape.values())))
             }
         };
-        layers.extend(layer);
+        if let Some(layer) = layer {
+            built.push((i, shape_in, flattened));
+            layers.push(layer);
+        }
+        flattened = match (spec, shape_in) {
+            (LayerSpec::Flatten, Shape::Image(image)) => Some(image),
+            // Element-wise kinds keep the values' order; products and images make their own.
+            (LayerSpec::Activation { .. } | LayerSpec::LayerNorm | LayerSpec::Flatten, _) => {
+                flattened
+            }
+            _ => None,
+        };
         shape_in = if fused.is_some() {
             shapes[i + 1]
         } else {
@@ -203,7 +236,16 @@ pub(crate) fn build(specs: &[LayerSpec], input: Shape) -> Result<Vec<Box<dyn Lay
         };
         i += if fused.is_some() { 2 } else { 1 };
     }
-    Ok(layers)
+    Ok(layers
+        .into_iter()
+        .zip(built)
+        .map(|(layer, (index, input, flattened))| Built {
+            index,
+            input,
+            flattened,
+            layer,
+        })
+        .collect())
 }
 
 /// Layer `layer` needs an image and was given `input` (which [`LayerSpec::shapes`] refuses
@@ -277,6 +319,14 @@ pub(crate) fn alloc(
 pub struct Footprint {
     /// Its tensors' label stem (`layer0`, `conv1`).
     pub name: String,
+    /// Its position in the list of layers.
+    pub index: usize,
+    /// The shape it reads.
+    pub input: Shape,
+    /// `(rows, cols)` of its weight and bias, as BatchScope stores them.
+    pub param_shapes: Option<[(usize, usize); 2]>,
+    /// Where it reads a flattened image's values (channels last), that image.
+    pub flattened: Option<crate::data::ImageShape>,
     /// Its kind (see [`Layer::kind`]), with the activation fused into it: `dense + relu`.
     pub kind: String,
     /// Its output's shape.
@@ -298,25 +348,36 @@ pub struct Footprint {
 /// Every built layer's footprint (an activation fused into the layer before has none of its
 /// own), or the first layer that cannot take its input.
 pub fn footprints(specs: &[LayerSpec], input: Shape) -> Result<Vec<Footprint>, ShapeError> {
-    Ok(build(specs, input)?
+    Ok(build_indexed(specs, input)?
         .iter()
-        .map(|layer| {
-            let shapes = layer.param_shapes().unwrap_or_default();
-            let sizes = shapes.map(|(r, c)| r.saturating_mul(c));
-            Footprint {
-                name: layer.name().to_owned(),
-                kind: match layer.epilogue() {
-                    crate::backend::Activation::Identity => layer.kind().to_owned(),
-                    fused => format!("{} + {}", layer.kind(), fused.as_str()),
-                },
-                shape: layer.shape(),
-                params: sizes.iter().fold(0, |a, &b| a.saturating_add(b)),
-                largest_param: sizes.into_iter().max().unwrap_or(0),
-                saved: layer.saved(1).iter().map(|(_, _, (r, c))| r * c).sum(),
-                input_gradient: layer.needs_input_gradient(),
-                convolution: layer.convolution().is_some(),
-                macs: layer.macs(),
-            }
-        })
+        .map(
+            |Built {
+                 index,
+                 input,
+                 flattened,
+                 layer,
+             }| {
+                let shapes = layer.param_shapes().unwrap_or_default();
+                let sizes = shapes.map(|(r, c)| r.saturating_mul(c));
+                Footprint {
+                    name: layer.name().to_owned(),
+                    index: *index,
+                    input: *input,
+                    param_shapes: layer.param_shapes(),
+                    flattened: *flattened,
+                    kind: match layer.epilogue() {
+                        crate::backend::Activation::Identity => layer.kind().to_owned(),
+                        fused => format!("{} + {}", layer.kind(), fused.as_str()),
+                    },
+                    shape: layer.shape(),
+                    params: sizes.iter().fold(0, |a, &b| a.saturating_add(b)),
+                    largest_param: sizes.into_iter().max().unwrap_or(0),
+                    saved: layer.saved(1).iter().map(|(_, _, (r, c))| r * c).sum(),
+                    input_gradient: layer.needs_input_gradient(),
+                    convolution: layer.convolution().is_some(),
+                    macs: layer.macs(),
+                }
+            },
+        )
         .collect())
 }

@@ -1,0 +1,356 @@
+//! Trained weights as a `safetensors` file, named and laid out as PyTorch's `state_dict` of the
+//! same model written as an `nn.Sequential` of the layer list (activations, pooling and
+//! flattening count as modules, as they do there):
+//!
+//! | layer | names | PyTorch's shape | BatchScope's own |
+//! |---|---|---|---|
+//! | dense (`nn.Linear`) | `{i}.weight`, `{i}.bias` | `[out, in]`, `[out]` | `[in, out]` |
+//! | convolution (`nn.Conv2d`) | `{i}.weight`, `{i}.bias` | `[C_out, C_in, K, K]` | `[K²·C_in, C_out]` |
+//! | layer norm (`nn.LayerNorm`) | `{i}.weight`, `{i}.bias` | `[n]`, `[n]` | `[1, n]` |
+//!
+//! where `i` is the layer's position in the list. Images are channels-last here and
+//! channels-first in PyTorch, so a dense layer that reads a flattened image has its inputs
+//! reordered to PyTorch's `C, H, W` order: the file then gives PyTorch the same outputs.
+
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+
+use super::init::LayerValues;
+use super::layers::{Footprint, Shape};
+use super::spec::ModelSpec;
+
+/// A tensor as the file holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedTensor {
+    /// `{i}.weight` or `{i}.bias`.
+    pub name: String,
+    /// PyTorch's shape.
+    pub shape: Vec<usize>,
+    /// Row-major in that shape.
+    pub values: Vec<f32>,
+}
+
+/// How one layer's weight is laid out in PyTorch.
+enum Layout {
+    /// `[out, in]`, the inputs in the order BatchScope reads them.
+    Linear { inputs: usize, outputs: usize },
+    /// `[out, C·H·W]` for an input image `H × W × C` read channels last.
+    LinearFromImage {
+        h: usize,
+        w: usize,
+        c: usize,
+        outputs: usize,
+    },
+    /// `[C_out, C_in, K, K]`.
+    Conv { k: usize, c_in: usize, c_out: usize },
+    /// `[n]`.
+    Vector,
+    /// `[C·H·W]` for the features of an image `H × W × C` read channels last.
+    VectorFromImage { h: usize, w: usize, c: usize },
+}
+
+/// PyTorch's index for each of BatchScope's values of a weight laid out as `layout`.
+fn torch_index(layout: &Layout, ours: usize) -> usize {
+    match *layout {
+        Layout::Linear { inputs, outputs } => {
+            let (i, o) = (ours / outputs, ours % outputs);
+            o * inputs + i
+        }
+        Layout::LinearFromImage { h, w, c, outputs } => {
+            let (i, o) = (ours / outputs, ours % outputs);
+            let (pixel, channel) = (i / c, i % c);
+            o * (c * h * w) + channel * h * w + pixel
+        }
+        Layout::Conv { k, c_in, c_out } => {
+            let (row, o) = (ours / c_out, ours % c_out);
+            let (tap, ci) = (row / c_in, row % c_in);
+            ((o * c_in + ci) * k + tap / k) * k + tap % k
+        }
+        Layout::Vector => ours,
+        Layout::VectorFromImage { h, w, c } => (ours % c) * h * w + ours / c,
+    }
+}
+
+/// Each layer with parameters: its names' index, its weight's layout and PyTorch's shapes.
+fn layouts(spec: &ModelSpec) -> Vec<(usize, Layout, Vec<usize>, usize)> {
+    spec.footprints()
+        .into_iter()
+        .filter_map(|f: Footprint| {
+            let [(rows, cols), _] = f.param_shapes?;
+            let (layout, shape) = if f.kind.starts_with("conv2d") {
+                let Shape::Image(image) = f.input else {
+                    return None;
+                };
+                let c_in = image.channels.max(1);
+                let k = ((rows / c_in) as f64).sqrt().round() as usize;
+                let layout = Layout::Conv {
+                    k,
+                    c_in,
+                    c_out: cols,
+                };
+                (layout, vec![cols, c_in, k, k])
+            } else if f.kind.starts_with("dense") {
+                let layout = match f.flattened {
+                    Some(i) => Layout::LinearFromImage {
+                        h: i.height,
+                        w: i.width,
+                        c: i.channels,
+                        outputs: cols,
+                    },
+                    None => Layout::Linear {
+                        inputs: rows,
+                        outputs: cols,
+                    },
+                };
+                (layout, vec![cols, rows])
+            } else {
+                let layout = match f.flattened {
+                    Some(i) => Layout::VectorFromImage {
+                        h: i.height,
+                        w: i.width,
+                        c: i.channels,
+                    },
+                    None => Layout::Vector,
+                };
+                (layout, vec![rows * cols])
+            };
+            Some((f.index, layout, shape, cols))
+        })
+        .collect()
+}
+
+/// The model's parameters (`params`, as [`Network::read_parameters`](super::Network) gives
+/// them) as PyTorch names and lays them out.
+pub fn torch_tensors(spec: &ModelSpec, params: &LayerValues) -> Vec<NamedTensor> {
+    let mut tensors = Vec::new();
+    for ((index, layout, shape, bias_len), (w, b)) in layouts(spec).into_iter().zip(params) {
+        let mut values = vec![0.0; w.len()];
+        for (ours, &v) in w.iter().enumerate() {
+            if let Some(slot) = values.get_mut(torch_index(&layout, ours)) {
+                *slot = v;
+            }
+        }
+        tensors.push(NamedTensor {
+            name: format!("{index}.weight"),
+            shape,
+            values,
+        });
+        tensors.push(NamedTensor {
+            name: format!("{index}.bias"),
+            shape: vec![bias_len],
+            values: match layout {
+                // A shift over a flattened image's features follows its scale's order.
+                Layout::VectorFromImage { .. } => {
+                    let mut values = vec![0.0; b.len()];
+                    for (ours, &v) in b.iter().enumerate() {
+                        if let Some(slot) = values.get_mut(torch_index(&layout, ours)) {
+                            *slot = v;
+                        }
+                    }
+                    values
+                }
+                _ => b.clone(),
+            },
+        });
+    }
+    tensors
+}
+
+/// The model's parameters from `tensors` (as a file gives them), or every way they do not fit
+/// the model, each named: a missing tensor, one of another shape, one the model has no layer
+/// for.
+pub fn from_torch(spec: &ModelSpec, tensors: &[NamedTensor]) -> Result<LayerValues, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut values = Vec::new();
+    let mut find = |name: String, shape: &[usize]| -> Option<&NamedTensor> {
+        match tensors.iter().find(|t| t.name == name) {
+            None => {
+                problems.push(format!("the file has no `{name}` ({shape:?})"));
+                None
+            }
+            Some(t) if t.shape != shape => {
+                problems.push(format!(
+                    "`{name}` is {:?} in the file; the model needs {shape:?}",
+                    t.shape
+                ));
+                None
+            }
+            Some(t) => Some(t),
+        }
+    };
+    let layouts = layouts(spec);
+    for (index, layout, shape, bias_len) in &layouts {
+        let weight = find(format!("{index}.weight"), shape);
+        let bias = find(format!("{index}.bias"), &[*bias_len]);
+        if let (Some(weight), Some(bias)) = (weight, bias) {
+            let ours: Vec<f32> = (0..weight.values.len())
+                .map(|i| weight.values[torch_index(layout, i)])
+                .collect();
+            let bias = match layout {
+                Layout::VectorFromImage { .. } => (0..bias.values.len())
+                    .map(|i| bias.values[torch_index(layout, i)])
+                    .collect(),
+                _ => bias.values.clone(),
+            };
+            values.push((ours, bias));
+        }
+    }
+    for t in tensors {
+        let known = layouts
+            .iter()
+            .any(|(i, ..)| t.name == format!("{i}.weight") || t.name == format!("{i}.bias"));
+        if !known {
+            problems.push(format!(
+                "the file has `{}` ({:?}), which this model has no layer for",
+                t.name, t.shape
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(values)
+    } else {
+        Err(problems)
+    }
+}
+
+/// `tensors` as the bytes of a safetensors file (f32, little-endian).
+pub fn to_safetensors(tensors: &[NamedTensor]) -> Result<Vec<u8>, String> {
+    let bytes: Vec<Vec<u8>> = tensors
+        .iter()
+        .map(|t| t.values.iter().flat_map(|v| v.to_le_bytes()).collect())
+        .collect();
+    let views = tensors
+        .iter()
+        .zip(&bytes)
+        .map(|(t, data)| {
+            TensorView::new(Dtype::F32, t.shape.clone(), data)
+                .map(|view| (t.name.clone(), view))
+                .map_err(|e| format!("`{}`: {e}", t.name))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    safetensors::serialize(views, None).map_err(|e| e.to_string())
+}
+
+/// The tensors of a safetensors file's bytes: f32 only (the error names one of another type).
+pub fn from_safetensors(bytes: &[u8]) -> Result<Vec<NamedTensor>, String> {
+    let file = SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?;
+    let mut tensors = Vec::new();
+    for (name, view) in file.tensors() {
+        if view.dtype() != Dtype::F32 {
+            return Err(format!(
+                "`{name}` is {:?}; BatchScope reads f32 weights",
+                view.dtype()
+            ));
+        }
+        let values = view
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        tensors.push(NamedTensor {
+            name,
+            shape: view.shape().to_vec(),
+            values,
+        });
+    }
+    tensors.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(tensors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Activation;
+    use crate::data::ImageShape;
+    use crate::nn::{LayerSpec, Loss, initial_parameters};
+
+    fn cnn() -> ModelSpec {
+        let image = Shape::Image(ImageShape {
+            width: 6,
+            height: 4,
+            channels: 2,
+        });
+        let list = vec![
+            LayerSpec::Conv2d {
+                filters: 3,
+                kernel: 3,
+            },
+            LayerSpec::Activation {
+                function: Activation::Relu,
+            },
+            LayerSpec::MaxPool2d,
+            LayerSpec::Flatten,
+            LayerSpec::Dense { units: 5 },
+            LayerSpec::LayerNorm,
+            LayerSpec::Dense { units: 2 },
+        ];
+        ModelSpec::from_layers(image, list, Loss::SoftmaxCrossEntropy).expect("fits")
+    }
+
+    #[test]
+    fn weights_go_through_a_file_and_back_unchanged_with_pytorchs_names_and_shapes() {
+        let spec = cnn();
+        let params = initial_parameters(&spec, 3);
+        let tensors = torch_tensors(&spec, &params);
+        let names: Vec<(&str, &[usize])> = tensors
+            .iter()
+            .map(|t| (t.name.as_str(), t.shape.as_slice()))
+            .collect();
+        let want: [(&str, &[usize]); 8] = [
+            ("0.weight", &[3, 2, 3, 3]),
+            ("0.bias", &[3]),
+            ("4.weight", &[5, 18]),
+            ("4.bias", &[5]),
+            ("5.weight", &[5]),
+            ("5.bias", &[5]),
+            ("6.weight", &[2, 5]),
+            ("6.bias", &[2]),
+        ];
+        assert_eq!(names, want);
+        let bytes = to_safetensors(&tensors).expect("serialised");
+        let read = from_safetensors(&bytes).expect("read");
+        assert_eq!(from_torch(&spec, &read), Ok(params));
+    }
+
+    #[test]
+    fn a_convolutions_and_a_flattened_images_weights_are_in_pytorchs_order() {
+        let spec = cnn();
+        let mut params = initial_parameters(&spec, 3);
+        // Conv: our row (ky·K + kx)·C_in + c, column o → PyTorch [o][c][ky][kx].
+        let (k, c_in, c_out) = (3, 2, 3);
+        let ours =
+            |ky: usize, kx: usize, c: usize, o: usize| ((ky * k + kx) * c_in + c) * c_out + o;
+        params[0].0[ours(2, 1, 1, 2)] = 42.0;
+        // Dense after flattening the 2×3×3 pooled image (channels last): our input
+        // (y·W + x)·C + c → PyTorch's c·H·W + y·W + x, here for y = 1, x = 2, c = 1, output 4.
+        let (h, w, c, out) = (2, 3, 3, 5);
+        let (y, x, ch, o) = (1, 2, 1, 4);
+        params[1].0[((y * w + x) * c + ch) * out + o] = 7.0;
+        let tensors = torch_tensors(&spec, &params);
+        let conv = &tensors[0].values;
+        assert_eq!(conv[((2 * c_in + 1) * k + 2) * k + 1], 42.0);
+        let dense = &tensors[2].values;
+        assert_eq!(dense[o * (c * h * w) + ch * h * w + y * w + x], 7.0);
+    }
+
+    #[test]
+    fn a_file_for_another_model_is_refused_layer_by_layer() {
+        let spec = cnn();
+        let mut tensors = torch_tensors(&spec, &initial_parameters(&spec, 3));
+        tensors[2].shape = vec![5, 17];
+        tensors.retain(|t| t.name != "6.bias");
+        tensors.push(NamedTensor {
+            name: "9.weight".into(),
+            shape: vec![1],
+            values: vec![0.0],
+        });
+        let problems = from_torch(&spec, &tensors).expect_err("another model");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(
+            problems[0].contains("`4.weight` is [5, 17]"),
+            "{problems:?}"
+        );
+        assert!(problems[1].contains("no `6.bias`"), "{problems:?}");
+        assert!(problems[2].contains("`9.weight`"), "{problems:?}");
+        assert!(from_safetensors(b"not a safetensors file").is_err());
+    }
+}
