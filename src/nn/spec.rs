@@ -286,12 +286,14 @@ impl ModelSpec {
     /// layer multiplies one row of `k` inputs by `k × n` weights, a convolution every pixel's
     /// patch of `K² · C_in` values by its `[K² · C_in, C_out]` filters.
     pub fn products(&self) -> Vec<(usize, usize, usize)> {
-        let conv = self
-            .conv_blocks()
+        self.footprints()
             .into_iter()
-            .map(|(c, _)| (c.pixels(), c.patch(), c.channels_out));
-        let dense = self.layers.windows(2).map(|w| (1, w[0], w[1]));
-        conv.chain(dense).collect()
+            .filter(|f| f.macs > 0)
+            .filter_map(|f| {
+                let [(k, n), _] = f.param_shapes?;
+                Some((f.macs / (k * n).max(1), k, n))
+            })
+            .collect()
     }
 
     /// Number of trainable values over every layer, saturating (an absurd layer list asked of

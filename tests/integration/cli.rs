@@ -1042,4 +1042,15 @@ fn a_model_file_or_preset_is_summarised_and_trained() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("Layer 1 of the model"), "{stderr}");
     std::fs::remove_file(&file).ok();
+    // The simulator's op list does not read a list of layers yet: its commands refuse one.
+    let trace = ["trace", "--out", "/tmp/batchscope-refused.json"];
+    for command in [&["simulate"][..], &trace, &["bench", "--kernels"]] {
+        let args = [command, &["--model", "mlp-layernorm"]].concat();
+        let (code, _, stderr) = batchscope(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("does not read model files yet"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
