@@ -51,8 +51,8 @@ pub(super) fn run(out: &mut Out, args: &ModelArgs) -> Result<(), Failure> {
         .footprints()
         .into_iter()
         .map(|f| LayerLine {
+            kind: f.kind_label(),
             name: f.name,
-            kind: f.kind,
             shape: f.shape.to_string(),
             values: f.shape.values(),
             parameters: f.params,

@@ -133,9 +133,22 @@ impl ModelSpec {
         list: Vec<LayerSpec>,
         loss: Loss,
     ) -> Result<Self, super::layers::ShapeError> {
-        let shapes = LayerSpec::shapes(&list, input)?;
+        LayerSpec::shapes(&list, input)?;
+        Ok(Self::of_list(input, list, loss))
+    }
+
+    /// A model given as a list of layers over `input`, whether or not the list fits it (the
+    /// settings check refuses one that does not before it is built): its outputs are the last
+    /// layer's (a dense layer's units where the list breaks before it).
+    pub fn of_list(input: Shape, list: Vec<LayerSpec>, loss: Loss) -> Self {
         let inputs = input.values();
-        let outputs = shapes.last().map_or(inputs, |s| s.values());
+        let outputs = match LayerSpec::shapes(&list, input) {
+            Ok(shapes) => shapes.last().map_or(inputs, |s| s.values()),
+            Err(_) => match list.last() {
+                Some(LayerSpec::Dense { units }) => *units,
+                _ => inputs,
+            },
+        };
         let activation = list
             .iter()
             .find_map(|l| match l {
@@ -143,7 +156,7 @@ impl ModelSpec {
                 _ => None,
             })
             .unwrap_or(Activation::Identity);
-        Ok(Self {
+        Self {
             layers: vec![inputs, outputs],
             activation,
             loss,
@@ -152,7 +165,7 @@ impl ModelSpec {
                 input,
                 layers: list,
             }),
-        })
+        }
     }
 
     /// A CNN: `conv`'s blocks, then dense layers of the widths `dense` (hidden widths and the
@@ -230,7 +243,7 @@ impl ModelSpec {
             let kinds: Vec<String> = self
                 .footprints()
                 .into_iter()
-                .map(|f| format!("{} {}", f.kind, f.shape))
+                .map(|f| format!("{} {}", f.kind_label(), f.shape))
                 .collect();
             return format!("{} → {}", self.input_shape(), kinds.join(", "));
         }

@@ -15,8 +15,9 @@
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use super::init::LayerValues;
-use super::layers::{Footprint, Shape};
+use super::layers::Footprint;
 use super::spec::ModelSpec;
+use crate::data::ImageShape;
 
 /// A tensor as the file holds it.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +31,7 @@ pub struct NamedTensor {
 }
 
 /// How one layer's weight is laid out in PyTorch.
+#[derive(Clone, Copy)]
 enum Layout {
     /// `[out, in]`, the inputs in the order BatchScope reads them.
     Linear { inputs: usize, outputs: usize },
@@ -70,30 +72,61 @@ fn torch_index(layout: &Layout, ours: usize) -> usize {
     }
 }
 
-/// Each layer with parameters: its names' index, its weight's layout and PyTorch's shapes.
-fn layouts(spec: &ModelSpec) -> Vec<(usize, Layout, Vec<usize>, usize)> {
+/// A tensor's values in PyTorch's order, from BatchScope's.
+fn to_torch(layout: &Layout, ours: &[f32]) -> Vec<f32> {
+    let mut theirs = vec![0.0; ours.len()];
+    for (i, &v) in ours.iter().enumerate() {
+        if let Some(slot) = theirs.get_mut(torch_index(layout, i)) {
+            *slot = v;
+        }
+    }
+    theirs
+}
+
+/// A tensor's values in BatchScope's order, from PyTorch's (whose shape was checked).
+fn to_ours(layout: &Layout, theirs: &[f32]) -> Vec<f32> {
+    (0..theirs.len())
+        .map(|i| theirs.get(torch_index(layout, i)).copied().unwrap_or(0.0))
+        .collect()
+}
+
+/// One layer's parameters as the file holds them.
+struct Params {
+    /// Its position in the list: the names' prefix.
+    index: usize,
+    weight: Layout,
+    /// PyTorch's shape of the weight.
+    shape: Vec<usize>,
+    bias: Layout,
+    bias_len: usize,
+}
+
+/// Each layer with parameters, first first.
+fn layouts(spec: &ModelSpec) -> Vec<Params> {
     spec.footprints()
         .into_iter()
         .filter_map(|f: Footprint| {
             let [(rows, cols), _] = f.param_shapes?;
-            let (layout, shape) = if f.kind.starts_with("conv2d") {
-                let Shape::Image(image) = f.input else {
-                    return None;
-                };
-                let c_in = image.channels.max(1);
-                let k = ((rows / c_in) as f64).sqrt().round() as usize;
-                let layout = Layout::Conv {
+            // Rows read from a flattened image are in its channels-last order.
+            let from_image = |i: ImageShape| (i.height, i.width, i.channels);
+            let (weight, shape, bias) = if let Some(c) = f.convolution {
+                let k = c.kernel;
+                let weight = Layout::Conv {
                     k,
-                    c_in,
-                    c_out: cols,
+                    c_in: c.channels_in,
+                    c_out: c.channels_out,
                 };
-                (layout, vec![cols, c_in, k, k])
-            } else if f.kind.starts_with("dense") {
-                let layout = match f.flattened {
-                    Some(i) => Layout::LinearFromImage {
-                        h: i.height,
-                        w: i.width,
-                        c: i.channels,
+                (
+                    weight,
+                    vec![c.channels_out, c.channels_in, k, k],
+                    Layout::Vector,
+                )
+            } else if f.kind == "dense" {
+                let weight = match f.flattened.map(from_image) {
+                    Some((h, w, c)) => Layout::LinearFromImage {
+                        h,
+                        w,
+                        c,
                         outputs: cols,
                     },
                     None => Layout::Linear {
@@ -101,19 +134,22 @@ fn layouts(spec: &ModelSpec) -> Vec<(usize, Layout, Vec<usize>, usize)> {
                         outputs: cols,
                     },
                 };
-                (layout, vec![cols, rows])
+                (weight, vec![cols, rows], Layout::Vector)
             } else {
-                let layout = match f.flattened {
-                    Some(i) => Layout::VectorFromImage {
-                        h: i.height,
-                        w: i.width,
-                        c: i.channels,
-                    },
+                // A scale and a shift over the features (LayerNorm).
+                let vector = match f.flattened.map(from_image) {
+                    Some((h, w, c)) => Layout::VectorFromImage { h, w, c },
                     None => Layout::Vector,
                 };
-                (layout, vec![rows * cols])
+                (vector, vec![rows * cols], vector)
             };
-            Some((f.index, layout, shape, cols))
+            Some(Params {
+                index: f.index,
+                weight,
+                shape,
+                bias,
+                bias_len: cols,
+            })
         })
         .collect()
 }
@@ -122,34 +158,16 @@ fn layouts(spec: &ModelSpec) -> Vec<(usize, Layout, Vec<usize>, usize)> {
 /// them) as PyTorch names and lays them out.
 pub fn torch_tensors(spec: &ModelSpec, params: &LayerValues) -> Vec<NamedTensor> {
     let mut tensors = Vec::new();
-    for ((index, layout, shape, bias_len), (w, b)) in layouts(spec).into_iter().zip(params) {
-        let mut values = vec![0.0; w.len()];
-        for (ours, &v) in w.iter().enumerate() {
-            if let Some(slot) = values.get_mut(torch_index(&layout, ours)) {
-                *slot = v;
-            }
-        }
+    for (p, (w, b)) in layouts(spec).into_iter().zip(params) {
         tensors.push(NamedTensor {
-            name: format!("{index}.weight"),
-            shape,
-            values,
+            name: format!("{}.weight", p.index),
+            shape: p.shape,
+            values: to_torch(&p.weight, w),
         });
         tensors.push(NamedTensor {
-            name: format!("{index}.bias"),
-            shape: vec![bias_len],
-            values: match layout {
-                // A shift over a flattened image's features follows its scale's order.
-                Layout::VectorFromImage { .. } => {
-                    let mut values = vec![0.0; b.len()];
-                    for (ours, &v) in b.iter().enumerate() {
-                        if let Some(slot) = values.get_mut(torch_index(&layout, ours)) {
-                            *slot = v;
-                        }
-                    }
-                    values
-                }
-                _ => b.clone(),
-            },
+            name: format!("{}.bias", p.index),
+            shape: vec![p.bias_len],
+            values: to_torch(&p.bias, b),
         });
     }
     tensors
@@ -178,26 +196,20 @@ pub fn from_torch(spec: &ModelSpec, tensors: &[NamedTensor]) -> Result<LayerValu
         }
     };
     let layouts = layouts(spec);
-    for (index, layout, shape, bias_len) in &layouts {
-        let weight = find(format!("{index}.weight"), shape);
-        let bias = find(format!("{index}.bias"), &[*bias_len]);
+    for p in &layouts {
+        let weight = find(format!("{}.weight", p.index), &p.shape);
+        let bias = find(format!("{}.bias", p.index), &[p.bias_len]);
         if let (Some(weight), Some(bias)) = (weight, bias) {
-            let ours: Vec<f32> = (0..weight.values.len())
-                .map(|i| weight.values[torch_index(layout, i)])
-                .collect();
-            let bias = match layout {
-                Layout::VectorFromImage { .. } => (0..bias.values.len())
-                    .map(|i| bias.values[torch_index(layout, i)])
-                    .collect(),
-                _ => bias.values.clone(),
-            };
-            values.push((ours, bias));
+            values.push((
+                to_ours(&p.weight, &weight.values),
+                to_ours(&p.bias, &bias.values),
+            ));
         }
     }
     for t in tensors {
-        let known = layouts
-            .iter()
-            .any(|(i, ..)| t.name == format!("{i}.weight") || t.name == format!("{i}.bias"));
+        let known = layouts.iter().any(|p| {
+            t.name == format!("{}.weight", p.index) || t.name == format!("{}.bias", p.index)
+        });
         if !known {
             problems.push(format!(
                 "the file has `{}` ({:?}), which this model has no layer for",
@@ -261,7 +273,7 @@ mod tests {
     use super::*;
     use crate::backend::Activation;
     use crate::data::ImageShape;
-    use crate::nn::{LayerSpec, Loss, initial_parameters};
+    use crate::nn::{LayerSpec, Loss, Shape, initial_parameters};
 
     fn cnn() -> ModelSpec {
         let image = Shape::Image(ImageShape {

@@ -116,8 +116,9 @@ struct Counts {
     input_gradient: bool,
     /// Whether a layer is a convolution.
     convolution: bool,
-    /// Values of the largest parameter tensor.
+    /// Values of the largest parameter tensor, and of the widest layer output a sample.
     largest_param: u64,
+    largest_output: u64,
     /// Bytes of a value in the forward and backward passes, and of a stored parameter.
     passes: u64,
     master: u64,
@@ -129,25 +130,30 @@ impl Counts {
         let b = batch as u64;
         let passes = DType::of(precision.format()).bytes() as u64;
         let mixed = precision == Precision::Mixed;
+        // Built once: every figure below is read off the layers' footprints.
         let footprints = spec.footprints();
-        let outputs = footprints.iter().map(|f| f.shape.values() as u64);
+        let outputs: Vec<u64> = footprints.iter().map(|f| f.shape.values() as u64).collect();
         Self {
-            p: spec.parameter_count() as u64,
+            p: footprints
+                .iter()
+                .fold(0u64, |sum, f| sum.saturating_add(f.params as u64)),
             b,
             features: spec.inputs() as u64,
-            outputs: outputs.clone().sum(),
+            outputs: outputs.iter().sum(),
             widths: outputs
-                .map(|v| v.to_string())
+                .iter()
+                .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(" + "),
             saved: footprints.iter().map(|f| f.saved as u64).sum(),
             input_gradient: footprints.first().is_some_and(|f| f.input_gradient),
-            convolution: footprints.iter().any(|f| f.convolution),
+            convolution: footprints.iter().any(|f| f.convolution.is_some()),
             largest_param: footprints
                 .iter()
                 .map(|f| f.largest_param as u64)
                 .max()
                 .unwrap_or(0),
+            largest_output: outputs.iter().copied().max().unwrap_or(0),
             passes,
             master: if mixed { FP32 } else { passes },
             mixed,
@@ -225,13 +231,9 @@ impl Counts {
         let per_row = spec.eval_values_per_row() as u64;
         let rows = spec.eval_rows(eval_rows) as u64;
         // The largest 16-bit tensor: a parameter, the batch, or a batch of a layer's output.
-        let largest = spec
-            .footprints()
-            .iter()
-            .map(|f| b * f.shape.values() as u64)
-            .chain([self.largest_param, b * self.features])
-            .max()
-            .unwrap_or(0);
+        let largest = (b * self.largest_output)
+            .max(self.largest_param)
+            .max(b * self.features);
         let (working, working_formula) = if precision == Precision::Fp32 {
             (0, Said::default())
         } else {

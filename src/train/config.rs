@@ -10,8 +10,7 @@ use crate::data::{Dataset, DatasetSpec, ImageShape, Task};
 use crate::device::Device;
 use crate::i18n::Lang;
 use crate::nn::{
-    ConvStack, EVAL_ROWS, LayerList, LayerSpec, Loss, MAX_MODEL_LAYERS, ModelSpec, OptimizerKind,
-    Shape,
+    ConvStack, EVAL_ROWS, LayerSpec, Loss, MAX_MODEL_LAYERS, ModelSpec, OptimizerKind, Shape,
 };
 use crate::precision::Precision;
 use crate::setting::SettingError;
@@ -548,13 +547,7 @@ fn list_spec(
     };
     let mut layers = list.to_vec();
     layers.push(LayerSpec::Dense { units: outputs });
-    ModelSpec::from_layers(input, layers.clone(), loss).unwrap_or_else(|_| ModelSpec {
-        layers: vec![features, outputs],
-        activation: Activation::Identity,
-        loss,
-        conv: None,
-        list: Some(LayerList { input, layers }),
-    })
+    ModelSpec::of_list(input, layers, loss)
 }
 
 /// A layer list's sizes are within the limits of `--layers` and `--conv`, and each layer takes

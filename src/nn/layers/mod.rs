@@ -327,8 +327,10 @@ pub struct Footprint {
     pub param_shapes: Option<[(usize, usize); 2]>,
     /// Where it reads a flattened image's values (channels last), that image.
     pub flattened: Option<crate::data::ImageShape>,
-    /// Its kind (see [`Layer::kind`]), with the activation fused into it: `dense + relu`.
-    pub kind: String,
+    /// Its kind, as model files name it (see [`Layer::kind`]).
+    pub kind: &'static str,
+    /// The activation fused into its epilogue.
+    pub epilogue: crate::backend::Activation,
     /// Its output's shape.
     pub shape: Shape,
     /// Trainable values.
@@ -339,10 +341,20 @@ pub struct Footprint {
     pub saved: usize,
     /// Whether its backward pass writes its input's gradient even for the batch.
     pub input_gradient: bool,
-    /// Whether it is a convolution (which no device unrolls into patches).
-    pub convolution: bool,
+    /// A convolution's geometry (which no device unrolls into patches).
+    pub convolution: Option<crate::backend::ConvShape>,
     /// Multiply-adds of its product a sample.
     pub macs: usize,
+}
+
+impl Footprint {
+    /// Its kind with the activation fused into it, as a summary shows it: `dense + relu`.
+    pub fn kind_label(&self) -> String {
+        match self.epilogue {
+            crate::backend::Activation::Identity => self.kind.to_owned(),
+            fused => format!("{} + {}", self.kind, fused.as_str()),
+        }
+    }
 }
 
 /// Every built layer's footprint (an activation fused into the layer before has none of its
@@ -365,16 +377,14 @@ pub fn footprints(specs: &[LayerSpec], input: Shape) -> Result<Vec<Footprint>, S
                     input: *input,
                     param_shapes: layer.param_shapes(),
                     flattened: *flattened,
-                    kind: match layer.epilogue() {
-                        crate::backend::Activation::Identity => layer.kind().to_owned(),
-                        fused => format!("{} + {}", layer.kind(), fused.as_str()),
-                    },
+                    kind: layer.kind(),
+                    epilogue: layer.epilogue(),
                     shape: layer.shape(),
                     params: sizes.iter().fold(0, |a, &b| a.saturating_add(b)),
                     largest_param: sizes.into_iter().max().unwrap_or(0),
                     saved: layer.saved(1).iter().map(|(_, _, (r, c))| r * c).sum(),
                     input_gradient: layer.needs_input_gradient(),
-                    convolution: layer.convolution().is_some(),
+                    convolution: layer.convolution(),
                     macs: layer.macs(),
                 }
             },
