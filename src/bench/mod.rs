@@ -73,14 +73,16 @@ impl Measurement {
 
 /// Multiply-add FLOPs of one training step: forward (`2·B·Σ in·out`, a convolution's over
 /// every pixel's patch), weight gradients (the same again) and input gradients of every layer
-/// but the first. Element-wise work is not counted, so the figure is a lower bound on what the
-/// device did.
+/// but the first, which reads the batch. Element-wise work is not counted, so the figure is a
+/// lower bound on what the device did.
 pub fn flops_per_step(spec: &ModelSpec, batch: usize) -> f64 {
-    let products = spec.products();
-    let macs = |&(m, k, n): &(usize, usize, usize)| (m * k * n) as f64;
-    let all: f64 = products.iter().map(macs).sum();
-    let first = products.first().map_or(0.0, macs);
-    2.0 * batch as f64 * (3.0 * all - first)
+    let macs: f64 = spec
+        .footprints()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| f.macs as f64 * if i == 0 { 2.0 } else { 3.0 })
+        .sum();
+    2.0 * batch as f64 * macs
 }
 
 /// Times training steps of `session` on `backend`.
@@ -321,11 +323,15 @@ fn measure_products_inside(
     batch: usize,
     seconds_each: f64,
 ) -> Result<Vec<ProductRate>, BackendError> {
-    // The convolution blocks' own kernels first, then each dense layer's three products.
+    // The convolutions' own kernels first, then each dense layer's three products.
     let mut rates = measure_convolutions(backend, spec, batch, seconds_each)?;
-    let blocks = spec.conv_blocks().len();
-    for (l, (pixels, fan_in, fan_out)) in spec.products().into_iter().enumerate().skip(blocks) {
-        let rows = batch * pixels;
+    let products = spec.footprints().into_iter().filter(|f| f.macs > 0);
+    for (l, f) in products.enumerate() {
+        let Some([(fan_in, fan_out), _]) = f.param_shapes.filter(|_| f.convolution.is_none())
+        else {
+            continue;
+        };
+        let rows = batch * (f.macs / (fan_in * fan_out).max(1));
         let macs = (rows * fan_in * fan_out) as f64;
         let seconds = time_layer_products(backend, (rows, fan_in, fan_out), seconds_each)?;
         let shapes = [
@@ -345,8 +351,8 @@ fn measure_products_inside(
     Ok(rates)
 }
 
-/// Each convolution block's kernels on `backend` (either device), as its training step runs
-/// them: the forward pass, the parameter gradients and (after the first block) the input
+/// Each convolution's kernels on `backend` (either device), as its training step runs them:
+/// the forward pass, the parameter gradients and (but where it reads the images) the input
 /// gradient, each in GFLOP/s of the equivalent product.
 pub fn measure_convolutions(
     backend: &mut dyn Backend,
@@ -355,13 +361,19 @@ pub fn measure_convolutions(
     seconds_each: f64,
 ) -> Result<Vec<ProductRate>, BackendError> {
     let mut rates = Vec::new();
-    let products = spec.products();
-    for (l, (conv, _)) in spec.conv_blocks().into_iter().enumerate() {
-        let (pixels, fan_in, fan_out) = products[l];
-        let rows = batch * pixels;
+    let footprints = spec.footprints();
+    let products = footprints.iter().filter(|f| f.macs > 0);
+    for (l, f) in products.enumerate() {
+        let Some(conv) = f.convolution else {
+            continue;
+        };
+        let (rows, fan_in, fan_out) = (batch * conv.pixels(), conv.patch(), conv.channels_out);
         let macs = (rows * fan_in * fan_out) as f64;
-        // The first block's input is the images: no input gradient.
-        let seconds = time_convolution(backend, conv, batch, seconds_each, l > 0)?;
+        // A first layer's input is the images: no input gradient.
+        let reads_batch = footprints
+            .first()
+            .is_some_and(|first| std::ptr::eq(f, first));
+        let seconds = time_convolution(backend, conv, batch, seconds_each, !reads_batch)?;
         let names = ["convolution", "conv weight_grad", "conv input_grad"];
         let shapes = [
             [rows, fan_in, fan_out],

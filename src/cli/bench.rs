@@ -94,7 +94,6 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
         );
     }
     if args.kernels {
-        super::run::refuse_model(&args.run, "bench --kernels")?;
         if devices.contains(&Device::Cpu) {
             kernels(out, args, &session)?;
         }

@@ -326,17 +326,3 @@ fn load_model(given: &str) -> Result<Vec<crate::nn::LayerSpec>, Failure> {
         .map_err(|e| bad(e.text(crate::i18n::Lang::En).to_owned()))?;
     parse_model(&text).map_err(bad)
 }
-
-/// Refuses `--model` where `command`'s figures come from the simulator's op list, which counts
-/// dense layers and convolution blocks and does not read a list of layers yet: a FLOP count or a
-/// prediction without the list's `LayerNorm` and activation layers would be a wrong number.
-pub(super) fn refuse_model(args: &RunArgs, command: &str) -> Result<(), Failure> {
-    match &args.model {
-        Some(_) => Err(Failure::BadInput(format!(
-            "--model: {command} predicts or counts by kind of op from the simulator's op list, \
-             which does not read model files yet; give the model with --layers and --conv here \
-             (train, bench, infer, memory and model take --model)"
-        ))),
-        None => Ok(()),
-    }
-}

@@ -109,7 +109,6 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
     } else {
         profile::find(&args.profile).map_err(Failure::BadInput)?
     };
-    super::run::refuse_model(&args.run, "simulate")?;
     let (session, _) = parse_run(&args.run)?;
     let config = &session.config;
     let spec = config.model_spec(&session.data);

@@ -138,7 +138,6 @@ impl Heard {
 }
 
 pub(super) fn run(out: &mut Out, args: &SweepArgs) -> Result<(), Failure> {
-    super::run::refuse_model(&args.run, "sweep")?;
     let (sweep, profile) = checked(args)?;
     let (session, devices) = parse_run(&args.run)?;
     let plan = PointPlan {

@@ -47,7 +47,6 @@ struct Recorded {
 }
 
 pub(super) fn run(out: &mut Out, args: &TraceArgs) -> Result<(), Failure> {
-    super::run::refuse_model(&args.run, "trace")?;
     let (mut session, devices) = parse_run(&args.run)?;
     if args.steps == 0 || args.steps > MAX_TRACE_STEPS {
         return Err(Failure::BadInput(format!(

@@ -13,6 +13,7 @@ mod data;
 mod errors;
 mod files;
 mod lang;
+mod layers;
 mod lessons;
 mod messages;
 mod said;
@@ -21,6 +22,7 @@ pub use data::DataKey;
 pub use errors::ErrKey;
 pub use files::FileKey;
 pub use lang::{Lang, Translated};
+pub use layers::LayerKey;
 pub use lessons::LessonKey;
 pub use messages::{MsgKey, SpanKey};
 pub use said::{Arg, Said};
@@ -453,8 +455,6 @@ strings! { Key {
     OpForward => "layer {layer} forward", "第 {layer} 层 前向";
     OpWeightGradient => "layer {layer} weight gradient", "第 {layer} 层 权重梯度";
     OpInputGradient => "layer {layer} input gradient", "第 {layer} 层 输入梯度";
-    OpPooling => "layer {layer} max pooling", "第 {layer} 层 最大池化";
-    OpPoolingGradient => "layer {layer} pooling gradient", "第 {layer} 层 池化梯度";
     OpUpdateWeights => "layer {layer} update weights", "第 {layer} 层 更新权重";
     OpUpdateBiases => "layer {layer} update biases", "第 {layer} 层 更新偏置";
     OpUpdateLayer => "layer {layer} update weights and biases", "第 {layer} 层 更新权重和偏置";
@@ -735,6 +735,8 @@ mod tests {
             .chain(rows(MsgKey::ALL))
             .chain(rows(SpanKey::ALL))
             .chain(rows(DataKey::ALL))
+            .chain(rows(LayerKey::ALL))
+            .chain(rows(FileKey::ALL))
         {
             assert!(!en.is_empty() && !zh.is_empty(), "{key:?}");
             // Placeholders must match, or a translation would drop a number.
@@ -745,6 +747,8 @@ mod tests {
                     .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
                     .collect();
                 names.sort_unstable();
+                // A language may name a value twice where the other names it once.
+                names.dedup();
                 names
             };
             assert_eq!(holes(en), holes(zh), "{key:?}");

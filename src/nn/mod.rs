@@ -19,7 +19,7 @@ mod weights;
 
 pub use first_layer::FirstLayer;
 pub use init::{LayerValues, initial_parameters};
-pub use layers::{Footprint, LayerSpec, Shape, ShapeError};
+pub use layers::{Footprint, LayerSpec, PlainCost, PlainWork, Shape, ShapeError, footprints};
 pub use model_file::{
     MAX_MODEL_LAYERS, MODEL_PRESETS, ModelPreset, model_toml, parse_model, preset,
 };

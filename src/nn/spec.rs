@@ -278,14 +278,6 @@ impl ModelSpec {
         self.layers.last().copied().unwrap_or(0)
     }
 
-    /// The convolution blocks' geometry (empty for an MLP).
-    pub fn conv_blocks(&self) -> Vec<(ConvShape, PoolShape)> {
-        self.conv
-            .as_ref()
-            .map(ConvStack::blocks)
-            .unwrap_or_default()
-    }
-
     /// Every layer's weight shape `[k, n]`, convolutions first (a convolution's is
     /// `[K²·C_in, C_out]`); each layer has `n` biases.
     pub fn weight_shapes(&self) -> Vec<(usize, usize)> {
@@ -339,39 +331,24 @@ impl ModelSpec {
     }
 
     /// The most f32 bytes one row (sample) puts into a single buffer, and what that buffer is:
-    /// the input, a convolution's output (an image per filter), or a dense layer's values. A
-    /// buffer of `r` rows of it takes `r` times as much.
+    /// the input or a layer's output (a convolution's is an image per filter). A buffer of `r`
+    /// rows of it takes `r` times as much.
     pub fn largest_row(&self) -> (u64, String) {
-        let conv = self
-            .conv_blocks()
-            .into_iter()
-            .enumerate()
-            .map(|(i, (c, _))| {
-                let values = c.pixels().saturating_mul(c.channels_out);
-                (
-                    values,
-                    format!(
-                        "convolution {}'s output, {}×{}×{} values a row",
-                        i + 1,
-                        c.width,
-                        c.height,
-                        c.channels_out
-                    ),
-                )
-            });
-        let dense = self
-            .layers
-            .iter()
-            .map(|&w| (w, format!("a layer of {w} values a row")));
-        std::iter::once((
-            self.inputs(),
-            format!("the input, {} values a row", self.inputs()),
-        ))
-        .chain(conv)
-        .chain(dense)
-        .map(|(values, what)| ((values as u64).saturating_mul(4), what))
-        .max_by_key(|(bytes, _)| *bytes)
-        .unwrap_or_default()
+        let input = self.input_shape();
+        let outputs = self.footprints().into_iter().map(|f| {
+            let what = format!(
+                "{}'s output ({}), {} values a row",
+                f.name,
+                f.kind_label(),
+                f.shape
+            );
+            (f.shape.values(), what)
+        });
+        std::iter::once((input.values(), format!("the input, {input} values a row")))
+            .chain(outputs)
+            .map(|(values, what)| ((values as u64).saturating_mul(4), what))
+            .max_by_key(|(bytes, _)| *bytes)
+            .unwrap_or_default()
     }
 
     /// Values per sample of every forward-only evaluation buffer: the input, and each layer's

@@ -4,6 +4,7 @@
 //!
 //! - [`estimate`]: the memory of a model and batch, by role;
 //! - [`profile`]: the hardware profiles, each figure with its source and confidence;
+//! - [`ops`]: the ops of a training step, from the model's layers;
 //! - [`cost`]: the roofline cost model of a training step, op by op;
 //! - [`ecosystem`]: the software path each kind of device would train with;
 //! - [`efficiency`]: the share of the peak an op reaches, by its size;
@@ -18,4 +19,5 @@ pub mod efficiency;
 pub mod estimate;
 pub mod groups;
 pub mod memory_fit;
+pub mod ops;
 pub mod profile;

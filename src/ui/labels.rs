@@ -203,7 +203,18 @@ pub fn optimizer_key(kind: OptimizerKind) -> Key {
 /// An op of the cost model by name, in `lang`: built from what the op is, not from its English
 /// name (which the command line and the JSON keep).
 pub fn op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
+    use crate::i18n::LayerKey;
     use crate::sim::cost::{LOSS_OP, OpKind, Product, Updated};
+    let layer = op.layer.unwrap_or(0);
+    if let (Some(plain), Some(_)) = (op.plain, op.layer) {
+        // A layer that multiplies no matrix: its pass, or the update of its parameters.
+        let key = match (op.kind, plain.gradient) {
+            (OpKind::Update, _) => LayerKey::OpPlainUpdate,
+            (_, true) => LayerKey::OpPlainGradient,
+            (_, false) => LayerKey::OpPlain,
+        };
+        return lang.fmt(key, &[("layer", &layer), ("what", &lang.tr(plain.what))]);
+    }
     let key = match (op.kind, op.product, op.layer) {
         (OpKind::Copy, ..) => return lang.tr(Key::OpUpload).to_owned(),
         (OpKind::Elementwise, ..) if op.name == LOSS_OP => return lang.tr(Key::OpLoss).to_owned(),
@@ -215,14 +226,9 @@ pub fn op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
             Some(Updated::Both) => Key::OpUpdateLayer,
             _ => Key::OpUpdateWeights,
         },
-        // The cost model's names, `layer N pooling` and so on.
-        (OpKind::Elementwise, _, Some(_)) if op.name.ends_with(" pooling gradient") => {
-            Key::OpPoolingGradient
-        }
-        (OpKind::Elementwise, _, Some(_)) if op.name.ends_with(" pooling") => Key::OpPooling,
         _ => return op.name.clone(),
     };
-    lang.fmt(key, &[("layer", &op.layer.unwrap_or(0))])
+    lang.fmt(key, &[("layer", &layer)])
 }
 
 /// A hardware profile's name in `lang`. Shipped profiles are named by their makers (proper

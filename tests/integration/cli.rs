@@ -995,7 +995,7 @@ fn tune_keeps_the_fastest_kernel_and_devices_names_it() {
 
 /// `model` prints a model's layers with their shapes and parameters, from a preset or a model
 /// file, and `train --model FILE` trains it; a file whose layer cannot take its input is
-/// refused with the layer named.
+/// refused with the layer named; the simulator predicts its layers' ops.
 #[test]
 fn a_model_file_or_preset_is_summarised_and_trained() {
     let (code, stdout, stderr) = batchscope(&[
@@ -1042,15 +1042,30 @@ fn a_model_file_or_preset_is_summarised_and_trained() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("Layer 1 of the model"), "{stderr}");
     std::fs::remove_file(&file).ok();
-    // The simulator's op list does not read a list of layers yet: its commands refuse one.
-    let trace = ["trace", "--out", "/tmp/batchscope-refused.json"];
-    for command in [&["simulate"][..], &trace, &["bench", "--kernels"]] {
-        let args = [command, &["--model", "mlp-layernorm"]].concat();
-        let (code, _, stderr) = batchscope(&args);
-        assert_eq!(code, 2, "{args:?}: {stderr}");
-        assert!(
-            stderr.contains("does not read model files yet"),
-            "{args:?}: {stderr}"
-        );
+    // The simulator's op list reads the layers: LayerNorm's and GELU's own ops are predicted.
+    let (code, stdout, stderr) = batchscope(&[
+        "simulate",
+        "--model",
+        "mlp-layernorm",
+        "--dataset",
+        "iris",
+        "--profile",
+        "nvidia-t4",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let prediction: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    let ops: Vec<&str> = prediction["ops"]
+        .as_array()
+        .expect("ops")
+        .iter()
+        .map(|op| op["name"].as_str().unwrap_or_default())
+        .collect();
+    for name in [
+        "layer 1 layer norm",
+        "layer 2 gelu gradient",
+        "layer 2 layer norm update weights and biases",
+    ] {
+        assert!(ops.contains(&name), "{name}: {ops:?}");
     }
 }

@@ -23,7 +23,11 @@ const REL: f64 = 2e-3;
 /// The network's loss in f64: each block's convolution and pooling, then the dense layers (the
 /// last without activation), then the mean softmax cross-entropy.
 fn loss64(spec: &ModelSpec, params: &Params64, x: &[f64], targets: &[usize]) -> f64 {
-    let blocks = spec.conv_blocks();
+    let blocks = spec
+        .conv
+        .as_ref()
+        .map(ConvStack::blocks)
+        .unwrap_or_default();
     let mut h = x.to_vec();
     for ((conv, pool), (w, b)) in blocks.iter().zip(params) {
         h = pool64(&conv64(&h, w, b, *conv, spec.activation), *pool);

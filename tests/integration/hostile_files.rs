@@ -360,7 +360,10 @@ fn a_buffer_over_the_gpus_binding_limit_names_the_setting_and_what_fits() {
     let outcome = refused(
         &args,
         &format!("--batch {rows}"),
-        &["convolution 1's output", "or fewer"],
+        &[
+            "conv0's output (conv2d + relu), 28×28×64 values a row",
+            "or fewer",
+        ],
         2048 * MIB,
     );
     assert!(!outcome.stdout.contains("gpu step"), "{}", outcome.stdout);

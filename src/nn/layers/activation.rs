@@ -2,7 +2,7 @@
 //! can take them in its epilogue): it keeps its input, and its backward pass takes the
 //! derivative there.
 
-use super::layer::{Backward, Layer, Shape};
+use super::layer::{Backward, Layer, PlainCost, PlainWork, Shape};
 use crate::backend::{Activation, Backend, BackendError, Tensor};
 
 /// A built activation layer.
@@ -50,6 +50,27 @@ impl Layer for ActivationLayer {
         (rows * r, self.shape.values() / r)
     }
 
+    fn plain_cost(&self) -> Option<PlainCost> {
+        let n = self.shape.values();
+        let (forward, backward) = flops_per_value(self.function);
+        Some(PlainCost {
+            name: self.function.as_str(),
+            what: crate::i18n::LayerKey::WhatActivation,
+            // Reads its input, writes its output.
+            forward: PlainWork {
+                flops: forward * n,
+                values: 2 * n,
+                params: 0,
+            },
+            // Reads its input and the output's gradient, writes the input's.
+            backward: PlainWork {
+                flops: backward * n,
+                values: 3 * n,
+                params: 0,
+            },
+        })
+    }
+
     fn forward(
         &self,
         backend: &mut dyn Backend,
@@ -67,5 +88,18 @@ impl Layer for ActivationLayer {
         };
         crate::backend::check_identity("activation_backward", pass.input_epilogue)?;
         backend.activation_backward(pass.input, pass.dout, self.function, dx)
+    }
+}
+
+/// Operations a value of `function` and of its derivative times the gradient (an estimate:
+/// `tanh` and `exp` count as one each, as FLOP counters count them). GELU's tanh form: `z³`,
+/// two scalings, a sum, the tanh, `1 +` and two products forward.
+fn flops_per_value(function: Activation) -> (usize, usize) {
+    match function {
+        Activation::Identity => (0, 0),
+        Activation::Relu => (1, 1),
+        Activation::Tanh => (1, 3),
+        Activation::Sigmoid => (3, 3),
+        Activation::Gelu => (8, 16),
     }
 }

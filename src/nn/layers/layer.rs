@@ -65,6 +65,34 @@ impl std::fmt::Display for Shape {
     }
 }
 
+/// One pass of a layer that multiplies no matrix, a sample, as the cost model counts it (an
+/// estimate of its kernel's arithmetic and traffic, not a measurement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlainWork {
+    /// Floating-point operations.
+    pub flops: usize,
+    /// Activation values (or their gradients) read and written.
+    pub values: usize,
+    /// Parameter values (or their gradients) read and written once a batch: a `LayerNorm`'s
+    /// scale and shift.
+    pub params: usize,
+}
+
+/// What a layer that multiplies no matrix (pooling, a normalisation, an activation of its own)
+/// does in a training step, for the simulator's op list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlainCost {
+    /// What the cost model's op names call it: `pooling` gives `layer 1 pooling` and `layer 1
+    /// pooling gradient`.
+    pub name: &'static str,
+    /// What it is, in each language.
+    pub what: crate::i18n::LayerKey,
+    /// Its forward pass.
+    pub forward: PlainWork,
+    /// Its backward pass (its parameters' gradients included).
+    pub backward: PlainWork,
+}
+
 /// A layer's parameters, as the network allocates them: `(rows, cols)` of its weight and of its
 /// bias (or shift), with their initial values.
 pub(crate) struct ParamInit {
@@ -147,6 +175,12 @@ pub(crate) trait Layer: Send {
     /// suffix, shape)`; always f32.
     fn saved(&self, _rows: usize) -> Vec<(Role, &'static str, (usize, usize))> {
         Vec::new()
+    }
+
+    /// What it does in a step if it multiplies no matrix, for the cost model (a layer with a
+    /// product is counted by its [`macs`](Layer::macs) and parameter shapes).
+    fn plain_cost(&self) -> Option<PlainCost> {
+        None
     }
 
     /// A convolution's geometry, for the views of what a first convolution learned.

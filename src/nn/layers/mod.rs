@@ -23,7 +23,7 @@ use crate::backend::{Activation, Backend, BackendError, Tensor};
 use crate::memory::Role;
 use crate::precision::DType;
 
-pub use layer::{Need, Shape};
+pub use layer::{Need, PlainCost, PlainWork, Shape};
 
 pub(crate) use layer::{Backward, Layer, ParamInit};
 
@@ -345,6 +345,8 @@ pub struct Footprint {
     pub convolution: Option<crate::backend::ConvShape>,
     /// Multiply-adds of its product a sample.
     pub macs: usize,
+    /// What it does in a step if it multiplies no matrix, for the cost model.
+    pub plain: Option<PlainCost>,
 }
 
 impl Footprint {
@@ -386,6 +388,7 @@ pub fn footprints(specs: &[LayerSpec], input: Shape) -> Result<Vec<Footprint>, S
                     input_gradient: layer.needs_input_gradient(),
                     convolution: layer.convolution(),
                     macs: layer.macs(),
+                    plain: layer.plain_cost(),
                 }
             },
         )

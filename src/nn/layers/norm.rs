@@ -5,7 +5,7 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::dense::missing;
-use super::layer::{Backward, Layer, Need, ParamInit, Shape};
+use super::layer::{Backward, Layer, Need, ParamInit, PlainCost, PlainWork, Shape};
 use crate::backend::{Activation, Backend, BackendError, Tensor};
 use crate::memory::Role;
 
@@ -61,6 +61,29 @@ impl Layer for LayerNorm {
     /// Each row's mean and inverse deviation, kept for backward.
     fn saved(&self, rows: usize) -> Vec<(Role, &'static str, (usize, usize))> {
         vec![(Role::Activations, "stats", (rows, 2))]
+    }
+
+    fn plain_cost(&self) -> Option<PlainCost> {
+        let d = self.features;
+        Some(PlainCost {
+            name: "layer norm",
+            what: crate::i18n::LayerKey::WhatLayerNorm,
+            // The mean (d), the variance (2d), then (x − μ) · r · γ + β (4d) and the rsqrt:
+            // reads the row, writes it and its two statistics; reads γ and β.
+            forward: PlainWork {
+                flops: 8 * d,
+                values: 2 * d + 2,
+                params: 2 * d,
+            },
+            // The input's gradient (x̂ again, γ·g, two sums and the combination: about 9d) and
+            // the parameters' (x̂ and two sums: 5d), each kernel reading the row and its
+            // gradient; reads γ, writes the gradients of γ and β.
+            backward: PlainWork {
+                flops: 14 * d,
+                values: 5 * d + 4,
+                params: 3 * d,
+            },
+        })
     }
 
     fn forward(

@@ -1,7 +1,7 @@
 //! 2×2 max pooling with stride 2 over channels-last images; its backward pass applies the
 //! derivative of the activation fused into the layer before (a convolution's).
 
-use super::layer::{Backward, Layer, Need, Shape};
+use super::layer::{Backward, Layer, Need, PlainCost, PlainWork, Shape};
 use crate::backend::{Backend, BackendError, PoolShape, Tensor};
 use crate::data::ImageShape;
 
@@ -55,6 +55,26 @@ impl Layer for MaxPool {
 
     fn suffixes(&self) -> (&'static str, &'static str) {
         ("pooled", "dpooled")
+    }
+
+    fn plain_cost(&self) -> Option<PlainCost> {
+        let (input, output) = (self.shape.image_in(), self.shape.image_out());
+        Some(PlainCost {
+            name: "pooling",
+            what: crate::i18n::LayerKey::WhatPooling,
+            // A comparison a value read; each window's largest written.
+            forward: PlainWork {
+                flops: input,
+                values: input + output,
+                params: 0,
+            },
+            // Reads the input and the pooled gradient, writes the input's gradient.
+            backward: PlainWork {
+                flops: input,
+                values: 2 * input + output,
+                params: 0,
+            },
+        })
     }
 
     fn forward(
