@@ -86,6 +86,8 @@ impl BatchScopeApp {
             UiCommand::AskSession { save: false } => self.ask_path(OpenKind::Session),
             UiCommand::SaveSession(path) => self.save_session(path),
             UiCommand::OpenSession(path) => self.open_session(&path),
+            UiCommand::SaveModel(path) => self.save_model(path),
+            UiCommand::LoadModel(path) => self.load_model(&path),
             UiCommand::ToggleFullscreen => self.toggle_fullscreen(),
             UiCommand::CancelSweep => self.cancel_sweep(),
             UiCommand::CancelComparison => self.cancel_comparison(),

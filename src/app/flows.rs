@@ -178,7 +178,7 @@ pub(super) mod tests {
         );
     }
 
-    fn loaded(app: &BatchScopeApp) -> bool {
+    pub(in crate::app) fn loaded(app: &BatchScopeApp) -> bool {
         app.state.data.loaded.is_some() && !app.is_loading()
     }
 

@@ -8,7 +8,7 @@ mod tests {
 
     use super::super::AppOptions;
     use super::super::flows::tests::{
-        devices_settled, gpu_expected, harness, settled_without_gpu, step_until,
+        devices_settled, gpu_expected, harness, loaded, settled_without_gpu, step_until,
     };
     use crate::device::Device;
     use crate::trace::StepTrace;
@@ -549,5 +549,113 @@ mod tests {
                 1
             );
         }
+    }
+
+    /// A model edited in the setup's layer list trains: the list becomes the session's model,
+    /// its `LayerNorm` among the tensors the column counts.
+    #[test]
+    fn a_model_edited_as_a_list_of_layers_trains() {
+        use crate::data::source::DataSource;
+        use crate::nn::LayerSpec;
+        let mut harness = settled_without_gpu("test");
+        harness
+            .state_mut()
+            .apply(UiCommand::Load(DataSource::Shipped("iris".into())));
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
+        harness.step();
+        harness.get_by_label("Layer list").click();
+        harness.step();
+        harness.step();
+        // Two frames after each click: the one that takes it, and the one drawn after the row
+        // it added (which moves the buttons below).
+        for add in ["+ LayerNorm", "+ Activation"] {
+            harness.get_by_label(add).click();
+            harness.step();
+            harness.step();
+        }
+        harness.state_mut().apply(UiCommand::UseLoaded);
+        harness.key_press(egui::Key::Space);
+        assert!(step_until(&mut harness, Duration::from_secs(60), |app| {
+            app.state.runs[0]
+                .last_eval
+                .as_ref()
+                .is_some_and(|e| e.step > 0)
+        }));
+        let app = harness.state();
+        let model = app.session().expect("session").config.model.clone();
+        let model = model.expect("the session trains the list");
+        assert_eq!(model.len(), 6, "{model:?}");
+        assert_eq!(model[4], LayerSpec::LayerNorm);
+        let loss = app.state.runs[0].last_eval.as_ref().map(|e| e.test.loss);
+        assert!(loss.is_some_and(f32::is_finite), "{loss:?}");
+    }
+
+    /// Save model… writes the weights as safetensors and the layers as a model file; Load
+    /// model… puts them back, and refuses a file of another model, changing nothing.
+    #[test]
+    fn a_model_is_saved_and_loaded_from_the_window() {
+        use crate::data::source::DataSource;
+        let dir = super::super::flows::tests::temp_dir("save-model");
+        let mut harness = settled_without_gpu("test");
+        harness
+            .state_mut()
+            .apply(UiCommand::Load(DataSource::Shipped("iris".into())));
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
+        harness.state_mut().apply(UiCommand::UseLoaded);
+        harness.key_press(egui::Key::Space);
+        assert!(step_until(&mut harness, Duration::from_secs(60), |app| {
+            app.state.runs[0]
+                .last_eval
+                .as_ref()
+                .is_some_and(|e| e.step > 0)
+        }));
+        let note = |app: &super::super::BatchScopeApp| app.state.screenshot_note.clone();
+        let path = dir.join("iris");
+        harness.state_mut().apply(UiCommand::SaveModel(path));
+        let saved = |app: &super::super::BatchScopeApp| {
+            note(app).is_some_and(|n| n.starts_with("Saved the weights"))
+        };
+        assert!(step_until(&mut harness, Duration::from_secs(20), saved));
+        let weights = dir.join("iris.safetensors");
+        let bytes = std::fs::read(&weights).expect("weights written");
+        let tensors = crate::nn::from_safetensors(&bytes).expect("safetensors");
+        assert_eq!(tensors.len(), 6, "three dense layers' weight and bias");
+        let toml = std::fs::read_to_string(dir.join("iris.toml")).expect("layers written");
+        let layers = crate::nn::parse_model(&toml).expect("a model file");
+        assert_eq!(
+            Some(layers),
+            harness.state().session().map(|s| {
+                let mut l = s.config.model_spec(&s.data).layer_specs();
+                l.pop();
+                l
+            })
+        );
+        // Another model's weights: refused by name, nothing changed.
+        let other = dir.join("other.safetensors");
+        let wrong = crate::nn::torch_tensors(
+            &crate::nn::ModelSpec::mlp(
+                vec![4, 8, 3],
+                crate::backend::Activation::Relu,
+                crate::nn::Loss::SoftmaxCrossEntropy,
+            ),
+            &vec![(vec![0.0; 32], vec![0.0; 8]), (vec![0.0; 24], vec![0.0; 3])],
+        );
+        let wrong = crate::nn::to_safetensors(&wrong).expect("serialised");
+        std::fs::write(&other, wrong).expect("written");
+        harness.state_mut().apply(UiCommand::LoadModel(other));
+        let refused = |app: &super::super::BatchScopeApp| {
+            note(app).is_some_and(|n| n.contains("not loaded, nothing changed"))
+        };
+        assert!(step_until(&mut harness, Duration::from_secs(20), refused));
+        harness.state_mut().apply(UiCommand::LoadModel(weights));
+        let loaded_back = |app: &super::super::BatchScopeApp| {
+            note(app).is_some_and(|n| n.starts_with("Loaded the weights"))
+        };
+        assert!(step_until(
+            &mut harness,
+            Duration::from_secs(20),
+            loaded_back
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

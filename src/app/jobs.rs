@@ -53,6 +53,11 @@ pub(super) enum Read {
     ),
     /// A session file, read field by field.
     Session(Result<super::session_file::Session, crate::i18n::Said>),
+    /// A weights file, read and checked against the model.
+    Weights(
+        std::path::PathBuf,
+        Result<crate::nn::LayerValues, crate::i18n::Said>,
+    ),
 }
 
 /// What to do once a load has finished.

@@ -89,6 +89,10 @@ impl BatchScopeApp {
     /// Takes in one event of a worker: it goes to its device's run, which drops the events of
     /// runs that are over.
     pub fn on_event(&mut self, event: Event) {
+        if let crate::train::worker::EventKind::Note(said) = &event.kind {
+            self.state.screenshot_note = Some(said.text(self.state.lang).to_owned());
+            return;
+        }
         self.state.runs[event.device as usize].apply(event);
     }
 

@@ -27,6 +27,7 @@ pub mod session_file;
 pub mod state;
 mod tabs;
 mod ui;
+mod weights;
 mod workers;
 
 use std::sync::Arc;

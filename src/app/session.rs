@@ -80,6 +80,7 @@ impl BatchScopeApp {
                         .push(RestoreNote::SessionUnreadable(why));
                 }
                 Read::Lesson(path, lesson) => self.lesson_read(&path, lesson),
+                Read::Weights(path, values) => self.weights_read(&path, values),
             }
         }
     }

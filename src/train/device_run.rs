@@ -265,7 +265,11 @@ impl DeviceRun {
 
     fn apply_run_event(&mut self, kind: EventKind) {
         match kind {
-            EventKind::Ready { .. } | EventKind::Unavailable(_) | EventKind::TuningNotes(_) => {}
+            // Notes go to the window's status bar.
+            EventKind::Ready { .. }
+            | EventKind::Unavailable(_)
+            | EventKind::TuningNotes(_)
+            | EventKind::Note(_) => {}
             EventKind::Log(log) => {
                 // It trains again: whatever stopped it before is no longer the news.
                 self.error = None;

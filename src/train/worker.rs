@@ -15,7 +15,7 @@ use super::turns::{Take, Turns};
 use crate::backend::Backend;
 use crate::backend::{AdapterSummary, TuningNote};
 use crate::device::Device;
-use crate::i18n::Said;
+use crate::i18n::{Arg, Said};
 use crate::job::{Job, JobContext, Notify};
 use crate::memory::MemorySnapshot;
 use crate::trace::{TraceChunk, TraceHistory};
@@ -36,6 +36,12 @@ pub enum Command {
     Pipeline(Pipeline),
     /// Give the GPU pool's cached blocks back to the device.
     ReleaseCached,
+    /// Write the model's weights to this file as safetensors, named as PyTorch's `state_dict`
+    /// would name them for the model (training goes on after).
+    SaveWeights(std::path::PathBuf, Arc<crate::nn::ModelSpec>),
+    /// Replace the model's weights with these, read (and checked against the model) from this
+    /// file.
+    LoadWeights(Arc<crate::nn::LayerValues>, std::path::PathBuf),
     /// End the thread.
     Shutdown,
 }
@@ -105,6 +111,8 @@ pub enum EventKind {
     Running(bool),
     /// The run's stop condition was reached, and training stopped.
     Reached(Reached),
+    /// What saving or loading the weights came to: where they went, or why not.
+    Note(Said),
 }
 
 /// A stop condition reached: where, and how long it took.
@@ -228,6 +236,52 @@ impl State<'_> {
         self.send(EventKind::Error(message));
         self.send_memory();
         self.set_running(false);
+    }
+
+    /// Writes the model's weights to `path` as safetensors and says where (or why not).
+    fn save_weights(&mut self, path: &std::path::Path, spec: &crate::nn::ModelSpec) {
+        use crate::i18n::LayerKey;
+        let Some(runner) = self.runner.as_ref() else {
+            return self.send(EventKind::Note(Said::new(LayerKey::NoModelToSave, &[])));
+        };
+        let written = runner
+            .model()
+            .read_parameters(&mut *self.backend)
+            .map_err(|e| e.said())
+            .and_then(|params| {
+                let tensors = crate::nn::torch_tensors(spec, &params);
+                let bytes = crate::nn::to_safetensors(&tensors).map_err(Said::verbatim)?;
+                crate::files::write_atomic(path, &bytes)
+            });
+        let shown = path.display().to_string();
+        self.send(EventKind::Note(match written {
+            Ok(()) => Said::new(LayerKey::WeightsSaved, &[("path", &shown)]),
+            Err(why) => Said::with(
+                LayerKey::WeightsNotSaved,
+                &[("path", Arg::Plain(&shown)), ("why", Arg::Said(&why))],
+            ),
+        }));
+    }
+
+    /// Overwrites the model's weights with `values` (read from `path`) and says so.
+    fn load_weights(&mut self, values: &crate::nn::LayerValues, path: &std::path::Path) {
+        use crate::i18n::LayerKey;
+        let Some(runner) = self.runner.as_mut() else {
+            return self.send(EventKind::Note(Said::new(LayerKey::NoModelToSave, &[])));
+        };
+        let shown = path.display().to_string();
+        match runner.write_parameters(&mut *self.backend, values) {
+            Ok(()) => {
+                let device = self.device.to_string();
+                self.send(EventKind::Note(Said::new(
+                    LayerKey::WeightsLoaded,
+                    &[("path", &shown), ("device", &device)],
+                )));
+                // The views show the loaded model at once.
+                self.report(true);
+            }
+            Err(e) => self.fail(e.said()),
+        }
     }
 
     fn configure(&mut self, session: &Session, generation: u64) {
@@ -507,6 +561,8 @@ fn command_loop(
                 }
                 state.send_memory();
             }
+            Some(Command::SaveWeights(path, spec)) => state.save_weights(&path, &spec),
+            Some(Command::LoadWeights(values, path)) => state.load_weights(&values, &path),
             Some(Command::ReleaseCached) => {
                 if let Err(e) = state.backend.release_cached() {
                     state.fail(e.said());

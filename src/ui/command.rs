@@ -167,6 +167,10 @@ pub enum UiCommand {
     SaveSession(PathBuf),
     /// Open this session file.
     OpenSession(PathBuf),
+    /// Save the model's weights here as safetensors, and its layers beside them as TOML.
+    SaveModel(PathBuf),
+    /// Load the weights of this safetensors file into the model.
+    LoadModel(PathBuf),
 }
 
 impl UiCommand {
@@ -178,6 +182,8 @@ impl UiCommand {
             OpenKind::SaveScreenshot => UiCommand::SaveScreenshot(path),
             OpenKind::Session => UiCommand::OpenSession(path),
             OpenKind::SaveSession => UiCommand::SaveSession(path),
+            OpenKind::SaveModel => UiCommand::SaveModel(path),
+            OpenKind::LoadModel => UiCommand::LoadModel(path),
             OpenKind::File | OpenKind::Folder => UiCommand::OpenPath(path),
             OpenKind::Lesson => UiCommand::Lesson(LessonCommand::OpenPath(path)),
         }

@@ -19,6 +19,7 @@ pub mod history;
 pub mod images;
 pub mod journey;
 pub mod labels;
+pub mod layer_list;
 pub mod lesson;
 pub mod memory;
 pub mod mismatch;

@@ -6,8 +6,8 @@ use egui::{RichText, Slider};
 
 use crate::backend::Activation;
 use crate::data::{ImageShape, Task};
-use crate::i18n::{Key, Lang};
-use crate::nn::ModelSpec;
+use crate::i18n::{Key, Lang, LayerKey};
+use crate::nn::{LayerSpec, ModelSpec};
 use crate::train::TrainConfig;
 use crate::train::config::{MAX_CONV_BLOCKS, MAX_CONV_CHANNELS};
 
@@ -61,42 +61,68 @@ pub fn spec_for(config: &TrainConfig, shape: DataShape) -> ModelSpec {
 pub fn model_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig, shape: Option<DataShape>) {
     ui.label(RichText::new(lang.tr(Key::Model)).strong());
     let images = shape.is_some_and(|s| s.image.is_some());
+    let listed = config.model.is_some();
     ui.horizontal(|ui| {
         if ui
-            .selectable_label(config.conv.is_empty(), lang.tr(Key::ModelMlp))
+            .selectable_label(!listed && config.conv.is_empty(), lang.tr(Key::ModelMlp))
             .on_hover_text(lang.tr(Key::ModelMlpTip))
             .clicked()
         {
+            config.model = None;
             config.conv.clear();
         }
         let cnn = ui
             .add_enabled(
                 images,
-                egui::Button::selectable(!config.conv.is_empty(), lang.tr(Key::ModelCnn)),
+                egui::Button::selectable(
+                    !listed && !config.conv.is_empty(),
+                    lang.tr(Key::ModelCnn),
+                ),
             )
             .on_hover_text(lang.tr(Key::ModelCnnTip))
             .on_disabled_hover_text(lang.tr(Key::ModelCnnNeedsImages));
-        if cnn.clicked() && config.conv.is_empty() {
-            config.conv = vec![8, 16];
-            config.hidden.clear();
-        }
-    });
-    if !config.conv.is_empty() {
-        if !images && shape.is_some() {
-            ui.label(RichText::new(lang.tr(Key::ModelCnnNeedsImages)).weak());
-        }
-        conv_ui(ui, lang, config);
-    }
-    super::lesson::framed(ui, crate::lesson::Widget::HiddenSetting, |ui| {
-        hidden_ui(ui, lang, config);
-    });
-    egui::ComboBox::from_label(lang.tr(Key::Activation))
-        .selected_text(config.activation.as_str())
-        .show_ui(ui, |ui| {
-            for act in Activation::CHOICES {
-                ui.selectable_value(&mut config.activation, act, act.as_str());
+        if cnn.clicked() && (listed || config.conv.is_empty()) {
+            config.model = None;
+            if config.conv.is_empty() {
+                config.conv = vec![8, 16];
+                config.hidden.clear();
             }
+        }
+        if ui
+            .selectable_label(listed, lang.tr(LayerKey::ModelList))
+            .on_hover_text(lang.tr(LayerKey::ModelListTip))
+            .clicked()
+            && !listed
+        {
+            config.model = Some(shorthand_list(config, shape));
+        }
+    });
+    if let Some(mut layers) = config.model.take() {
+        let spec = shape.map(|shape| {
+            let mut listed = config.clone();
+            listed.model = Some(layers.clone());
+            spec_for(&listed, shape)
         });
+        super::layer_list::layer_list_ui(ui, lang, &mut layers, spec.as_ref());
+        config.model = Some(layers);
+    } else {
+        if !config.conv.is_empty() {
+            if !images && shape.is_some() {
+                ui.label(RichText::new(lang.tr(Key::ModelCnnNeedsImages)).weak());
+            }
+            conv_ui(ui, lang, config);
+        }
+        super::lesson::framed(ui, crate::lesson::Widget::HiddenSetting, |ui| {
+            hidden_ui(ui, lang, config);
+        });
+        egui::ComboBox::from_label(lang.tr(Key::Activation))
+            .selected_text(config.activation.as_str())
+            .show_ui(ui, |ui| {
+                for act in Activation::CHOICES {
+                    ui.selectable_value(&mut config.activation, act, act.as_str());
+                }
+            });
+    }
     match shape {
         Some(shape) => {
             let spec = spec_for(config, shape);
@@ -114,6 +140,20 @@ pub fn model_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig, shape: 
             ui.label(RichText::new(lang.tr(Key::ParametersUnknown)).weak());
         }
     }
+}
+
+/// The model set up now (its shorthand: convolution blocks, hidden widths, activation) as a
+/// list of layers before the output layer, for the layer list to start from.
+fn shorthand_list(config: &TrainConfig, shape: Option<DataShape>) -> Vec<LayerSpec> {
+    let (features, outputs, task, image) = shape.map_or((1, 1, Task::Classification, None), |s| {
+        (s.features, s.outputs, s.task, s.image)
+    });
+    let mut layers = config
+        .model_spec_for((features, outputs), task, image)
+        .layer_specs();
+    // The data set's output layer is added again to whatever the list becomes.
+    layers.pop();
+    layers
 }
 
 /// The hidden (or, after convolution blocks, dense) layers' widths, with buttons to add and

@@ -33,10 +33,16 @@ pub enum OpenKind {
     Session,
     /// Where to save the session (a save dialog).
     SaveSession,
+    /// Where to save the model's weights as safetensors, its layers beside them (a save dialog).
+    SaveModel,
+    /// Weights saved as safetensors to load into the model.
+    LoadModel,
 }
 
-fn title_key(kind: OpenKind) -> Key {
-    match kind {
+fn title(kind: OpenKind, lang: Lang) -> &'static str {
+    let key = match kind {
+        OpenKind::SaveModel => return lang.tr(crate::i18n::LayerKey::SaveModel),
+        OpenKind::LoadModel => return lang.tr(crate::i18n::LayerKey::LoadModel),
         OpenKind::File => Key::OpenFileTitle,
         OpenKind::Folder => Key::OpenFolderTitle,
         OpenKind::SaveTrace => Key::ExportTrace,
@@ -44,7 +50,8 @@ fn title_key(kind: OpenKind) -> Key {
         OpenKind::Lesson => Key::OpenLessonTitle,
         OpenKind::SaveScreenshot => Key::SaveScreenshotTitle,
         OpenKind::Session | OpenKind::SaveSession => Key::SessionTitle,
-    }
+    };
+    lang.tr(key)
 }
 
 /// What the dialog's job answers.
@@ -153,7 +160,7 @@ impl FileOpener {
             return;
         }
         let start_dir = self.last_dir.clone();
-        let title = lang.tr(title_key(kind));
+        let title = title(kind, lang);
         let probe = self.probe;
         let spawned = Job::spawn("file-dialog", notify, move |ctx| {
             if !probe() {
@@ -204,8 +211,11 @@ impl FileOpener {
 
     fn open_browser(&mut self, kind: OpenKind, lang: Lang) {
         let mut browser = match kind {
-            OpenKind::File | OpenKind::Lesson | OpenKind::Session => {
+            OpenKind::File | OpenKind::Lesson | OpenKind::Session | OpenKind::LoadModel => {
                 egui_file::FileDialog::open_file()
+            }
+            OpenKind::SaveModel => {
+                egui_file::FileDialog::save_file().default_filename("model.safetensors")
             }
             OpenKind::SaveSession => {
                 egui_file::FileDialog::save_file().default_filename("lesson.batchscope")
@@ -231,7 +241,7 @@ impl FileOpener {
             }));
         }
         let mut browser = browser
-            .title(lang.tr(title_key(kind)))
+            .title(title(kind, lang))
             .open_button_text(lang.tr(Key::OpenButton).into())
             .save_button_text(lang.tr(Key::SaveButton).into())
             .cancel_button_text(lang.tr(Key::Cancel).into())
@@ -306,6 +316,14 @@ fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Opt
             .add_filter("BatchScope lesson (TOML)", &["toml"])
             .add_filter("*", &["*"])
             .pick_file(),
+        OpenKind::SaveModel => dialog
+            .add_filter("safetensors", &["safetensors"])
+            .set_file_name("model.safetensors")
+            .save_file(),
+        OpenKind::LoadModel => dialog
+            .add_filter("safetensors", &["safetensors"])
+            .add_filter("*", &["*"])
+            .pick_file(),
     }
 }
 
@@ -316,7 +334,9 @@ fn opens(kind: OpenKind) -> Option<&'static [&'static str]> {
         OpenKind::File => Some(&["csv", "tsv", "txt", "gz", "idx", "ubyte"]),
         OpenKind::Lesson => Some(&["toml"]),
         OpenKind::Session => Some(&["batchscope"]),
+        OpenKind::LoadModel => Some(&["safetensors"]),
         OpenKind::Folder
+        | OpenKind::SaveModel
         | OpenKind::SaveSession
         | OpenKind::SaveTrace
         | OpenKind::SaveSweep

@@ -101,6 +101,23 @@ impl SetupPanel {
 
         ui.separator();
         model_ui(ui, lang, config, widths(config, data.loaded));
+        ui.horizontal(|ui| {
+            use crate::i18n::LayerKey;
+            if ui
+                .button(lang.tr(LayerKey::SaveModel))
+                .on_hover_text(lang.tr(LayerKey::SaveModelTip))
+                .clicked()
+            {
+                commands.push(UiCommand::Open(OpenKind::SaveModel));
+            }
+            if ui
+                .button(lang.tr(LayerKey::LoadModel))
+                .on_hover_text(lang.tr(LayerKey::LoadModelTip))
+                .clicked()
+            {
+                commands.push(UiCommand::Open(OpenKind::LoadModel));
+            }
+        });
 
         ui.separator();
         ui.label(RichText::new(lang.tr(Key::Training)).strong());
