@@ -22,7 +22,9 @@ super::lang::strings! { LayerKey {
     ColumnOutput => "Output", "输出";
     ColumnParams => "Parameters", "参数";
     InputRow => "Input", "输入";
-    OutputRow => "Output layer (added)", "输出层（自动添加）";
+    OutputRow => "Output", "输出层";
+    OutputKind => "Dense (added)", "全连接层（自动添加）";
+    OutputKindTip => "The output layer the data set needs, one unit a class or target: BatchScope adds it after the list.", "数据集所需的输出层，每个类别或目标一个单元：BatchScope 会把它加在列表之后。";
     AddLayer => "Add layer", "添加层";
     AddLayerTip => "Adds a layer of this kind at the end of the list.", "在列表末尾添加一个该类型的层。";
     MoveUp => "Move up", "上移";
@@ -32,7 +34,8 @@ super::lang::strings! { LayerKey {
     Filters => "filters", "滤波器";
     Preset => "Start from", "从预设开始";
     PresetTip => "Replaces the list with a preset: an MLP, or an MLP with LayerNorm and GELU (a Transformer's feed-forward block).", "用预设替换列表：普通 MLP，或带 LayerNorm 和 GELU 的 MLP（Transformer 的前馈块）。";
-    LayerBreaks => "This layer gets {shape} but needs {needs}", "该层得到 {shape}，但它需要{needs}";
+    LayerBreaks => "Layer {layer} gets {shape} but needs {needs}", "第 {layer} 层得到 {shape}，但它需要{needs}";
+    CountsUnknown => "Parameters and FLOPs: none until every layer takes what the one above gives (see the marked row)", "参数和 FLOP：要等每一层都能接收上一层的输出才能计算（见标出的行）";
     ListFull => "At most {max} layers", "最多 {max} 层";
     SaveModel => "Save model…", "保存模型…";
     SaveModelTip => "Saves the weights trained so far (the CPU's when it trains, else the GPU's) as safetensors, named and laid out as PyTorch's state_dict, and the layers beside them as a model file (TOML) that --model reads.", "把目前训练得到的权重（CPU 在训练时取 CPU 的，否则取 GPU 的）保存为 safetensors，名称和布局与 PyTorch 的 state_dict 相同；并在旁边把网络层保存为 --model 可读取的模型文件（TOML）。";

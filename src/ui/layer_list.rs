@@ -11,6 +11,9 @@ use crate::nn::{Footprint, LayerSpec, MAX_MODEL_LAYERS, MODEL_PRESETS, ModelSpec
 use crate::train::config::MAX_CONV_CHANNELS;
 use crate::units::grouped;
 
+/// The colour of the row that breaks the model, and of why.
+const BROKEN: Color32 = Color32::from_rgb(220, 60, 50);
+
 /// Widest dense layer the editor offers (as `--layers` allows).
 const MAX_UNITS: usize = 4096;
 
@@ -78,7 +81,11 @@ fn rows(lang: Lang, spec: &ModelSpec) -> (Vec<RowShape>, Vec<Footprint>) {
             let fitting = LayerSpec::shapes(&layers[..e.layer], input).unwrap_or_default();
             let why = lang.fmt(
                 LayerKey::LayerBreaks,
-                &[("shape", &e.input), ("needs", &e.needs.text(lang))],
+                &[
+                    ("layer", &(e.layer + 1)),
+                    ("shape", &e.input),
+                    ("needs", &e.needs.text(lang)),
+                ],
             );
             let rows = fitting
                 .into_iter()
@@ -141,7 +148,7 @@ pub fn layer_list_ui(
                 let breaks = matches!(shape, Some(RowShape::Breaks(_)));
                 let number = format!("{}{}", if breaks { "⚠ " } else { "" }, i + 1);
                 let label = ui.label(if breaks {
-                    RichText::new(number).color(Color32::from_rgb(220, 60, 50))
+                    RichText::new(number).color(BROKEN)
                 } else {
                     RichText::new(number)
                 });
@@ -150,8 +157,8 @@ pub fn layer_list_ui(
                     Some(RowShape::Fits(s)) => {
                         ui.label(s.to_string());
                     }
-                    Some(RowShape::Breaks(why)) => {
-                        ui.label(RichText::new(why).color(Color32::from_rgb(220, 60, 50)));
+                    Some(RowShape::Breaks(_)) => {
+                        ui.label(RichText::new("⚠").color(BROKEN));
                     }
                     Some(RowShape::Unknown) | None => {
                         ui.label("—");
@@ -182,6 +189,10 @@ pub fn layer_list_ui(
                 output_row(ui, lang, spec, shapes.get(count), params(count));
             }
         });
+    // Why the marked row breaks, under the list where it may wrap.
+    if let Some(RowShape::Breaks(why)) = shapes.iter().find(|s| matches!(s, RowShape::Breaks(_))) {
+        ui.add(egui::Label::new(RichText::new(why).color(BROKEN)).wrap());
+    }
     match edit {
         Some(Edit::Up(i)) => layers.swap(i - 1, i),
         Some(Edit::Down(i)) => layers.swap(i, i + 1),
@@ -229,7 +240,8 @@ fn output_row(
     params: usize,
 ) {
     ui.label(lang.tr(LayerKey::OutputRow));
-    ui.label(lang.tr(LayerKey::KindDense));
+    ui.label(lang.tr(LayerKey::OutputKind))
+        .on_hover_text(lang.tr(LayerKey::OutputKindTip));
     if let Some(RowShape::Fits(s)) = shape {
         ui.label(s.to_string());
         ui.label(grouped(params as u64));
@@ -333,7 +345,7 @@ mod tests {
         assert_eq!(list(&h), [dense, relu, dense, relu]);
         // The default MLP on iris: 4·16+16 + 16·16+16 + 16·3+3 parameters, as before.
         assert!(h.query_by_label("Parameters: 403").is_some());
-        assert!(h.query_by_label("Output layer (added)").is_some());
+        assert!(h.query_by_label("Dense (added)").is_some());
         h.get_by_label("+ LayerNorm").click();
         h.run();
         assert_eq!(list(&h).last(), Some(&LayerSpec::LayerNorm));
@@ -366,9 +378,12 @@ mod tests {
         for (lang, why) in [
             (
                 Lang::En,
-                "This layer gets 4 but needs an image (height × width × channels)",
+                "Layer 2 gets 4 but needs an image (height × width × channels)",
             ),
-            (Lang::Zh, "该层得到 4，但它需要一张图像（高 × 宽 × 通道）"),
+            (
+                Lang::Zh,
+                "第 2 层得到 4，但它需要一张图像（高 × 宽 × 通道）",
+            ),
         ] {
             let mut h = panel(lang, "iris");
             h.state_mut().model = Some(vec![LayerSpec::LayerNorm]);
@@ -378,6 +393,9 @@ mod tests {
             h.run();
             assert!(h.query_by_label(why).is_some(), "{lang:?}");
             assert!(h.query_by_label("⚠ 2").is_some(), "{lang:?}");
+            // No count of a model that cannot be built.
+            let counts = lang.tr(LayerKey::CountsUnknown);
+            assert!(h.query_by_label(counts).is_some(), "{lang:?}");
             let config = TrainConfig {
                 source: crate::data::source::DataSource::Shipped("iris".into()),
                 ..h.state().clone()

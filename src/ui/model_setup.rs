@@ -124,6 +124,9 @@ pub fn model_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig, shape: 
             });
     }
     match shape {
+        Some(shape) if !fits(&spec_for(config, shape)) => {
+            ui.label(RichText::new(lang.tr(LayerKey::CountsUnknown)).weak());
+        }
         Some(shape) => {
             let spec = spec_for(config, shape);
             let params = spec.parameter_count();
@@ -140,6 +143,13 @@ pub fn model_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig, shape: 
             ui.label(RichText::new(lang.tr(Key::ParametersUnknown)).weak());
         }
     }
+}
+
+/// Whether every layer of `spec` takes what the one before gives (a shorthand always does).
+fn fits(spec: &ModelSpec) -> bool {
+    spec.list
+        .as_ref()
+        .is_none_or(|l| LayerSpec::shapes(&l.layers, l.input).is_ok())
 }
 
 /// The model set up now (its shorthand: convolution blocks, hidden widths, activation) as a
