@@ -99,4 +99,10 @@ super::lang::strings! { DataKey {
     Generated => "is made by a generator, not loaded", "由生成器产生，不是加载的";
     NotShipped => "is not a shipped data set", "不是自带的数据集";
     ThreadEnded => "the loading thread ended without an answer", "加载线程没有给出结果就结束了";
+    TextEmpty => "is empty: a language model learns from text, at least a few hundred characters of it", "是空的：语言模型要从文本中学习，至少需要几百个字符";
+    TextOneChar => "has only one character, {char}: there is nothing to predict", "只有一种字符 {char}：没有什么可预测的";
+    TextTooShort => "has {n} characters: a language model needs at least {min}", "只有 {n} 个字符：语言模型至少需要 {min} 个";
+    TextVocab => "has {n} different characters: at most {max} (is this text?)", "有 {n} 种不同的字符：最多 {max} 种（这是文本吗？）";
+    TextNotUtf8 => "is not UTF-8 text from this byte on: save the file as UTF-8 (in a text editor: Save As, encoding UTF-8)", "从这个字节起不是 UTF-8 文本：请把文件另存为 UTF-8（在文本编辑器中：另存为，编码选 UTF-8）";
+    TextUtf16 => "this is UTF-16 text (as Windows' \"Unicode\" saves it), not UTF-8: save it as UTF-8, or convert it with `iconv -f UTF-16 -t UTF-8 in.txt > out.txt`", "这是 UTF-16 文本（Windows 的“Unicode”就是这样保存的），不是 UTF-8：请另存为 UTF-8，或用 `iconv -f UTF-16 -t UTF-8 in.txt > out.txt` 转换";
 }}

@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use batchscope::data::formats::{ImageOptions, LoadOptions, gunzip_if_needed, load};
-use batchscope::data::formats::{csv, idx, images};
+use batchscope::data::formats::{csv, idx, images, text};
 use batchscope::data::shipped::source_tree_path;
 use batchscope::data::{Split, Table};
 use batchscope::train::{Session, TrainConfig};
@@ -445,7 +445,7 @@ fn mutate(bytes: &[u8], rng: &mut ChaCha8Rng) -> Vec<u8> {
 
 /// Every in-memory parser on `bytes`; each must return, whatever it returns. Counts how many
 /// accepted the bytes, so the test can show that both answers were exercised.
-fn every_parser(bytes: &[u8], options: &LoadOptions, accepted: &mut [usize; 4]) {
+fn every_parser(bytes: &[u8], options: &LoadOptions, accepted: &mut [usize; 5]) {
     let grey = ImageOptions {
         side: 8,
         rgb: false,
@@ -459,6 +459,7 @@ fn every_parser(bytes: &[u8], options: &LoadOptions, accepted: &mut [usize; 4]) 
                 && gunzip_if_needed(bytes.to_vec(), "fuzz.gz", 1 << 20).is_ok(),
             images::decode_image(bytes, "fuzz.png", &grey).is_ok()
                 | images::decode_image(bytes, "fuzz.jpg", &rgb).is_ok(),
+            text::parse(bytes, "fuzz.txt", "fuzz.txt").is_ok(),
         ]
     }));
     let Ok(results) = outcome else {
@@ -506,17 +507,17 @@ fn random_bytes_and_mutated_files_never_make_a_parser_panic() {
         let mut bytes = prefixes[i % prefixes.len()].to_vec();
         let len = rng.random_range(0..600);
         bytes.extend((0..len).map(|_| rng.random::<u8>()));
-        every_parser(&bytes, &options, &mut [0; 4]);
+        every_parser(&bytes, &options, &mut [0; 5]);
     }
     // Valid files with random damage: each parser still accepts some (a damaged value is still
     // a value) and refuses others.
-    let mut accepted = [0usize; 4];
+    let mut accepted = [0usize; 5];
     for i in 0..20_000 {
         let bytes = mutate(&seeds[i % seeds.len()], &mut rng);
         every_parser(&bytes, &options, &mut accepted);
     }
     let tries = 20_000 / seeds.len();
-    for (parser, count) in ["csv", "idx", "gzip", "image"].iter().zip(accepted) {
+    for (parser, count) in ["csv", "idx", "gzip", "image", "text"].iter().zip(accepted) {
         assert!(
             count > 0 && count < 20_000 - tries,
             "{parser} accepted {count} of 20000 damaged files"

@@ -1,5 +1,6 @@
 //! Loading the user's own data: one entry point, [`load`], for a CSV file, an IDX file (plain or
-//! gzip) or a folder of images with one sub-folder per class.
+//! gzip) or a folder of images with one sub-folder per class; and [`text`], plain text for a
+//! character-level language model (a corpus, not a table of samples).
 //!
 //! A format is a parser in a file of its own that imports what the parsers share from
 //! [`common`] (errors, options, limits, checks); this dispatcher picks the parser. A new format
@@ -14,6 +15,7 @@ pub mod csv;
 pub mod idx;
 pub mod images;
 pub mod stream;
+pub mod text;
 
 use std::path::Path;
 
