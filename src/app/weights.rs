@@ -97,6 +97,11 @@ impl BatchScopeApp {
 /// named by its tensor).
 fn read_weights(path: &Path, spec: &ModelSpec) -> Result<LayerValues, Said> {
     let bytes = crate::files::read_bytes(path, crate::files::FileKind::Weights)?;
-    let tensors = crate::nn::from_safetensors(&bytes).map_err(Said::verbatim)?;
-    crate::nn::from_torch(spec, &tensors).map_err(|problems| Said::verbatim(problems.join("; ")))
+    let tensors = crate::nn::from_safetensors(&bytes)?;
+    crate::nn::from_torch(spec, &tensors).map_err(|problems| {
+        Said::each(|lang| {
+            let each: Vec<&str> = problems.iter().map(|p| p.text(lang)).collect();
+            each.join("; ")
+        })
+    })
 }

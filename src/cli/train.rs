@@ -281,8 +281,12 @@ fn load_weights(
     let bad = |why: String| Failure::BadInput(format!("--load-weights {}: {why}", path.display()));
     let bytes = crate::files::read_bytes(path, crate::files::FileKind::Weights)
         .map_err(|e| bad(e.text(crate::i18n::Lang::En).to_owned()))?;
-    let tensors = crate::nn::from_safetensors(&bytes).map_err(bad)?;
-    crate::nn::from_torch(spec, &tensors).map_err(|problems| bad(problems.join("; ")))
+    let english = |said: &crate::i18n::Said| said.text(crate::i18n::Lang::En).to_owned();
+    let tensors = crate::nn::from_safetensors(&bytes).map_err(|e| bad(english(&e)))?;
+    crate::nn::from_torch(spec, &tensors).map_err(|problems| {
+        let each: Vec<String> = problems.iter().map(english).collect();
+        bad(each.join("; "))
+    })
 }
 
 /// Writes the runner's weights to `path` as safetensors.

@@ -48,4 +48,9 @@ super::lang::strings! { LayerKey {
     WeightsLoaded => "Loaded the weights of {path} into the {device} model", "已把 {path} 的权重加载到 {device} 模型";
     WeightsNotLoaded => "{path}: not loaded, nothing changed: {why}", "{path}：未加载，模型没有改变：{why}";
     NoModelToSave => "No model yet: press Reset (R) to build one, then train it", "还没有模型：请先按“重置”（R）建立模型，再训练它";
+    WeightsMissing => "the file has no `{name}` ({shape})", "文件中没有 `{name}`（{shape}）";
+    WeightsShape => "`{name}` is {got} in the file; the model needs {shape}", "文件中的 `{name}` 是 {got}；模型需要 {shape}";
+    WeightsUnknown => "the file has `{name}` ({shape}), which this model has no layer for", "文件中有 `{name}`（{shape}），但这个模型没有对应的层";
+    WeightsDtype => "`{name}` is {dtype}; BatchScope reads f32 weights", "`{name}` 是 {dtype}；BatchScope 只读取 f32 权重";
+    WeightsNotSafetensors => "not a safetensors file ({why})", "不是 safetensors 文件（{why}）";
 }}

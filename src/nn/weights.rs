@@ -18,6 +18,7 @@ use super::init::LayerValues;
 use super::layers::Footprint;
 use super::spec::ModelSpec;
 use crate::data::ImageShape;
+use crate::i18n::{LayerKey, Said};
 
 /// A tensor as the file holds it.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,21 +175,27 @@ pub fn torch_tensors(spec: &ModelSpec, params: &LayerValues) -> Vec<NamedTensor>
 }
 
 /// The model's parameters from `tensors` (as a file gives them), or every way they do not fit
-/// the model, each named: a missing tensor, one of another shape, one the model has no layer
-/// for.
-pub fn from_torch(spec: &ModelSpec, tensors: &[NamedTensor]) -> Result<LayerValues, Vec<String>> {
+/// the model, each named in both languages: a missing tensor, one of another shape, one the
+/// model has no layer for.
+pub fn from_torch(spec: &ModelSpec, tensors: &[NamedTensor]) -> Result<LayerValues, Vec<Said>> {
     let mut problems = Vec::new();
     let mut values = Vec::new();
     let mut find = |name: String, shape: &[usize]| -> Option<&NamedTensor> {
+        let needs = format!("{shape:?}");
         match tensors.iter().find(|t| t.name == name) {
             None => {
-                problems.push(format!("the file has no `{name}` ({shape:?})"));
+                let said = Said::new(
+                    LayerKey::WeightsMissing,
+                    &[("name", &name), ("shape", &needs)],
+                );
+                problems.push(said);
                 None
             }
             Some(t) if t.shape != shape => {
-                problems.push(format!(
-                    "`{name}` is {:?} in the file; the model needs {shape:?}",
-                    t.shape
+                let got = format!("{:?}", t.shape);
+                problems.push(Said::new(
+                    LayerKey::WeightsShape,
+                    &[("name", &name), ("got", &got), ("shape", &needs)],
                 ));
                 None
             }
@@ -211,9 +218,10 @@ pub fn from_torch(spec: &ModelSpec, tensors: &[NamedTensor]) -> Result<LayerValu
             t.name == format!("{}.weight", p.index) || t.name == format!("{}.bias", p.index)
         });
         if !known {
-            problems.push(format!(
-                "the file has `{}` ({:?}), which this model has no layer for",
-                t.name, t.shape
+            let shape = format!("{:?}", t.shape);
+            problems.push(Said::new(
+                LayerKey::WeightsUnknown,
+                &[("name", &t.name), ("shape", &shape)],
             ));
         }
     }
@@ -243,14 +251,16 @@ pub fn to_safetensors(tensors: &[NamedTensor]) -> Result<Vec<u8>, String> {
 }
 
 /// The tensors of a safetensors file's bytes: f32 only (the error names one of another type).
-pub fn from_safetensors(bytes: &[u8]) -> Result<Vec<NamedTensor>, String> {
-    let file = SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?;
+pub fn from_safetensors(bytes: &[u8]) -> Result<Vec<NamedTensor>, Said> {
+    let file = SafeTensors::deserialize(bytes)
+        .map_err(|e| Said::new(LayerKey::WeightsNotSafetensors, &[("why", &e)]))?;
     let mut tensors = Vec::new();
     for (name, view) in file.tensors() {
         if view.dtype() != Dtype::F32 {
-            return Err(format!(
-                "`{name}` is {:?}; BatchScope reads f32 weights",
-                view.dtype()
+            let dtype = format!("{:?}", view.dtype());
+            return Err(Said::new(
+                LayerKey::WeightsDtype,
+                &[("name", &name), ("dtype", &dtype)],
             ));
         }
         let values = view
@@ -273,6 +283,7 @@ mod tests {
     use super::*;
     use crate::backend::Activation;
     use crate::data::ImageShape;
+    use crate::i18n::Lang;
     use crate::nn::{LayerSpec, Loss, Shape, initial_parameters};
 
     fn cnn() -> ModelSpec {
@@ -356,13 +367,18 @@ mod tests {
             values: vec![0.0],
         });
         let problems = from_torch(&spec, &tensors).expect_err("another model");
-        assert_eq!(problems.len(), 3, "{problems:?}");
+        let en: Vec<&str> = problems.iter().map(|p| p.text(Lang::En)).collect();
+        assert_eq!(en.len(), 3, "{en:?}");
+        assert!(en[0].contains("`4.weight` is [5, 17]"), "{en:?}");
+        assert!(en[1].contains("no `6.bias`"), "{en:?}");
+        assert!(en[2].contains("`9.weight`"), "{en:?}");
+        // The same problems in Chinese, the names and shapes as they are.
+        let zh = problems[0].text(Lang::Zh);
         assert!(
-            problems[0].contains("`4.weight` is [5, 17]"),
-            "{problems:?}"
+            zh.contains("`4.weight`") && zh.contains("[5, 17]") && zh.contains("模型需要"),
+            "{zh}"
         );
-        assert!(problems[1].contains("no `6.bias`"), "{problems:?}");
-        assert!(problems[2].contains("`9.weight`"), "{problems:?}");
-        assert!(from_safetensors(b"not a safetensors file").is_err());
+        let e = from_safetensors(b"not a safetensors file").expect_err("not one");
+        assert!(e.text(Lang::Zh).contains("不是 safetensors 文件"), "{e:?}");
     }
 }
