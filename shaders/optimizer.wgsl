@@ -25,7 +25,9 @@ struct Params {
     // Adam's bias corrections 1 - β1^t and 1 - β2^t, computed on the host in f32.
     bias1: f32,
     bias2: f32,
-    _pad1: f32,
+    // AdamW's decoupled weight decay, 1 - lr * weight_decay, for the first tensor (the second,
+    // a layer's biases, never decays); 1 for the other rules.
+    shrink: f32,
     _pad2: f32,
 }
 
@@ -47,8 +49,9 @@ override WORKGROUP: u32 = 256u;
 @group(0) @binding(8) var<storage, read_write> state2_1: array<f32>;
 
 // A parameter's new value and state from its value `w`, gradient `g` and state `s1`, `s2`
-// (zero where the rule has none): (value, state1, state2).
-fn updated(w: f32, g: f32, s1: f32, s2: f32) -> vec3<f32> {
+// (zero where the rule has none), Adam's value first shrunk by `shrink` (AdamW; 1 for Adam):
+// (value, state1, state2).
+fn updated(w: f32, g: f32, s1: f32, s2: f32, shrink: f32) -> vec3<f32> {
     switch p.rule {
         case UPDATE_MOMENTUM: {
             let v = p.beta1 * s1 + g;
@@ -59,7 +62,7 @@ fn updated(w: f32, g: f32, s1: f32, s2: f32) -> vec3<f32> {
             let v = p.beta2 * s2 + (1.0 - p.beta2) * g * g;
             let m_hat = m / p.bias1;
             let v_hat = v / p.bias2;
-            return vec3<f32>(w - p.lr * m_hat / (sqrt(v_hat) + p.eps), m, v);
+            return vec3<f32>(w * shrink - p.lr * m_hat / (sqrt(v_hat) + p.eps), m, v);
         }
         default: {
             return vec3<f32>(w - p.lr * g, s1, s2);
@@ -81,7 +84,7 @@ fn update0(i: u32) {
     if (p.rule == UPDATE_ADAM) {
         s2 = state2_0[i];
     }
-    let r = updated(param0[i], grad0[i], s1, s2);
+    let r = updated(param0[i], grad0[i], s1, s2, p.shrink);
     param0[i] = r.x;
     if (p.rule != UPDATE_SGD) {
         state1_0[i] = r.y;
@@ -101,7 +104,7 @@ fn update1(i: u32) {
     if (p.rule == UPDATE_ADAM) {
         s2 = state2_1[i];
     }
-    let r = updated(param1[i], grad1[i], s1, s2);
+    let r = updated(param1[i], grad1[i], s1, s2, 1.0);
     param1[i] = r.x;
     if (p.rule != UPDATE_SGD) {
         state1_1[i] = r.y;

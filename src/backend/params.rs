@@ -156,6 +156,18 @@ impl UpdateStep {
         }
     }
 
+    /// The same rule without weight decay: a layer's biases (and any vector) never decay.
+    #[must_use]
+    pub fn without_decay(self) -> Self {
+        match self {
+            Self::Adam(hyper) => Self::Adam(AdamHyper {
+                weight_decay: 0.0,
+                ..hyper
+            }),
+            other => other,
+        }
+    }
+
     /// Optimizer-state tensors per parameter tensor the rule needs.
     pub fn state_tensors(self) -> usize {
         match self {
@@ -174,7 +186,9 @@ pub struct ParamTensors<'a> {
     pub state: &'a mut [Tensor],
 }
 
-/// Hyper-parameters of one Adam update, PyTorch semantics (`torch.optim.Adam`, no weight decay).
+/// Hyper-parameters of one Adam update, PyTorch semantics: `torch.optim.Adam`, or
+/// `torch.optim.AdamW` with a weight decay (decoupled: the value shrinks by `1 − lr · decay`
+/// before the step, whatever the gradient).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdamHyper {
     /// Learning rate.
@@ -187,6 +201,8 @@ pub struct AdamHyper {
     pub eps: f32,
     /// 1-based step count, for bias correction.
     pub step: u32,
+    /// `AdamW`'s decoupled weight decay (0: Adam).
+    pub weight_decay: f32,
 }
 
 impl AdamHyper {
@@ -199,7 +215,13 @@ impl AdamHyper {
             beta2: 0.999,
             eps: 1e-8,
             step,
+            weight_decay: 0.0,
         }
+    }
+
+    /// `1 − lr · weight_decay`, in f32 as both devices use it (1 for Adam).
+    pub fn shrink(&self) -> f32 {
+        1.0 - self.lr * self.weight_decay
     }
 
     /// `(1 − β1^t, 1 − β2^t)`, in f32 as both devices use them.

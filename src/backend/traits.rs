@@ -328,7 +328,8 @@ pub trait ComputeOps {
     ) -> Result<(), BackendError>;
 
     /// Adam: `m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²;
-    /// p -= lr · m̂ / (√v̂ + ε)` with `m̂ = m / (1-β1^t)`, `v̂ = v / (1-β2^t)`.
+    /// p -= lr · m̂ / (√v̂ + ε)` with `m̂ = m / (1-β1^t)`, `v̂ = v / (1-β2^t)`; with a weight
+    /// decay (`AdamW`, decoupled as PyTorch's), `p` is first multiplied by `1 − lr · decay`.
     fn adam_step(
         &mut self,
         param: &mut Tensor,
@@ -338,18 +339,17 @@ pub trait ComputeOps {
         hyper: AdamHyper,
     ) -> Result<(), BackendError>;
 
-    /// One update of a layer's parameters, its weights and its biases, by `rule`: by default
-    /// one tensor after the other (the CPU). The GPU updates both in one dispatch where it
-    /// can: one launch fewer per layer, which is what a tiny network's step is made of.
+    /// One update of a layer's parameters, its weights and its biases, by `rule`, whose weight
+    /// decay (`AdamW`'s) applies to the weights only, never to the biases: by default one tensor
+    /// after the other (the CPU). The GPU updates both in one dispatch where it can: one launch
+    /// fewer per layer, which is what a tiny network's step is made of.
     fn update_layer(
         &mut self,
         rule: UpdateStep,
-        layer: [ParamTensors<'_>; 2],
+        [weights, biases]: [ParamTensors<'_>; 2],
     ) -> Result<(), BackendError> {
-        for p in layer {
-            update_one(self, rule, p)?;
-        }
-        Ok(())
+        update_one(self, rule, weights)?;
+        update_one(self, rule.without_decay(), biases)
     }
 
     /// Rounds every value of `t` to `format` (nearest, ties to even) and stores it back in

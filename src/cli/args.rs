@@ -115,7 +115,8 @@ pub(super) struct RunArgs {
     /// Hidden activation: relu, tanh or sigmoid.
     #[arg(long, default_value = "relu")]
     pub activation: String,
-    /// Optimizer: sgd, momentum or adam.
+    /// Optimizer: sgd, momentum, adam, or adamw (Adam with PyTorch's decoupled weight decay
+    /// 0.01 on the weight matrices).
     #[arg(long, default_value = "adam")]
     pub optimizer: String,
     /// Learning rate.

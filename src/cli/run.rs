@@ -119,7 +119,7 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
         })?;
     let optimizer = OptimizerKind::parse(&args.optimizer).ok_or_else(|| {
         Failure::BadInput(format!(
-            "--optimizer `{}`: choose sgd, momentum or adam",
+            "--optimizer `{}`: choose sgd, momentum, adam or adamw",
             args.optimizer
         ))
     })?;

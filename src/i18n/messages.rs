@@ -7,6 +7,7 @@ super::lang::strings! { MsgKey {
     OptimizerSgd => "SGD", "SGD";
     OptimizerMomentum => "momentum", "动量法";
     OptimizerAdam => "Adam", "Adam";
+    OptimizerAdamW => "AdamW", "AdamW";
     FormulaParameters => "{p} parameters × {bytes} B", "{p} 个参数 × {bytes} B";
     FormulaCopies => " + FP16 copies {p} × 2 B", " + FP16 副本 {p} × 2 B";
     FormulaGradients => "one gradient per parameter: {p} × {bytes} B", "每个参数一个梯度：{p} × {bytes} B";

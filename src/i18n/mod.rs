@@ -95,6 +95,7 @@ strings! { Key {
     Sgd => "SGD", "SGD（随机梯度下降）";
     Momentum => "SGD + momentum 0.9", "SGD + 动量 0.9";
     Adam => "Adam", "Adam";
+    AdamW => "AdamW (weight decay 0.01)", "AdamW（权重衰减 0.01）";
     LearningRate => "Learning rate", "学习率";
     LearningRateShort => "lr", "学习率";
     BatchSize => "Batch size", "批大小";

@@ -100,7 +100,7 @@ pub struct Preset {
     pub conv: Option<Vec<usize>>,
     /// relu, tanh or sigmoid.
     pub activation: Option<String>,
-    /// sgd, momentum or adam.
+    /// sgd, momentum, adam or adamw.
     pub optimizer: Option<String>,
     /// Learning rate.
     pub lr: Option<f32>,

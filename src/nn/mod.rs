@@ -370,7 +370,14 @@ impl Network {
             _ => None,
         };
         let rule = param::rule(self.optimizer, lr, self.applied);
-        for p in self.params.iter_mut().flatten() {
+        let with_params = self.layers.iter().zip(&mut self.params);
+        for (layer, p) in with_params.filter_map(|(l, p)| Some((l, p.as_mut()?))) {
+            // AdamW's decay: a product's weight matrix, never a normalisation's scale.
+            let rule = if layer.decays() {
+                rule
+            } else {
+                rule.without_decay()
+            };
             param::update_layer(backend, rule, &mut p.weight, &mut p.bias)?;
             // Pure FP16 or BF16: the updated values are stored in the format too.
             for p in [&mut p.weight, &mut p.bias] {

@@ -57,6 +57,10 @@ pub(super) fn rule(optimizer: OptimizerKind, lr: f32, step: u32) -> UpdateStep {
             momentum: OptimizerKind::MOMENTUM,
         },
         OptimizerKind::Adam => UpdateStep::Adam(AdamHyper::defaults(lr, step)),
+        OptimizerKind::AdamW => UpdateStep::Adam(AdamHyper {
+            weight_decay: OptimizerKind::WEIGHT_DECAY,
+            ..AdamHyper::defaults(lr, step)
+        }),
     }
 }
 

@@ -397,18 +397,26 @@ pub enum OptimizerKind {
     Momentum,
     /// Adam with β1 = 0.9, β2 = 0.999, ε = 1e-8.
     Adam,
+    /// Adam with decoupled weight decay ([`Self::WEIGHT_DECAY`], PyTorch's `AdamW` default) on
+    /// the weight matrices of the layers with a product; biases and `LayerNorm`'s scale and
+    /// shift do not decay, as nanoGPT sets it up.
+    AdamW,
 }
 
 impl OptimizerKind {
     /// All choices, in UI order.
-    pub const ALL: [OptimizerKind; 3] = [
+    pub const ALL: [OptimizerKind; 4] = [
         OptimizerKind::Sgd,
         OptimizerKind::Momentum,
         OptimizerKind::Adam,
+        OptimizerKind::AdamW,
     ];
 
     /// Momentum's μ.
     pub const MOMENTUM: f32 = 0.9;
+
+    /// `AdamW`'s weight decay: `torch.optim.AdamW`'s default.
+    pub const WEIGHT_DECAY: f32 = 0.01;
 
     /// Lower-case name used on the command line and in JSON.
     pub fn as_str(self) -> &'static str {
@@ -416,6 +424,7 @@ impl OptimizerKind {
             OptimizerKind::Sgd => "sgd",
             OptimizerKind::Momentum => "momentum",
             OptimizerKind::Adam => "adam",
+            OptimizerKind::AdamW => "adamw",
         }
     }
 
@@ -429,7 +438,7 @@ impl OptimizerKind {
         match self {
             OptimizerKind::Sgd => 0,
             OptimizerKind::Momentum => 1,
-            OptimizerKind::Adam => 2,
+            OptimizerKind::Adam | OptimizerKind::AdamW => 2,
         }
     }
 }

@@ -336,12 +336,12 @@ pub struct Updates {
 }
 
 impl Updates {
-    /// The fit of `rule`.
+    /// The fit of `rule` (`AdamW` runs Adam's kernel: Adam's fit).
     pub fn get(&self, rule: OptimizerKind) -> &UpdateFit {
         match rule {
             OptimizerKind::Sgd => &self.sgd,
             OptimizerKind::Momentum => &self.momentum,
-            OptimizerKind::Adam => &self.adam,
+            OptimizerKind::Adam | OptimizerKind::AdamW => &self.adam,
         }
     }
 
@@ -350,7 +350,7 @@ impl Updates {
         match rule {
             OptimizerKind::Sgd => &mut self.sgd,
             OptimizerKind::Momentum => &mut self.momentum,
-            OptimizerKind::Adam => &mut self.adam,
+            OptimizerKind::Adam | OptimizerKind::AdamW => &mut self.adam,
         }
     }
 }

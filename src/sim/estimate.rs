@@ -279,6 +279,7 @@ fn optimizer_name(optimizer: OptimizerKind) -> Said {
         OptimizerKind::Sgd => MsgKey::OptimizerSgd,
         OptimizerKind::Momentum => MsgKey::OptimizerMomentum,
         OptimizerKind::Adam => MsgKey::OptimizerAdam,
+        OptimizerKind::AdamW => MsgKey::OptimizerAdamW,
     };
     Said::new(key, &[])
 }

@@ -420,6 +420,8 @@ pub fn update_work(rule: OptimizerKind) -> (f64, f64) {
         OptimizerKind::Sgd => (2.0, 3.0),
         OptimizerKind::Momentum => (4.0, 5.0),
         OptimizerKind::Adam => (12.0, 7.0),
+        // Adam's, and the value's shrink by 1 − lr · decay.
+        OptimizerKind::AdamW => (13.0, 7.0),
     }
 }
 

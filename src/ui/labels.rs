@@ -197,6 +197,7 @@ pub fn optimizer_key(kind: OptimizerKind) -> Key {
         OptimizerKind::Sgd => Key::Sgd,
         OptimizerKind::Momentum => Key::Momentum,
         OptimizerKind::Adam => Key::Adam,
+        OptimizerKind::AdamW => Key::AdamW,
     }
 }
 

@@ -303,17 +303,25 @@ fn optimizer_case(b: &mut dyn Backend, kind: OptimizerKind) {
                     *p -= lr * *v;
                 }
             }
-            OptimizerKind::Adam => {
+            OptimizerKind::Adam | OptimizerKind::AdamW => {
+                // torch.optim.AdamW: the value shrinks by 1 − lr·decay, then Adam's step.
+                let decay = if kind == OptimizerKind::AdamW {
+                    0.01
+                } else {
+                    0.0
+                };
                 let hyper = AdamHyper {
                     lr: lr as f32,
                     beta1: b1 as f32,
                     beta2: b2 as f32,
                     eps: eps as f32,
                     step,
+                    weight_decay: decay as f32,
                 };
                 b.adam_step(&mut tp, &tg, &mut s1, &mut s2, hyper)
                     .expect("adam");
                 for (((p, g), m), v) in p64.iter_mut().zip(&g32).zip(&mut m64).zip(&mut v64) {
+                    *p *= 1.0 - lr * decay;
                     *m = b1 * *m + (1.0 - b1) * g;
                     *v = b2 * *v + (1.0 - b2) * g * g;
                     let m_hat = *m / (1.0 - b1.powi(step as i32));
@@ -348,6 +356,57 @@ fn momentum(b: &mut dyn Backend) {
 }
 fn adam(b: &mut dyn Backend) {
     optimizer_case(b, OptimizerKind::Adam);
+}
+fn adamw(b: &mut dyn Backend) {
+    optimizer_case(b, OptimizerKind::AdamW);
+}
+
+/// `AdamW` through a layer's update (the GPU's one dispatch for both tensors, the CPU's one
+/// after the other): with no gradient Adam's step is zero, so the weights shrink by exactly
+/// `1 − lr · decay` and the biases do not move.
+fn adamw_decays_the_weights_not_the_biases(b: &mut dyn Backend) {
+    use batchscope::backend::{ParamTensors, UpdateStep};
+    let (lr, decay) = (0.1f32, 0.01f32);
+    let w0: Vec<f32> = (0..300).map(|i| i as f32 * 0.01 - 1.5).collect();
+    let b0: Vec<f32> = (0..30).map(|i| i as f32 * 0.1 - 1.0).collect();
+    let mut w = b.zeros("w", 10, 30).expect("alloc");
+    let mut bias = b.zeros("b", 1, 30).expect("alloc");
+    b.write(&mut w, &w0).expect("write");
+    b.write(&mut bias, &b0).expect("write");
+    let (gw, gb) = (
+        b.zeros("gw", 10, 30).expect("alloc"),
+        b.zeros("gb", 1, 30).expect("alloc"),
+    );
+    let mut sw = [
+        b.zeros("mw", 10, 30).expect("alloc"),
+        b.zeros("vw", 10, 30).expect("alloc"),
+    ];
+    let mut sb = [
+        b.zeros("mb", 1, 30).expect("alloc"),
+        b.zeros("vb", 1, 30).expect("alloc"),
+    ];
+    let hyper = AdamHyper {
+        weight_decay: decay,
+        ..AdamHyper::defaults(lr, 1)
+    };
+    let layer = [
+        ParamTensors {
+            value: &mut w,
+            grad: &gw,
+            state: &mut sw,
+        },
+        ParamTensors {
+            value: &mut bias,
+            grad: &gb,
+            state: &mut sb,
+        },
+    ];
+    b.update_layer(UpdateStep::Adam(hyper), layer)
+        .expect("update");
+    let shrink = 1.0 - lr * decay;
+    let want: Vec<f32> = w0.iter().map(|v| v * shrink).collect();
+    assert_eq!(b.read(&w).expect("read"), want, "the weights shrink");
+    assert_eq!(b.read(&bias).expect("read"), b0, "the biases stay");
 }
 
 /// The whole model: every parameter gradient of a 3-layer MLP under `loss` (softmax
@@ -421,6 +480,8 @@ on_both_devices! {
     sgd_follows_the_gradient => super::sgd;
     momentum_follows_the_gradient => super::momentum;
     adam_follows_the_gradient => super::adam;
+    adamw_follows_the_gradient_and_decays => super::adamw;
+    adamw_decays_only_the_weights => super::adamw_decays_the_weights_not_the_biases;
     whole_model_gradients => super::whole_model;
     whole_model_regression_gradients => super::whole_model_regression;
 }

@@ -285,6 +285,7 @@ impl CpuBackend {
     ) -> Result<(), BackendError> {
         checks::elementwise(Device::Cpu, "adam_step", param, &[grad, m, v])?;
         let (bias1, bias2) = hyper.bias_corrections();
+        let shrink = hyper.shrink();
         let AdamHyper {
             lr,
             beta1,
@@ -307,7 +308,8 @@ impl CpuBackend {
             *v = flush_subnormal(beta2 * *v + (1.0 - beta2) * g * g);
             let m_hat = *m / bias1;
             let v_hat = *v / bias2;
-            *p -= lr * m_hat / (v_hat.sqrt() + eps);
+            // AdamW's decoupled decay first (`shrink` is 1 for Adam: the same bits as before).
+            *p = *p * shrink - lr * m_hat / (v_hat.sqrt() + eps);
         };
         if self.parallel(len) {
             self.pool.install(|| zip.par_for_each(update));

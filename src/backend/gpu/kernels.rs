@@ -447,7 +447,8 @@ uniform! {
         /// Adam's bias corrections, computed on the host in f32.
         bias1: f32,
         bias2: f32,
-        _pad1: f32,
+        /// `AdamW`'s `1 − lr · weight_decay` for the first tensor (1 for the other rules).
+        shrink: f32,
         _pad2: f32,
     }
 }

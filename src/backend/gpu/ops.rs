@@ -214,14 +214,14 @@ impl GpuBackend {
     }
 
     /// An optimizer update of `tensors` (parameter, gradient, and up to two state tensors),
-    /// through working copies for 16-bit ones. `scalars`: learning rate, β1 (or μ), β2, ε and
-    /// Adam's two bias corrections.
+    /// through working copies for 16-bit ones. `scalars`: learning rate, β1 (or μ), β2, ε,
+    /// Adam's two bias corrections and `AdamW`'s shrink.
     fn optimizer(
         &mut self,
         label: &'static str,
         rule: UpdateRule,
         tensors: (&Tensor, &Tensor, Option<&Tensor>, Option<&Tensor>),
-        scalars: [f32; 6],
+        scalars: [f32; 7],
     ) -> Result<(), BackendError> {
         let (param, grad, state1, state2) = tensors;
         let all: Vec<&Tensor> = [Some(param), Some(grad), state1, state2]
@@ -675,10 +675,9 @@ impl ComputeOps for GpuBackend {
         if f32_only && states_fit && self.stream.sizes.paired_updates {
             return self.paired_update(rule, layer);
         }
-        for p in layer {
-            update_one(self, rule, p)?;
-        }
-        Ok(())
+        let [weights, biases] = layer;
+        update_one(self, rule, weights)?;
+        update_one(self, rule.without_decay(), biases)
     }
 
     fn round_to(&mut self, t: &mut Tensor, format: Half) -> Result<(), BackendError> {
@@ -717,13 +716,17 @@ impl ComputeOps for GpuBackend {
 
 /// An update rule's label, shader code and scalars (learning rate, β1 or μ, β2, ε, Adam's two
 /// bias corrections, computed on the host in the same f32 arithmetic as the CPU's).
-fn update_scalars(rule: UpdateStep) -> (&'static str, UpdateRule, [f32; 6]) {
+fn update_scalars(rule: UpdateStep) -> (&'static str, UpdateRule, [f32; 7]) {
     match rule {
-        UpdateStep::Sgd { lr } => ("sgd_step", UpdateRule::Sgd, [lr, 0.0, 0.0, 0.0, 1.0, 1.0]),
+        UpdateStep::Sgd { lr } => (
+            "sgd_step",
+            UpdateRule::Sgd,
+            [lr, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0],
+        ),
         UpdateStep::Momentum { lr, momentum } => (
             "momentum_step",
             UpdateRule::Momentum,
-            [lr, momentum, 0.0, 0.0, 1.0, 1.0],
+            [lr, momentum, 0.0, 0.0, 1.0, 1.0, 1.0],
         ),
         UpdateStep::Adam(hyper) => {
             let (bias1, bias2) = hyper.bias_corrections();
@@ -737,7 +740,7 @@ fn update_scalars(rule: UpdateStep) -> (&'static str, UpdateRule, [f32; 6]) {
             (
                 "adam_step",
                 UpdateRule::Adam,
-                [lr, beta1, beta2, eps, bias1, bias2],
+                [lr, beta1, beta2, eps, bias1, bias2, hyper.shrink()],
             )
         }
     }
@@ -747,7 +750,7 @@ fn update_scalars(rule: UpdateStep) -> (&'static str, UpdateRule, [f32; 6]) {
 /// tensor's (all of them for one tensor), `groups_x` workgroups along x.
 fn optimizer_params(
     rule: UpdateRule,
-    [lr, beta1, beta2, eps, bias1, bias2]: [f32; 6],
+    [lr, beta1, beta2, eps, bias1, bias2, shrink]: [f32; 7],
     len: u32,
     first_len: u32,
     groups_x: u32,
@@ -763,6 +766,7 @@ fn optimizer_params(
         eps,
         bias1,
         bias2,
+        shrink,
         ..OptimizerParams::default()
     }
 }

@@ -154,6 +154,12 @@ pub(crate) trait Layer: Send {
         0
     }
 
+    /// Whether its weight decays under `AdamW` (its bias never does): a product's weight
+    /// matrix does, a normalisation's scale does not (nanoGPT's split).
+    fn decays(&self) -> bool {
+        self.macs() > 0
+    }
+
     /// Its parameters with their initial values, drawn from `rng` (whose order every device
     /// shares); `hidden` is the model's hidden activation, which the initialisation suits.
     fn params(&self, _rng: &mut ChaCha8Rng, _hidden: Activation) -> Option<ParamInit> {

@@ -394,3 +394,46 @@ pub fn footprints(specs: &[LayerSpec], input: Shape) -> Result<Vec<Footprint>, S
         )
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::ImageShape;
+
+    /// Under `AdamW` the products' weight matrices decay and nothing else does: a
+    /// convolution's filters and a dense layer's weights, not `LayerNorm`'s scale (nor any
+    /// layer's bias, which `update_layer` never decays).
+    #[test]
+    fn only_the_products_weights_decay() {
+        let image = ImageShape {
+            height: 6,
+            width: 6,
+            channels: 1,
+        };
+        let specs = [
+            LayerSpec::Conv2d {
+                filters: 2,
+                kernel: 3,
+            },
+            LayerSpec::MaxPool2d,
+            LayerSpec::Flatten,
+            LayerSpec::LayerNorm,
+            LayerSpec::Activation {
+                function: Activation::Gelu,
+            },
+            LayerSpec::Dense { units: 3 },
+        ];
+        let layers = build(&specs, Shape::Image(image)).expect("fits");
+        let decays: Vec<(&str, bool)> = layers.iter().map(|l| (l.kind(), l.decays())).collect();
+        assert_eq!(
+            decays,
+            [
+                ("conv2d", true),
+                ("max_pool2d", false),
+                ("layer_norm", false),
+                ("gelu", false),
+                ("dense", true),
+            ]
+        );
+    }
+}
