@@ -8,6 +8,7 @@ pub mod calibrate_each;
 pub mod gpu_products;
 pub mod history;
 pub mod infer;
+mod local_profile;
 pub mod peak;
 pub mod sweep;
 pub mod sweep_sim;
