@@ -281,4 +281,29 @@ mod tests {
         assert!(load(&dir, 1 << 20, &progress).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// The two shipped corpora read as corpora, with the sizes their `SOURCE.md` gives.
+    #[test]
+    fn the_shipped_corpora_read_with_their_documented_sizes() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets");
+        let progress = super::super::common::no_progress;
+        for (file, chars, distinct, starts) in [
+            (
+                "shakespeare/shakespeare.txt",
+                1_157_817,
+                75,
+                "THE TRAGEDY OF CORIOLANUS",
+            ),
+            ("poems/poems.txt", 46_366, 2_897, "《行宫》 元稹"),
+        ] {
+            let corpus = load(&root.join(file), 1 << 24, &progress).expect(file);
+            assert_eq!(
+                (corpus.ids.len(), corpus.vocab.len()),
+                (chars, distinct),
+                "{file}"
+            );
+            let head = corpus.decode(&corpus.ids[..starts.chars().count()]);
+            assert_eq!(head, starts, "{file}");
+        }
+    }
 }
