@@ -16,6 +16,7 @@ pub mod gpu;
 pub mod identity;
 mod open;
 pub mod params;
+pub mod sequence;
 pub mod tensor;
 pub mod traits;
 
@@ -28,11 +29,13 @@ pub use open::{GpuChoice, OpenOptions, open, open_gpu};
 pub use params::{
     Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,
 };
+pub use sequence::{AttentionShape, SequenceOps};
 pub use tensor::{Tensor, WORKING_COPIES, check_device, check_shape};
 pub use traits::{Backend, ComputeOps, DeviceInfo, DeviceMemory, Instrumented};
 
 /// The backend traits, for code that calls backend methods on a concrete backend
 /// (`CpuBackend`, `GpuBackend`): `use batchscope::backend::prelude::*;`.
 pub mod prelude {
+    pub use super::sequence::SequenceOps;
     pub use super::traits::{Backend, ComputeOps, DeviceInfo, DeviceMemory, Instrumented};
 }

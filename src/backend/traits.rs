@@ -15,6 +15,7 @@ use super::identity::{AdapterSummary, TuningNote};
 use super::params::{
     Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,
 };
+use super::sequence::SequenceOps;
 use super::tensor::Tensor;
 use crate::device::Device;
 use crate::memory::{MemorySnapshot, Role};
@@ -23,9 +24,9 @@ use crate::trace::Recorder;
 
 /// A device that trains: every concern at once. Implemented for anything that implements the
 /// four, so code that trains takes `&mut dyn Backend` and never names a device.
-pub trait Backend: ComputeOps + DeviceMemory + Instrumented + DeviceInfo {}
+pub trait Backend: ComputeOps + SequenceOps + DeviceMemory + Instrumented + DeviceInfo {}
 
-impl<T: ComputeOps + DeviceMemory + Instrumented + DeviceInfo> Backend for T {}
+impl<T: ComputeOps + SequenceOps + DeviceMemory + Instrumented + DeviceInfo> Backend for T {}
 
 /// What a backend is and where its work runs.
 pub trait DeviceInfo: Send {

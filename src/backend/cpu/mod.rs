@@ -18,6 +18,7 @@ mod memory;
 mod norm;
 mod ops;
 mod product;
+mod sequence;
 mod spatial;
 mod timed;
 mod tuning;

@@ -27,7 +27,7 @@ impl CpuBackend {
     }
 
     /// Runs `op`, timed as one kernel called `label`.
-    fn timed<R>(&mut self, label: &'static str, op: impl FnOnce(&mut Self) -> R) -> R {
+    pub(super) fn timed<R>(&mut self, label: &'static str, op: impl FnOnce(&mut Self) -> R) -> R {
         let start = self.op_start();
         let result = op(self);
         self.op_end(label, start);

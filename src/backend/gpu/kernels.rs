@@ -503,6 +503,25 @@ uniform! {
 }
 
 uniform! {
+    /// `sequence.wgsl` and `attention.wgsl`: a sequence model's passes.
+    SequenceParams {
+        /// Invocations the pass covers.
+        len: u32,
+        groups_x: u32,
+        /// Rows of the sequence tensors.
+        rows: u32,
+        /// Values a position.
+        width: u32,
+        /// Positions a sequence.
+        positions: u32,
+        vocab: u32,
+        heads: u32,
+        /// `1 / √(d / heads)`.
+        scale: f32,
+    }
+}
+
+uniform! {
     /// `convert.wgsl`: widening or narrowing one tensor.
     ConvertParams {
         len: u32,
@@ -537,6 +556,59 @@ pub(super) enum KernelId {
     LayerNorm,
     LayerNormBackward,
     LayerNormParamsGrad,
+    /// A sequence model's kernels, compiled on first use.
+    Sequence(SequenceKernel),
+}
+
+/// The kernels of `sequence.wgsl` and `attention.wgsl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum SequenceKernel {
+    Embedding,
+    EmbeddingTableGrad,
+    EmbeddingPositionGrad,
+    Add,
+    AddInto,
+    Attention,
+    AttentionValuesGrad,
+    AttentionScoresGrad,
+    AttentionQueriesGrad,
+    AttentionKeysGrad,
+}
+
+impl SequenceKernel {
+    pub const ALL: [SequenceKernel; 10] = [
+        SequenceKernel::Embedding,
+        SequenceKernel::EmbeddingTableGrad,
+        SequenceKernel::EmbeddingPositionGrad,
+        SequenceKernel::Add,
+        SequenceKernel::AddInto,
+        SequenceKernel::Attention,
+        SequenceKernel::AttentionValuesGrad,
+        SequenceKernel::AttentionScoresGrad,
+        SequenceKernel::AttentionQueriesGrad,
+        SequenceKernel::AttentionKeysGrad,
+    ];
+
+    /// Its entry point, which names it in traces.
+    pub fn entry_point(self) -> &'static str {
+        match self {
+            SequenceKernel::Embedding => "embedding",
+            SequenceKernel::EmbeddingTableGrad => "embedding_table_grad",
+            SequenceKernel::EmbeddingPositionGrad => "embedding_position_grad",
+            SequenceKernel::Add => "add",
+            SequenceKernel::AddInto => "add_into",
+            SequenceKernel::Attention => "attention",
+            SequenceKernel::AttentionValuesGrad => "attention_values_grad",
+            SequenceKernel::AttentionScoresGrad => "attention_scores_grad",
+            SequenceKernel::AttentionQueriesGrad => "attention_queries_grad",
+            SequenceKernel::AttentionKeysGrad => "attention_keys_grad",
+        }
+    }
+
+    /// Whether it is one of `attention.wgsl`'s.
+    pub fn is_attention(self) -> bool {
+        (self as usize) >= SequenceKernel::Attention as usize
+    }
 }
 
 #[cfg(test)]
@@ -675,6 +747,16 @@ mod tests {
                 "norm.wgsl",
                 shader_params(NORM_WGSL),
                 rust_params::<NormParams>(),
+            ),
+            (
+                "sequence.wgsl",
+                shader_params(SEQUENCE_WGSL),
+                rust_params::<SequenceParams>(),
+            ),
+            (
+                "attention.wgsl",
+                shader_params(ATTENTION_WGSL),
+                rust_params::<SequenceParams>(),
             ),
         ];
         for (file, shader, rust) in pairs {

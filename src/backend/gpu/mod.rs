@@ -36,6 +36,7 @@ mod pipelines;
 mod pool;
 mod readback;
 mod recipe;
+mod sequence;
 mod spatial;
 mod timing;
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::cell::OnceCell;
 
-use super::kernels::{KernelId, Reads, pick_variant, variant_runs};
+use super::kernels::{KernelId, Reads, SequenceKernel, pick_variant, variant_runs};
 use super::recipe::Recipe;
 use crate::backend::identity::{KernelSizes, MatmulChoice};
 
@@ -68,6 +68,8 @@ pub(super) struct Kernels {
     layer_norm: Kernel,
     layer_norm_backward: Kernel,
     layer_norm_params_grad: Kernel,
+    /// A sequence model's kernels, on first use (an MLP or a CNN never compiles them).
+    sequence: [OnceCell<Kernel>; SequenceKernel::ALL.len()],
 }
 
 impl Kernels {
@@ -103,6 +105,7 @@ impl Kernels {
             layer_norm: compile(KernelId::LayerNorm),
             layer_norm_backward: compile(KernelId::LayerNormBackward),
             layer_norm_params_grad: compile(KernelId::LayerNormParamsGrad),
+            sequence: Default::default(),
         }
     }
 
@@ -166,6 +169,9 @@ impl Kernels {
             KernelId::LayerNorm => &self.layer_norm,
             KernelId::LayerNormBackward => &self.layer_norm_backward,
             KernelId::LayerNormParamsGrad => &self.layer_norm_params_grad,
+            KernelId::Sequence(kernel) => {
+                self.sequence[kernel as usize].get_or_init(|| self.compile(id))
+            }
         }
     }
 }

@@ -31,6 +31,10 @@ pub(super) const ACTIVATION_WGSL: &str = include_str!("../../../shaders/activati
 pub(super) const SPATIAL_WGSL: &str = include_str!("../../../shaders/spatial.wgsl");
 /// Layer normalisation and activation layers, with their gradients.
 pub(super) const NORM_WGSL: &str = include_str!("../../../shaders/norm.wgsl");
+/// Token and position embedding, and the residual connection's sums.
+pub(super) const SEQUENCE_WGSL: &str = include_str!("../../../shaders/sequence.wgsl");
+/// Causal multi-head self-attention and its gradient.
+pub(super) const ATTENTION_WGSL: &str = include_str!("../../../shaders/attention.wgsl");
 
 /// What one kernel is compiled from.
 pub(super) struct Recipe {
@@ -127,6 +131,14 @@ impl KernelId {
                 "layer_norm_params_grad",
                 wide,
             ),
+            KernelId::Sequence(kernel) => {
+                let file = if kernel.is_attention() {
+                    ATTENTION_WGSL
+                } else {
+                    SEQUENCE_WGSL
+                };
+                (String::new(), source(file), kernel.entry_point(), wide)
+            }
         };
         Recipe {
             // A kernel of one entry point is named by it.

@@ -8,7 +8,7 @@ use naga::back::{PipelineConstants, hlsl, msl, spv};
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 use naga::{AddressSpace, Module, ShaderStage};
 
-use super::kernels::{KernelId, Reads};
+use super::kernels::{KernelId, Reads, SequenceKernel};
 use super::recipe::Recipe;
 use crate::backend::identity::{KernelSizes, MatmulChoice};
 
@@ -42,6 +42,7 @@ fn every_kernel(sizes: &KernelSizes) -> Vec<KernelId> {
         KernelId::LayerNormBackward,
         KernelId::LayerNormParamsGrad,
     ]);
+    ids.extend(SequenceKernel::ALL.map(KernelId::Sequence));
     if sizes.paired_updates {
         ids.push(KernelId::OptimizerPair);
     }

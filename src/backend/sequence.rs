@@ -1,0 +1,178 @@
+//! The ops of sequence models (a GPT): token and position embedding, causal multi-head
+//! self-attention, and the residual connection's sums. A sequence of `len` positions of
+//! `width` values is laid out as `len` rows of a tensor, sample after sample, so the products,
+//! `LayerNorm` and GELU run over it unchanged, a row a position.
+
+use super::error::BackendError;
+use super::tensor::{Tensor, check_device, check_shape};
+use crate::device::Device;
+use crate::precision::DType;
+
+/// The geometry of causal multi-head self-attention over a batch of sequences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttentionShape {
+    /// Positions a sequence (the context length `T`).
+    pub len: usize,
+    /// Heads, each over `width / heads` of the values.
+    pub heads: usize,
+    /// Values a position (`d`, the model's width).
+    pub width: usize,
+}
+
+impl AttentionShape {
+    /// Values a head reads of each query, key and value (`d / heads`).
+    pub fn head_width(self) -> usize {
+        self.width / self.heads.max(1)
+    }
+
+    /// `1 / √(d / heads)`, what the scores are scaled by.
+    pub fn scale(self) -> f32 {
+        1.0 / (self.head_width().max(1) as f32).sqrt()
+    }
+
+    /// Probabilities a sample keeps for backward: a `T × T` matrix a head.
+    pub fn probs_per_sample(self) -> usize {
+        self.heads * self.len * self.len
+    }
+}
+
+/// What a sequence model's layers ask of a device, besides the products, `LayerNorm` and the
+/// activations of [`ComputeOps`](super::ComputeOps).
+pub trait SequenceOps {
+    /// `out[r] = table[ids[r]] + positions[r mod len]`: each row's token embedding (a row of
+    /// `table`, `[vocab, d]`, chosen by the token id stored in `ids`, `[rows, 1]`, as f32) plus
+    /// its position's (`positions`, `[len, d]`).
+    fn embedding(
+        &mut self,
+        ids: &Tensor,
+        params: (&Tensor, &Tensor),
+        out: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// The embedding's gradients: `dtable[v] = Σ_{r: ids[r] = v} dout[r]` (the scatter-add),
+    /// `dpositions[t] = Σ_{r mod len = t} dout[r]`, each sum taken in the rows' order.
+    fn embedding_backward(
+        &mut self,
+        ids: &Tensor,
+        dout: &Tensor,
+        grads: (&mut Tensor, &mut Tensor),
+    ) -> Result<(), BackendError>;
+
+    /// Causal multi-head self-attention: `qkv` `[batch · T, 3d]` holds each position's query,
+    /// key and value (head `h` reads columns `h·d/H ..` of each); per head,
+    /// `P = softmax(Q Kᵀ / √(d/H))` with the keys after each query masked out, written into
+    /// `probs` (f32, `[batch · H · T, T]`, zero above the diagonal), and `out = P V`, the heads
+    /// side by side (`[batch · T, d]`).
+    fn attention(
+        &mut self,
+        qkv: &Tensor,
+        shape: AttentionShape,
+        probs: &mut Tensor,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// Attention's backward pass into `dqkv` (`[batch · T, 3d]`): `dV = Pᵀ dO`,
+    /// `dS = P ⊙ (dO Vᵀ − rowsum(P ⊙ dO Vᵀ))`, `dQ = dS K / √(d/H)`, `dK = dSᵀ Q / √(d/H)`.
+    /// `probs` may be overwritten (the GPU keeps `dS` there): the next forward pass writes it
+    /// again.
+    fn attention_backward(
+        &mut self,
+        qkv: &Tensor,
+        shape: AttentionShape,
+        probs: &mut Tensor,
+        dout: &Tensor,
+        dqkv: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// `out = a + b`, value by value (a residual connection's sum).
+    fn add(&mut self, a: &Tensor, b: &Tensor, out: &mut Tensor) -> Result<(), BackendError>;
+
+    /// `dst += src`, value by value (a residual connection's gradient joining its source's).
+    fn add_into(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError>;
+}
+
+/// `embedding` and its backward pass: `ids` `[rows, 1]` in f32 (a token id is exact there, not
+/// in 16 bits), `rows_like` `[rows, d]`, the table `[vocab, d]` and the positions `[len, d]`
+/// with `rows` a whole number of sequences. Returns `(rows, d, vocab, len)`.
+pub(crate) fn check_embedding(
+    device: Device,
+    op: &'static str,
+    (ids, rows_like): (&Tensor, &[&Tensor]),
+    (table, positions): (&Tensor, &Tensor),
+) -> Result<(usize, usize, usize, usize), BackendError> {
+    let mut all = vec![ids, table, positions];
+    all.extend(rows_like);
+    check_device(device, op, &all)?;
+    let (rows, d) = (ids.rows(), table.cols());
+    let (vocab, len) = (table.rows(), positions.rows());
+    check_shape(op, ids, rows, 1)?;
+    check_shape(op, positions, len, d)?;
+    for t in rows_like {
+        check_shape(op, t, rows, d)?;
+    }
+    if ids.dtype() != DType::F32 || len == 0 || rows % len != 0 || vocab == 0 {
+        return Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "`{}` must be f32 and {rows} rows whole sequences of {len} positions over a \
+                 vocabulary of {vocab}",
+                ids.label()
+            ),
+        });
+    }
+    Ok((rows, d, vocab, len))
+}
+
+/// `attention` and its backward pass: `qkv` (and `dqkv`) `[batch · T, 3d]`, `out` (and
+/// `dout`) `[batch · T, d]`, `probs` f32 `[batch · H · T, T]`, `d` a multiple of the heads.
+/// Returns the batch.
+pub(crate) fn check_attention(
+    device: Device,
+    op: &'static str,
+    shape: AttentionShape,
+    (qkv_like, out_like): (&[&Tensor], &[&Tensor]),
+    probs: &Tensor,
+) -> Result<usize, BackendError> {
+    let all: Vec<&Tensor> = qkv_like
+        .iter()
+        .chain(out_like)
+        .chain(std::iter::once(&probs))
+        .copied()
+        .collect();
+    check_device(device, op, &all)?;
+    let AttentionShape { len, heads, width } = shape;
+    let rows = qkv_like.first().map_or(0, |t| t.rows());
+    if len == 0 || heads == 0 || width % heads != 0 || rows % len != 0 {
+        return Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "{rows} rows of {len} positions, {width} values over {heads} heads: the rows must \
+                 be whole sequences and the width a multiple of the heads"
+            ),
+        });
+    }
+    for t in qkv_like {
+        check_shape(op, t, rows, 3 * width)?;
+    }
+    for t in out_like {
+        check_shape(op, t, rows, width)?;
+    }
+    let batch = rows / len;
+    check_shape(op, probs, batch * heads * len, len)?;
+    if probs.dtype() != DType::F32 {
+        return Err(BackendError::Shape {
+            op,
+            detail: format!("`{}` must be f32", probs.label()),
+        });
+    }
+    Ok(batch)
+}
+
+/// `add` and `add_into`: every tensor on `device`, all one shape.
+pub(crate) fn check_add(
+    device: Device,
+    op: &'static str,
+    tensors: &[&Tensor],
+) -> Result<(), BackendError> {
+    super::checks::activation(device, op, tensors)
+}
