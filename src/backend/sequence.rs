@@ -40,7 +40,7 @@ impl AttentionShape {
 /// activations of [`ComputeOps`](super::ComputeOps).
 pub trait SequenceOps {
     /// `out[r] = table[ids[r]] + positions[r mod len]`: each row's token embedding (a row of
-    /// `table`, `[vocab, d]`, chosen by the token id stored in `ids`, `[rows, 1]`, as f32) plus
+    /// `table`, `[vocab, d]`, chosen by the token id stored in `ids`, `rows` of them in f32) plus
     /// its position's (`positions`, `[len, d]`).
     fn embedding(
         &mut self,
@@ -91,8 +91,8 @@ pub trait SequenceOps {
     fn add_into(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError>;
 }
 
-/// `embedding` and its backward pass: `ids` `[rows, 1]` in f32 (a token id is exact there, not
-/// in 16 bits), `rows_like` `[rows, d]`, the table `[vocab, d]` and the positions `[len, d]`
+/// `embedding` and its backward pass: `rows` ids in f32 (a token id is exact there, not in 16
+/// bits; the batch's `[batch, T]` or a column), `rows_like` `[rows, d]`, the table `[vocab, d]` and the positions `[len, d]`
 /// with `rows` a whole number of sequences. Returns `(rows, d, vocab, len)`.
 pub(crate) fn check_embedding(
     device: Device,
@@ -103,14 +103,14 @@ pub(crate) fn check_embedding(
     let mut all = vec![ids, table, positions];
     all.extend(rows_like);
     check_device(device, op, &all)?;
-    let (rows, d) = (ids.rows(), table.cols());
+    let d = table.cols();
+    let rows = rows_like.first().map_or(ids.len(), |t| t.rows());
     let (vocab, len) = (table.rows(), positions.rows());
-    check_shape(op, ids, rows, 1)?;
     check_shape(op, positions, len, d)?;
     for t in rows_like {
         check_shape(op, t, rows, d)?;
     }
-    if ids.dtype() != DType::F32 || len == 0 || rows % len != 0 || vocab == 0 {
+    if ids.dtype() != DType::F32 || ids.len() != rows || len == 0 || rows % len != 0 || vocab == 0 {
         return Err(BackendError::Shape {
             op,
             detail: format!(

@@ -528,6 +528,10 @@ strings! { Key {
     NeedOddKernel => "an odd kernel side, 3 or 5", "奇数的卷积核边长：3 或 5";
     NeedUnits => "at least one unit or filter", "至少一个单元或卷积核";
     NeedPoolSize => "an image of at least 2×2 pixels", "至少 2×2 像素的图像";
+    NeedSequence => "a sequence of positions (put an Embedding first)", "一个位置序列（请把 Embedding 嵌入层放在最前面）";
+    NeedTokens => "a row of token ids (it must be the first layer)", "一行词元编号（它必须是第一层）";
+    NeedHeads => "queries, keys and values side by side (a dense layer of 3 × the width before it) whose width the heads divide", "并排的查询、键和值（前面一个宽度为 3 倍的全连接层），且宽度能被头数整除";
+    NeedResidual => "an earlier layer's output of the same shape to add", "一个形状相同的前面某层输出，用于相加";
     BadConvData => "Convolution blocks need images, and the samples of {data} are rows of numbers: choose an image data set (digits, MNIST, Fashion-MNIST, an image folder) or remove the blocks", "卷积块需要图像，而 {data} 的样本是一行行数字：请选择图像数据集（手写数字、MNIST、Fashion-MNIST、图像文件夹）或删除卷积块";
     BadConvBlocks => "{value} convolution blocks: choose at most {max}", "{value} 个卷积块：请选择不超过 {max} 个";
     BadConvChannels => "A convolution block of {value} filters: choose 1 to {max}", "含 {value} 个滤波器的卷积块：请选择 1 到 {max} 个";

@@ -9,6 +9,7 @@ use crate::precision::DType;
 use crate::precision::{GradScaler, Precision};
 
 mod first_layer;
+mod gpt;
 mod init;
 pub mod layers;
 mod model_file;
@@ -18,6 +19,7 @@ mod spec;
 mod weights;
 
 pub use first_layer::FirstLayer;
+pub use gpt::{BLOCK_LAYERS, GptShape, gpt_layers, reads_tokens, with_vocabulary};
 pub use init::{LayerValues, initial_parameters};
 pub use layers::{Footprint, LayerSpec, PlainCost, PlainWork, Shape, ShapeError, footprints};
 pub use model_file::{
@@ -176,7 +178,8 @@ impl Network {
             targets: backend.alloc(
                 Role::Inputs,
                 "targets",
-                batch,
+                // A target a row of the output: a sequence's a position.
+                batch * layers.last().map_or(1, |l| l.output(1).0),
                 // A class index per row, or one target value per output.
                 match spec.loss {
                     Loss::SoftmaxCrossEntropy => 1,
@@ -264,7 +267,9 @@ impl Network {
     ) -> Result<(), BackendError> {
         let input = &mut self.pass.input;
         backend.write(input, inputs)?;
-        round(backend, self.precision.format(), input)?;
+        if !self.layers.first().is_some_and(|l| l.reads_indices()) {
+            round(backend, self.precision.format(), input)?;
+        }
         backend.write(&mut self.targets, targets)
     }
 
@@ -305,7 +310,7 @@ impl Network {
             input,
             outputs,
             saved,
-        } = &self.pass;
+        } = &mut self.pass;
         for i in (0..=last).rev() {
             let (before, after) = self.grads.split_at_mut(i);
             let dinput = match before.last_mut() {
@@ -316,7 +321,7 @@ impl Network {
             let layer = &self.layers[i];
             let pass = layers::Backward {
                 input: if i == 0 { input } else { &outputs[i - 1] },
-                saved: &saved[i],
+                saved: &mut saved[i],
                 dout: &after[0],
                 params: params.as_ref().map(|(values, _)| *values),
                 grads: params.as_mut().map(|(_, (dw, db))| (&mut **dw, &mut **db)),
@@ -332,6 +337,11 @@ impl Network {
                 round(backend, format, db)?;
             }
             if let Some(d) = before.last_mut() {
+                // A residual connection's gradient joins the gradient of the output it added.
+                let joins = self.layers[i..].iter().zip(&*after);
+                for (_, dskip) in joins.filter(|(l, _)| l.skip() == Some(i - 1)) {
+                    backend.add_into(dskip, d)?;
+                }
                 round(backend, format, d)?;
             }
         }

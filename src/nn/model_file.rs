@@ -16,7 +16,9 @@
 //! ```
 //!
 //! Kinds: `dense` (`units`), `conv2d` (`filters`, `kernel` 3 or 5), `max_pool2d`, `flatten`,
-//! `activation` (`function`: relu, tanh, sigmoid or gelu), `layer_norm`.
+//! `activation` (`function`: relu, tanh, sigmoid or gelu), `layer_norm`, and for text
+//! `embedding` (`width`; its `vocab` is the data set's), `attention` (`heads`) and `residual`
+//! (`from`: the layer, counted from 0, whose output it adds).
 
 use serde::{Deserialize, Serialize};
 
@@ -67,7 +69,7 @@ const fn act(function: Activation) -> LayerSpec {
 }
 
 /// The presets, in the order they are listed.
-pub const MODEL_PRESETS: [ModelPreset; 2] = [
+pub const MODEL_PRESETS: [ModelPreset; 4] = [
     ModelPreset {
         name: "mlp",
         layers: || {
@@ -93,6 +95,31 @@ pub const MODEL_PRESETS: [ModelPreset; 2] = [
                 LayerSpec::LayerNorm,
                 gelu,
             ]
+        },
+    },
+    // A GPT a classroom laptop trains in a minute: 2 blocks, 2 heads, 64 wide.
+    ModelPreset {
+        name: "gpt-tiny",
+        layers: || {
+            super::gpt::gpt_layers(super::gpt::GptShape {
+                vocab: 0,
+                width: 64,
+                heads: 2,
+                blocks: 2,
+            })
+        },
+    },
+    // nanoGPT's baby GPT as its README trains it on a laptop CPU: 4 blocks, 4 heads, 128 wide
+    // (with `--context 64`, `--batch 12`).
+    ModelPreset {
+        name: "gpt-baby",
+        layers: || {
+            super::gpt::gpt_layers(super::gpt::GptShape {
+                vocab: 0,
+                width: 128,
+                heads: 4,
+                blocks: 4,
+            })
         },
     },
 ];
@@ -136,9 +163,9 @@ mod tests {
 
     #[test]
     fn a_wrong_model_file_is_named_where_it_is_wrong() {
-        let unknown = parse_model("[[layers]]\nkind = \"attention\"\n").expect_err("no such kind");
+        let unknown = parse_model("[[layers]]\nkind = \"mamba\"\n").expect_err("no such kind");
         assert!(
-            unknown.contains("attention") && unknown.contains("line 2"),
+            unknown.contains("mamba") && unknown.contains("line 2"),
             "{unknown}"
         );
         let missing = parse_model("[[layers]]\nkind = \"dense\"\n").expect_err("no units");

@@ -25,7 +25,10 @@ impl Pass {
         (inputs, rows): (usize, usize),
         dtype: Option<DType>,
     ) -> Result<Self, BackendError> {
-        let input = layers::alloc(backend, Role::Inputs, "input", (rows, inputs), dtype)?;
+        // Token ids stay f32 whatever the precision: 16 bits hold them exactly only so far.
+        let reads_indices = layers.first().is_some_and(|l| l.reads_indices());
+        let input_dtype = dtype.map(|d| if reads_indices { DType::F32 } else { d });
+        let input = layers::alloc(backend, Role::Inputs, "input", (rows, inputs), input_dtype)?;
         let (outputs, saved) = layers::alloc_outputs(backend, layers, rows, dtype)?;
         Ok(Self {
             input,
@@ -62,8 +65,9 @@ impl Pass {
         for (i, layer) in layers.iter().enumerate() {
             let (done, rest) = self.outputs.split_at_mut(i);
             let input = done.last().unwrap_or(&self.input);
+            let skip = layer.skip().and_then(|s| done.get(s));
             let out = &mut rest[0];
-            layer.forward(backend, input, params(i), &mut self.saved[i], out)?;
+            layer.forward(backend, input, skip, params(i), &mut self.saved[i], out)?;
             round(backend, format, out)?;
         }
         Ok(())

@@ -364,7 +364,8 @@ impl ModelSpec {
     pub fn eval_rows(&self, requested: usize) -> usize {
         let rows = requested.clamp(1, EVAL_ROWS);
         match self.input_shape() {
-            Shape::Image(_) => rows
+            // A sequence's attention keeps T² a head: bounded as an image's buffers are.
+            Shape::Image(_) | Shape::Sequence { .. } => rows
                 .min(EVAL_VALUES / self.eval_values_per_row().max(1))
                 .max(1),
             Shape::Flat(_) => rows,

@@ -99,7 +99,17 @@ struct Params {
     /// PyTorch's shape of the weight.
     shape: Vec<usize>,
     bias: Layout,
-    bias_len: usize,
+    /// PyTorch's shape of the bias.
+    bias_shape: Vec<usize>,
+    /// The names' suffixes after the prefix: `weight` and `bias`, or for an embedding its two
+    /// tables as a module with `token` and `position` `Embedding`s has them.
+    names: [&'static str; 2],
+}
+
+impl Params {
+    fn name(&self, which: usize) -> String {
+        format!("{}.{}", self.index, self.names[which])
+    }
 }
 
 /// Each layer with parameters, first first.
@@ -107,7 +117,18 @@ fn layouts(spec: &ModelSpec) -> Vec<Params> {
     spec.footprints()
         .into_iter()
         .filter_map(|f: Footprint| {
-            let [(rows, cols), _] = f.param_shapes?;
+            let [(rows, cols), (bias_rows, _)] = f.param_shapes?;
+            if f.kind == "embedding" {
+                // Both tables are PyTorch's `Embedding.weight`, `[n, d]` row-major as here.
+                return Some(Params {
+                    index: f.index,
+                    weight: Layout::Vector,
+                    shape: vec![rows, cols],
+                    bias: Layout::Vector,
+                    bias_shape: vec![bias_rows, cols],
+                    names: ["token.weight", "position.weight"],
+                });
+            }
             // Rows read from a flattened image are in its channels-last order.
             let from_image = |i: ImageShape| (i.height, i.width, i.channels);
             let (weight, shape, bias) = if let Some(c) = f.convolution {
@@ -149,7 +170,8 @@ fn layouts(spec: &ModelSpec) -> Vec<Params> {
                 weight,
                 shape,
                 bias,
-                bias_len: cols,
+                bias_shape: vec![cols],
+                names: ["weight", "bias"],
             })
         })
         .collect()
@@ -161,13 +183,13 @@ pub fn torch_tensors(spec: &ModelSpec, params: &LayerValues) -> Vec<NamedTensor>
     let mut tensors = Vec::new();
     for (p, (w, b)) in layouts(spec).into_iter().zip(params) {
         tensors.push(NamedTensor {
-            name: format!("{}.weight", p.index),
-            shape: p.shape,
+            name: p.name(0),
+            shape: p.shape.clone(),
             values: to_torch(&p.weight, w),
         });
         tensors.push(NamedTensor {
-            name: format!("{}.bias", p.index),
-            shape: vec![p.bias_len],
+            name: p.name(1),
+            shape: p.bias_shape.clone(),
             values: to_torch(&p.bias, b),
         });
     }
@@ -204,8 +226,8 @@ pub fn from_torch(spec: &ModelSpec, tensors: &[NamedTensor]) -> Result<LayerValu
     };
     let layouts = layouts(spec);
     for p in &layouts {
-        let weight = find(format!("{}.weight", p.index), &p.shape);
-        let bias = find(format!("{}.bias", p.index), &[p.bias_len]);
+        let weight = find(p.name(0), &p.shape);
+        let bias = find(p.name(1), &p.bias_shape);
         if let (Some(weight), Some(bias)) = (weight, bias) {
             values.push((
                 to_ours(&p.weight, &weight.values),
@@ -214,9 +236,9 @@ pub fn from_torch(spec: &ModelSpec, tensors: &[NamedTensor]) -> Result<LayerValu
         }
     }
     for t in tensors {
-        let known = layouts.iter().any(|p| {
-            t.name == format!("{}.weight", p.index) || t.name == format!("{}.bias", p.index)
-        });
+        let known = layouts
+            .iter()
+            .any(|p| t.name == p.name(0) || t.name == p.name(1));
         if !known {
             let shape = format!("{:?}", t.shape);
             problems.push(Said::new(

@@ -16,9 +16,12 @@ const BROKEN: Color32 = Color32::from_rgb(220, 60, 50);
 
 /// Widest dense layer the editor offers (as `--layers` allows).
 const MAX_UNITS: usize = 4096;
+/// The largest vocabulary and the most heads the list offers.
+const MAX_VOCAB: usize = 65_536;
+const MAX_HEADS: usize = 64;
 
 /// A new layer of each kind, as the Add buttons make it, with its name.
-fn kinds() -> [(LayerSpec, LayerKey); 6] {
+fn kinds() -> [(LayerSpec, LayerKey); 9] {
     [
         (LayerSpec::Dense { units: 16 }, LayerKey::KindDense),
         (
@@ -37,6 +40,15 @@ fn kinds() -> [(LayerSpec, LayerKey); 6] {
             LayerKey::KindActivation,
         ),
         (LayerSpec::LayerNorm, LayerKey::KindLayerNorm),
+        (
+            LayerSpec::Embedding {
+                vocab: 65,
+                width: 64,
+            },
+            LayerKey::KindEmbedding,
+        ),
+        (LayerSpec::Attention { heads: 4 }, LayerKey::KindAttention),
+        (LayerSpec::Residual { from: 0 }, LayerKey::KindResidual),
     ]
 }
 
@@ -294,6 +306,23 @@ fn layer_settings(
                 })
                 .response
                 .labelled_by(label);
+        }
+        LayerSpec::Embedding { vocab, width } => {
+            let value = ui.add(DragValue::new(vocab).range(1..=MAX_VOCAB));
+            value.labelled_by(ui.label(lang.tr(LayerKey::Vocabulary)).id);
+            let value = ui.add(DragValue::new(width).range(1..=MAX_UNITS));
+            value.labelled_by(ui.label(lang.tr(LayerKey::Width)).id);
+        }
+        LayerSpec::Attention { heads } => {
+            let value = ui.add(DragValue::new(heads).range(1..=MAX_HEADS));
+            value.labelled_by(ui.label(lang.tr(LayerKey::Heads)).id);
+        }
+        LayerSpec::Residual { from } => {
+            // Shown counted from 1, as the rows are.
+            let mut shown = *from + 1;
+            let value = ui.add(DragValue::new(&mut shown).range(1..=i.max(1)));
+            value.labelled_by(ui.label(lang.tr(LayerKey::AddsLayer)).id);
+            *from = shown.saturating_sub(1);
         }
         LayerSpec::MaxPool2d | LayerSpec::Flatten | LayerSpec::LayerNorm => {}
     }

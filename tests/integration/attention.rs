@@ -17,7 +17,7 @@ fn read(b: &mut dyn Backend, t: &Tensor) -> Vec<f32> {
 
 /// Causal multi-head attention in f64 over `qkv` (`[batch · T, 3d]`): the heads' outputs side
 /// by side, and the probabilities `[batch · H · T, T]`.
-fn attention64(qkv: &[f64], s: AttentionShape) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn attention64(qkv: &[f64], s: AttentionShape) -> (Vec<f64>, Vec<f64>) {
     let (t_len, d, heads) = (s.len, s.width, s.heads);
     let dh = d / heads;
     let batch = qkv.len() / (t_len * 3 * d);

@@ -16,6 +16,7 @@ mod cnn;
 mod convolution;
 mod data_input;
 mod datasets;
+mod gpt;
 mod gpu_kernels;
 mod gradients;
 mod hostile;

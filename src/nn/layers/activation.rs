@@ -75,6 +75,7 @@ impl Layer for ActivationLayer {
         &self,
         backend: &mut dyn Backend,
         input: &Tensor,
+        _skip: Option<&Tensor>,
         _params: Option<(&Tensor, &Tensor)>,
         _saved: &mut [Tensor],
         out: &mut Tensor,

@@ -110,6 +110,7 @@ impl Layer for Conv {
         &self,
         backend: &mut dyn Backend,
         input: &Tensor,
+        _skip: Option<&Tensor>,
         params: Option<(&Tensor, &Tensor)>,
         _saved: &mut [Tensor],
         out: &mut Tensor,

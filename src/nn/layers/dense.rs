@@ -1,5 +1,6 @@
 //! A fully connected layer: `out = act(x · w + b)`, `w` `[inputs, units]`, the activation fused
-//! into the product's epilogue where the model allows (see the module's notes).
+//! into the product's epilogue where the model allows (see the module's notes). Over a sequence
+//! it multiplies every position's row by the same weights (PyTorch's `Linear` on `[B, T, d]`).
 
 use rand_chacha::ChaCha8Rng;
 
@@ -11,7 +12,8 @@ pub(super) fn output(input: Shape, units: usize) -> Result<Shape, Need> {
     match input {
         _ if units == 0 => Err(Need::Units),
         Shape::Flat(n) if n > 0 => Ok(Shape::Flat(units)),
-        Shape::Flat(_) => Err(Need::Units),
+        Shape::Sequence { len, width } if width > 0 => Ok(Shape::Sequence { len, width: units }),
+        Shape::Flat(_) | Shape::Sequence { .. } => Err(Need::Units),
         Shape::Image(_) => Err(Need::Rows),
     }
 }
@@ -21,15 +23,23 @@ pub struct Dense {
     name: String,
     inputs: usize,
     units: usize,
+    /// Positions a sample, where it reads a sequence.
+    positions: Option<usize>,
     epilogue: Activation,
 }
 
 impl Dense {
-    pub(super) fn new(name: String, inputs: usize, units: usize, epilogue: Activation) -> Self {
+    /// A dense layer of `units` over `input` (a row, or each position of a sequence).
+    pub(super) fn new(name: String, input: Shape, units: usize, epilogue: Activation) -> Self {
+        let positions = match input {
+            Shape::Sequence { len, .. } => Some(len),
+            _ => None,
+        };
         Self {
             name,
-            inputs,
+            inputs: input.row_width(),
             units,
+            positions,
             epilogue,
         }
     }
@@ -65,7 +75,13 @@ impl Layer for Dense {
     }
 
     fn shape(&self) -> Shape {
-        Shape::Flat(self.units)
+        match self.positions {
+            Some(len) => Shape::Sequence {
+                len,
+                width: self.units,
+            },
+            None => Shape::Flat(self.units),
+        }
     }
 
     fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
@@ -73,7 +89,10 @@ impl Layer for Dense {
     }
 
     fn macs(&self) -> usize {
-        self.inputs.saturating_mul(self.units)
+        let positions = self.positions.unwrap_or(1);
+        self.inputs
+            .saturating_mul(self.units)
+            .saturating_mul(positions)
     }
 
     fn params(&self, rng: &mut ChaCha8Rng, hidden: Activation) -> Option<ParamInit> {
@@ -93,6 +112,7 @@ impl Layer for Dense {
         &self,
         backend: &mut dyn Backend,
         input: &Tensor,
+        _skip: Option<&Tensor>,
         params: Option<(&Tensor, &Tensor)>,
         _saved: &mut [Tensor],
         out: &mut Tensor,

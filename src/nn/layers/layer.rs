@@ -20,6 +20,15 @@ pub enum Need {
     Units,
     /// An image of at least 2×2 pixels.
     PoolSize,
+    /// A sequence of positions (an embedding first).
+    Sequence,
+    /// Token ids: a row of them, the model's first input.
+    Tokens,
+    /// Queries, keys and values side by side (a dense layer of 3 × the width before it) whose
+    /// width the heads divide.
+    Heads,
+    /// An earlier layer's output of the same shape to add.
+    Residual,
 }
 
 impl Need {
@@ -32,6 +41,10 @@ impl Need {
             Need::OddKernel => Key::NeedOddKernel,
             Need::Units => Key::NeedUnits,
             Need::PoolSize => Key::NeedPoolSize,
+            Need::Sequence => Key::NeedSequence,
+            Need::Tokens => Key::NeedTokens,
+            Need::Heads => Key::NeedHeads,
+            Need::Residual => Key::NeedResidual,
         })
     }
 }
@@ -44,6 +57,8 @@ pub enum Shape {
     Flat(usize),
     /// A channels-last image.
     Image(ImageShape),
+    /// `len` positions of `width` values each, laid out as a row a position.
+    Sequence { len: usize, width: usize },
 }
 
 impl Shape {
@@ -52,6 +67,24 @@ impl Shape {
         match self {
             Shape::Flat(n) => n,
             Shape::Image(image) => image.len(),
+            Shape::Sequence { len, width } => len.saturating_mul(width),
+        }
+    }
+
+    /// Rows of a tensor a sample takes where each row is one of its vectors: a position of a
+    /// sequence, else the whole sample.
+    pub fn rows_per_sample(self) -> usize {
+        match self {
+            Shape::Sequence { len, .. } => len.max(1),
+            _ => 1,
+        }
+    }
+
+    /// Values of each such row.
+    pub fn row_width(self) -> usize {
+        match self {
+            Shape::Sequence { width, .. } => width,
+            other => other.values(),
         }
     }
 }
@@ -61,6 +94,7 @@ impl std::fmt::Display for Shape {
         match self {
             Shape::Flat(n) => write!(f, "{n}"),
             Shape::Image(i) => write!(f, "{}×{}×{}", i.height, i.width, i.channels),
+            Shape::Sequence { len, width } => write!(f, "{len}×[{width}]"),
         }
     }
 }
@@ -105,8 +139,9 @@ pub(crate) struct ParamInit {
 pub(crate) struct Backward<'a> {
     /// The layer's input, as the layer before wrote it (after its epilogue).
     pub input: &'a Tensor,
-    /// What the layer kept for backward besides its output.
-    pub saved: &'a [Tensor],
+    /// What the layer kept for backward besides its output (which its backward pass may
+    /// overwrite: the next forward pass writes it again).
+    pub saved: &'a mut [Tensor],
     /// The loss's gradient with respect to the layer's output before its epilogue.
     pub dout: &'a Tensor,
     /// Its parameters' values as the passes read them.
@@ -133,9 +168,23 @@ pub(crate) trait Layer: Send {
     /// Its output's shape.
     fn shape(&self) -> Shape;
 
-    /// Its output tensor's `(rows, cols)` for `rows` samples (a convolution's is a row a pixel).
+    /// Its output tensor's `(rows, cols)` for `rows` samples (a convolution's is a row a pixel,
+    /// a sequence's a row a position).
     fn output(&self, rows: usize) -> (usize, usize) {
-        (rows, self.shape().values())
+        let shape = self.shape();
+        (rows * shape.rows_per_sample(), shape.row_width())
+    }
+
+    /// The built layer whose output this one adds to its input (a residual connection), which
+    /// the forward pass hands it and its backward pass's gradient joins.
+    fn skip(&self) -> Option<usize> {
+        None
+    }
+
+    /// Whether it reads its input as token ids, which the network then keeps in f32 whatever
+    /// the precision (an id above 2048 is not exact in FP16, above 256 not in BF16).
+    fn reads_indices(&self) -> bool {
+        false
     }
 
     /// The suffixes of its output's and its output gradient's labels.
@@ -194,11 +243,13 @@ pub(crate) trait Layer: Send {
         None
     }
 
-    /// The forward pass: `out` from `input` (and the parameters' pass values).
+    /// The forward pass: `out` from `input` (and the parameters' pass values; for a residual
+    /// connection, the output it adds as `skip`).
     fn forward(
         &self,
         backend: &mut dyn Backend,
         input: &Tensor,
+        skip: Option<&Tensor>,
         params: Option<(&Tensor, &Tensor)>,
         saved: &mut [Tensor],
         out: &mut Tensor,

@@ -11,11 +11,14 @@
 //! its own, which keeps its input for backward.
 
 mod activation;
+mod attention;
 mod conv;
 mod dense;
+mod embedding;
 mod layer;
 mod norm;
 mod pool;
+mod residual;
 
 use serde::{Deserialize, Serialize};
 
@@ -28,10 +31,13 @@ pub use layer::{Need, PlainCost, PlainWork, Shape};
 pub(crate) use layer::{Backward, Layer, ParamInit};
 
 use activation::ActivationLayer;
+use attention::Attention;
 use conv::Conv;
 use dense::Dense;
+use embedding::Embedding;
 use norm::LayerNorm;
 use pool::MaxPool;
+use residual::Residual;
 
 /// One layer of a model, before it is built: what model files and presets list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,8 +54,23 @@ pub enum LayerSpec {
     Flatten,
     /// An element-wise non-linearity.
     Activation { function: Activation },
-    /// Layer normalisation over a row's features, with a learned scale and shift.
+    /// Layer normalisation over a row's features (each position's, in a sequence), with a
+    /// learned scale and shift.
     LayerNorm,
+    /// Token ids (a row of them) to a sequence of `width` values a position: a token's row of a
+    /// learned table plus its position's learned row. Only ever first.
+    Embedding {
+        /// Set from the data set where a file or a preset leaves it out.
+        #[serde(default)]
+        vocab: usize,
+        width: usize,
+    },
+    /// Causal multi-head self-attention over queries, keys and values side by side (a dense
+    /// layer of 3 × the width before it).
+    Attention { heads: usize },
+    /// Adds the output of layer `from` (counted from 0 in this list, before this one, of the
+    /// same shape) to its input: a residual connection.
+    Residual { from: usize },
 }
 
 /// Why a layer cannot take what the layer before it gives.
@@ -92,8 +113,10 @@ impl LayerSpec {
             LayerSpec::Conv2d { filters, kernel } => conv::output(input, filters, kernel),
             LayerSpec::MaxPool2d => pool::output(input),
             LayerSpec::Flatten => Ok(Shape::Flat(input.values())),
-            LayerSpec::Activation { .. } => Ok(input),
+            LayerSpec::Activation { .. } | LayerSpec::Residual { .. } => Ok(input),
             LayerSpec::LayerNorm => norm::output(input),
+            LayerSpec::Embedding { vocab, width } => embedding::output(input, vocab, width),
+            LayerSpec::Attention { heads } => attention::output(input, heads),
         }
     }
 
@@ -103,11 +126,23 @@ impl LayerSpec {
         let mut shape = input;
         let mut shapes = Vec::with_capacity(layers.len());
         for (layer, spec) in layers.iter().enumerate() {
-            shape = spec.output(shape).map_err(|needs| ShapeError {
+            let fail = |needs| ShapeError {
                 layer,
                 input: shape,
                 needs,
-            })?;
+            };
+            match *spec {
+                // Adds an earlier layer's output of its own shape.
+                LayerSpec::Residual { from }
+                    if shapes.get(from) != Some(&shape) || from >= layer =>
+                {
+                    return Err(fail(Need::Residual));
+                }
+                // Token ids are the model's input, not a layer's output.
+                LayerSpec::Embedding { .. } if layer > 0 => return Err(fail(Need::Tokens)),
+                _ => {}
+            }
+            shape = spec.output(shape).map_err(fail)?;
             shapes.push(shape);
         }
         Ok(shapes)
@@ -122,6 +157,9 @@ struct Names {
     conv: usize,
     norm: usize,
     act: usize,
+    embedding: usize,
+    attention: usize,
+    residual: usize,
 }
 
 impl Names {
@@ -157,7 +195,8 @@ pub(crate) fn build_indexed(specs: &[LayerSpec], input: Shape) -> Result<Vec<Bui
     let shapes = LayerSpec::shapes(specs, input)?;
     let mut names = Names::default();
     let mut layers: Vec<Box<dyn Layer>> = Vec::with_capacity(specs.len());
-    let mut built = Vec::with_capacity(specs.len());
+    let mut built: Vec<(usize, Shape, Option<crate::data::ImageShape>)> =
+        Vec::with_capacity(specs.len());
     // The image whose values (channels last) the current rows are, since a flattening.
     let mut flattened = None;
     let mut shape_in = input;
@@ -165,10 +204,13 @@ pub(crate) fn build_indexed(specs: &[LayerSpec], input: Shape) -> Result<Vec<Bui
     while i < specs.len() {
         let spec = specs[i];
         let shape = shapes[i];
-        // The activation right after, if this layer's epilogue can take it.
+        // The activation right after, if this layer's epilogue can take it (and no residual
+        // connection reads this layer's output before it).
         let fused = match specs.get(i + 1) {
             Some(LayerSpec::Activation { function })
-                if function.fuses() && applies_epilogue(&specs[i + 2..]) =>
+                if function.fuses()
+                    && applies_epilogue(&specs[i + 2..])
+                    && !read_by_residual(specs, i) =>
             {
                 Some(*function)
             }
@@ -178,12 +220,7 @@ pub(crate) fn build_indexed(specs: &[LayerSpec], input: Shape) -> Result<Vec<Bui
         let layer: Option<Box<dyn Layer>> = match spec {
             LayerSpec::Dense { units } => {
                 let name = Names::next(&mut names.dense, "layer");
-                Some(Box::new(Dense::new(
-                    name,
-                    shape_in.values(),
-                    units,
-                    epilogue,
-                )))
+                Some(Box::new(Dense::new(name, shape_in, units, epilogue)))
             }
             LayerSpec::Conv2d { filters, kernel } => {
                 let name = Names::next(&mut names.conv, "conv");
@@ -214,7 +251,30 @@ pub(crate) fn build_indexed(specs: &[LayerSpec], input: Shape) -> Result<Vec<Bui
             }
             LayerSpec::LayerNorm => {
                 let name = Names::next(&mut names.norm, "norm");
-                Some(Box::new(LayerNorm::new(name, shape.values())))
+                Some(Box::new(LayerNorm::new(name, shape)))
+            }
+            LayerSpec::Embedding { vocab, width } => {
+                let name = Names::next(&mut names.embedding, "embed");
+                let len = shape.rows_per_sample();
+                Some(Box::new(Embedding::new(name, vocab, len, width)))
+            }
+            LayerSpec::Attention { heads } => {
+                let name = Names::next(&mut names.attention, "attn");
+                let (len, width) = (shape.rows_per_sample(), shape.row_width());
+                Some(Box::new(Attention::new(name, len, heads, width)))
+            }
+            LayerSpec::Residual { from } => {
+                let name = Names::next(&mut names.residual, "residual");
+                // The built layer that writes layer `from`'s output: the last one at or before it
+                // (a flattening builds nothing, and `shapes` checked the two shapes agree).
+                let Some(source) = built.iter().rposition(|(index, ..)| *index <= from) else {
+                    return Err(ShapeError {
+                        layer: i,
+                        input: shape_in,
+                        needs: Need::Residual,
+                    });
+                };
+                Some(Box::new(Residual::new(name, shape, source)))
             }
         };
         if let Some(layer) = layer {
@@ -224,9 +284,13 @@ pub(crate) fn build_indexed(specs: &[LayerSpec], input: Shape) -> Result<Vec<Bui
         flattened = match (spec, shape_in) {
             (LayerSpec::Flatten, Shape::Image(image)) => Some(image),
             // Element-wise kinds keep the values' order; products and images make their own.
-            (LayerSpec::Activation { .. } | LayerSpec::LayerNorm | LayerSpec::Flatten, _) => {
-                flattened
-            }
+            (
+                LayerSpec::Activation { .. }
+                | LayerSpec::LayerNorm
+                | LayerSpec::Flatten
+                | LayerSpec::Residual { .. },
+                _,
+            ) => flattened,
             _ => None,
         };
         shape_in = if fused.is_some() {
@@ -256,6 +320,13 @@ fn not_an_image(layer: usize, input: Shape) -> ShapeError {
         input,
         needs: Need::Image,
     }
+}
+
+/// Whether a residual connection in `specs` adds layer `i`'s output.
+fn read_by_residual(specs: &[LayerSpec], i: usize) -> bool {
+    specs
+        .iter()
+        .any(|s| matches!(s, LayerSpec::Residual { from } if *from == i))
 }
 
 /// Whether the first layer of `rest` that is not a flattening applies its input's epilogue

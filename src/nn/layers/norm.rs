@@ -13,6 +13,7 @@ use crate::memory::Role;
 pub(super) fn output(input: Shape) -> Result<Shape, Need> {
     match input {
         Shape::Flat(n) if n > 0 => Ok(input),
+        Shape::Sequence { width, .. } if width > 0 => Ok(input),
         _ => Err(Need::Rows),
     }
 }
@@ -20,12 +21,18 @@ pub(super) fn output(input: Shape) -> Result<Shape, Need> {
 /// A built layer normalisation.
 pub struct LayerNorm {
     name: String,
+    /// What it normalises: a row's features, or each position's of a sequence.
+    shape: Shape,
     features: usize,
 }
 
 impl LayerNorm {
-    pub(super) fn new(name: String, features: usize) -> Self {
-        Self { name, features }
+    pub(super) fn new(name: String, shape: Shape) -> Self {
+        Self {
+            name,
+            shape,
+            features: shape.row_width(),
+        }
     }
 }
 
@@ -39,7 +46,7 @@ impl Layer for LayerNorm {
     }
 
     fn shape(&self) -> Shape {
-        Shape::Flat(self.features)
+        self.shape
     }
 
     fn param_shapes(&self) -> Option<[(usize, usize); 2]> {
@@ -60,27 +67,29 @@ impl Layer for LayerNorm {
 
     /// Each row's mean and inverse deviation, kept for backward.
     fn saved(&self, rows: usize) -> Vec<(Role, &'static str, (usize, usize))> {
+        let rows = rows * self.shape.rows_per_sample();
         vec![(Role::Activations, "stats", (rows, 2))]
     }
 
     fn plain_cost(&self) -> Option<PlainCost> {
-        let d = self.features;
+        // A row's work, times the rows a sample (a sequence's positions).
+        let (d, n) = (self.features, self.shape.rows_per_sample());
         Some(PlainCost {
             name: "layer norm",
             what: crate::i18n::LayerKey::WhatLayerNorm,
             // The mean (d), the variance (2d), then (x − μ) · r · γ + β (4d) and the rsqrt:
             // reads the row, writes it and its two statistics; reads γ and β.
             forward: PlainWork {
-                flops: 8 * d,
-                values: 2 * d + 2,
+                flops: 8 * d * n,
+                values: (2 * d + 2) * n,
                 params: 2 * d,
             },
             // The input's gradient (x̂ again, γ·g, two sums and the combination: about 9d) and
             // the parameters' (x̂ and two sums: 5d), each kernel reading the row and its
             // gradient; reads γ, writes the gradients of γ and β.
             backward: PlainWork {
-                flops: 14 * d,
-                values: 5 * d + 4,
+                flops: 14 * d * n,
+                values: (5 * d + 4) * n,
                 params: 3 * d,
             },
         })
@@ -90,6 +99,7 @@ impl Layer for LayerNorm {
         &self,
         backend: &mut dyn Backend,
         input: &Tensor,
+        _skip: Option<&Tensor>,
         params: Option<(&Tensor, &Tensor)>,
         saved: &mut [Tensor],
         out: &mut Tensor,

@@ -81,6 +81,7 @@ impl Layer for MaxPool {
         &self,
         backend: &mut dyn Backend,
         input: &Tensor,
+        _skip: Option<&Tensor>,
         _params: Option<(&Tensor, &Tensor)>,
         _saved: &mut [Tensor],
         out: &mut Tensor,

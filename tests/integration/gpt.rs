@@ -1,0 +1,205 @@
+//! A whole GPT on both devices: a two-block model's gradients against central differences of a
+//! reference written from the definitions in f64, and a small GPT's losses on the CPU and the
+//! GPU step by step.
+
+use crate::attention::attention64;
+use crate::common;
+
+use batchscope::backend::{Activation, AttentionShape, Backend};
+use batchscope::nn::{
+    GptShape, LayerSpec, Loss, ModelSpec, Network, OptimizerKind, Shape, gpt_layers,
+};
+use common::reference::{cross_entropy64, dense64};
+use common::{Params64, Rng64, act64, assert_layer_gradients, gradient_check_parameters};
+
+const H: f64 = 1e-4;
+const ABS: f64 = 3e-4;
+const REL: f64 = 3e-3;
+
+/// `LayerNorm` over each row of `n` (ε = 1e-5, the biased variance) in f64.
+fn layer_norm64(x: &[f64], (gamma, beta): (&[f64], &[f64]), n: usize) -> Vec<f64> {
+    x.chunks(n)
+        .flat_map(|row| {
+            let mean = row.iter().sum::<f64>() / n as f64;
+            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+            let r = 1.0 / (var + 1e-5).sqrt();
+            row.iter()
+                .zip(gamma.iter().zip(beta))
+                .map(move |(v, (g, b))| (v - mean) * r * g + b)
+        })
+        .collect()
+}
+
+/// The mean cross-entropy of a GPT of `shape` over `ids` (`batch` sequences of `len`) against
+/// `targets`, its parameters `p` in the network's order: the embedding's table and positions,
+/// then per block ln1, qkv, proj, ln2, fc, fc2, then the final `LayerNorm` and the head.
+fn gpt_loss64(p: &Params64, shape: GptShape, len: usize, ids: &[usize], targets: &[usize]) -> f64 {
+    let GptShape {
+        vocab,
+        width: d,
+        heads,
+        blocks,
+    } = shape;
+    let rows = ids.len();
+    let mut x: Vec<f64> = (0..rows * d)
+        .map(|i| p[0].0[ids[i / d] * d + i % d] + p[0].1[((i / d) % len) * d + i % d])
+        .collect();
+    let add = |x: &mut Vec<f64>, y: &[f64]| x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
+    for block in 0..blocks {
+        let at = 1 + 6 * block;
+        let h = layer_norm64(&x, (&p[at].0, &p[at].1), d);
+        let qkv = dense64(&h, &p[at + 1].0, &p[at + 1].1, d, 3 * d);
+        let (att, _) = attention64(
+            &qkv,
+            AttentionShape {
+                len,
+                heads,
+                width: d,
+            },
+        );
+        add(&mut x, &dense64(&att, &p[at + 2].0, &p[at + 2].1, d, d));
+        let h = layer_norm64(&x, (&p[at + 3].0, &p[at + 3].1), d);
+        let fc = dense64(&h, &p[at + 4].0, &p[at + 4].1, d, 4 * d);
+        let fc: Vec<f64> = fc.iter().map(|&v| act64(Activation::Gelu, v)).collect();
+        add(&mut x, &dense64(&fc, &p[at + 5].0, &p[at + 5].1, 4 * d, d));
+    }
+    let last = 1 + 6 * blocks;
+    let h = layer_norm64(&x, (&p[last].0, &p[last].1), d);
+    let logits = dense64(&h, &p[last + 1].0, &p[last + 1].1, d, vocab);
+    cross_entropy64(&logits, targets, vocab)
+}
+
+/// A GPT of `shape` over sequences of `len`, with its vocabulary head.
+fn gpt_spec(shape: GptShape, len: usize) -> ModelSpec {
+    let mut list = gpt_layers(shape);
+    list.push(LayerSpec::Dense { units: shape.vocab });
+    ModelSpec::from_layers(Shape::Flat(len), list, Loss::SoftmaxCrossEntropy).expect("fits")
+}
+
+/// `batch` sequences of `len` seeded token ids and their next tokens.
+fn tokens(vocab: usize, batch: usize, len: usize, seed: u64) -> (Vec<usize>, Vec<usize>) {
+    let mut rng = Rng64::new(seed);
+    let text: Vec<usize> = (0..batch * (len + 1))
+        .map(|_| ((rng.next() + 1.0) * 0.5 * vocab as f64) as usize % vocab)
+        .collect();
+    let (mut ids, mut next) = (Vec::new(), Vec::new());
+    for s in text.chunks(len + 1) {
+        ids.extend_from_slice(&s[..len]);
+        next.extend_from_slice(&s[1..]);
+    }
+    (ids, next)
+}
+
+fn as_f32(v: &[usize]) -> Vec<f32> {
+    v.iter().map(|&t| t as f32).collect()
+}
+
+/// A two-block GPT's every parameter gradient (the embeddings, `LayerNorm`s, the attention's
+/// products, the MLP's and the head's) against central differences of the f64 reference.
+fn two_blocks(b: &mut dyn Backend) {
+    let shape = GptShape {
+        vocab: 7,
+        width: 8,
+        heads: 2,
+        blocks: 2,
+    };
+    let (batch, len) = (2, 5);
+    let spec = gpt_spec(shape, len);
+    let mut model = Network::new(b, &spec, OptimizerKind::Sgd, batch, 11).expect("model");
+    let params = gradient_check_parameters(&mut model, b);
+    let (ids, next) = tokens(shape.vocab, batch, len, 3);
+    model
+        .load_batch(b, &as_f32(&ids), &as_f32(&next))
+        .expect("batch");
+    model.forward(b).expect("forward");
+    model.backward(b).expect("backward");
+    let grads = model.read_gradients(b).expect("gradients");
+    let loss = |p: &Params64| gpt_loss64(p, shape, len, &ids, &next);
+    assert_layer_gradients("two-block GPT", &grads, &params, loss, (H, ABS, REL));
+}
+
+/// One position only (each query sees just itself) trains too.
+fn one_position(b: &mut dyn Backend) {
+    let shape = GptShape {
+        vocab: 5,
+        width: 4,
+        heads: 2,
+        blocks: 1,
+    };
+    let (batch, len) = (3, 1);
+    let spec = gpt_spec(shape, len);
+    let mut model = Network::new(b, &spec, OptimizerKind::Sgd, batch, 2).expect("model");
+    let params = gradient_check_parameters(&mut model, b);
+    let (ids, next) = tokens(shape.vocab, batch, len, 9);
+    model
+        .load_batch(b, &as_f32(&ids), &as_f32(&next))
+        .expect("batch");
+    model.forward(b).expect("forward");
+    model.backward(b).expect("backward");
+    let grads = model.read_gradients(b).expect("gradients");
+    let loss = |p: &Params64| gpt_loss64(p, shape, len, &ids, &next);
+    assert_layer_gradients("one-position GPT", &grads, &params, loss, (H, ABS, REL));
+}
+
+on_both_devices! {
+    gpt_gradients => super::two_blocks;
+    gpt_one_position => super::one_position;
+}
+
+/// A small GPT, 100 steps of `AdamW` in FP32 on each device from the same weights over the same
+/// batches: the losses agree within 1e-4 relative at every step, and they fall.
+#[test]
+fn a_small_gpt_trains_alike_on_both_devices() {
+    let Some(mut gpu) = common::gpu() else { return };
+    let mut cpu = common::cpu();
+    let shape = GptShape {
+        vocab: 11,
+        width: 16,
+        heads: 2,
+        blocks: 2,
+    };
+    let (batch, len) = (4, 8);
+    let spec = gpt_spec(shape, len);
+    let batches: Vec<(Vec<f32>, Vec<f32>)> = (0..4)
+        .map(|k| {
+            // A text with structure: each token is the one before plus one, now and then
+            // jumping, so the next token can be learned from the last.
+            let (ids, _) = tokens(shape.vocab, batch, len + 1, 40 + k);
+            let ids: Vec<usize> = ids
+                .chunks(len + 1)
+                .flat_map(|s| (0..=len).map(move |i| (s[0] + i) % shape.vocab))
+                .collect();
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            for s in ids.chunks(len + 1) {
+                x.extend(as_f32(&s[..len]));
+                y.extend(as_f32(&s[1..]));
+            }
+            (x, y)
+        })
+        .collect();
+    let run = |b: &mut dyn Backend| -> Vec<f32> {
+        let mut net = Network::new(b, &spec, OptimizerKind::AdamW, batch, 5).expect("model");
+        (0..100)
+            .map(|step| {
+                let (x, y) = &batches[step % batches.len()];
+                net.load_batch(b, x, y).expect("batch");
+                net.train_step(b, 3e-3).expect("step");
+                net.take_stats(b).expect("stats").loss
+            })
+            .collect()
+    };
+    let (on_cpu, on_gpu) = (run(&mut cpu), run(&mut gpu));
+    for (step, (c, g)) in on_cpu.iter().zip(&on_gpu).enumerate() {
+        let rel = ((c - g) / c).abs();
+        assert!(
+            rel <= 1e-4,
+            "step {step}: cpu {c} gpu {g} (relative {rel:e})"
+        );
+    }
+    assert!(
+        on_cpu[99] < 0.5 * on_cpu[0],
+        "{} → {}",
+        on_cpu[0],
+        on_cpu[99]
+    );
+}
