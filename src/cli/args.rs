@@ -72,14 +72,19 @@ impl ReadArgs {
 #[derive(Args, Debug)]
 pub(super) struct RunArgs {
     /// Data set: spiral, moons, circles, xor, blobs; a shipped set (iris, wine, `breast_cancer`,
-    /// digits, penguins, mnist, fashion-mnist, diabetes, autompg); the path of a CSV file, an IDX
-    /// file or an image folder; or random (Gaussian inputs as wide as the first layer, random
-    /// labels: for benchmarks).
+    /// digits, penguins, mnist, fashion-mnist, diabetes, autompg); a shipped text (shakespeare,
+    /// poems) for a GPT; the path of a CSV file, an IDX file, an image folder or a UTF-8 .txt
+    /// file; or random (Gaussian inputs as wide as the first layer, random labels: for
+    /// benchmarks).
     #[arg(long, default_value = "spiral")]
     pub dataset: String,
     /// Points in the data set.
     #[arg(long, default_value_t = 900)]
     pub samples: usize,
+    /// Characters a window of a text data set (shakespeare, poems, a .txt file): a language
+    /// model's context length.
+    #[arg(long, default_value_t = 64, value_name = "T")]
+    pub context: usize,
     /// Classes (spiral and blobs); taken from --layers when not given.
     #[arg(long)]
     pub classes: Option<usize>,
@@ -96,9 +101,9 @@ pub(super) struct RunArgs {
     #[arg(long)]
     pub conv: Option<String>,
     /// The model as a list of layers: a TOML file (`[[layers]]` tables: dense, conv2d,
-    /// `max_pool2d`, flatten, activation, `layer_norm`) or a preset (mlp, mlp-layernorm). The data
-    /// set gives the input and the dense output layer; instead of --layers, --conv and
-    /// --activation.
+    /// `max_pool2d`, flatten, activation, `layer_norm`, embedding, attention, residual) or a preset
+    /// (mlp, mlp-layernorm, gpt-tiny, gpt-baby: the GPTs for a text). The data set gives the
+    /// input and the dense output layer; instead of --layers, --conv and --activation.
     #[arg(long, value_name = "FILE|PRESET", conflicts_with_all = ["layers", "conv"])]
     pub model: Option<String>,
     /// Side of the convolutions' kernels: 3 or 5.

@@ -8,6 +8,7 @@ use crate::backend::{self, Activation, Backend, GpuChoice, OpenOptions};
 use crate::data::formats::{load as load_file, no_progress};
 use crate::data::shipped::{SHIPPED, load_shipped, shipped};
 use crate::data::source::DataSource;
+use crate::data::text_data::{SHIPPED_TEXTS, load_shipped_text, shipped_text};
 use crate::data::{Dataset, DatasetSpec, MAX_SAMPLES, Synthetic, Table, Task};
 use crate::device::Device;
 use crate::nn::{ModelSpec, OptimizerKind};
@@ -27,9 +28,10 @@ enum Source {
 /// A shipped set's name, or a path: the table it holds.
 pub(super) fn load_named(name: &str, read: &ReadArgs) -> Result<Table, Failure> {
     read.check_images_apply(name)?;
-    let loaded = match shipped(name) {
-        Some(set) => load_shipped(set, &no_progress),
-        None => load_file(std::path::Path::new(name), &read.options()),
+    let loaded = match (shipped(name), shipped_text(name)) {
+        (Some(set), _) => load_shipped(set, &no_progress),
+        (None, Some(text)) => load_shipped_text(text, &no_progress),
+        (None, None) => load_file(std::path::Path::new(name), &read.options()),
     };
     loaded.map_err(|e| Failure::BadInput(e.to_string()))
 }
@@ -53,9 +55,14 @@ fn parse_source(args: &RunArgs) -> Result<Source, Failure> {
         };
         return Ok(Source::Generator(kind, classes));
     }
-    if shipped(&args.dataset).is_none() && !std::path::Path::new(&args.dataset).exists() {
+    let named = shipped(&args.dataset).is_some() || shipped_text(&args.dataset).is_some();
+    if !named && !std::path::Path::new(&args.dataset).exists() {
         let generators: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
-        let shipped: Vec<&str> = SHIPPED.iter().map(|s| s.name).collect();
+        let shipped: Vec<&str> = SHIPPED
+            .iter()
+            .map(|s| s.name)
+            .chain(SHIPPED_TEXTS.iter().map(|t| t.name))
+            .collect();
         return Err(Failure::BadInput(format!(
             "--dataset `{}`: no such file or folder, and not a data set name: choose one of {}, {}, random, or give the path of a CSV file, an IDX file or an image folder",
             args.dataset,
@@ -144,6 +151,7 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
             test_fraction: args.test_share,
             seed: args.data_seed,
             standardise: !args.no_standardise,
+            context: args.context,
         },
         // Files, shipped sets included, are loaded here and passed in with `from_table`.
         source: DataSource::Generated,

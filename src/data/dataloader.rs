@@ -280,10 +280,11 @@ impl Source {
         // Collation stacks the samples into the batch tensor the model reads.
         let t = stamp.now();
         let mut x = Vec::with_capacity(self.batch * f);
-        let mut y = Vec::with_capacity(self.batch);
+        let per = self.data.targets_per_row();
+        let mut y = Vec::with_capacity(self.batch * per);
         for (sample, &row) in samples.chunks_exact(f).zip(rows) {
             x.extend_from_slice(sample);
-            y.push(self.data.train_y[row]);
+            y.extend_from_slice(&self.data.train_y[row * per..(row + 1) * per]);
         }
         stamp.span("collate", t, sample_bytes * self.batch as u64);
         Batch {

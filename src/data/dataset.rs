@@ -92,6 +92,9 @@ pub struct Table {
     pub y: Vec<f32>,
 }
 
+/// The `format` of a text's table (see `text_data.rs`): its characters' numbers in one run.
+pub const TEXT_FORMAT: &str = "text";
+
 /// How a table is split and scaled for training.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Split {
@@ -101,6 +104,9 @@ pub struct Split {
     pub seed: u64,
     /// Standardise each feature to mean 0 and standard deviation 1 (training part's statistics).
     pub standardise: bool,
+    /// Characters a window of a text holds (a text is cut into windows of this many, each
+    /// with the character after each position as its targets).
+    pub context: usize,
 }
 
 impl Table {
@@ -150,6 +156,9 @@ impl Table {
     /// As [`Table::to_dataset`], drawing the shuffle from `rng` (the generators go on with the
     /// generator they drew the points from).
     pub(super) fn split_with(&self, split: Split, rng: &mut ChaCha8Rng) -> Dataset {
+        if self.format == TEXT_FORMAT {
+            return windowed(self, split, rng);
+        }
         let features = self.features();
         let rows = self.y.len();
         let mut order: Vec<usize> = (0..rows).collect();
@@ -214,6 +223,52 @@ impl Table {
             test_x,
             test_y,
         }
+    }
+}
+
+/// A text's table cut into windows of `split.context` characters (at least 1, and at most what
+/// leaves two windows), shuffled with `rng`, and split: each window's row holds its characters'
+/// numbers, its targets the character after each.
+fn windowed(table: &Table, split: Split, rng: &mut ChaCha8Rng) -> Dataset {
+    let ids = &table.x;
+    let context = split
+        .context
+        .clamp(1, (ids.len().saturating_sub(1) / 2).max(1));
+    let windows = ids.len().saturating_sub(1) / context;
+    let mut order: Vec<usize> = (0..windows).collect();
+    order.shuffle(rng);
+    let test = if windows < 2 {
+        0
+    } else {
+        ((windows as f32 * split.test_fraction).round() as usize).clamp(1, windows - 1)
+    };
+    let (test_idx, train_idx) = order.split_at(test);
+    let gather = |idx: &[usize]| {
+        let mut x = Vec::with_capacity(idx.len() * context);
+        let mut y = Vec::with_capacity(idx.len() * context);
+        for &w in idx {
+            let start = w * context;
+            x.extend_from_slice(&ids[start..start + context]);
+            y.extend_from_slice(&ids[start + 1..=start + context]);
+        }
+        (x, y)
+    };
+    let (train_x, train_y) = gather(train_idx);
+    let (test_x, test_y) = gather(test_idx);
+    Dataset {
+        name: table.name.clone(),
+        features: context,
+        task: Task::Classification,
+        class_names: table.class_names.clone(),
+        target_name: table.label_column.clone(),
+        target_scale: Scale::IDENTITY,
+        standardised: false,
+        feature_names: (1..=context).map(|i| format!("char {i}")).collect(),
+        image: None,
+        train_x,
+        train_y,
+        test_x,
+        test_y,
     }
 }
 
@@ -286,14 +341,24 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// Training rows.
+    /// Training rows (samples: a text's windows).
     pub fn train_rows(&self) -> usize {
-        self.train_y.len()
+        self.train_x.len() / self.features.max(1)
     }
 
     /// Test rows.
     pub fn test_rows(&self) -> usize {
-        self.test_y.len()
+        self.test_x.len() / self.features.max(1)
+    }
+
+    /// Targets a row: 1, or a text window's characters (the next character after each).
+    pub fn targets_per_row(&self) -> usize {
+        (self.train_y.len() / self.train_rows().max(1)).max(1)
+    }
+
+    /// Whether its samples are windows of a text's token ids (a language model's data).
+    pub fn is_text(&self) -> bool {
+        self.targets_per_row() > 1
     }
 
     /// Number of classes (0 for regression).
@@ -361,6 +426,7 @@ mod tests {
             test_fraction: 0.2,
             seed: 3,
             standardise: true,
+            context: 64,
         });
         // One scale per channel: within a row the pixels keep their order and spacing, and
         // the two channels, 100 apart before, now read alike.
@@ -384,6 +450,7 @@ mod tests {
             test_fraction: 0.2,
             seed: 3,
             standardise: true,
+            context: 64,
         };
         let d = t.to_dataset(split);
         assert_eq!((d.train_rows(), d.test_rows()), (80, 20));
@@ -407,6 +474,7 @@ mod tests {
             test_fraction: 0.2,
             seed: 1,
             standardise: true,
+            context: 64,
         });
         assert_eq!(d.outputs(), 1);
         assert!(d.target_scale.std > 1.0);

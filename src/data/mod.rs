@@ -16,6 +16,7 @@ pub mod formats;
 pub mod shipped;
 pub mod source;
 mod synthetic;
+pub mod text_data;
 
 pub use dataset::{Dataset, ImageShape, Scale, Split, Table, Task};
 pub use synthetic::{DatasetSpec, MAX_CLASSES, MAX_SAMPLES, MIN_SAMPLES, Synthetic};

@@ -264,6 +264,7 @@ mod tests {
             test_fraction: 0.2,
             seed: 1,
             standardise: true,
+            context: 64,
         });
         for c in 0..10 {
             assert!(

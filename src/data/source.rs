@@ -12,6 +12,7 @@ use super::dataset::Table;
 use super::formats::common::{DataError, LoadOptions};
 use super::formats::load_with_progress;
 use super::shipped::{load_shipped, shipped};
+use super::text_data::{load_shipped_text, shipped_text};
 use crate::i18n::{DataKey, Said};
 use crate::job::{Job, Notify};
 
@@ -41,9 +42,10 @@ impl DataSource {
                 path: "generated data".into(),
                 message: Said::new(DataKey::Generated, &[]),
             }),
-            DataSource::Shipped(name) => match shipped(name) {
-                Some(set) => load_shipped(set, progress),
-                None => Err(DataError::Refused {
+            DataSource::Shipped(name) => match (shipped(name), shipped_text(name)) {
+                (Some(set), _) => load_shipped(set, progress),
+                (None, Some(text)) => load_shipped_text(text, progress),
+                (None, None) => Err(DataError::Refused {
                     path: name.clone(),
                     message: Said::new(DataKey::NotShipped, &[]),
                 }),

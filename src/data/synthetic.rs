@@ -75,6 +75,14 @@ pub struct DatasetSpec {
     /// Standardise the features with the training part's mean and deviation.
     #[serde(default = "yes")]
     pub standardise: bool,
+    /// Characters a window of a text (a language model's context length, T).
+    #[serde(default = "context")]
+    pub context: usize,
+}
+
+/// The context length of nanoGPT's baby GPT on a laptop CPU.
+fn context() -> usize {
+    64
 }
 
 fn yes() -> bool {
@@ -91,6 +99,7 @@ impl Default for DatasetSpec {
             test_fraction: 0.2,
             seed: 7,
             standardise: true,
+            context: context(),
         }
     }
 }
@@ -102,6 +111,7 @@ impl DatasetSpec {
             test_fraction: self.test_fraction,
             seed: self.seed,
             standardise: self.standardise,
+            context: self.context,
         }
     }
 
@@ -269,6 +279,7 @@ impl Dataset {
             test_fraction: 0.1,
             seed,
             standardise: true,
+            context: context(),
         })
     }
 

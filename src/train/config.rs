@@ -379,6 +379,19 @@ impl TrainConfig {
                 data: data.name.clone(),
             });
         }
+        let tokens = self.model.as_deref().is_some_and(crate::nn::reads_tokens);
+        if tokens != data.is_text() {
+            use crate::i18n::LayerKey;
+            let key = if tokens {
+                LayerKey::EmbeddingNeedsText
+            } else {
+                LayerKey::TextNeedsEmbedding
+            };
+            return Err(SettingError::ModelShape {
+                en: Lang::En.tr(key).to_owned(),
+                zh: Lang::Zh.tr(key).to_owned(),
+            });
+        }
         if let Some(list) = &self.model {
             check_list(list, &self.model_spec(data))?;
         } else {
@@ -546,6 +559,8 @@ fn list_spec(
         _ => Shape::Flat(features),
     };
     let mut layers = list.to_vec();
+    // A language model's embedding reads the data set's vocabulary, as its head writes it.
+    crate::nn::with_vocabulary(&mut layers, outputs);
     layers.push(LayerSpec::Dense { units: outputs });
     ModelSpec::of_list(input, layers, loss)
 }
@@ -577,6 +592,7 @@ pub fn check_list_sizes(list: &[LayerSpec]) -> Result<(), SettingError> {
         match *layer {
             LayerSpec::Dense { units } => check_hidden(&[units])?,
             LayerSpec::Conv2d { filters, kernel } => check_conv(&[filters], kernel)?,
+            LayerSpec::Embedding { width, .. } => check_hidden(&[width])?,
             _ => {}
         }
     }

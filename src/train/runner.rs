@@ -564,10 +564,13 @@ impl Runner {
     /// Loss and accuracy (or R² and error) on the whole training and test sets.
     pub fn evaluate(&mut self, backend: &mut dyn Backend) -> Result<EvalReport, BackendError> {
         let data = Arc::clone(&self.data);
-        let train = self.model.predict(backend, &data.train_x)?;
-        let test = self.model.predict(backend, &data.test_x)?;
-        let confusion = (data.task == Task::Classification)
-            .then(|| confusion(&test, &data.test_y, data.classes()));
+        let (train_x, train_y) = evaluated(&data, &data.train_x, &data.train_y);
+        let (test_x, test_y) = evaluated(&data, &data.test_x, &data.test_y);
+        let train = self.model.predict(backend, train_x)?;
+        let test = self.model.predict(backend, test_x)?;
+        // A text's classes are its characters: thousands for Chinese, no matrix to show.
+        let confusion = (data.task == Task::Classification && !data.is_text())
+            .then(|| confusion(&test, test_y, data.classes()));
         let predictions = match data.task {
             Task::Regression => test
                 .iter()
@@ -597,8 +600,8 @@ impl Runner {
         Ok(EvalReport {
             device: self.device,
             step: self.steps(),
-            train: score(&train, &data.train_y, &data),
-            test: score(&test, &data.test_y, &data),
+            train: score(&train, train_y, &data),
+            test: score(&test, test_y, &data),
             confusion,
             predictions,
             samples,
@@ -642,4 +645,19 @@ impl Runner {
             confidence,
         }))
     }
+}
+
+/// The part of a set (`x`, `y`) an evaluation reads: all of it, or a text's first
+/// [`EVAL_WINDOWS`](crate::data::text_data::EVAL_WINDOWS) windows (its losses are estimates on
+/// that many, as nanoGPT's are on 200 batches).
+fn evaluated<'a>(data: &Dataset, x: &'a [f32], y: &'a [f32]) -> (&'a [f32], &'a [f32]) {
+    if !data.is_text() {
+        return (x, y);
+    }
+    let windows = crate::data::text_data::EVAL_WINDOWS;
+    let (f, per) = (data.features, data.targets_per_row());
+    (
+        &x[..x.len().min(windows * f)],
+        &y[..y.len().min(windows * per)],
+    )
 }

@@ -553,6 +553,7 @@ fn a_loaded_table_always_splits_into_a_training_and_a_test_part() {
             test_fraction,
             seed: 1,
             standardise: true,
+            context: 64,
         });
         assert!(data.train_rows() >= 1 && data.test_rows() >= 1);
         assert_eq!(data.train_rows() + data.test_rows(), 10);

@@ -49,6 +49,14 @@ pub fn load_with_progress(
         return images::load_folder(path, options, progress);
     }
     let name = display_name(path);
+    let text = std::path::Path::new(&name.to_lowercase())
+        .extension()
+        .is_some_and(|e| e == "txt")
+        || name.to_lowercase().ends_with(".txt.gz");
+    if text {
+        let corpus = text::load(path, options.budget_bytes, progress)?;
+        return Ok(crate::data::text_data::table(&corpus, &shown));
+    }
     let mut reader = stream::open(path, options.budget_bytes, progress, (0.0, 0.9))?;
     let head = reader
         .fill_buf()
