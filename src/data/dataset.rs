@@ -235,14 +235,16 @@ fn windowed(table: &Table, split: Split, rng: &mut ChaCha8Rng) -> Dataset {
         .context
         .clamp(1, (ids.len().saturating_sub(1) / 2).max(1));
     let windows = ids.len().saturating_sub(1) / context;
-    let mut order: Vec<usize> = (0..windows).collect();
-    order.shuffle(rng);
     let test = if windows < 2 {
         0
     } else {
         ((windows as f32 * split.test_fraction).round() as usize).clamp(1, windows - 1)
     };
-    let (test_idx, train_idx) = order.split_at(test);
+    // The validation part is the end of the text, as nanoGPT splits it: its windows are of
+    // passages the model never trained on, not interleaved with the training ones.
+    let mut train_idx: Vec<usize> = (0..windows - test).collect();
+    train_idx.shuffle(rng);
+    let test_idx: Vec<usize> = (windows - test..windows).collect();
     let gather = |idx: &[usize]| {
         let mut x = Vec::with_capacity(idx.len() * context);
         let mut y = Vec::with_capacity(idx.len() * context);
@@ -253,8 +255,8 @@ fn windowed(table: &Table, split: Split, rng: &mut ChaCha8Rng) -> Dataset {
         }
         (x, y)
     };
-    let (train_x, train_y) = gather(train_idx);
-    let (test_x, test_y) = gather(test_idx);
+    let (train_x, train_y) = gather(&train_idx);
+    let (test_x, test_y) = gather(&test_idx);
     Dataset {
         name: table.name.clone(),
         features: context,

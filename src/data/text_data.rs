@@ -3,8 +3,8 @@
 //! window's targets the character after each of its positions; and the two texts that ship.
 //!
 //! The windows do not overlap (an epoch reads each character once, where nanoGPT draws random
-//! offsets), and the split draws whole windows for the validation part, so the two parts share
-//! no window.
+//! offsets), and the validation part is the text's last windows, as nanoGPT holds out the last
+//! 10%: passages the model never trains on.
 
 use super::dataset::{Table, Task};
 use super::formats::common::{DataError, Progress};
@@ -17,6 +17,10 @@ pub use super::dataset::TEXT_FORMAT as FORMAT;
 /// of windows, and evaluating them all would take longer than the training between two
 /// evaluations (nanoGPT estimates its losses on 200 batches too).
 pub const EVAL_WINDOWS: usize = 512;
+
+/// Most logits an evaluation of one part reads back (64 MiB of f32): with the 2,897 characters
+/// of the poems and a context of 64, 90 windows.
+pub const EVAL_LOGITS: usize = 16 << 20;
 
 /// A text that ships, compiled in (1.3 MB in all).
 pub struct ShippedText {
@@ -104,7 +108,11 @@ mod tests {
             assert!(data.is_text() && !data.standardised);
             let windows = (table.rows - 1) / 32;
             assert_eq!(data.train_rows() + data.test_rows(), windows);
-            assert_eq!(data.test_rows(), (windows as f32 * 0.1).round() as usize);
+            let test = (windows as f32 * 0.1).round() as usize;
+            assert_eq!(data.test_rows(), test);
+            // The validation part is the end of the text, in order.
+            let start = (windows - test) * 32;
+            assert_eq!(data.test_x[..32], table.x[start..start + 32]);
             // Each window is a stretch of the text, its targets the same shifted by one.
             let (x, y) = (&data.train_x[..32], &data.train_y[..32]);
             let text: Vec<f32> = table.x.clone();

@@ -360,15 +360,20 @@ impl ModelSpec {
     }
 
     /// Rows per evaluation pass when `requested` are asked for: at most [`EVAL_ROWS`], and for
-    /// images at most what keeps the evaluation buffers within 32 MiB of values.
+    /// images and sequences at most what keeps the evaluation buffers within 32 MiB of values.
     pub fn eval_rows(&self, requested: usize) -> usize {
         let rows = requested.clamp(1, EVAL_ROWS);
+        // A language model reads a row of token ids and keeps a sequence a layer, attention's
+        // T² a head among them: bounded as an image's buffers are.
+        let tokens = self
+            .list
+            .as_ref()
+            .is_some_and(|l| super::gpt::reads_tokens(&l.layers));
         match self.input_shape() {
-            // A sequence's attention keeps T² a head: bounded as an image's buffers are.
-            Shape::Image(_) | Shape::Sequence { .. } => rows
+            Shape::Flat(_) if !tokens => rows,
+            _ => rows
                 .min(EVAL_VALUES / self.eval_values_per_row().max(1))
                 .max(1),
-            Shape::Flat(_) => rows,
         }
     }
 

@@ -204,9 +204,19 @@ impl Counts {
 
     /// The batch's inputs and its targets (a class a row, or each output).
     fn inputs_line(&self, spec: &ModelSpec) -> Line {
-        let (b, passes, features) = (self.b, self.passes, self.features);
+        let (b, features) = (self.b, self.features);
+        // Token ids stay f32 in every precision.
+        let passes = if crate::nn::reads_tokens(&spec.layer_specs()) {
+            FP32
+        } else {
+            self.passes
+        };
         let target_cols = match spec.loss {
-            Loss::SoftmaxCrossEntropy => 1,
+            // A class a row of the output: a language model's, one a position.
+            Loss::SoftmaxCrossEntropy => spec
+                .footprints()
+                .last()
+                .map_or(1, |f| f.shape.rows_per_sample()) as u64,
             Loss::MeanSquaredError => spec.outputs() as u64,
         };
         Line {

@@ -494,6 +494,10 @@ impl Runner {
                 .mean_abs_error
                 .map(|e| (f64::from(e) * self.data.target_scale.std) as f32),
             samples_per_s: (steps * self.model.batch() as u64) as f64 / elapsed_s.max(1e-9),
+            tokens_per_s: self.data.is_text().then(|| {
+                (steps * self.model.batch() as u64) as f64 * self.data.features as f64
+                    / elapsed_s.max(1e-9)
+            }),
             step_time_ms: elapsed_s * 1e3 / steps as f64,
             loss_scale: self.model.scaler().map(|s| s.scale),
             skipped_steps: self.model.scaler().map(|s| s.skipped),
@@ -651,11 +655,15 @@ impl Runner {
 /// [`EVAL_WINDOWS`](crate::data::text_data::EVAL_WINDOWS) windows (its losses are estimates on
 /// that many, as nanoGPT's are on 200 batches).
 fn evaluated<'a>(data: &Dataset, x: &'a [f32], y: &'a [f32]) -> (&'a [f32], &'a [f32]) {
+    use crate::data::text_data::{EVAL_LOGITS, EVAL_WINDOWS};
     if !data.is_text() {
         return (x, y);
     }
-    let windows = crate::data::text_data::EVAL_WINDOWS;
     let (f, per) = (data.features, data.targets_per_row());
+    // The logits of every position are read back: a large vocabulary evaluates fewer windows.
+    let windows = EVAL_WINDOWS
+        .min(EVAL_LOGITS / (per * data.classes()).max(1))
+        .max(1);
     (
         &x[..x.len().min(windows * f)],
         &y[..y.len().min(windows * per)],

@@ -236,8 +236,8 @@ fn an_mlp_with_layer_norm_and_gelu_trains_alike_on_both_devices() {
 }
 
 /// The models of the estimator's test: one with every kind of layer (convolutions, an
-/// activation fused and one not, pooling, flattening, dense layers, `LayerNorm`, GELU), and one
-/// that starts with a `LayerNorm`.
+/// activation fused and one not, pooling, flattening, dense layers, `LayerNorm`, GELU), one
+/// that starts with a `LayerNorm`, and a GPT (embedding, attention, residual connections).
 fn every_kind_models() -> Vec<(batchscope::nn::ModelSpec, usize)> {
     use batchscope::data::ImageShape;
     use batchscope::nn::{LayerSpec, Loss, ModelSpec, Shape};
@@ -272,16 +272,28 @@ fn every_kind_models() -> Vec<(batchscope::nn::ModelSpec, usize)> {
         act(Activation::Gelu),
         LayerSpec::Dense { units: 3 },
     ];
-    [(image, every_kind, 10), (Shape::Flat(5), norm_first, 3)]
-        .into_iter()
-        .map(|(input, list, classes)| {
-            let loss = Loss::SoftmaxCrossEntropy;
-            (
-                ModelSpec::from_layers(input, list, loss).expect("fits"),
-                classes,
-            )
-        })
-        .collect()
+    // A one-block GPT: an embedding, attention, residual connections, sequences throughout.
+    let mut gpt = batchscope::nn::gpt_layers(batchscope::nn::GptShape {
+        vocab: 7,
+        width: 8,
+        heads: 2,
+        blocks: 1,
+    });
+    gpt.push(LayerSpec::Dense { units: 7 });
+    [
+        (image, every_kind, 10),
+        (Shape::Flat(5), norm_first, 3),
+        (Shape::Flat(5), gpt, 7),
+    ]
+    .into_iter()
+    .map(|(input, list, classes)| {
+        let loss = Loss::SoftmaxCrossEntropy;
+        (
+            ModelSpec::from_layers(input, list, loss).expect("fits"),
+            classes,
+        )
+    })
+    .collect()
 }
 
 /// After a training step on a fresh backend, the estimator's bytes equal the allocated ones,
@@ -303,7 +315,13 @@ fn estimator_case(
     };
     let mut net = Network::with_precision(b, spec, training).expect("model");
     let inputs = vec![0.5f32; batch * spec.inputs()];
-    let targets: Vec<f32> = (0..batch).map(|r| (r % classes) as f32).collect();
+    // A target a row of the output: a language model's, one a position.
+    let per = if batchscope::nn::reads_tokens(&spec.layer_specs()) {
+        spec.inputs()
+    } else {
+        1
+    };
+    let targets: Vec<f32> = (0..batch * per).map(|r| (r % classes) as f32).collect();
     net.load_batch(b, &inputs, &targets).expect("batch");
     net.train_step(b, 0.01).expect("step");
     let e = estimate::network(spec, OptimizerKind::Adam, batch, precision, 1024);
