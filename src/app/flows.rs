@@ -1244,6 +1244,7 @@ pub(super) mod tests {
                 accuracy: Some(0.5),
                 mae: None,
                 samples_per_s: 1000.0 * step as f64,
+                tokens_per_s: None,
                 step_time_ms: 1.0,
                 loss_scale: None,
                 skipped_steps: None,

@@ -370,6 +370,7 @@ mod tests {
                     accuracy: Some(0.5),
                     mae: None,
                     samples_per_s: 3200.0,
+                    tokens_per_s: None,
                     step_time_ms: 10.0,
                     loss_scale: None,
                     skipped_steps: None,

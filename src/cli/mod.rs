@@ -19,6 +19,7 @@ mod output;
 #[cfg(test)]
 mod reference_tests;
 mod run;
+mod sample;
 mod simulate;
 mod sweep;
 mod trace;
@@ -100,6 +101,9 @@ enum Commands {
     /// Train briefly, then time predictions one request at a time and in batches: latency
     /// percentiles and throughput per device.
     Infer(infer::InferArgs),
+    /// Train a language model briefly on a text (or load its weights), then write characters
+    /// after a prompt on each device from one seed: the text, and characters per second.
+    Sample(sample::SampleArgs),
     /// Record a short run as Chrome trace JSON (opens in Perfetto) and print each device's
     /// step breakdown and advice.
     Trace(trace::TraceArgs),
@@ -216,6 +220,7 @@ pub fn main() -> ExitCode {
         Some(Commands::Bench(args)) => bench::run(&mut out, &args),
         Some(Commands::Sweep(args)) => sweep::run(&mut out, &args),
         Some(Commands::Infer(args)) => infer::run(&mut out, &args),
+        Some(Commands::Sample(args)) => sample::run(&mut out, &args),
         Some(Commands::Trace(args)) => trace::run(&mut out, &args),
         Some(Commands::Memory(args)) => memory::run(&mut out, &args),
         Some(Commands::Model(args)) => model::run(&mut out, &args),

@@ -97,6 +97,15 @@ struct TrainSummary<'a> {
     test_loss: f32,
     elapsed_s: f64,
     samples_per_s: f64,
+    /// A language model's characters per second (samples times the context).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tokens_per_s: Option<f64>,
+    /// A language model's validation loss, nats a character (the test loss on at most 512
+    /// windows of the validation part), and the same in bits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    val_loss: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    val_bits_per_char: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     target: Option<TargetSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -274,7 +283,7 @@ struct Weights<'a> {
 
 /// The parameters of a safetensors file at `path`, checked against `spec` (every mismatch
 /// named).
-fn load_weights(
+pub(super) fn load_weights(
     path: &std::path::Path,
     spec: &crate::nn::ModelSpec,
 ) -> Result<crate::nn::LayerValues, Failure> {
@@ -363,6 +372,7 @@ fn train_one(
         save_weights(backend, &runner, session, path)?;
     }
     let precision = session.config.precision;
+    let text = session.data.is_text();
     let summary = TrainSummary {
         summary: true,
         device,
@@ -375,6 +385,12 @@ fn train_one(
         test_loss: eval.test.loss,
         elapsed_s,
         samples_per_s: (steps as f64 * args.run.batch as f64) / elapsed_s.max(1e-9),
+        tokens_per_s: text.then(|| {
+            (steps as f64 * args.run.batch as f64 * session.data.features as f64)
+                / elapsed_s.max(1e-9)
+        }),
+        val_loss: text.then_some(eval.test.loss),
+        val_bits_per_char: text.then(|| eval.test.loss / std::f32::consts::LN_2),
         train_accuracy: eval.train.accuracy,
         test_accuracy: eval.test.accuracy,
         train_r2: eval.train.r2,
@@ -468,6 +484,15 @@ fn print_summary(
                 t.score.map_or("none".to_owned(), |s| format!("{s:.4}"))
             ),
         })?;
+    }
+    if let (Some(loss), Some(bits), Some(tokens)) = (
+        summary.val_loss,
+        summary.val_bits_per_char,
+        summary.tokens_per_s,
+    ) {
+        out.line(format!(
+            "{device} validation loss {loss:.4} nats a character ({bits:.3} bits), {tokens:.0}              characters/s"
+        ))?;
     }
     if let Some(p) = &summary.precision {
         out.line(format!("{device} {}: {}", precision.as_str(), p.text()))?;

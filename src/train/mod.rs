@@ -14,6 +14,7 @@ pub mod batch_fit;
 pub mod compare;
 pub mod config;
 pub mod device_run;
+pub mod generate;
 pub mod metrics;
 pub mod mismatch;
 pub mod report;

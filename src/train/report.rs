@@ -26,6 +26,9 @@ pub struct StepLog {
     pub mae: Option<f32>,
     /// Training rows per second since the previous log (wall clock, ending in a sync).
     pub samples_per_s: f64,
+    /// Characters (tokens) per second for a language model: its rows times their positions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_s: Option<f64>,
     /// Mean wall-clock time of one step since the previous log, in milliseconds.
     pub step_time_ms: f64,
     /// The loss scale (mixed precision).

@@ -778,6 +778,7 @@ mod tests {
             accuracy: Some(0.8),
             mae: None,
             samples_per_s: 12_000.0,
+            tokens_per_s: None,
             step_time_ms: 2.0,
             loss_scale: None,
             skipped_steps: None,

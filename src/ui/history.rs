@@ -330,6 +330,7 @@ mod tests {
                 accuracy: Some(0.5),
                 mae: None,
                 samples_per_s: rate,
+                tokens_per_s: None,
                 step_time_ms: batch as f64 / rate * 1e3,
                 loss_scale: None,
                 skipped_steps: None,

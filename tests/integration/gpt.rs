@@ -203,3 +203,128 @@ fn a_small_gpt_trains_alike_on_both_devices() {
         on_cpu[99]
     );
 }
+
+/// The JSON lines `batchscope args…` printed (it must exit 0).
+fn json_lines(args: &[&str]) -> Vec<serde_json::Value> {
+    let outcome = common::child::run(args, std::time::Duration::from_secs(300));
+    assert_eq!(outcome.code, Some(0), "{args:?}: {}", outcome.stderr);
+    outcome
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+/// `train` on the shipped Shakespeare with the tiny GPT: the summary carries the characters a
+/// second and the validation loss (nats and bits a character, below the uniform guess's
+/// ln 75 = 4.3 after a few steps), and a text without a language model is refused in words.
+#[test]
+fn train_on_a_text_reports_characters_per_second_and_the_validation_loss() {
+    let lines = json_lines(&[
+        "train",
+        "--dataset",
+        "shakespeare",
+        "--model",
+        "gpt-tiny",
+        "--context",
+        "16",
+        "--batch",
+        "4",
+        "--optimizer",
+        "adamw",
+        "--lr",
+        "0.003",
+        "--steps",
+        "20",
+        "--log-every",
+        "10",
+        "--device",
+        "cpu",
+        "--json",
+    ]);
+    let summary = lines.last().expect("a summary");
+    let tokens = summary["tokens_per_s"].as_f64().expect("tokens_per_s");
+    let samples = summary["samples_per_s"].as_f64().expect("samples_per_s");
+    assert!((tokens / samples - 16.0).abs() < 1e-6, "{summary}");
+    let loss = summary["val_loss"].as_f64().expect("val_loss");
+    let bits = summary["val_bits_per_char"].as_f64().expect("bits");
+    assert!(loss > 0.0 && loss < 75f64.ln(), "{summary}");
+    assert!(
+        (bits - loss / std::f64::consts::LN_2).abs() < 1e-4,
+        "{summary}"
+    );
+    assert!(lines[0]["tokens_per_s"].as_f64().is_some(), "{}", lines[0]);
+    let refused = common::child::run(
+        &[
+            "train",
+            "--dataset",
+            "shakespeare",
+            "--steps",
+            "1",
+            "--device",
+            "cpu",
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(refused.stderr.contains("Embedding"), "{}", refused.stderr);
+}
+
+/// `sample` after 20 seeded training steps writes the same characters on the CPU and the GPU
+/// (their weights agree, and the draws share one seed), all of them the text's, after the
+/// prompt; a prompt with a character the text lacks is refused.
+#[test]
+fn sample_writes_the_same_text_on_both_devices() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let lines = json_lines(&[
+        "sample",
+        "--dataset",
+        "shakespeare",
+        "--model",
+        "gpt-tiny",
+        "--context",
+        "16",
+        "--batch",
+        "4",
+        "--optimizer",
+        "adamw",
+        "--lr",
+        "0.003",
+        "--train-steps",
+        "20",
+        "--tokens",
+        "40",
+        "--prompt",
+        "ROMEO:",
+        "--device",
+        "both",
+        "--json",
+    ]);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let text = |i: usize| lines[i]["text"].as_str().expect("text").to_owned();
+    assert_eq!(text(0).chars().count(), 40);
+    assert_eq!(text(0), text(1), "cpu and gpu wrote differently");
+    assert!(lines.iter().all(|l| l["tokens_per_s"].as_f64() > Some(0.0)));
+    let refused = common::child::run(
+        &[
+            "sample",
+            "--dataset",
+            "shakespeare",
+            "--model",
+            "gpt-tiny",
+            "--prompt",
+            "日",
+            "--device",
+            "cpu",
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("not a character"),
+        "{}",
+        refused.stderr
+    );
+}
