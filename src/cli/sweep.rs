@@ -22,7 +22,8 @@ pub(super) struct SweepArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// The setting and its values: batch=1,4,16,64,256,1024; width=…; depth=…; threads=… (CPU
-    /// only); workers=…; precision=fp32,fp16,bf16,mixed.
+    /// only); workers=…; precision=fp32,fp16,bf16,mixed; context=32,64,128,256,512 (a text
+    /// and a language model: the text cut into windows of each length).
     #[arg(long)]
     vary: String,
     /// Seconds a point may take before it is taken as it is and marked noisy.

@@ -222,6 +222,7 @@ impl Table {
             train_y,
             test_x,
             test_y,
+            text: None,
         }
     }
 }
@@ -271,6 +272,10 @@ fn windowed(table: &Table, split: Split, rng: &mut ChaCha8Rng) -> Dataset {
         train_y,
         test_x,
         test_y,
+        text: Some((
+            std::sync::Arc::new(table.clone()),
+            Split { context, ..split },
+        )),
     }
 }
 
@@ -340,6 +345,9 @@ pub struct Dataset {
     pub test_x: Vec<f32>,
     /// Class index or standardised target per test row.
     pub test_y: Vec<f32>,
+    /// A text's whole table and how it was split, to cut it again at another context length
+    /// (a sweep of the context).
+    pub text: Option<(std::sync::Arc<Table>, Split)>,
 }
 
 impl Dataset {
@@ -360,7 +368,14 @@ impl Dataset {
 
     /// Whether its samples are windows of a text's token ids (a language model's data).
     pub fn is_text(&self) -> bool {
-        self.targets_per_row() > 1
+        self.text.is_some() || self.targets_per_row() > 1
+    }
+
+    /// A text cut again into windows of `context` characters (split as before), or `None` for
+    /// data that is not a text.
+    pub fn with_context(&self, context: usize) -> Option<Dataset> {
+        let (table, split) = self.text.as_ref()?;
+        Some(table.to_dataset(Split { context, ..*split }))
     }
 
     /// Number of classes (0 for regression).

@@ -16,6 +16,7 @@ super::lang::strings! { LayerKey {
     WhatActivation => "activation", "激活";
     WhatEmbedding => "embedding", "嵌入";
     EmbeddingNeedsText => "This model starts with an Embedding, which reads the characters of a text: choose a text data set (shakespeare, poems or a .txt file)", "这个模型以 Embedding 嵌入层开头，它读取文本的字符：请选择文本数据集（shakespeare、poems 或 .txt 文件）";
+    ContextNeedsText => "The context length is a text's: sweep it on a text data set (shakespeare, poems or a .txt file)", "上下文长度属于文本：请在文本数据集（shakespeare、poems 或 .txt 文件）上扫描它";
     TextNeedsEmbedding => "A text is read as character numbers: train a language model on it, one that starts with an Embedding (the gpt-tiny or gpt-baby preset)", "文本按字符编号读取：请在它上面训练以 Embedding 嵌入层开头的语言模型（gpt-tiny 或 gpt-baby 预设）";
     WhatAttention => "attention", "注意力";
     WhatResidual => "residual sum", "残差相加";

@@ -228,6 +228,7 @@ strings! { Key {
     SweepThreads => "CPU threads", "CPU 线程数";
     SweepWorkers => "Loader workers", "加载线程";
     SweepPrecision => "Precision", "精度";
+    SweepContext => "Context length (text)", "上下文长度（文本）";
     SweepValuesTip => "The values, separated by commas: whole numbers, or fp32, fp16, bf16, mixed for the precision.", "取值，用逗号分隔：整数；精度则为 fp32、fp16、bf16、mixed。";
     RunSweep => "Run sweep", "运行扫描";
     RunSweepTip => "Each value is measured as the bench command measures it: a warm-up, then timed runs until they agree within 10% (interquartile range) or 3 s have passed.", "每个取值的测量方式与 bench 命令相同：先预热，再计时运行，直到结果的四分位距在 10% 以内或已过 3 秒。";

@@ -213,10 +213,11 @@ impl Counts {
         };
         let target_cols = match spec.loss {
             // A class a row of the output: a language model's, one a position.
-            Loss::SoftmaxCrossEntropy => spec
-                .footprints()
-                .last()
-                .map_or(1, |f| f.shape.rows_per_sample()) as u64,
+            Loss::SoftmaxCrossEntropy => {
+                spec.footprints()
+                    .last()
+                    .map_or(1, |f| f.shape.rows_per_sample()) as u64
+            }
             Loss::MeanSquaredError => spec.outputs() as u64,
         };
         Line {

@@ -129,6 +129,7 @@ mod tests {
             train_y: Vec::new(),
             test_x: Vec::new(),
             test_y: Vec::new(),
+            text: None,
         }
     }
 

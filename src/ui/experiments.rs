@@ -58,6 +58,7 @@ pub fn preset(parameter: Parameter) -> &'static str {
         Parameter::Threads => "1,2,4,8",
         Parameter::Workers => "0,1,2,4",
         Parameter::Precision => "fp32,fp16,bf16,mixed",
+        Parameter::Context => "32,64,128,256,512",
     }
 }
 
@@ -70,6 +71,7 @@ pub fn parameter_key(parameter: Parameter) -> Key {
         Parameter::Threads => Key::SweepThreads,
         Parameter::Workers => Key::SweepWorkers,
         Parameter::Precision => Key::SweepPrecision,
+        Parameter::Context => Key::SweepContext,
     }
 }
 

@@ -24,17 +24,20 @@ pub enum Parameter {
     Workers,
     /// The number format.
     Precision,
+    /// A language model's context length (the text cut into windows of each).
+    Context,
 }
 
 impl Parameter {
     /// Every parameter, in the order the tab lists them.
-    pub const ALL: [Parameter; 6] = [
+    pub const ALL: [Parameter; 7] = [
         Parameter::Batch,
         Parameter::Width,
         Parameter::Depth,
         Parameter::Threads,
         Parameter::Workers,
         Parameter::Precision,
+        Parameter::Context,
     ];
 
     /// The name used on the command line, in JSON and in CSV columns.
@@ -46,6 +49,7 @@ impl Parameter {
             Parameter::Threads => "threads",
             Parameter::Workers => "workers",
             Parameter::Precision => "precision",
+            Parameter::Context => "context",
         }
     }
 
@@ -183,11 +187,20 @@ impl Sweep {
             .values
             .iter()
             .map(|&value| {
-                let config = with_value(&base.config, self.parameter, value);
-                config.validate(&base.data)?;
+                let mut config = with_value(&base.config, self.parameter, value);
+                // Another context cuts the text again; any other setting trains on the same data.
+                let data = match (self.parameter, value) {
+                    (Parameter::Context, Value::Count(n)) => {
+                        let recut = base.data.with_context(n).ok_or_else(context_needs_text)?;
+                        config.data.context = n;
+                        Arc::new(recut)
+                    }
+                    _ => Arc::clone(&base.data),
+                };
+                config.validate(&data)?;
                 Ok(Session {
                     config,
-                    data: Arc::clone(&base.data),
+                    data,
                     epoch: base.epoch,
                 })
             })
@@ -198,6 +211,15 @@ impl Sweep {
 
 /// The generator's samples before and after a sweep raised them for its largest batch.
 pub type Raised = (usize, usize);
+
+/// The context was swept over data that is not a text.
+fn context_needs_text() -> SessionError {
+    use crate::i18n::{Lang, LayerKey};
+    SessionError::Setting(crate::setting::SettingError::ModelShape {
+        en: Lang::En.tr(LayerKey::ContextNeedsText).to_owned(),
+        zh: Lang::Zh.tr(LayerKey::ContextNeedsText).to_owned(),
+    })
+}
 
 /// `config` with `parameter` set to `value` (threads are the backend's, not the config's).
 pub fn with_value(config: &TrainConfig, parameter: Parameter, value: Value) -> TrainConfig {
@@ -245,6 +267,42 @@ mod tests {
             assert!(err.contains(says), "{bad}: {err}");
         }
         assert!(iqr_of_sorted(&[1.0, 2.0, 3.0, 4.0, 5.0]) == 2.0);
+    }
+
+    /// A sweep of the context cuts the text again for each length (the model's input and the
+    /// attention's T² with it); over data that is not a text it is refused in words.
+    #[test]
+    fn a_context_sweep_cuts_the_text_again_for_each_length() {
+        use crate::data::text_data::{load_shipped_text, shipped_text};
+        let set = shipped_text("poems").expect("shipped");
+        let table = load_shipped_text(set, &|_| true).expect("reads");
+        let config = TrainConfig {
+            model: crate::nn::preset("gpt-tiny"),
+            batch: 4,
+            ..TrainConfig::default()
+        };
+        let session = Session::from_table(config, &table).expect("a session");
+        let sweep = Sweep::parse("context=16,128").expect("valid");
+        let (sessions, _) = sweep.sessions(&session);
+        for (s, t) in sessions.iter().zip([16, 128]) {
+            let s = s.as_ref().expect("each length trains");
+            assert_eq!((s.data.features, s.data.targets_per_row()), (t, t));
+            assert_eq!(s.config.data.context, t);
+            let probs: usize = s
+                .config
+                .model_spec(&s.data)
+                .footprints()
+                .iter()
+                .map(|f| f.saved)
+                .sum();
+            // Two attention layers of two heads keep T² a head; two LayerNorms a block and the
+            // last keep 2 a position.
+            assert_eq!(probs, 2 * 2 * t * t + 5 * 2 * t);
+        }
+        let spiral = Session::new(TrainConfig::default()).expect("spiral");
+        let (refused, _) = sweep.sessions(&spiral);
+        let err = refused[0].as_ref().expect_err("not a text");
+        assert!(err.text(crate::i18n::Lang::En).contains("text"), "{err}");
     }
 
     #[test]
