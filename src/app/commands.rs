@@ -416,6 +416,8 @@ impl BatchScopeApp {
                     table: Arc::new(table),
                 };
                 self.state.settings.config.source = loaded.source.clone();
+                let text = loaded.table.format == crate::data::text_data::FORMAT;
+                self.state.settings.config.suit_data(text);
                 self.state.data.loaded = Some(loaded);
                 // Nothing trains yet (a load at start was replaced by this one): train on it.
                 if matches!(after, AfterLoad::Apply | AfterLoad::ApplyAndPreview)

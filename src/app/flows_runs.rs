@@ -658,4 +658,61 @@ mod tests {
         ));
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// Choosing the shipped Shakespeare sets up the tiny GPT with `AdamW`; training it shows what
+    /// the model writes and where its first attention head looks, in both languages, and going
+    /// back to a generator leaves the language model for the hidden layers.
+    #[test]
+    fn choosing_a_text_trains_the_tiny_gpt_and_shows_what_it_writes() {
+        use crate::data::source::DataSource;
+        let mut harness = settled_without_gpu("test");
+        harness
+            .state_mut()
+            .apply(UiCommand::Load(DataSource::Shipped("shakespeare".into())));
+        assert!(step_until(&mut harness, Duration::from_secs(20), loaded));
+        harness.step();
+        let config = &harness.state().state.settings.config;
+        assert!(config.model.as_deref().is_some_and(crate::nn::reads_tokens));
+        assert_eq!(config.optimizer, crate::nn::OptimizerKind::AdamW);
+        harness.state_mut().apply(UiCommand::UseLoaded);
+        harness.key_press(egui::Key::Space);
+        assert!(step_until(&mut harness, Duration::from_secs(120), |app| {
+            app.state.runs[0]
+                .last_eval
+                .as_ref()
+                .is_some_and(|e| e.step > 0 && e.writing.is_some())
+        }));
+        harness.step();
+        harness.step();
+        let eval = harness.state().state.runs[0]
+            .last_eval
+            .clone()
+            .expect("evaluated");
+        let writing = eval.writing.expect("writing");
+        assert_eq!(
+            writing.text.chars().count(),
+            crate::train::generate::WRITING_CHARS
+        );
+        let n = writing.window.len();
+        assert_eq!(writing.attention.len(), n * n);
+        for (lang, labels) in [
+            (
+                crate::i18n::Lang::En,
+                ["Written at step", "Where the first attention head looks"],
+            ),
+            (
+                crate::i18n::Lang::Zh,
+                ["步写出的文字", "第一个注意力头看向哪里"],
+            ),
+        ] {
+            harness.state_mut().state.lang = lang;
+            harness.step();
+            harness.step();
+            for label in labels {
+                assert!(harness.query_by_label_contains(label).is_some(), "{label}");
+            }
+        }
+        harness.state_mut().state.settings.config.suit_data(false);
+        assert_eq!(harness.state().state.settings.config.model, None);
+    }
 }

@@ -41,7 +41,8 @@ super::lang::strings! { LayerKey {
     Remove => "Remove", "删除";
     Units => "units", "单元";
     Filters => "filters", "滤波器";
-    Vocabulary => "tokens", "词元数";
+    Vocabulary => "tokens of the text,", "个文本字符，";
+    VocabularyTip => "A row of the table for each character of the text: the data set sets how many.", "文本中每种字符占表中一行：数量由数据集决定。";
     Width => "wide", "宽度";
     Heads => "heads", "头";
     AddsLayer => "adds layer", "加上第几层";

@@ -495,6 +495,40 @@ impl Network {
         }))
     }
 
+    /// The probabilities head `head` of the `which`-th attention layer gives `window` (one
+    /// sample's token ids), `[T, T]` row by row (a query a row), read back after one forward
+    /// pass of the evaluation rows: `None` for a model without that layer or head.
+    pub fn attention_map(
+        &mut self,
+        backend: &mut dyn Backend,
+        window: &[f32],
+        (which, head): (usize, usize),
+    ) -> Result<Option<Vec<f32>>, BackendError> {
+        let Some(at) = self
+            .layers
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.kind() == "attention")
+            .nth(which)
+            .map(|(i, _)| i)
+        else {
+            return Ok(None);
+        };
+        let len = self.layers[at].shape().rows_per_sample();
+        let mut chunk = vec![0.0f32; self.eval_rows * self.spec.inputs()];
+        let n = window.len().min(chunk.len());
+        chunk[..n].copy_from_slice(&window[..n]);
+        self.eval_pass(backend, &chunk)?;
+        let Some(probs) = self.eval.saved[at].first() else {
+            return Ok(None);
+        };
+        let all = backend.read(probs)?;
+        // Sample 0's heads come first, a `T × T` block each.
+        Ok(all
+            .get(head * len * len..(head + 1) * len * len)
+            .map(<[f32]>::to_vec))
+    }
+
     /// Logits of the loaded batch, read back to the host.
     pub fn read_logits(&mut self, backend: &mut dyn Backend) -> Result<Vec<f32>, BackendError> {
         backend.read(self.pass.last())

@@ -299,6 +299,21 @@ pub const MAX_PARAMETERS: u64 = 64 << 20;
 const HOST_MEMORY_SHARE: f64 = 0.8;
 
 impl TrainConfig {
+    /// Settings that suit the data just chosen: a text (`text`) trains the tiny GPT with `AdamW`
+    /// at 1e-3 in batches of 12 unless the model already reads a text; other data leaves a
+    /// language model for the hidden layers set before.
+    pub fn suit_data(&mut self, text: bool) {
+        let reads = self.model.as_deref().is_some_and(crate::nn::reads_tokens);
+        if text && !reads {
+            self.model = crate::nn::preset("gpt-tiny");
+            self.optimizer = OptimizerKind::AdamW;
+            self.lr = 1e-3;
+            self.batch = 12;
+        } else if !text && reads {
+            self.model = None;
+        }
+    }
+
     /// How each step trains: the update rule and the number format.
     pub fn recipe(&self) -> crate::sim::cost::Recipe {
         crate::sim::cost::Recipe {

@@ -99,6 +99,64 @@ pub fn generate(
     })
 }
 
+/// Characters an evaluation writes.
+pub const WRITING_CHARS: usize = 120;
+/// The temperature an evaluation writes at.
+pub const WRITING_TEMPERATURE: f32 = 0.8;
+/// Characters of the validation text an evaluation's writing starts from.
+const PROMPT_CHARS: usize = 8;
+
+/// What a language model with `params` writes after the first characters of `data`'s validation
+/// part (seeded with `seed`), and its first attention head's pattern over the last window.
+pub fn writing(
+    backend: &mut dyn Backend,
+    (spec, params): (&ModelSpec, &LayerValues),
+    data: &crate::data::Dataset,
+    seed: u64,
+) -> Result<crate::train::report::Writing, BackendError> {
+    let (context, vocab) = (data.features, data.classes());
+    let prompt: Vec<u16> = data
+        .test_x
+        .iter()
+        .chain(&data.train_x)
+        .take(PROMPT_CHARS.min(context))
+        .map(|&v| v as u16)
+        .collect();
+    let mut model = writer(backend, spec, params)?;
+    let how = Sampling {
+        tokens: WRITING_CHARS,
+        temperature: WRITING_TEMPERATURE,
+        seed,
+    };
+    let written = generate(backend, &mut model, (context, vocab), &prompt, how)?;
+    let all: Vec<u16> = prompt.iter().chain(&written.ids).copied().collect();
+    let window = &all[all.len().saturating_sub(context)..];
+    let ids: Vec<f32> = window.iter().map(|&t| f32::from(t)).collect();
+    let n = window.len();
+    let attention = model
+        .attention_map(backend, &ids, (0, 0))?
+        .map(|full| {
+            // The window's own rows and columns (the padding after it is not shown).
+            (0..n)
+                .flat_map(|i| full[i * context..i * context + n].to_vec())
+                .collect()
+        })
+        .unwrap_or_default();
+    let name = |t: &u16| {
+        data.class_names
+            .get(usize::from(*t))
+            .cloned()
+            .unwrap_or_else(|| "\u{fffd}".to_owned())
+    };
+    Ok(crate::train::report::Writing {
+        prompt: prompt.iter().map(name).collect(),
+        text: written.ids.iter().map(name).collect(),
+        temperature: WRITING_TEMPERATURE,
+        window: window.iter().map(name).collect(),
+        attention,
+    })
+}
+
 /// A character drawn from `softmax(logits / temperature)` (in f64), or the likeliest one at
 /// temperature 0.
 fn draw(logits: &[f32], temperature: f32, rng: &mut ChaCha8Rng) -> u16 {

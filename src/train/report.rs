@@ -155,6 +155,26 @@ pub struct EvalReport {
     /// A CNN's first layer.
     #[serde(skip)]
     pub first_layer: Option<crate::nn::FirstLayer>,
+    /// What a language model writes now, and where its first attention head looks.
+    #[serde(skip)]
+    pub writing: Option<Writing>,
+}
+
+/// Characters a language model wrote at an evaluation, from a fixed seed so two devices whose
+/// weights agree write the same, and the attention pattern of its first layer's first head over
+/// the last window it read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Writing {
+    /// The prompt (the validation text's first characters).
+    pub prompt: String,
+    /// What followed it.
+    pub text: String,
+    /// The temperature of the draws.
+    pub temperature: f32,
+    /// The characters of the window the attention map is over, first first.
+    pub window: Vec<String>,
+    /// `[T, T]`: how much query (row) `i` attends to key (column) `j`; zero above the diagonal.
+    pub attention: Vec<f32>,
 }
 
 /// The class the model predicts over a grid covering the 2-D data.

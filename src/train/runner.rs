@@ -31,6 +31,8 @@ pub struct Runner {
     device: Device,
     model: Network,
     data: Arc<Dataset>,
+    /// Seeds the weights, and the draws of a language model's writing.
+    seed: u64,
     lr: f32,
     /// Adam's moments are kept in pure FP16 (a divergence is then FP16's range, not the lr).
     fp16_adam: bool,
@@ -165,6 +167,7 @@ impl Runner {
             model,
             data,
             lr: config.lr,
+            seed: config.seed,
             fp16_adam: config.precision == Precision::Fp16
                 && config.optimizer == crate::nn::OptimizerKind::Adam,
             loader,
@@ -601,7 +604,21 @@ impl Runner {
             Some(image) if images => self.model.first_layer(backend, image)?,
             _ => None,
         };
+        let writing = if data.is_text() {
+            let params = self.model.read_parameters(backend)?;
+            let spec = self.model.spec().clone();
+            let seed = self.seed;
+            Some(super::generate::writing(
+                backend,
+                (&spec, &params),
+                &data,
+                seed,
+            )?)
+        } else {
+            None
+        };
         Ok(EvalReport {
+            writing,
             device: self.device,
             step: self.steps(),
             train: score(&train, train_y, &data),

@@ -129,6 +129,7 @@ impl ColumnPanel {
                 self.images.ui(ui, lang, run, d);
                 confusion_ui(ui, lang, run, d);
             }
+            Some(d) if d.is_text() => super::writing::writing_ui(ui, lang, run),
             Some(d) if d.features != 2 => confusion_ui(ui, lang, run, d),
             _ => self.boundary_ui(ui, lang, run, data),
         }

@@ -187,6 +187,8 @@ pub fn shipped_keys(name: &str) -> (Key, Key) {
         "mnist" => (Key::Mnist, Key::AboutMnist),
         "diabetes" => (Key::Diabetes, Key::AboutDiabetes),
         "autompg" => (Key::AutoMpg, Key::AboutAutoMpg),
+        "shakespeare" => (Key::Shakespeare, Key::AboutShakespeare),
+        "poems" => (Key::Poems, Key::AboutPoems),
         _ => (Key::FashionMnist, Key::AboutFashionMnist),
     }
 }

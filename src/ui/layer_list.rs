@@ -16,8 +16,7 @@ const BROKEN: Color32 = Color32::from_rgb(220, 60, 50);
 
 /// Widest dense layer the editor offers (as `--layers` allows).
 const MAX_UNITS: usize = 4096;
-/// The largest vocabulary and the most heads the list offers.
-const MAX_VOCAB: usize = 65_536;
+/// The most heads the list offers.
 const MAX_HEADS: usize = 64;
 
 /// A new layer of each kind, as the Add buttons make it, with its name.
@@ -307,9 +306,10 @@ fn layer_settings(
                 .response
                 .labelled_by(label);
         }
-        LayerSpec::Embedding { vocab, width } => {
-            let value = ui.add(DragValue::new(vocab).range(1..=MAX_VOCAB));
-            value.labelled_by(ui.label(lang.tr(LayerKey::Vocabulary)).id);
+        LayerSpec::Embedding { width, .. } => {
+            // Its vocabulary is the data set's, as the output layer's width is.
+            ui.label(lang.tr(LayerKey::Vocabulary))
+                .on_hover_text(lang.tr(LayerKey::VocabularyTip));
             let value = ui.add(DragValue::new(width).range(1..=MAX_UNITS));
             value.labelled_by(ui.label(lang.tr(LayerKey::Width)).id);
         }

@@ -35,7 +35,9 @@ pub mod roofline;
 pub mod serving;
 pub mod setup;
 pub mod speaker;
+pub mod text_preview;
 pub mod toolbar;
+pub mod writing;
 
 #[cfg(test)]
 pub(crate) mod testing;

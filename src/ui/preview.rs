@@ -84,7 +84,12 @@ impl PreviewPanel {
                 .weak(),
             );
         });
-        summary_ui(ui, lang, table, config);
+        let text = table.format == crate::data::text_data::FORMAT;
+        if text {
+            super::text_preview::text_preview_ui(ui, lang, table, config);
+        } else {
+            summary_ui(ui, lang, table, config);
+        }
         for note in &table.notes {
             ui.label(
                 RichText::new(format!("· {}", note.text(lang)))
@@ -112,6 +117,9 @@ impl PreviewPanel {
                 commands.push(UiCommand::UseLoaded);
             }
         });
+        if text {
+            return;
+        }
         ui.separator();
         if !self
             .axes_for

@@ -96,8 +96,19 @@ impl SetupPanel {
             Slider::new(&mut config.data.test_fraction, 0.05..=0.5).text(lang.tr(Key::TestShare)),
         )
         .on_hover_text(lang.tr(Key::TestShareTip));
-        ui.checkbox(&mut config.data.standardise, lang.tr(Key::StandardiseBox))
-            .on_hover_text(lang.tr(Key::StandardiseTip));
+        let text = config.model.as_deref().is_some_and(crate::nn::reads_tokens);
+        if text {
+            // A language model's window: what attention's T² grows with.
+            ui.add(
+                Slider::new(&mut config.data.context, 8..=512)
+                    .logarithmic(true)
+                    .text(lang.tr(Key::ContextLength)),
+            )
+            .on_hover_text(lang.tr(Key::ContextLengthTip));
+        } else {
+            ui.checkbox(&mut config.data.standardise, lang.tr(Key::StandardiseBox))
+                .on_hover_text(lang.tr(Key::StandardiseTip));
+        }
 
         ui.separator();
         model_ui(ui, lang, config, widths(config, data.loaded));
@@ -402,7 +413,12 @@ fn widths(config: &TrainConfig, loaded: Option<&Loaded>) -> Option<DataShape> {
         }
         source => match loaded.filter(|l| l.source == *source) {
             Some(l) => Some(DataShape {
-                features: l.table.features(),
+                // A text is read in windows of the context length.
+                features: if l.table.format == crate::data::text_data::FORMAT {
+                    config.data.context
+                } else {
+                    l.table.features()
+                },
                 outputs: outputs(l.table.task, l.table.class_names.len()),
                 task: l.table.task,
                 image: l.table.image,
@@ -443,6 +459,7 @@ fn data_source_ui(
                 {
                     config.source = DataSource::Generated;
                     config.data.kind = kind;
+                    config.suit_data(false);
                 }
             }
             for (task, heading) in [
@@ -462,6 +479,19 @@ fn data_source_ui(
                         // Loaded (and previewed) first; chosen once it is in memory.
                         commands.push(UiCommand::Load(source));
                     }
+                }
+            }
+            ui.separator();
+            ui.label(RichText::new(lang.tr(Key::Texts)).weak());
+            for t in &crate::data::text_data::SHIPPED_TEXTS {
+                let source = DataSource::Shipped(t.name.to_owned());
+                let (name, about) = shipped_keys(t.name);
+                if ui
+                    .selectable_label(config.source == source, lang.tr(name))
+                    .on_hover_text(lang.tr(about))
+                    .clicked()
+                {
+                    commands.push(UiCommand::Load(source));
                 }
             }
             if let Some(loaded) = data

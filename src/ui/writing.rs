@@ -1,0 +1,172 @@
+//! A language model's column: what it writes now (from one seed on every device, so two
+//! columns whose weights agree write the same), and where its first attention head looks over
+//! the last characters it read, as a heatmap with the characters along both sides.
+
+use egui::{Color32, RichText};
+
+use crate::i18n::{Key, Lang};
+use crate::train::DeviceRun;
+use crate::train::report::Writing;
+
+/// Most characters of the window the heatmap shows (its last ones), so a cell stays readable.
+const SHOWN: usize = 32;
+
+/// Draws the writing and the attention map of the device's last evaluation; a note before the
+/// first one.
+pub fn writing_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
+    let Some(writing) = run.last_eval.as_ref().and_then(|e| e.writing.as_ref()) else {
+        ui.label(RichText::new(lang.tr(Key::WritingNone)).weak());
+        return;
+    };
+    let step = run.last_eval.as_ref().map_or(0, |e| e.step);
+    ui.label(lang.fmt(
+        Key::WritingTitle,
+        &[("step", &step), ("temperature", &writing.temperature)],
+    ))
+    .on_hover_text(lang.tr(Key::WritingTip));
+    egui::Frame::group(ui.style()).show(ui, |ui| {
+        ui.horizontal_wrapped(|ui| {
+            ui.spacing_mut().item_spacing.x = 0.0;
+            ui.label(RichText::new(&writing.prompt).monospace().strong());
+            ui.label(RichText::new(&writing.text).monospace());
+        });
+    });
+    attention_ui(ui, lang, writing);
+}
+
+/// The heatmap of the first head's probabilities over the window's last [`SHOWN`] characters.
+fn attention_ui(ui: &mut egui::Ui, lang: Lang, writing: &Writing) {
+    let n = writing.window.len();
+    if n == 0 || writing.attention.len() != n * n {
+        return;
+    }
+    ui.label(lang.fmt(Key::AttentionTitle, &[("n", &n.min(SHOWN))]))
+        .on_hover_text(lang.tr(Key::AttentionTip));
+    let first = n.saturating_sub(SHOWN);
+    let shown = n - first;
+    let label = 14.0;
+    let side = (ui.available_width() - label).clamp(120.0, 320.0);
+    let cell = side / shown as f32;
+    let (rect, _) =
+        ui.allocate_exact_size(egui::vec2(side + label, side + label), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    let origin = rect.min + egui::vec2(label, label);
+    let font = egui::FontId::monospace((cell * 0.8).clamp(6.0, 12.0));
+    let text_color = ui.visuals().text_color();
+    for (k, c) in writing.window[first..].iter().enumerate() {
+        let shown_char = if c.trim().is_empty() {
+            "·"
+        } else {
+            c.as_str()
+        };
+        let along = (k as f32 + 0.5) * cell;
+        let (top, left) = (
+            egui::pos2(origin.x + along, rect.min.y + label * 0.5),
+            egui::pos2(rect.min.x + label * 0.5, origin.y + along),
+        );
+        for at in [top, left] {
+            painter.text(
+                at,
+                egui::Align2::CENTER_CENTER,
+                shown_char,
+                font.clone(),
+                text_color,
+            );
+        }
+    }
+    for i in 0..shown {
+        for j in 0..shown {
+            let p = writing.attention[(first + i) * n + first + j];
+            let min = origin + egui::vec2(j as f32 * cell, i as f32 * cell);
+            let r = egui::Rect::from_min_size(min, egui::vec2(cell, cell));
+            painter.rect_filled(r, 0.0, heat(p));
+        }
+    }
+}
+
+/// A probability's colour: dark blue at 0 through orange to pale yellow at 1.
+fn heat(p: f32) -> Color32 {
+    let p = p.clamp(0.0, 1.0).sqrt();
+    let lerp = |a: u8, b: u8, t: f32| (f32::from(a) + (f32::from(b) - f32::from(a)) * t) as u8;
+    if p < 0.5 {
+        let t = p * 2.0;
+        Color32::from_rgb(lerp(20, 230, t), lerp(30, 110, t), lerp(70, 40, t))
+    } else {
+        let t = (p - 0.5) * 2.0;
+        Color32::from_rgb(lerp(230, 255, t), lerp(110, 240, t), lerp(40, 160, t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use egui_kittest::kittest::Queryable as _;
+
+    use super::*;
+    use crate::device::Device;
+    use crate::train::report::EvalReport;
+    use crate::ui::testing::harness;
+
+    fn score() -> crate::train::report::Score {
+        crate::train::report::Score {
+            loss: 2.1,
+            accuracy: Some(0.4),
+            r2: None,
+            mae: None,
+        }
+    }
+
+    fn run_with(writing: Option<Writing>) -> DeviceRun {
+        let mut run = DeviceRun::new(Device::Cpu);
+        run.last_eval = Some(EvalReport {
+            device: Device::Cpu,
+            step: 40,
+            train: score(),
+            test: score(),
+            confusion: None,
+            predictions: Vec::new(),
+            samples: Vec::new(),
+            first_layer: None,
+            writing,
+        });
+        run
+    }
+
+    /// The column shows what the model wrote after its prompt, and the attention map's title,
+    /// in both languages; before any writing it says so.
+    #[test]
+    fn the_writing_and_the_attention_map_show_in_both_languages() {
+        let window: Vec<String> = "To be, or".chars().map(String::from).collect();
+        let n = window.len();
+        // Each query attends evenly to itself and what came before it.
+        let attention = (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                if j <= i { 1.0 / (i + 1) as f32 } else { 0.0 }
+            })
+            .collect();
+        let writing = Writing {
+            prompt: "ROMEO:".into(),
+            text: " what light".into(),
+            temperature: 0.8,
+            window,
+            attention,
+        };
+        for (lang, says) in [(Lang::En, "Written at step 40"), (Lang::Zh, "第 40 步")] {
+            let run = run_with(Some(writing.clone()));
+            let h = harness(move |ui, (): &mut ()| writing_ui(ui, lang, &run), ());
+            let _ = h.get_by_label_contains(says);
+            let _ = h.get_by_label("ROMEO:");
+            let _ = h.get_by_label(" what light");
+            let _ = h.get_by_label_contains(lang.fmt(Key::AttentionTitle, &[("n", &n)]).as_str());
+        }
+        let run = run_with(None);
+        let h = harness(move |ui, (): &mut ()| writing_ui(ui, Lang::En, &run), ());
+        let _ = h.get_by_label(Lang::En.tr(Key::WritingNone));
+    }
+
+    #[test]
+    fn heat_runs_from_dark_to_light() {
+        let (cold, hot) = (heat(0.0), heat(1.0));
+        assert!(cold.r() < 40 && hot.g() > 200, "{cold:?} {hot:?}");
+    }
+}
