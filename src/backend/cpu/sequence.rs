@@ -1,8 +1,9 @@
 //! A sequence model's ops on the CPU: the embedding's gather and scatter-add, causal
 //! multi-head attention, and the residual sums. Attention runs a sample a task over the pool
 //! (each sample's rows of `out` and `dqkv`, and its heads' probabilities, are its own), its
-//! heads one after another; within a head the loops read the keys and values row by row, as
-//! they lie.
+//! heads one after another, each head's queries, keys and values gathered into contiguous rows
+//! and read a row at a time with vectorisable dots and updates. Not yet done: blocking `Q Kᵀ`
+//! and `P V` into register-tiled products, as the dense layers' `gemm` is.
 
 use rayon::prelude::*;
 
@@ -15,18 +16,59 @@ use crate::backend::sequence::{
 use crate::backend::tensor::Tensor;
 use crate::device::Device;
 
+/// `a · b` in eight running sums, so the compiler keeps them in one vector register (a single
+/// running sum is a chain of dependent adds it may not reorder). With the heads gathered into
+/// contiguous rows below, the baby GPT's whole CPU step at batch 12 went from 78 and 81 ms to 78
+/// and 73 ms in two alternating runs on a 2-core VM: within the noise there; attention is not
+/// yet blocked into products (see the module's notes).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ar, br) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let tail: f32 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+/// `y += a · x`.
+fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
+    for (y, &x) in y.iter_mut().zip(x) {
+        *y += a * x;
+    }
+}
+
+/// Head `h`'s part `part` (0 query, 1 key, 2 value) of every position of one sample's `qkv`,
+/// gathered into `out` (`[T, dh]`, contiguous).
+fn gather_head(s: AttentionShape, qkv: &[f32], (part, h): (usize, usize), out: &mut [f32]) {
+    let (d, dh) = (s.width, s.head_width());
+    for (t, row) in out.chunks_exact_mut(dh).enumerate() {
+        row.copy_from_slice(&qkv[t * 3 * d + part * d + h * dh..][..dh]);
+    }
+}
+
 /// One sample's attention forward: `qkv` its `[T, 3d]` rows, `probs` its `[H · T, T]`, `out`
 /// its `[T, d]`.
 fn attention_sample(s: AttentionShape, qkv: &[f32], probs: &mut [f32], out: &mut [f32]) {
     let (t_len, d, dh, scale) = (s.len, s.width, s.head_width(), s.scale());
+    let (mut q, mut k, mut v) = (
+        vec![0.0; t_len * dh],
+        vec![0.0; t_len * dh],
+        vec![0.0; t_len * dh],
+    );
     for h in 0..s.heads {
+        gather_head(s, qkv, (0, h), &mut q);
+        gather_head(s, qkv, (1, h), &mut k);
+        gather_head(s, qkv, (2, h), &mut v);
         for i in 0..t_len {
-            let q = &qkv[i * 3 * d + h * dh..][..dh];
+            let q_i = &q[i * dh..][..dh];
             let row = &mut probs[(h * t_len + i) * t_len..][..t_len];
             let mut max = f32::NEG_INFINITY;
-            for (j, p) in row[..=i].iter_mut().enumerate() {
-                let k = &qkv[j * 3 * d + d + h * dh..][..dh];
-                *p = q.iter().zip(k).map(|(a, b)| a * b).sum::<f32>() * scale;
+            for (p, k_j) in row[..=i].iter_mut().zip(k.chunks_exact(dh)) {
+                *p = dot(q_i, k_j) * scale;
                 max = max.max(*p);
             }
             let mut sum = 0.0f32;
@@ -40,47 +82,54 @@ fn attention_sample(s: AttentionShape, qkv: &[f32], probs: &mut [f32], out: &mut
             row[i + 1..].fill(0.0);
             let o = &mut out[i * d + h * dh..][..dh];
             o.fill(0.0);
-            for (j, &p) in row[..=i].iter().enumerate() {
-                let v = &qkv[j * 3 * d + 2 * d + h * dh..][..dh];
-                for (o, &v) in o.iter_mut().zip(v) {
-                    *o += p * v;
-                }
+            for (&p, v_j) in row[..=i].iter().zip(v.chunks_exact(dh)) {
+                axpy(o, p, v_j);
             }
         }
     }
 }
 
 /// One sample's attention backward into its `[T, 3d]` rows of `dqkv`, from its `qkv`, `probs`
-/// and `dout` (`[T, d]`); `ds` is a row of scratch.
+/// and `dout` (`[T, d]`): per head into contiguous `dQ`, `dK`, `dV`, then into place.
 fn attention_sample_backward(
     s: AttentionShape,
     (qkv, probs, dout): (&[f32], &[f32], &[f32]),
     dqkv: &mut [f32],
 ) {
     let (t_len, d, dh, scale) = (s.len, s.width, s.head_width(), s.scale());
-    dqkv.fill(0.0);
+    let n = t_len * dh;
+    let (mut q, mut k, mut v) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut dq, mut dk, mut dv) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut ds = vec![0.0f32; t_len];
     for h in 0..s.heads {
+        gather_head(s, qkv, (0, h), &mut q);
+        gather_head(s, qkv, (1, h), &mut k);
+        gather_head(s, qkv, (2, h), &mut v);
+        for buffer in [&mut dq, &mut dk, &mut dv] {
+            buffer.fill(0.0);
+        }
         for i in 0..t_len {
             let row = &probs[(h * t_len + i) * t_len..][..=i];
             let dout_i = &dout[i * d + h * dh..][..dh];
             // dP_ij = dO_i · V_j, and the row's Σ_j P_ij dP_ij.
-            let mut dot = 0.0f32;
-            for (j, (&p, g)) in row.iter().zip(&mut ds).enumerate() {
-                let v = &qkv[j * 3 * d + 2 * d + h * dh..][..dh];
-                *g = dout_i.iter().zip(v).map(|(a, b)| a * b).sum::<f32>();
-                dot += p * *g;
+            let mut rowdot = 0.0f32;
+            for ((&p, g), v_j) in row.iter().zip(&mut ds).zip(v.chunks_exact(dh)) {
+                *g = dot(dout_i, v_j);
+                rowdot += p * *g;
             }
-            for (j, (&p, g)) in row.iter().zip(&mut ds).enumerate() {
+            let q_i = &q[i * dh..][..dh];
+            for (j, (&p, &g)) in row.iter().zip(&ds).enumerate() {
                 // dS_ij, scaled as the scores were.
-                let g = p * (*g - dot) * scale;
-                let (q_at, k_at, v_at) = (i * 3 * d + h * dh, j * 3 * d + d + h * dh, j * 3 * d);
-                for c in 0..dh {
-                    dqkv[q_at + c] += g * qkv[k_at + c];
-                    dqkv[k_at + c] += g * qkv[q_at + c];
-                    // dV_j += P_ij dO_i.
-                    dqkv[v_at + 2 * d + h * dh + c] += p * dout_i[c];
-                }
+                let g = p * (g - rowdot) * scale;
+                axpy(&mut dq[i * dh..][..dh], g, &k[j * dh..][..dh]);
+                axpy(&mut dk[j * dh..][..dh], g, q_i);
+                // dV_j += P_ij dO_i.
+                axpy(&mut dv[j * dh..][..dh], p, dout_i);
+            }
+        }
+        for (t, row) in dqkv.chunks_exact_mut(3 * d).enumerate() {
+            for (part, grad) in [&dq, &dk, &dv].into_iter().enumerate() {
+                row[part * d + h * dh..][..dh].copy_from_slice(&grad[t * dh..][..dh]);
             }
         }
     }
