@@ -328,3 +328,60 @@ fn sample_writes_the_same_text_on_both_devices() {
         refused.stderr
     );
 }
+
+/// A user's own `.txt` file trains through the command line, and a hostile one is refused with
+/// what was wrong and where (exit 2), in bounded memory: bytes that are not UTF-8 (named at
+/// their offset), an empty file, a single character repeated.
+#[test]
+fn a_users_text_file_trains_or_is_refused_in_words() {
+    use common::child::{MIB, s, scratch, write};
+    let dir = scratch("gpt-text");
+    let good = "To be, or not to be, that is the question:\n".repeat(20);
+    let path = write(&dir, "hamlet.txt", good.as_bytes());
+    let lines = json_lines(&[
+        "train",
+        "--dataset",
+        s(&path),
+        "--model",
+        "gpt-tiny",
+        "--context",
+        "16",
+        "--batch",
+        "4",
+        "--steps",
+        "3",
+        "--device",
+        "cpu",
+        "--json",
+    ]);
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l["val_loss"].as_f64().is_some())
+    );
+    let mut bad = good.clone().into_bytes();
+    bad[100] = 0xff;
+    for (name, bytes, says) in [
+        ("latin1.txt", bad, "byte 100"),
+        ("empty.txt", Vec::new(), "empty"),
+        ("one.txt", b"a".repeat(1000), "only one character"),
+    ] {
+        let path = write(&dir, name, &bytes);
+        let outcome = common::child::run(
+            &[
+                "train",
+                "--dataset",
+                s(&path),
+                "--model",
+                "gpt-tiny",
+                "--device",
+                "cpu",
+            ],
+            std::time::Duration::from_secs(60),
+        );
+        assert_eq!(outcome.code, Some(2), "{name}: {}", outcome.stderr);
+        assert!(outcome.stderr.contains(says), "{name}: {}", outcome.stderr);
+        assert!(outcome.peak < 400 * MIB, "{name}: {} bytes", outcome.peak);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
