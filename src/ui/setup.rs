@@ -92,23 +92,7 @@ impl SetupPanel {
             }
             DataSource::File { .. } => {}
         }
-        ui.add(
-            Slider::new(&mut config.data.test_fraction, 0.05..=0.5).text(lang.tr(Key::TestShare)),
-        )
-        .on_hover_text(lang.tr(Key::TestShareTip));
-        let text = config.model.as_deref().is_some_and(crate::nn::reads_tokens);
-        if text {
-            // A language model's window: what attention's T² grows with.
-            ui.add(
-                Slider::new(&mut config.data.context, 8..=512)
-                    .logarithmic(true)
-                    .text(lang.tr(Key::ContextLength)),
-            )
-            .on_hover_text(lang.tr(Key::ContextLengthTip));
-        } else {
-            ui.checkbox(&mut config.data.standardise, lang.tr(Key::StandardiseBox))
-                .on_hover_text(lang.tr(Key::StandardiseTip));
-        }
+        split_ui(ui, lang, config);
 
         ui.separator();
         model_ui(ui, lang, config, widths(config, data.loaded));
@@ -436,6 +420,48 @@ fn widths(config: &TrainConfig, loaded: Option<&Loaded>) -> Option<DataShape> {
     }
 }
 
+/// The test share, and the context length of a language model or else standardisation.
+fn split_ui(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig) {
+    ui.add(Slider::new(&mut config.data.test_fraction, 0.05..=0.5).text(lang.tr(Key::TestShare)))
+        .on_hover_text(lang.tr(Key::TestShareTip));
+    if config.model.as_deref().is_some_and(crate::nn::reads_tokens) {
+        // A language model's window: what attention's T² grows with.
+        ui.add(
+            Slider::new(&mut config.data.context, 8..=512)
+                .logarithmic(true)
+                .text(lang.tr(Key::ContextLength)),
+        )
+        .on_hover_text(lang.tr(Key::ContextLengthTip));
+    } else {
+        ui.checkbox(&mut config.data.standardise, lang.tr(Key::StandardiseBox))
+            .on_hover_text(lang.tr(Key::StandardiseTip));
+    }
+}
+
+/// A heading and the shipped sets `names` under it in the source chooser, each loaded (and
+/// previewed) when chosen, and chosen once it is in memory.
+fn shipped_choices(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    (heading, names): (Key, impl Iterator<Item = &'static str>),
+    current: &DataSource,
+    commands: &mut Vec<UiCommand>,
+) {
+    ui.separator();
+    ui.label(RichText::new(lang.tr(heading)).weak());
+    for name in names {
+        let source = DataSource::Shipped(name.to_owned());
+        let (title, about) = shipped_keys(name);
+        if ui
+            .selectable_label(*current == source, lang.tr(title))
+            .on_hover_text(lang.tr(about))
+            .clicked()
+        {
+            commands.push(UiCommand::Load(source));
+        }
+    }
+}
+
 /// The source chooser, Open…, the load in progress and the last error.
 fn data_source_ui(
     ui: &mut egui::Ui,
@@ -466,34 +492,11 @@ fn data_source_ui(
                 (Task::Classification, Key::RealData),
                 (Task::Regression, Key::RealRegression),
             ] {
-                ui.separator();
-                ui.label(RichText::new(lang.tr(heading)).weak());
-                for s in SHIPPED.iter().filter(|s| s.task == task) {
-                    let source = DataSource::Shipped(s.name.to_owned());
-                    let (name, about) = shipped_keys(s.name);
-                    if ui
-                        .selectable_label(config.source == source, lang.tr(name))
-                        .on_hover_text(lang.tr(about))
-                        .clicked()
-                    {
-                        // Loaded (and previewed) first; chosen once it is in memory.
-                        commands.push(UiCommand::Load(source));
-                    }
-                }
+                let names = SHIPPED.iter().filter(|s| s.task == task).map(|s| s.name);
+                shipped_choices(ui, lang, (heading, names), &config.source, commands);
             }
-            ui.separator();
-            ui.label(RichText::new(lang.tr(Key::Texts)).weak());
-            for t in &crate::data::text_data::SHIPPED_TEXTS {
-                let source = DataSource::Shipped(t.name.to_owned());
-                let (name, about) = shipped_keys(t.name);
-                if ui
-                    .selectable_label(config.source == source, lang.tr(name))
-                    .on_hover_text(lang.tr(about))
-                    .clicked()
-                {
-                    commands.push(UiCommand::Load(source));
-                }
-            }
+            let texts = crate::data::text_data::SHIPPED_TEXTS.iter().map(|t| t.name);
+            shipped_choices(ui, lang, (Key::Texts, texts), &config.source, commands);
             if let Some(loaded) = data
                 .loaded
                 .filter(|l| matches!(l.source, DataSource::File { .. }))
