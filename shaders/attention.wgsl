@@ -9,6 +9,8 @@
 //   attention_scores_grad   a = qkv, out0 = dqkv, out1 = probs, b = dout
 //   attention_queries_grad  a = qkv, out0 = dqkv, out1 = dS
 //   attention_keys_grad     a = qkv, out0 = dqkv, out1 = dS
+//   fill_cache              a = qkv, out0 = cache
+//   attention_step          a = qkv, out0 = out,  out1 = cache
 //
 // Why these kernels: an invocation a query row (forward, the scores' gradient) or a value of a
 // gradient, each summing in the order the CPU sums, so the two devices agree to rounding; the
@@ -25,6 +27,10 @@ struct Params {
     vocab: u32,
     heads: u32,
     scale: f32,
+    position: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -191,4 +197,78 @@ fn attention_keys_grad(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(wo
         acc += out1[(base + i) * t_len + j] * a[at(n, i, 0u, h) + x];
     }
     out0[at(n, j, 1u, h) + x] = acc;
+}
+
+// A key-value cache from a whole window: an invocation a value of the cache ([rows, 2d]), the
+// key and value columns of its row of qkv.
+@compute @workgroup_size(WORKGROUP, 1, 1)
+fn fill_cache(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = flat(lid, wid);
+    if (i >= p.len) {
+        return;
+    }
+    let d = p.width;
+    let r = i / (2u * d);
+    let c = i % (2u * d);
+    out0[i] = a[r * 3u * d + d + c];
+}
+
+// One new position of each sequence against its key-value cache (out1, [batch · T, 2d]): an
+// invocation a sequence and head. It writes its head's slice of the new key and value into the
+// cache's row `p.position` (no other invocation reads that slice), then runs the softmax over
+// the cached rows 0..=position in three sweeps (the largest score, the sum, the weighted
+// values), recomputing each score rather than keeping a row of T: a step reads the cache once a
+// sweep, and one sequence and head an invocation is what a few rows of work can fill. Chosen as
+// the plain way, not measured against a split over the keys (FlashDecoding's way), which pays
+// once the cache is long and the batch small.
+@compute @workgroup_size(WORKGROUP, 1, 1)
+fn attention_step(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let r = flat(lid, wid);
+    if (r >= p.len) {
+        return;
+    }
+    let d = p.width;
+    let dh = d / p.heads;
+    let h = r % p.heads;
+    let n = r / p.heads;
+    let q = n * 3u * d + h * dh;
+    let first = n * p.positions * 2u * d + h * dh;
+    let new_row = first + p.position * 2u * d;
+    for (var x = 0u; x < dh; x++) {
+        out1[new_row + x] = a[q + d + x];
+        out1[new_row + d + x] = a[q + 2u * d + x];
+    }
+    var m = -3.402823e38;
+    for (var j = 0u; j <= p.position; j++) {
+        let k = first + j * 2u * d;
+        var s = 0.0;
+        for (var x = 0u; x < dh; x++) {
+            s += a[q + x] * out1[k + x];
+        }
+        m = max(m, s * p.scale);
+    }
+    var sum = 0.0;
+    for (var j = 0u; j <= p.position; j++) {
+        let k = first + j * 2u * d;
+        var s = 0.0;
+        for (var x = 0u; x < dh; x++) {
+            s += a[q + x] * out1[k + x];
+        }
+        sum += exp(s * p.scale - m);
+    }
+    let o = n * d + h * dh;
+    for (var x = 0u; x < dh; x++) {
+        out0[o + x] = 0.0;
+    }
+    for (var j = 0u; j <= p.position; j++) {
+        let k = first + j * 2u * d;
+        var s = 0.0;
+        for (var x = 0u; x < dh; x++) {
+            s += a[q + x] * out1[k + x];
+        }
+        let w = exp(s * p.scale - m) / sum;
+        for (var x = 0u; x < dh; x++) {
+            out0[o + x] += w * out1[k + d + x];
+        }
+    }
 }

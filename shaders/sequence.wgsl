@@ -6,6 +6,7 @@
 //   embedding_position_grad   a = dout, out0 = dpositions
 //   add                       a = x,    out0 = out,        b = skip
 //   add_into                  a = src,  out0 = dst
+//   embedding_at              a = ids,  out0 = out,        b = table, c = positions
 
 struct Params {
     // Invocations this pass covers.
@@ -24,6 +25,11 @@ struct Params {
     heads: u32,
     // 1 / sqrt(d / heads).
     scale: f32,
+    // The position a step of generation writes.
+    position: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -114,4 +120,18 @@ fn add_into(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id)
         return;
     }
     out0[i] = out0[i] + a[i];
+}
+
+// One position of each sequence, generating a token at a time: an invocation a value of the
+// output, row r (a sequence) and column j, at the position `p.position` of every sequence.
+@compute @workgroup_size(WORKGROUP, 1, 1)
+fn embedding_at(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = flat(lid, wid);
+    if (i >= p.len) {
+        return;
+    }
+    let d = p.width;
+    let r = i / d;
+    let j = i % d;
+    out0[i] = b[token(a[r]) * d + j] + c[p.position * d + j];
 }

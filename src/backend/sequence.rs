@@ -84,6 +84,35 @@ pub trait SequenceOps {
         dqkv: &mut Tensor,
     ) -> Result<(), BackendError>;
 
+    /// One new position of each of `rows` sequences, the same position `position` of every one
+    /// (generation a token at a time): `out[r] = table[ids[r]] + positions[position]`.
+    fn embedding_at(
+        &mut self,
+        ids: &Tensor,
+        params: (&Tensor, &Tensor),
+        position: usize,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
+    /// A key-value cache filled from a whole window: `cache` (f32, `[batch · T, 2d]`) takes each
+    /// row's key and value (the last two thirds of `qkv`'s `[batch · T, 3d]` rows).
+    fn fill_cache(&mut self, qkv: &Tensor, cache: &mut Tensor) -> Result<(), BackendError>;
+
+    /// Attention for one new position of each sequence with a key-value cache: row `b` of `qkv`
+    /// (`[batch, 3d]`) is position `position` of sequence `b`; its key and value are written into
+    /// the cache's row `b · T + position` (`cache` f32 `[batch · T, 2d]`, `T = shape.len`) and its
+    /// query attends to its sequence's cached rows `0..=position`, the heads side by side in
+    /// `out` (`[batch, d]`). The same sums as [`attention`](SequenceOps::attention)'s row
+    /// `position`, over one row instead of the window.
+    fn attention_step(
+        &mut self,
+        qkv: &Tensor,
+        shape: AttentionShape,
+        position: usize,
+        cache: &mut Tensor,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError>;
+
     /// `out = a + b`, value by value (a residual connection's sum).
     fn add(&mut self, a: &Tensor, b: &Tensor, out: &mut Tensor) -> Result<(), BackendError>;
 
@@ -165,6 +194,86 @@ pub(crate) fn check_attention(
             detail: format!("`{}` must be f32", probs.label()),
         });
     }
+    Ok(batch)
+}
+
+/// `embedding_at`: `rows` ids in f32, `out` `[rows, d]`, the table `[vocab, d]`, the positions
+/// `[len, d]` and `position` one of them. Returns `(d, vocab)`.
+pub(crate) fn check_embedding_at(
+    device: Device,
+    (ids, out): (&Tensor, &Tensor),
+    (table, positions): (&Tensor, &Tensor),
+    position: usize,
+) -> Result<(usize, usize), BackendError> {
+    const OP: &str = "embedding_at";
+    check_device(device, OP, &[ids, out, table, positions])?;
+    let (d, vocab, len) = (table.cols(), table.rows(), positions.rows());
+    check_shape(OP, positions, len, d)?;
+    check_shape(OP, out, ids.len(), d)?;
+    if ids.dtype() != DType::F32 || position >= len || vocab == 0 {
+        return Err(BackendError::Shape {
+            op: OP,
+            detail: format!(
+                "`{}` must be f32 and position {position} one of {len} over a vocabulary of                  {vocab}",
+                ids.label()
+            ),
+        });
+    }
+    Ok((d, vocab))
+}
+
+/// `fill_cache` and `attention_step`: `qkv` `[rows, 3d]`, `out` `[rows, d]` (a step's), the
+/// cache f32 `[rows_per_cache, 2d]`.
+pub(crate) fn check_cache(
+    device: Device,
+    op: &'static str,
+    (qkv, out): (&Tensor, Option<&Tensor>),
+    cache: &Tensor,
+    cache_rows: usize,
+) -> Result<(), BackendError> {
+    let mut all = vec![qkv, cache];
+    all.extend(out);
+    check_device(device, op, &all)?;
+    let d = qkv.cols() / 3;
+    check_shape(op, qkv, qkv.rows(), 3 * d)?;
+    check_shape(op, cache, cache_rows, 2 * d)?;
+    if let Some(out) = out {
+        check_shape(op, out, qkv.rows(), d)?;
+    }
+    if cache.dtype() != DType::F32 || d == 0 {
+        return Err(BackendError::Shape {
+            op,
+            detail: format!(
+                "`{}` must be f32 and `{}` a query, key and value a row",
+                cache.label(),
+                qkv.label()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `attention_step`: as [`check_cache`] with `T` cached rows a sequence, `position` one of
+/// them and the width a multiple of the heads. Returns the batch.
+pub(crate) fn check_attention_step(
+    device: Device,
+    (qkv, out): (&Tensor, &Tensor),
+    shape: AttentionShape,
+    position: usize,
+    cache: &Tensor,
+) -> Result<usize, BackendError> {
+    const OP: &str = "attention_step";
+    let AttentionShape { len, heads, width } = shape;
+    let batch = qkv.rows();
+    if heads == 0 || width % heads != 0 || position >= len || qkv.cols() != 3 * width {
+        return Err(BackendError::Shape {
+            op: OP,
+            detail: format!(
+                "position {position} of {len}, {width} values over {heads} heads: the position                  must be cached and the width a multiple of the heads"
+            ),
+        });
+    }
+    check_cache(device, OP, (qkv, Some(out)), cache, batch * len)?;
     Ok(batch)
 }
 

@@ -297,3 +297,16 @@ impl From<SplitArg> for crate::backend::cpu::Split {
         }
     }
 }
+
+/// A switch given as `on` or `off`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum OnOff {
+    On,
+    Off,
+}
+
+impl OnOff {
+    pub(super) fn on(self) -> bool {
+        self == OnOff::On
+    }
+}

@@ -4,7 +4,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use super::args::RunArgs;
+use super::args::{OnOff, RunArgs};
 use super::failure::{Failure, RunError, on_each_device};
 use super::output::Out;
 use super::run::{check_fits, open_backend, parse_run};
@@ -33,6 +33,10 @@ pub(super) struct SampleArgs {
     /// Weights saved by `train --save-weights` (safetensors) to start from.
     #[arg(long, value_name = "FILE")]
     load_weights: Option<std::path::PathBuf>,
+    /// Keep each position's keys and values between characters (on), or run the whole window
+    /// again for every character (off): the same text either way.
+    #[arg(long, value_enum, default_value = "on")]
+    kv_cache: OnOff,
 }
 
 /// Most characters one call writes.
@@ -46,7 +50,9 @@ struct Written {
     prompt: String,
     text: String,
     tokens: usize,
-    /// Characters written a second (each a whole forward pass of the window: no cache).
+    /// Whether the keys and values were kept between characters.
+    kv_cache: bool,
+    /// Characters written a second.
     tokens_per_s: f64,
     ms_per_token: f64,
     /// The validation loss when it stopped training, nats a character.
@@ -138,17 +144,19 @@ fn write_one(
     let val_loss = runner.evaluate(backend)?.test.loss;
     let params = runner.model().read_parameters(backend)?;
     let spec = session.config.model_spec(&session.data);
-    let mut model = writer(backend, &spec, &params)?;
+    let mut model = writer(backend, &spec, &params, 1)?;
     let how = Sampling {
         tokens: args.tokens,
         temperature: args.temperature,
         seed: session.config.seed,
     };
     let shape = (session.data.features, session.data.classes());
-    let written = generate(backend, &mut model, shape, prompt, how)?;
+    let kv_cache = args.kv_cache.on();
+    let prompts = [prompt.to_vec()];
+    let written = generate(backend, &mut model, shape, &prompts, (how, kv_cache))?;
     let vocab = &session.data.class_names;
     let text = written
-        .ids
+        .ids()
         .iter()
         .map(|&i| vocab.get(usize::from(i)).map_or("\u{fffd}", String::as_str))
         .collect();
@@ -157,9 +165,10 @@ fn write_one(
         backend: backend.name(),
         prompt: args.prompt.clone(),
         text,
-        tokens: written.ids.len(),
+        tokens: written.tokens(),
+        kv_cache,
         tokens_per_s: written.tokens_per_s(),
-        ms_per_token: written.elapsed.as_secs_f64() * 1e3 / written.ids.len().max(1) as f64,
+        ms_per_token: written.elapsed.as_secs_f64() * 1e3 / written.tokens().max(1) as f64,
         val_loss,
         train_steps: steps,
     })

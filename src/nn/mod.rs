@@ -8,6 +8,7 @@ use crate::memory::Role;
 use crate::precision::DType;
 use crate::precision::{GradScaler, Precision};
 
+mod decode;
 mod first_layer;
 mod gpt;
 mod init;
@@ -18,6 +19,7 @@ mod pass;
 mod spec;
 mod weights;
 
+pub use decode::Decoder;
 pub use first_layer::FirstLayer;
 pub use gpt::{BLOCK_LAYERS, GptShape, gpt_layers, reads_tokens, with_vocabulary};
 pub use init::{LayerValues, initial_parameters};

@@ -1,8 +1,18 @@
-//! Text from a language model: the trained weights copied into a model of one row, then one
+//! Text from a language model: the trained weights copied into a model of a few rows, then one
 //! character at a time, each drawn from the softmax of the last position's logits (divided by
 //! the temperature) with a seeded generator, so two devices whose weights agree write the same
-//! text. Without a key-value cache: each new character runs the whole window again, as
-//! nanoGPT's `generate` does.
+//! text. Several prompts are written at once, in step: position `p` of every sequence in the
+//! same pass.
+//!
+//! The window: a model with learned positions sees at most `T` of them. While the text fits,
+//! the window is the whole text; when it is full, it restarts from the last half of it (a
+//! position's keys depend on where it sits in the window, so a cache could not slide a position
+//! at a time: nanoGPT's one-position slide re-reads the window every character). Both ways of
+//! computing the logits below see exactly these windows, so they write the same text:
+//! - without a key-value cache, every character runs the whole window again (nanoGPT's
+//!   `generate`);
+//! - with one, a window's first pass fills each attention layer's cache with its keys and
+//!   values, and every further character runs the layers over one row per sequence.
 
 use std::time::{Duration, Instant};
 
@@ -10,93 +20,187 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::backend::{Backend, BackendError};
-use crate::nn::{LayerValues, ModelSpec, Network, OptimizerKind, Training};
+use crate::nn::{Decoder, LayerValues, ModelSpec, Network, OptimizerKind, Training};
 use crate::precision::Precision;
 
 /// How to draw each character.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sampling {
-    /// Characters to write after the prompt.
+    /// Characters to write after each prompt.
     pub tokens: usize,
     /// The logits are divided by it; 0 takes the likeliest character every time.
     pub temperature: f32,
-    /// Seeds the draws.
+    /// Seeds the draws (sequence `b`'s with `seed + b`).
     pub seed: u64,
 }
 
 /// What a model wrote, and how long it took.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Generated {
-    /// The characters written after the prompt, as the vocabulary numbers them.
-    pub ids: Vec<u16>,
-    /// Wall time of the writing (every forward pass and its read-back).
+    /// Each sequence's characters after its prompt, as the vocabulary numbers them.
+    pub texts: Vec<Vec<u16>>,
+    /// Wall time of the writing (every pass and its read-back).
     pub elapsed: Duration,
+    /// Wall time of each position that drew a character (a character of each sequence still
+    /// writing): what a reader waits between two characters.
+    pub steps: Vec<Duration>,
+    /// Passes over whole windows (every position without a cache; a window's first with one).
+    pub window_passes: usize,
+    /// Bytes of the key-value caches (0 without).
+    pub cache_bytes: usize,
 }
 
 impl Generated {
-    /// Characters written a second.
+    /// The first sequence's characters.
+    pub fn ids(&self) -> &[u16] {
+        self.texts.first().map_or(&[], Vec::as_slice)
+    }
+
+    /// Characters written, all sequences together.
+    pub fn tokens(&self) -> usize {
+        self.texts.iter().map(Vec::len).sum()
+    }
+
+    /// Characters written a second, all sequences together.
     pub fn tokens_per_s(&self) -> f64 {
-        self.ids.len() as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        self.tokens() as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
 }
 
-/// A model of `spec` that evaluates one sequence at a time, holding `params`.
+/// A model of `spec` holding `params` that evaluates `rows` sequences a pass.
 pub fn writer(
     backend: &mut dyn Backend,
     spec: &ModelSpec,
     params: &LayerValues,
+    rows: usize,
 ) -> Result<Network, BackendError> {
     let training = Training {
         optimizer: OptimizerKind::Sgd,
         batch: 1,
         seed: 0,
         precision: Precision::Fp32,
-        eval_rows: 1,
+        eval_rows: rows,
     };
     let mut model = Network::with_precision(backend, spec, training)?;
     model.write_parameters(backend, params)?;
     Ok(model)
 }
 
-/// `how.tokens` characters after `prompt` from `model` (made by [`writer`]) over windows of
-/// `context` characters: the prompt and what follows it, cropped to the last `context`, set at
-/// the first positions (the causal mask keeps the padding after them from mattering), and the
-/// next character drawn from the last one's logits.
+/// `how.tokens` characters after each of `prompts` (an empty one starts from character 0) from
+/// `model` (made by [`writer`] for that many rows), whose windows hold `context` characters over
+/// a vocabulary of `vocab`; with `kv_cache`, through key-value caches.
 pub fn generate(
     backend: &mut dyn Backend,
     model: &mut Network,
     (context, vocab): (usize, usize),
-    prompt: &[u16],
-    how: Sampling,
+    prompts: &[Vec<u16>],
+    (how, kv_cache): (Sampling, bool),
 ) -> Result<Generated, BackendError> {
     let started = Instant::now();
-    let mut rng = ChaCha8Rng::seed_from_u64(how.seed);
-    let mut text: Vec<u16> = prompt.to_vec();
-    if text.is_empty() {
-        text.push(0);
-    }
-    let mut window = vec![0.0f32; context];
-    let mut ids = Vec::with_capacity(how.tokens);
-    for _ in 0..how.tokens {
-        let start = text.len().saturating_sub(context);
-        let seen = &text[start..];
-        window.fill(0.0);
-        for (w, &t) in window.iter_mut().zip(seen) {
-            *w = f32::from(t);
+    let rows = prompts.len();
+    let mut texts: Vec<Vec<u16>> = prompts
+        .iter()
+        .map(|p| if p.is_empty() { vec![0] } else { p.clone() })
+        .collect();
+    let ends: Vec<usize> = texts.iter().map(|t| t.len() + how.tokens).collect();
+    let mut rngs: Vec<ChaCha8Rng> = (0..rows as u64)
+        .map(|b| ChaCha8Rng::seed_from_u64(how.seed.wrapping_add(b)))
+        .collect();
+    let mut decoder: Option<Decoder> = None;
+    let keep = (context / 2).max(1);
+    // The window is `texts[b][start..=p]`; `cached` is the position the caches hold up to.
+    let (mut start, mut cached) = (0usize, None::<usize>);
+    let mut windows = vec![0.0f32; rows * context];
+    let mut steps = Vec::with_capacity(how.tokens);
+    let mut window_passes = 0;
+    let first = texts.iter().map(Vec::len).min().unwrap_or(1) - 1;
+    let last = ends.iter().copied().max().unwrap_or(0);
+    for p in first..last.saturating_sub(1) {
+        let step_started = Instant::now();
+        if p - start >= context {
+            start = p + 1 - keep;
+            cached = None;
         }
-        let logits = model.predict(backend, &window)?;
-        let last = seen.len() - 1;
-        let row = logits
-            .get(last * vocab..(last + 1) * vocab)
-            .unwrap_or_default();
-        let next = draw(row, how.temperature, &mut rng);
-        ids.push(next);
-        text.push(next);
+        let at = p - start;
+        let logits = match (kv_cache, cached) {
+            (true, Some(c)) if c + 1 == p => {
+                let ids: Vec<f32> = texts
+                    .iter()
+                    .map(|t| t.get(p).map_or(0.0, |&c| f32::from(c)))
+                    .collect();
+                let decoder = decoder.as_mut().ok_or_else(missing_decoder)?;
+                model.decode(backend, decoder, &ids, at)?
+            }
+            _ => {
+                fill_windows(&texts, (start, p), context, &mut windows);
+                window_passes += 1;
+                let all = if kv_cache {
+                    if decoder.is_none() {
+                        decoder = Some(model.decoder(backend, rows)?);
+                    }
+                    let decoder = decoder.as_mut().ok_or_else(missing_decoder)?;
+                    model.prefill(backend, decoder, &windows)?
+                } else {
+                    model.predict(backend, &windows)?
+                };
+                // Each window's row `at`.
+                (0..rows)
+                    .flat_map(|b| {
+                        let row = (b * context + at) * vocab;
+                        all.get(row..row + vocab).unwrap_or_default().to_vec()
+                    })
+                    .collect()
+            }
+        };
+        cached = kv_cache.then_some(p);
+        let mut drew = false;
+        for (b, text) in texts.iter_mut().enumerate() {
+            // Still writing, and past its prompt.
+            if text.len() == p + 1 && text.len() < ends[b] {
+                let row = logits.get(b * vocab..(b + 1) * vocab).unwrap_or_default();
+                text.push(draw(row, how.temperature, &mut rngs[b]));
+                drew = true;
+            }
+        }
+        if drew {
+            steps.push(step_started.elapsed());
+        }
     }
+    let cache_bytes = decoder.as_ref().map_or(0, Decoder::cache_bytes);
     Ok(Generated {
-        ids,
+        texts: texts
+            .into_iter()
+            .zip(prompts)
+            .map(|(t, prompt)| t[prompt.len().max(1)..].to_vec())
+            .collect(),
         elapsed: started.elapsed(),
+        steps,
+        window_passes,
+        cache_bytes,
     })
+}
+
+fn missing_decoder() -> BackendError {
+    BackendError::Shape {
+        op: "generate",
+        detail: "the key-value cache was not allocated".to_owned(),
+    }
+}
+
+/// `windows` (`[rows, context]`) set to each text's positions `start..=p` (a sequence shorter
+/// than `p` repeats character 0, which nothing reads), zero after them.
+fn fill_windows(
+    texts: &[Vec<u16>],
+    (start, p): (usize, usize),
+    context: usize,
+    windows: &mut [f32],
+) {
+    windows.fill(0.0);
+    for (w, text) in windows.chunks_mut(context).zip(texts) {
+        for (w, pos) in w.iter_mut().zip(start..=p) {
+            *w = text.get(pos).map_or(0.0, |&c| f32::from(c));
+        }
+    }
 }
 
 /// Characters an evaluation writes.
@@ -122,14 +226,21 @@ pub fn writing(
         .take(PROMPT_CHARS.min(context))
         .map(|&v| v as u16)
         .collect();
-    let mut model = writer(backend, spec, params)?;
+    let mut model = writer(backend, spec, params, 1)?;
     let how = Sampling {
         tokens: WRITING_CHARS,
         temperature: WRITING_TEMPERATURE,
         seed,
     };
-    let written = generate(backend, &mut model, (context, vocab), &prompt, how)?;
-    let all: Vec<u16> = prompt.iter().chain(&written.ids).copied().collect();
+    let prompts = [prompt.clone()];
+    let written = generate(
+        backend,
+        &mut model,
+        (context, vocab),
+        &prompts,
+        (how, false),
+    )?;
+    let all: Vec<u16> = prompt.iter().chain(written.ids()).copied().collect();
     let window = &all[all.len().saturating_sub(context)..];
     let ids: Vec<f32> = window.iter().map(|&t| f32::from(t)).collect();
     let n = window.len();
@@ -150,7 +261,7 @@ pub fn writing(
     };
     Ok(crate::train::report::Writing {
         prompt: prompt.iter().map(name).collect(),
-        text: written.ids.iter().map(name).collect(),
+        text: written.ids().iter().map(name).collect(),
         temperature: WRITING_TEMPERATURE,
         window: window.iter().map(name).collect(),
         attention,

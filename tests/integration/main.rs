@@ -16,6 +16,7 @@ mod cnn;
 mod convolution;
 mod data_input;
 mod datasets;
+mod generation;
 mod gpt;
 mod gpu_kernels;
 mod gradients;

@@ -12,6 +12,7 @@
 //! never slower than the better of one and all threads.
 
 mod convolution;
+mod decode;
 mod direct;
 mod matmul;
 mod memory;

@@ -21,7 +21,7 @@ use crate::device::Device;
 /// contiguous rows below, the baby GPT's whole CPU step at batch 12 went from 78 and 81 ms to 78
 /// and 73 ms in two alternating runs on a 2-core VM: within the noise there; attention is not
 /// yet blocked into products (see the module's notes).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
     let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
     let (ar, br) = (ac.remainder(), bc.remainder());
@@ -35,7 +35,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// `y += a · x`.
-fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
+pub(super) fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     for (y, &x) in y.iter_mut().zip(x) {
         *y += a * x;
     }
@@ -285,7 +285,7 @@ impl CpuBackend {
 /// A token id as an index: the data pipeline checks every id against the vocabulary, so an id
 /// out of range (or not a whole number) is read as token 0 rather than out of bounds, as the
 /// GPU's kernel clamps it.
-fn token(id: f32, vocab: usize) -> usize {
+pub(super) fn token(id: f32, vocab: usize) -> usize {
     if id >= 0.0 && (id as usize) < vocab {
         id as usize
     } else {
@@ -334,6 +334,35 @@ impl SequenceOps for CpuBackend {
     ) -> Result<(), BackendError> {
         self.timed("attention_backward", |s| {
             s.attention_backward_op(qkv, shape, probs, dout, dqkv)
+        })
+    }
+
+    fn embedding_at(
+        &mut self,
+        ids: &Tensor,
+        params: (&Tensor, &Tensor),
+        position: usize,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.timed("embedding_at", |s| {
+            s.embedding_at_op(ids, params, position, out)
+        })
+    }
+
+    fn fill_cache(&mut self, qkv: &Tensor, cache: &mut Tensor) -> Result<(), BackendError> {
+        self.timed("fill_cache", |_| Self::fill_cache_op(qkv, cache))
+    }
+
+    fn attention_step(
+        &mut self,
+        qkv: &Tensor,
+        shape: AttentionShape,
+        position: usize,
+        cache: &mut Tensor,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.timed("attention_step", |s| {
+            s.attention_step_op(qkv, shape, position, cache, out)
         })
     }
 

@@ -518,6 +518,11 @@ uniform! {
         heads: u32,
         /// `1 / √(d / heads)`.
         scale: f32,
+        /// The position a step of generation writes.
+        position: u32,
+        _pad0: u32,
+        _pad1: u32,
+        _pad2: u32,
     }
 }
 
@@ -568,25 +573,31 @@ pub(super) enum SequenceKernel {
     EmbeddingPositionGrad,
     Add,
     AddInto,
+    EmbeddingAt,
     Attention,
     AttentionValuesGrad,
     AttentionScoresGrad,
     AttentionQueriesGrad,
     AttentionKeysGrad,
+    FillCache,
+    AttentionStep,
 }
 
 impl SequenceKernel {
-    pub const ALL: [SequenceKernel; 10] = [
+    pub const ALL: [SequenceKernel; 13] = [
         SequenceKernel::Embedding,
         SequenceKernel::EmbeddingTableGrad,
         SequenceKernel::EmbeddingPositionGrad,
         SequenceKernel::Add,
         SequenceKernel::AddInto,
+        SequenceKernel::EmbeddingAt,
         SequenceKernel::Attention,
         SequenceKernel::AttentionValuesGrad,
         SequenceKernel::AttentionScoresGrad,
         SequenceKernel::AttentionQueriesGrad,
         SequenceKernel::AttentionKeysGrad,
+        SequenceKernel::FillCache,
+        SequenceKernel::AttentionStep,
     ];
 
     /// Its entry point, which names it in traces.
@@ -597,11 +608,14 @@ impl SequenceKernel {
             SequenceKernel::EmbeddingPositionGrad => "embedding_position_grad",
             SequenceKernel::Add => "add",
             SequenceKernel::AddInto => "add_into",
+            SequenceKernel::EmbeddingAt => "embedding_at",
             SequenceKernel::Attention => "attention",
             SequenceKernel::AttentionValuesGrad => "attention_values_grad",
             SequenceKernel::AttentionScoresGrad => "attention_scores_grad",
             SequenceKernel::AttentionQueriesGrad => "attention_queries_grad",
             SequenceKernel::AttentionKeysGrad => "attention_keys_grad",
+            SequenceKernel::FillCache => "fill_cache",
+            SequenceKernel::AttentionStep => "attention_step",
         }
     }
 

@@ -7,7 +7,8 @@ use super::dispatch::Binding;
 use super::kernels::{KernelId, SequenceKernel, SequenceParams};
 use crate::backend::error::BackendError;
 use crate::backend::sequence::{
-    AttentionShape, SequenceOps, check_add, check_attention, check_embedding,
+    AttentionShape, SequenceOps, check_add, check_attention, check_attention_step, check_cache,
+    check_embedding, check_embedding_at,
 };
 use crate::backend::tensor::Tensor;
 use crate::device::Device;
@@ -169,6 +170,70 @@ impl SequenceOps for GpuBackend {
         self.sequence_pass(SequenceKernel::AttentionQueriesGrad, per_value, bindings)?;
         self.sequence_pass(SequenceKernel::AttentionKeysGrad, per_value, bindings)?;
         self.store(dqkv, 1)
+    }
+
+    fn embedding_at(
+        &mut self,
+        ids: &Tensor,
+        (table, positions): (&Tensor, &Tensor),
+        position: usize,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "embedding_at";
+        let (d, vocab) = check_embedding_at(Device::Gpu, (ids, out), (table, positions), position)?;
+        self.prepare(&[out, table, positions])?;
+        let bindings = [
+            Binding::of(ids)?,
+            self.output(out, 1, false)?,
+            self.operand(table, 2)?,
+            self.operand(positions, 3)?,
+        ];
+        let params = SequenceParams {
+            len: count(out.len(), OP)?,
+            width: d as u32,
+            vocab: count(vocab, OP)?,
+            position: count(position, OP)?,
+            ..SequenceParams::default()
+        };
+        self.sequence_pass(SequenceKernel::EmbeddingAt, params, &bindings)?;
+        self.store(out, 1)
+    }
+
+    fn fill_cache(&mut self, qkv: &Tensor, cache: &mut Tensor) -> Result<(), BackendError> {
+        const OP: &str = "fill_cache";
+        check_cache(Device::Gpu, OP, (qkv, None), cache, qkv.rows())?;
+        self.prepare(&[qkv])?;
+        let bindings = [self.operand(qkv, 0)?, Binding::of(cache)?];
+        let params = SequenceParams {
+            len: count(cache.len(), OP)?,
+            width: (qkv.cols() / 3) as u32,
+            ..SequenceParams::default()
+        };
+        self.sequence_pass(SequenceKernel::FillCache, params, &bindings)
+    }
+
+    fn attention_step(
+        &mut self,
+        qkv: &Tensor,
+        shape: AttentionShape,
+        position: usize,
+        cache: &mut Tensor,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        const OP: &str = "attention_step";
+        let batch = check_attention_step(Device::Gpu, (qkv, out), shape, position, cache)?;
+        self.prepare(&[qkv, out])?;
+        let bindings = [
+            self.operand(qkv, 0)?,
+            self.output(out, 1, false)?,
+            Binding::of(cache)?,
+        ];
+        let params = SequenceParams {
+            position: count(position, OP)?,
+            ..Self::attention_params(shape, batch, batch * shape.heads)
+        };
+        self.sequence_pass(SequenceKernel::AttentionStep, params, &bindings)?;
+        self.store(out, 1)
     }
 
     fn add(&mut self, a: &Tensor, b: &Tensor, out: &mut Tensor) -> Result<(), BackendError> {

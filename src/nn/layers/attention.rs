@@ -101,6 +101,35 @@ impl Layer for Attention {
         backend.attention(input, self.shape, probs, out)
     }
 
+    /// The keys and values of every position so far, side by side: `[rows · T, 2d]`.
+    fn decode_saved(&self, rows: usize) -> Vec<(&'static str, (usize, usize))> {
+        let AttentionShape { len, width, .. } = self.shape;
+        vec![("cache", (rows * len, 2 * width))]
+    }
+
+    fn decode(
+        &self,
+        backend: &mut dyn Backend,
+        (input, _): (&Tensor, Option<&Tensor>),
+        _params: Option<(&Tensor, &Tensor)>,
+        saved: &mut [Tensor],
+        position: usize,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let cache = saved.first_mut().ok_or_else(|| missing(&self.name))?;
+        backend.attention_step(input, self.shape, position, cache, out)
+    }
+
+    fn fill_cache(
+        &self,
+        backend: &mut dyn Backend,
+        input: &Tensor,
+        saved: &mut [Tensor],
+    ) -> Result<(), BackendError> {
+        let cache = saved.first_mut().ok_or_else(|| missing(&self.name))?;
+        backend.fill_cache(input, cache)
+    }
+
     fn backward(&self, backend: &mut dyn Backend, pass: Backward<'_>) -> Result<(), BackendError> {
         crate::backend::check_identity("attention_backward", pass.input_epilogue)?;
         let probs = pass.saved.first_mut().ok_or_else(|| missing(&self.name))?;

@@ -121,6 +121,20 @@ impl Layer for Embedding {
         backend.embedding(input, params, out)
     }
 
+    /// The tables' rows for one token of each sequence at `position`.
+    fn decode(
+        &self,
+        backend: &mut dyn Backend,
+        (input, _): (&Tensor, Option<&Tensor>),
+        params: Option<(&Tensor, &Tensor)>,
+        _saved: &mut [Tensor],
+        position: usize,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        let params = params.ok_or_else(|| missing(&self.name))?;
+        backend.embedding_at(input, params, position, out)
+    }
+
     /// The tables' gradients; the ids have none.
     fn backward(&self, backend: &mut dyn Backend, pass: Backward<'_>) -> Result<(), BackendError> {
         let grads = pass.grads.ok_or_else(|| missing(&self.name))?;

@@ -255,6 +255,45 @@ pub(crate) trait Layer: Send {
         out: &mut Tensor,
     ) -> Result<(), BackendError>;
 
+    /// Tensors it keeps while generating a token at a time for `rows` sequences (f32, as
+    /// `(label suffix, shape)`): by default what its forward pass keeps for one position of each
+    /// (a `LayerNorm`'s statistics); an attention layer's key-value cache.
+    fn decode_saved(&self, rows: usize) -> Vec<(&'static str, (usize, usize))> {
+        let per = self.shape().rows_per_sample();
+        self.saved(1)
+            .into_iter()
+            .map(|(_, suffix, (r, c))| (suffix, (rows * r.div_ceil(per), c)))
+            .collect()
+    }
+
+    /// The forward pass of one new position, `position`, of each sequence (a row of `input`
+    /// each) while generating a token at a time, `saved` from
+    /// [`decode_saved`](Layer::decode_saved): by default the forward pass, which works a row at
+    /// a time.
+    fn decode(
+        &self,
+        backend: &mut dyn Backend,
+        (input, skip): (&Tensor, Option<&Tensor>),
+        params: Option<(&Tensor, &Tensor)>,
+        saved: &mut [Tensor],
+        _position: usize,
+        out: &mut Tensor,
+    ) -> Result<(), BackendError> {
+        self.forward(backend, input, skip, params, saved, out)
+    }
+
+    /// After a whole window's forward pass of `input`: what generation a token at a time keeps
+    /// of it (an attention layer's keys and values) into `saved`, as
+    /// [`decode_saved`](Layer::decode_saved) made it. Nothing by default.
+    fn fill_cache(
+        &self,
+        _backend: &mut dyn Backend,
+        _input: &Tensor,
+        _saved: &mut [Tensor],
+    ) -> Result<(), BackendError> {
+        Ok(())
+    }
+
     /// The backward pass: the parameters' gradients and the input's.
     fn backward(&self, backend: &mut dyn Backend, pass: Backward<'_>) -> Result<(), BackendError>;
 }
