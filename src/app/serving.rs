@@ -9,6 +9,8 @@ use crate::bench::infer::{self, InferPlan, Serving, ServingNews};
 const TRAIN_STEPS: u64 = 300;
 /// Timed requests per request size.
 const REQUESTS: usize = 200;
+/// Characters a language model writes after each prompt, each way.
+const TOKENS: usize = 100;
 
 impl BatchScopeApp {
     /// Pauses training and has the serving measurement start once every device has stopped.
@@ -21,6 +23,8 @@ impl BatchScopeApp {
             requests: REQUESTS,
             batch: session.config.batch,
             warmup: 10,
+            tokens: if session.data.is_text() { TOKENS } else { 0 },
+            kv_cache: None,
         };
         self.pause();
         self.state.serving = Some(Serving::new(plan, self.sweep_devices()));

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::median_of_sorted;
+use super::{median_of_sorted, percentile_of_sorted};
 use crate::backend::{Backend, BackendError};
 use crate::device::Device;
 use crate::nn::{Network, OptimizerKind, Training};
@@ -31,6 +31,12 @@ pub struct InferPlan {
     pub batch: usize,
     /// Untimed requests first (pipelines, caches, the allocator).
     pub warmup: usize,
+    /// Characters a language model writes after each prompt, with and without a key-value
+    /// cache (0: none; a model that reads no text writes none).
+    pub tokens: usize,
+    /// Only with (`Some(true)`) or only without (`Some(false)`) a key-value cache; both when
+    /// `None`.
+    pub kv_cache: Option<bool>,
 }
 
 /// The timings of one request size.
@@ -66,6 +72,9 @@ pub struct InferReport {
     pub single: Latency,
     /// Requests of `batch` rows.
     pub batched: Latency,
+    /// A language model's generation, one prompt and `batch` at once, without and with a
+    /// key-value cache (empty for other models).
+    pub generation: Vec<super::infer_tokens::Generation>,
 }
 
 /// What one device's serving measurement gave: its report, or why it could not run.
@@ -156,15 +165,6 @@ pub fn serve_each(
     }
 }
 
-/// The percentile `q` (0–1) of sorted values, by nearest rank.
-pub fn percentile_of_sorted(v: &[f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (q * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
-}
-
 /// Trains `session` for the plan's steps, then times requests of one row and of `batch` rows.
 pub fn measure(
     backend: &mut dyn Backend,
@@ -180,12 +180,28 @@ pub fn measure(
     drop(runner);
     let single = serve(backend, session, &trained, 1, plan)?;
     let batched = serve(backend, session, &trained, plan.batch.max(1), plan)?;
+    let mut generation = Vec::new();
+    if plan.tokens > 0 && session.data.is_text() {
+        let mut sizes = vec![1, plan.batch.max(1)];
+        sizes.dedup();
+        for rows in sizes {
+            generation.extend(super::infer_tokens::time_generation(
+                backend,
+                session,
+                &trained,
+                (rows, plan.tokens),
+                plan.kv_cache
+                    .map_or(&[false, true][..], |on| if on { &[true] } else { &[false] }),
+            )?);
+        }
+    }
     Ok(InferReport {
         device: backend.device(),
         backend: backend.name(),
         software_adapter: backend.adapter_summary().is_some_and(|a| a.software),
         single,
         batched,
+        generation,
     })
 }
 
@@ -279,18 +295,4 @@ fn recorded_request(
         })
         .filter(|(_, n)| *n > 0)
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_by_nearest_rank() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile_of_sorted(&v, 0.99), 99.0);
-        assert_eq!(percentile_of_sorted(&v, 0.5), 50.0);
-        assert_eq!(percentile_of_sorted(&[3.0], 0.99), 3.0);
-        assert!(percentile_of_sorted(&[], 0.5).is_nan());
-    }
 }

@@ -8,6 +8,7 @@ pub mod calibrate_each;
 pub mod gpu_products;
 pub mod history;
 pub mod infer;
+pub mod infer_tokens;
 mod local_profile;
 pub mod peak;
 pub mod sweep;
@@ -265,9 +266,27 @@ pub fn median_of_sorted(v: &[f64]) -> f64 {
     }
 }
 
+/// The percentile `q` (0–1) of sorted values, by nearest rank.
+pub fn percentile_of_sorted(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile_of_sorted(&v, 0.99), 99.0);
+        assert_eq!(percentile_of_sorted(&v, 0.5), 50.0);
+        assert_eq!(percentile_of_sorted(&[3.0], 0.99), 3.0);
+        assert!(percentile_of_sorted(&[], 0.5).is_nan());
+    }
 
     #[test]
     fn median_and_flops() {

@@ -10,7 +10,7 @@ use super::output::Out;
 use super::run::{check_fits, open_backend, parse_run};
 use crate::backend::Backend;
 use crate::device::Device;
-use crate::train::generate::{Sampling, generate, writer};
+use crate::train::generate::{MAX_TOKENS, Sampling, generate, writer};
 use crate::train::{Runner, Session};
 
 #[derive(Args, Debug)]
@@ -38,9 +38,6 @@ pub(super) struct SampleArgs {
     #[arg(long, value_enum, default_value = "on")]
     kv_cache: OnOff,
 }
-
-/// Most characters one call writes.
-const MAX_TOKENS: usize = 10_000;
 
 /// What a device wrote.
 #[derive(Serialize)]

@@ -6,12 +6,14 @@
 //! lessons and presenter mode), [`MsgKey`] in `messages.rs` (what the core says, as [`Said`]
 //! messages in both languages), [`DataKey`] in `data.rs` (the loaders' reasons and notes),
 //! [`ErrKey`] in `errors.rs` (the backends' errors), [`AuthorKey`] in `authoring.rs` (a lesson
-//! file's mistakes), each made by the same macro.
+//! file's mistakes), [`GenKey`] in `generation.rs` (a language model's serving), each made by
+//! the same macro.
 
 mod authoring;
 mod data;
 mod errors;
 mod files;
+mod generation;
 mod lang;
 mod layers;
 mod lessons;
@@ -21,6 +23,7 @@ pub use authoring::AuthorKey;
 pub use data::DataKey;
 pub use errors::ErrKey;
 pub use files::FileKey;
+pub use generation::GenKey;
 pub use lang::{Lang, Translated};
 pub use layers::LayerKey;
 pub use lessons::LessonKey;
@@ -761,6 +764,7 @@ mod tests {
             .chain(rows(DataKey::ALL))
             .chain(rows(LayerKey::ALL))
             .chain(rows(FileKey::ALL))
+            .chain(rows(GenKey::ALL))
         {
             assert!(!en.is_empty() && !zh.is_empty(), "{key:?}");
             // Placeholders must match, or a translation would drop a number.

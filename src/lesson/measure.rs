@@ -395,6 +395,8 @@ pub fn serve_plan(session: &Session) -> crate::bench::infer::InferPlan {
         requests: 100,
         batch: session.config.batch,
         warmup: 10,
+        tokens: if session.data.is_text() { 40 } else { 0 },
+        kv_cache: None,
     }
 }
 

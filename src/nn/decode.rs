@@ -3,9 +3,7 @@
 //! and values, each new position of each sequence runs the layers over one row (its embedding,
 //! its products, its attention against the cache) instead of the whole window again.
 
-use super::Network;
-use super::layers;
-use super::param::LayerParams;
+use super::layers::{self, Layer};
 use crate::backend::{Backend, BackendError, Tensor};
 use crate::memory::Role;
 
@@ -38,114 +36,94 @@ impl Decoder {
 }
 
 /// Why a network cannot generate a token at a time.
-fn refused(detail: String) -> BackendError {
+pub(super) fn refused(detail: String) -> BackendError {
     BackendError::Shape {
         op: "decoder",
         detail,
     }
 }
 
-impl Network {
-    /// The tensors to generate for `rows` sequences at once: only for a model that reads token
-    /// ids and evaluates exactly `rows` windows a pass (the cache is filled from one).
-    pub fn decoder(&self, backend: &mut dyn Backend, rows: usize) -> Result<Decoder, BackendError> {
-        if !self.layers.first().is_some_and(|l| l.reads_indices()) {
-            return Err(refused(
-                "only a model that reads token ids generates a token at a time".to_owned(),
-            ));
-        }
-        if rows == 0 || rows != self.eval_rows {
-            return Err(refused(format!(
-                "{rows} sequences with a model that evaluates {} at a time",
-                self.eval_rows
-            )));
-        }
-        let input = layers::alloc(backend, Role::Inputs, "decode.ids", (rows, 1), None)?;
-        let mut outputs = Vec::with_capacity(self.layers.len());
-        let mut saved = Vec::with_capacity(self.layers.len());
-        for layer in &self.layers {
-            let label = format!("{}.decode", layer.name());
-            let shape = (rows, layer.shape().row_width());
-            outputs.push(layers::alloc(
+/// The tensors to generate for `rows` sequences with `layers` at once.
+pub(super) fn alloc(
+    backend: &mut dyn Backend,
+    layers: &[Box<dyn Layer>],
+    rows: usize,
+) -> Result<Decoder, BackendError> {
+    let input = layers::alloc(backend, Role::Inputs, "decode.ids", (rows, 1), None)?;
+    let mut outputs = Vec::with_capacity(layers.len());
+    let mut saved = Vec::with_capacity(layers.len());
+    for layer in layers {
+        let label = format!("{}.decode", layer.name());
+        let shape = (rows, layer.shape().row_width());
+        outputs.push(layers::alloc(
+            backend,
+            Role::Activations,
+            &label,
+            shape,
+            None,
+        )?);
+        let mut kept = Vec::new();
+        for (suffix, shape) in layer.decode_saved(rows) {
+            let label = format!("{}.{suffix}", layer.name());
+            kept.push(layers::alloc(
                 backend,
                 Role::Activations,
                 &label,
                 shape,
                 None,
             )?);
-            let mut kept = Vec::new();
-            for (suffix, shape) in layer.decode_saved(rows) {
-                let label = format!("{}.{suffix}", layer.name());
-                kept.push(layers::alloc(
-                    backend,
-                    Role::Activations,
-                    &label,
-                    shape,
-                    None,
-                )?);
-            }
-            saved.push(kept);
         }
-        Ok(Decoder {
-            rows,
-            input,
-            outputs,
-            saved,
-        })
+        saved.push(kept);
     }
+    Ok(Decoder {
+        rows,
+        input,
+        outputs,
+        saved,
+    })
+}
 
-    /// A whole forward pass of `windows` (`decoder.rows()` windows of the model's `T` ids, each
-    /// padded after its text) that fills every cache with their keys and values, and returns
-    /// the logits of every position (`[rows · T, vocab]`), read back.
-    pub fn prefill(
-        &mut self,
-        backend: &mut dyn Backend,
-        decoder: &mut Decoder,
-        windows: &[f32],
-    ) -> Result<Vec<f32>, BackendError> {
-        self.eval_pass(backend, windows)?;
-        for (i, layer) in self.layers.iter().enumerate() {
-            let input = if i == 0 {
-                &self.eval.input
-            } else {
-                &self.eval.outputs[i - 1]
-            };
-            layer.fill_cache(backend, input, &mut decoder.saved[i])?;
-        }
-        backend.read(self.eval.last())
+/// Each layer's cache filled from a whole window's pass: `inputs(i)` is layer `i`'s input.
+pub(super) fn fill<'t>(
+    backend: &mut dyn Backend,
+    layers: &[Box<dyn Layer>],
+    inputs: impl Fn(usize) -> &'t Tensor,
+    decoder: &mut Decoder,
+) -> Result<(), BackendError> {
+    for (i, layer) in layers.iter().enumerate() {
+        layer.fill_cache(backend, inputs(i), &mut decoder.saved[i])?;
     }
+    Ok(())
+}
 
-    /// One new position, `position` of every sequence (the caches hold the positions before
-    /// it), from each sequence's token `ids` there: the logits of the next token,
-    /// `[rows, vocab]`, read back.
-    pub fn decode(
-        &mut self,
-        backend: &mut dyn Backend,
-        decoder: &mut Decoder,
-        ids: &[f32],
-        position: usize,
-    ) -> Result<Vec<f32>, BackendError> {
-        backend.write(&mut decoder.input, ids)?;
-        let Decoder {
-            input,
-            outputs,
-            saved,
-            ..
-        } = decoder;
-        for (i, layer) in self.layers.iter().enumerate() {
-            let (done, rest) = outputs.split_at_mut(i);
-            let input = done.last().unwrap_or(input);
-            let skip = layer.skip().and_then(|s| done.get(s));
-            let params = self.params[i].as_ref().map(LayerParams::master_values);
-            layer.decode(
-                backend,
-                (input, skip),
-                params,
-                &mut saved[i],
-                position,
-                &mut rest[0],
-            )?;
-        }
-        backend.read(outputs.last().unwrap_or(input))
+/// One new position, `position` of every sequence, through `layers` with `params(i)` layer
+/// `i`'s parameters: the logits, read back.
+pub(super) fn step<'p>(
+    backend: &mut dyn Backend,
+    layers: &[Box<dyn Layer>],
+    params: impl Fn(usize) -> Option<(&'p Tensor, &'p Tensor)>,
+    decoder: &mut Decoder,
+    (ids, position): (&[f32], usize),
+) -> Result<Vec<f32>, BackendError> {
+    backend.write(&mut decoder.input, ids)?;
+    let Decoder {
+        input,
+        outputs,
+        saved,
+        ..
+    } = decoder;
+    for (i, layer) in layers.iter().enumerate() {
+        let (done, rest) = outputs.split_at_mut(i);
+        let input = done.last().unwrap_or(input);
+        let skip = layer.skip().and_then(|s| done.get(s));
+        layer.decode(
+            backend,
+            (input, skip),
+            params(i),
+            &mut saved[i],
+            position,
+            &mut rest[0],
+        )?;
     }
+    backend.read(outputs.last().unwrap_or(input))
 }

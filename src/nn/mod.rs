@@ -531,6 +531,60 @@ impl Network {
             .map(<[f32]>::to_vec))
     }
 
+    /// The tensors to generate a token at a time for `rows` sequences at once, with key-value
+    /// caches: only for a model that reads token ids and evaluates exactly `rows` windows a
+    /// pass (the caches are filled from one).
+    pub fn decoder(&self, backend: &mut dyn Backend, rows: usize) -> Result<Decoder, BackendError> {
+        if !self.layers.first().is_some_and(|l| l.reads_indices()) {
+            return Err(decode::refused(
+                "only a model that reads token ids generates a token at a time".to_owned(),
+            ));
+        }
+        if rows == 0 || rows != self.eval_rows {
+            return Err(decode::refused(format!(
+                "{rows} sequences with a model that evaluates {} at a time",
+                self.eval_rows
+            )));
+        }
+        decode::alloc(backend, &self.layers, rows)
+    }
+
+    /// A whole forward pass of `windows` (`decoder.rows()` windows of the model's `T` ids, each
+    /// padded after its text) that fills every cache with their keys and values, and returns
+    /// the logits of every position (`[rows · T, vocab]`), read back.
+    pub fn prefill(
+        &mut self,
+        backend: &mut dyn Backend,
+        decoder: &mut Decoder,
+        windows: &[f32],
+    ) -> Result<Vec<f32>, BackendError> {
+        self.eval_pass(backend, windows)?;
+        let eval = &self.eval;
+        let input = |i: usize| {
+            if i == 0 {
+                &eval.input
+            } else {
+                &eval.outputs[i - 1]
+            }
+        };
+        decode::fill(backend, &self.layers, input, decoder)?;
+        backend.read(self.eval.last())
+    }
+
+    /// One new position, `position` of every sequence (the caches hold the positions before
+    /// it), from each sequence's token `ids` there: the logits of the next token,
+    /// `[rows, vocab]`, read back.
+    pub fn decode(
+        &mut self,
+        backend: &mut dyn Backend,
+        decoder: &mut Decoder,
+        ids: &[f32],
+        position: usize,
+    ) -> Result<Vec<f32>, BackendError> {
+        let params = |i: usize| self.params[i].as_ref().map(LayerParams::master_values);
+        decode::step(backend, &self.layers, params, decoder, (ids, position))
+    }
+
     /// Logits of the loaded batch, read back to the host.
     pub fn read_logits(&mut self, backend: &mut dyn Backend) -> Result<Vec<f32>, BackendError> {
         backend.read(self.pass.last())

@@ -23,6 +23,9 @@ use crate::backend::{Backend, BackendError};
 use crate::nn::{Decoder, LayerValues, ModelSpec, Network, OptimizerKind, Training};
 use crate::precision::Precision;
 
+/// Most characters one call of a command writes after a prompt.
+pub const MAX_TOKENS: usize = 10_000;
+
 /// How to draw each character.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sampling {

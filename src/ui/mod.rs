@@ -33,6 +33,7 @@ pub mod presenter;
 pub mod preview;
 pub mod roofline;
 pub mod serving;
+pub mod serving_tokens;
 pub mod setup;
 pub mod speaker;
 pub mod text_preview;

@@ -92,6 +92,7 @@ pub fn serving_ui(
             }
         }
     });
+    super::serving_tokens::generation_ui(ui, lang, serving);
 }
 
 fn latency_row(ui: &mut egui::Ui, lang: Lang, device: Device, l: &Latency) {
@@ -174,6 +175,8 @@ mod tests {
             requests: 200,
             batch: 32,
             warmup: 10,
+            tokens: 0,
+            kv_cache: None,
         };
         let mut s = Serving::new(plan, vec![Device::Cpu, Device::Gpu]);
         for (device, p50) in [(Device::Cpu, 0.02), (Device::Gpu, 0.5)] {
@@ -183,6 +186,7 @@ mod tests {
                 software_adapter: device == Device::Gpu,
                 single: latency(1, p50),
                 batched: latency(32, p50 * 4.0),
+                generation: Vec::new(),
             })));
         }
         s.ended = true;

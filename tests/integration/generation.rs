@@ -1,6 +1,7 @@
 //! Generation a token at a time: a key-value cache gives the logits the whole window gives, and
 //! writes the same text, prompts of different lengths in one batch included, on both devices.
 
+use crate::common;
 use batchscope::backend::Backend;
 use batchscope::nn::{
     GptShape, LayerSpec, Loss, ModelSpec, Network, OptimizerKind, Shape, gpt_layers,
@@ -119,4 +120,81 @@ on_both_devices! {
     cached_logits => super::cached_logits_match_the_window;
     cached_text => super::cache_writes_what_the_window_writes;
     decoder_refusals => super::decoder_refuses_what_it_cannot_serve;
+}
+
+/// `infer` on a GPT: each device writes one prompt and a batch of prompts, with and without the
+/// cache, reports characters a second and the wait a character, and writes the same text both
+/// ways; the cache's runs make far fewer whole-window passes.
+#[test]
+fn infer_serves_a_language_model_with_and_without_the_cache() {
+    let devices = if common::gpu().is_some() {
+        "both"
+    } else {
+        "cpu"
+    };
+    let args = [
+        "infer",
+        "--dataset",
+        "shakespeare",
+        "--model",
+        "gpt-tiny",
+        "--context",
+        "16",
+        "--batch",
+        "3",
+        "--train-steps",
+        "5",
+        "--requests",
+        "3",
+        "--tokens",
+        "24",
+        "--device",
+        devices,
+        "--json",
+    ];
+    let outcome = common::child::run(&args, std::time::Duration::from_secs(300));
+    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
+    let reports: Vec<serde_json::Value> = outcome
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(reports.len(), if devices == "both" { 2 } else { 1 });
+    for report in &reports {
+        let runs = report["generation"].as_array().expect("generation");
+        let shape: Vec<(u64, bool)> = runs
+            .iter()
+            .map(|g| (g["prompts"].as_u64().unwrap_or(0), g["kv_cache"] == true))
+            .collect();
+        assert_eq!(shape, [(1, false), (1, true), (3, false), (3, true)]);
+        for g in runs {
+            assert!(g["tokens_per_s"].as_f64() > Some(0.0), "{g}");
+            assert!(g["p50_ms_per_token"].as_f64() > Some(0.0), "{g}");
+            assert_eq!(
+                g["text"].as_str().map(|t| t.chars().count()),
+                Some(24),
+                "{g}"
+            );
+        }
+        for pair in runs.chunks(2) {
+            assert_eq!(pair[0]["text"], pair[1]["text"], "{pair:?}");
+            let passes = |g: &serde_json::Value| g["window_passes"].as_u64().unwrap_or(0);
+            assert!(passes(&pair[1]) * 4 <= passes(&pair[0]), "{pair:?}");
+            assert!(pair[1]["cache_bytes"].as_u64() > Some(0));
+        }
+    }
+    let refused = common::child::run(
+        &[
+            "infer",
+            "--dataset",
+            "shakespeare",
+            "--model",
+            "gpt-tiny",
+            "--tokens",
+            "0",
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(refused.stderr.contains("--tokens 0"), "{}", refused.stderr);
 }
