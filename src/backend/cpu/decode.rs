@@ -5,7 +5,7 @@
 
 use super::CpuBackend;
 use super::sequence::{axpy, dot, token};
-use super::values::{host, host_mut, put, widened};
+use super::values::{host, host_mut, put, read_f32};
 use crate::backend::error::BackendError;
 use crate::backend::sequence::{
     AttentionShape, check_attention_step, check_cache, check_embedding_at,
@@ -22,7 +22,7 @@ impl CpuBackend {
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
         let (d, vocab) = check_embedding_at(Device::Cpu, (ids, out), (table, positions), position)?;
-        let (table_f, positions_f) = (widened(table), widened(positions));
+        let (table_f, positions_f) = (read_f32(table), read_f32(positions));
         let at = &positions_f[position * d..][..d];
         let mut out_f = vec![0.0f32; out.len()];
         for (o, &id) in out_f.chunks_mut(d).zip(host(ids)) {
@@ -38,7 +38,7 @@ impl CpuBackend {
     pub(super) fn fill_cache_op(qkv: &Tensor, cache: &mut Tensor) -> Result<(), BackendError> {
         check_cache(Device::Cpu, "fill_cache", (qkv, None), cache, qkv.rows())?;
         let d = qkv.cols() / 3;
-        let qkv_f = widened(qkv);
+        let qkv_f = read_f32(qkv);
         for (row, kv) in qkv_f.chunks(3 * d).zip(host_mut(cache).chunks_mut(2 * d)) {
             kv.copy_from_slice(&row[d..]);
         }
@@ -55,7 +55,7 @@ impl CpuBackend {
     ) -> Result<(), BackendError> {
         check_attention_step(Device::Cpu, (qkv, out), shape, position, cache)?;
         let (t_len, d, dh, scale) = (shape.len, shape.width, shape.head_width(), shape.scale());
-        let qkv_f = widened(qkv);
+        let qkv_f = read_f32(qkv);
         let cache_f = host_mut(cache);
         let mut out_f = vec![0.0f32; out.len()];
         let mut scores = vec![0.0f32; position + 1];

@@ -16,6 +16,44 @@ use crate::device::Device;
 /// are shaped.
 const CHUNK: usize = 4096;
 
+/// `out[i] = act(x[i])`, one copy of the loop a kind (each closure its own type), so the kind is
+/// a constant in each: a loop that matches on the kind at every value does not vectorise.
+/// Measured on the baby GPT's CPU step at batch 12 (release, 2-core AVX-512 VM, `perf`): GELU
+/// forward and backward went from 21% of the step with the match inside the loop to 8% with a
+/// loop a kind. The loops are compiled for the build's baseline (SSE2's four lanes): running
+/// them through `pulp`'s dispatch for AVX-512 measured no gain, the closure not being inlined
+/// into the wider function.
+fn apply_each(act: Activation, x: &[f32], out: &mut [f32]) {
+    fn each(x: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
+        for (o, &z) in out.iter_mut().zip(x) {
+            *o = f(z);
+        }
+    }
+    match act {
+        Activation::Identity => each(x, out, |z| Activation::Identity.apply(z)),
+        Activation::Relu => each(x, out, |z| Activation::Relu.apply(z)),
+        Activation::Tanh => each(x, out, |z| Activation::Tanh.apply(z)),
+        Activation::Sigmoid => each(x, out, |z| Activation::Sigmoid.apply(z)),
+        Activation::Gelu => each(x, out, |z| Activation::Gelu.apply(z)),
+    }
+}
+
+/// `dx[i] = dout[i] · act'(x[i])`, one copy of the loop a kind, as [`apply_each`].
+fn derivative_each(act: Activation, (x, dout): (&[f32], &[f32]), dx: &mut [f32]) {
+    fn each(x: &[f32], dout: &[f32], dx: &mut [f32], f: impl Fn(f32) -> f32) {
+        for ((o, &z), &d) in dx.iter_mut().zip(x).zip(dout) {
+            *o = d * f(z);
+        }
+    }
+    match act {
+        Activation::Identity => each(x, dout, dx, |z| Activation::Identity.derivative(z)),
+        Activation::Relu => each(x, dout, dx, |z| Activation::Relu.derivative(z)),
+        Activation::Tanh => each(x, dout, dx, |z| Activation::Tanh.derivative(z)),
+        Activation::Sigmoid => each(x, dout, dx, |z| Activation::Sigmoid.derivative(z)),
+        Activation::Gelu => each(x, dout, dx, |z| Activation::Gelu.derivative(z)),
+    }
+}
+
 /// One row's mean and `1 / √(σ² + ε)` (the biased variance, as PyTorch's `LayerNorm`).
 fn row_stats(x: &[f32]) -> (f32, f32) {
     let n = x.len().max(1) as f32;
@@ -54,9 +92,7 @@ impl CpuBackend {
         let x_f = view(x, s0)?;
         let out_f = view_mut(out, &mut *s1, false)?;
         self.rows(out_f, CHUNK, |(i, chunk)| {
-            for (o, &z) in chunk.iter_mut().zip(&x_f[i * CHUNK..]) {
-                *o = act.apply(z);
-            }
+            apply_each(act, &x_f[i * CHUNK..], chunk);
         });
         store(out, s1, &mut self.census);
         self.working = work;
@@ -77,9 +113,7 @@ impl CpuBackend {
         let dx_f = view_mut(dx, &mut *s2, false)?;
         self.rows(dx_f, CHUNK, |(i, chunk)| {
             let (x, d) = (&x_f[i * CHUNK..], &d_f[i * CHUNK..]);
-            for ((o, &z), &dv) in chunk.iter_mut().zip(x).zip(d) {
-                *o = dv * act.derivative(z);
-            }
+            derivative_each(act, (x, d), chunk);
         });
         store(dx, s2, &mut self.census);
         self.working = work;

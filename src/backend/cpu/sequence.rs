@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 
 use super::CpuBackend;
-use super::values::{host, host_mut, put, widened};
+use super::values::{host, host_mut, put, read_f32, write_f32};
 use crate::backend::error::BackendError;
 use crate::backend::sequence::{
     AttentionShape, SequenceOps, check_add, check_attention, check_embedding,
@@ -147,30 +147,32 @@ impl CpuBackend {
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
         check_attention(Device::Cpu, "attention", shape, (&[qkv], &[out]), probs)?;
-        let qkv_f = widened(qkv);
-        let mut out_f = vec![0.0f32; out.len()];
+        let qkv_f = read_f32(qkv);
         let (t_len, d) = (shape.len, shape.width);
         let per = shape.probs_per_sample();
+        let parallel = self.parallel(probs.len() * shape.head_width());
         let probs_f = host_mut(probs);
+        let pool = &self.pool;
         let work = |((qkv, probs), out): ((&[f32], &mut [f32]), &mut [f32])| {
             attention_sample(shape, qkv, probs, out);
         };
-        if self.parallel(probs_f.len() * shape.head_width()) {
-            self.pool.install(|| {
+        write_f32(out, &mut self.census, |out_f| {
+            if parallel {
+                pool.install(|| {
+                    qkv_f
+                        .par_chunks(t_len * 3 * d)
+                        .zip(probs_f.par_chunks_mut(per))
+                        .zip(out_f.par_chunks_mut(t_len * d))
+                        .for_each(work);
+                });
+            } else {
                 qkv_f
-                    .par_chunks(t_len * 3 * d)
-                    .zip(probs_f.par_chunks_mut(per))
-                    .zip(out_f.par_chunks_mut(t_len * d))
+                    .chunks(t_len * 3 * d)
+                    .zip(probs_f.chunks_mut(per))
+                    .zip(out_f.chunks_mut(t_len * d))
                     .for_each(work);
-            });
-        } else {
-            qkv_f
-                .chunks(t_len * 3 * d)
-                .zip(probs_f.chunks_mut(per))
-                .zip(out_f.chunks_mut(t_len * d))
-                .for_each(work);
-        }
-        put(out, &out_f, &mut self.census);
+            }
+        });
         Ok(())
     }
 
@@ -184,32 +186,34 @@ impl CpuBackend {
     ) -> Result<(), BackendError> {
         const OP: &str = "attention_backward";
         check_attention(Device::Cpu, OP, shape, (&[qkv, dqkv], &[dout]), probs)?;
-        let (qkv_f, dout_f) = (widened(qkv), widened(dout));
-        let mut dqkv_f = vec![0.0f32; dqkv.len()];
+        let (qkv_f, dout_f) = (read_f32(qkv), read_f32(dout));
         let (t_len, d) = (shape.len, shape.width);
         let per = shape.probs_per_sample();
         let probs_f = host(probs);
+        let parallel = self.parallel(probs_f.len() * shape.head_width());
+        let pool = &self.pool;
         let work = |(((qkv, probs), dout), dqkv): SampleBackward<'_>| {
             attention_sample_backward(shape, (qkv, probs, dout), dqkv);
         };
-        if self.parallel(probs_f.len() * shape.head_width()) {
-            self.pool.install(|| {
+        write_f32(dqkv, &mut self.census, |dqkv_f| {
+            if parallel {
+                pool.install(|| {
+                    qkv_f
+                        .par_chunks(t_len * 3 * d)
+                        .zip(probs_f.par_chunks(per))
+                        .zip(dout_f.par_chunks(t_len * d))
+                        .zip(dqkv_f.par_chunks_mut(t_len * 3 * d))
+                        .for_each(work);
+                });
+            } else {
                 qkv_f
-                    .par_chunks(t_len * 3 * d)
-                    .zip(probs_f.par_chunks(per))
-                    .zip(dout_f.par_chunks(t_len * d))
-                    .zip(dqkv_f.par_chunks_mut(t_len * 3 * d))
+                    .chunks(t_len * 3 * d)
+                    .zip(probs_f.chunks(per))
+                    .zip(dout_f.chunks(t_len * d))
+                    .zip(dqkv_f.chunks_mut(t_len * 3 * d))
                     .for_each(work);
-            });
-        } else {
-            qkv_f
-                .chunks(t_len * 3 * d)
-                .zip(probs_f.chunks(per))
-                .zip(dout_f.chunks(t_len * d))
-                .zip(dqkv_f.chunks_mut(t_len * 3 * d))
-                .for_each(work);
-        }
-        put(dqkv, &dqkv_f, &mut self.census);
+            }
+        });
         Ok(())
     }
 
@@ -221,19 +225,19 @@ impl CpuBackend {
     ) -> Result<(), BackendError> {
         let (_, d, vocab, len) =
             check_embedding(Device::Cpu, "embedding", (ids, &[out]), (table, positions))?;
-        let (table_f, positions_f) = (widened(table), widened(positions));
-        let mut out_f = vec![0.0f32; out.len()];
-        for (r, (o, &id)) in out_f.chunks_mut(d).zip(host(ids)).enumerate() {
-            let token = token(id, vocab);
-            let (e, p) = (
-                &table_f[token * d..][..d],
-                &positions_f[(r % len) * d..][..d],
-            );
-            for ((o, &e), &p) in o.iter_mut().zip(e).zip(p) {
-                *o = e + p;
+        let (table_f, positions_f) = (read_f32(table), read_f32(positions));
+        write_f32(out, &mut self.census, |out_f| {
+            for (r, (o, &id)) in out_f.chunks_mut(d).zip(host(ids)).enumerate() {
+                let token = token(id, vocab);
+                let (e, p) = (
+                    &table_f[token * d..][..d],
+                    &positions_f[(r % len) * d..][..d],
+                );
+                for ((o, &e), &p) in o.iter_mut().zip(e).zip(p) {
+                    *o = e + p;
+                }
             }
-        }
-        put(out, &out_f, &mut self.census);
+        });
         Ok(())
     }
 
@@ -249,7 +253,7 @@ impl CpuBackend {
             (ids, &[dout]),
             (dtable, dpositions),
         )?;
-        let dout_f = widened(dout);
+        let dout_f = read_f32(dout);
         let (mut dt, mut dp) = (vec![0.0f32; vocab * d], vec![0.0f32; len * d]);
         for (r, (g, &id)) in dout_f.chunks(d).zip(host(ids)).enumerate() {
             let token = token(id, vocab);
@@ -267,17 +271,30 @@ impl CpuBackend {
 
     fn add_op(&mut self, a: &Tensor, b: &Tensor, out: &mut Tensor) -> Result<(), BackendError> {
         check_add(Device::Cpu, "add", &[a, b, out])?;
-        let (a_f, b_f) = (widened(a), widened(b));
-        let sum: Vec<f32> = a_f.iter().zip(&b_f).map(|(x, y)| x + y).collect();
-        put(out, &sum, &mut self.census);
+        let (a_f, b_f) = (read_f32(a), read_f32(b));
+        write_f32(out, &mut self.census, |out_f| {
+            for ((o, x), y) in out_f.iter_mut().zip(a_f.iter()).zip(b_f.iter()) {
+                *o = x + y;
+            }
+        });
         Ok(())
     }
 
     fn add_into_op(&mut self, src: &Tensor, dst: &mut Tensor) -> Result<(), BackendError> {
         check_add(Device::Cpu, "add_into", &[src, dst])?;
-        let (s_f, d_f) = (widened(src), widened(dst));
-        let sum: Vec<f32> = d_f.iter().zip(&s_f).map(|(x, y)| x + y).collect();
-        put(dst, &sum, &mut self.census);
+        let s_f = read_f32(src);
+        if matches!(dst.dtype(), crate::precision::DType::F32) {
+            for (d, s) in host_mut(dst).iter_mut().zip(s_f.iter()) {
+                *d += s;
+            }
+        } else {
+            let sum: Vec<f32> = read_f32(dst)
+                .iter()
+                .zip(s_f.iter())
+                .map(|(x, y)| x + y)
+                .collect();
+            put(dst, &sum, &mut self.census);
+        }
         Ok(())
     }
 }

@@ -30,6 +30,32 @@ pub(super) fn widened(t: &Tensor) -> Vec<f32> {
     }
 }
 
+/// `t`'s values as f32: borrowed where `t` stores f32, widened into a new vector where it
+/// stores 16 bits (the sequence ops read their operands this way, so an f32 step copies nothing).
+pub(super) fn read_f32(t: &Tensor) -> std::borrow::Cow<'_, [f32]> {
+    match t.storage() {
+        Storage::CpuHalf(_) => std::borrow::Cow::Owned(widened(t)),
+        _ => std::borrow::Cow::Borrowed(host(t)),
+    }
+}
+
+/// Runs `write` over `t`'s values as f32, which it must overwrite every one of: in place where
+/// `t` stores f32, else into a new vector then rounded into `t` (counting what that loses).
+pub(super) fn write_f32<R>(
+    t: &mut Tensor,
+    census: &mut RoundingCensus,
+    write: impl FnOnce(&mut [f32]) -> R,
+) -> R {
+    if matches!(t.storage(), Storage::CpuHalf(_)) {
+        let mut values = vec![0.0f32; t.len()];
+        let result = write(&mut values);
+        put(t, &values, census);
+        result
+    } else {
+        write(host_mut(t))
+    }
+}
+
 /// Stores f32 `values` into `t`, rounded for a 16-bit `t` (counting what that loses).
 pub(super) fn put(t: &mut Tensor, values: &[f32], census: &mut RoundingCensus) {
     let (format, role) = (t.dtype().half(), t.role());
