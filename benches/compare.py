@@ -3,6 +3,7 @@
 
     python3 benches/compare.py            # the grid of issue 3, 2 threads
     python3 benches/compare.py --quick    # fewer repeats
+    python3 benches/compare.py --only gpt # the GPT rows alone (issue 39)
 
 It builds `batchscope` in release mode, installs PyTorch into target/bench-venv when that
 virtualenv lacks it (PyPI's wheel, with its CUDA libraries: a large download, once), then runs the
@@ -16,6 +17,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 
@@ -31,6 +33,13 @@ GRID = [
     ("784,128,10", 128, 1.0),
     ("784,128,10", 256, 1.0),
     ("784,512,512,10", 1024, 0.9),
+]
+
+# GPTs on the shipped Shakespeare (issue 39): (preset, context, batch, target), AdamW, the
+# PyTorch side from benches/pytorch_gpt.py.
+GPT_GRID = [
+    ("gpt-baby", 64, 12, 1.0),
+    ("gpt-baby", 64, 32, 1.0),
 ]
 
 # CNNs on 28×28 MNIST images (issue 17): (conv blocks, dense layers after them, batch, target).
@@ -84,6 +93,51 @@ def batchscope_cnn(conv, layers, batch, threads, repeats, split="auto"):
     return json.loads(out.strip().splitlines()[-1])
 
 
+def batchscope_gpt(preset, context, batch, threads, repeats):
+    cmd = [BIN, "bench", "--device", "cpu", "--dataset", "shakespeare", "--model", preset,
+           "--context", str(context), "--batch", str(batch), "--optimizer", "adamw",
+           "--threads", str(threads), "--repeats", str(repeats), "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    r = json.loads(out.strip().splitlines()[-1])
+    r["tokens_per_s"] = r["samples_per_s"] * context
+    # The vocabulary: the head's width, the model's last layer.
+    r["vocab"] = int(re.findall(r"\[(\d+)\]", r["model"])[-1])
+    return r
+
+
+def pytorch_gpt(py, preset, vocab, context, batch, threads, repeats):
+    cmd = [py, os.path.join(ROOT, "benches", "pytorch_gpt.py"), "--model", preset, "--vocab", str(vocab),
+           "--context", str(context), "--batch", str(batch), "--threads", str(threads),
+           "--repeats", str(repeats)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def gpt_rows(py, threads, repeats):
+    """Each GPT row measured twice, alternating the two programs, the better of each kept."""
+    rows = []
+    for preset, context, batch, target in GPT_GRID:
+        ours, theirs = [], []
+        for _ in range(2):
+            ours.append(batchscope_gpt(preset, context, batch, threads, repeats))
+            theirs.append(pytorch_gpt(py, preset, ours[-1]["vocab"], context, batch, threads, repeats))
+        best = lambda runs: max(runs, key=lambda r: r["tokens_per_s"])
+        o, t = best(ours), best(theirs)
+        rows.append({"model": preset, "context": context, "batch": batch, "target_ratio": target,
+                     "batchscope": o, "pytorch": t, "ratio": o["tokens_per_s"] / t["tokens_per_s"]})
+    return rows
+
+
+def print_gpt(rows, threads):
+    print(f"GPTs on the shipped Shakespeare, AdamW, {threads} threads, best of two alternating runs each:")
+    print("| model | context | batch | PyTorch tokens/s | BatchScope tokens/s | ratio | target | met |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        met = "yes" if r["ratio"] >= r["target_ratio"] else "NO"
+        print(f"| {r['model']} | {r['context']} | {r['batch']} | {r['pytorch']['tokens_per_s']:,.0f} | "
+              f"{r['batchscope']['tokens_per_s']:,.0f} | {r['ratio']:.2f}x | {r['target_ratio']:g}x | {met} |")
+
+
 def pytorch(py, layers, batch, threads, repeats, conv=None):
     cmd = [py, os.path.join(ROOT, "benches", "pytorch_bench.py"), "--layers", layers,
            "--batch", str(batch), "--threads", str(threads), "--repeats", str(repeats)]
@@ -98,10 +152,16 @@ def main():
     p.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
     p.add_argument("--threads", type=int, default=2, help="threads for both (default 2)")
     p.add_argument("--out", default=os.path.join(ROOT, "target", "bench-results.json"))
+    p.add_argument("--only", choices=["all", "gpt"], default="all", help="gpt: the GPT rows alone")
     a = p.parse_args()
     repeats = 3 if a.quick else 7
     subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
     py = ensure_torch()
+    gpts = gpt_rows(py, a.threads, repeats)
+    if a.only == "gpt":
+        print(f"Measured {datetime.date.today().isoformat()} on {machine()}")
+        print_gpt(gpts, a.threads)
+        return
     kernels = json.loads(subprocess.run(
         [BIN, "bench", "--kernels", "--dataset", "random", "--layers", "784,512,512,10", "--batch", "1024",
          "--device", "cpu", "--json"], check=True, capture_output=True, text=True).stdout)
@@ -172,10 +232,12 @@ def main():
         m, k, n = rate["shape"]
         print(f"| {rate['name']} | {m}x{k}x{n} | {rate['gflop_per_s']:.0f} | "
               f"{100 * rate['gflop_per_s'] / peak['gflop_per_s']:.0f}% |")
+    print()
+    print_gpt(gpts, a.threads)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump({"date": today, "machine": machine(), "kernels": kernels, "conv_kernels": conv_kernels,
-                   "results": results}, f, indent=1)
+                   "results": results, "gpt": gpts}, f, indent=1)
     print(f"\nAll measurements: {os.path.relpath(a.out, ROOT)}")
 
 
