@@ -146,10 +146,23 @@ mod tests {
         "TFLOPS",
         "img",
         "dims",
+        // Models, layers and functions as the literature names them.
+        "GPT",
+        "nanoGPT",
+        "LayerNorm",
+        "gelu",
+        "mlp",
     ];
 
     /// Names of more than one word kept as they are.
-    const ALLOWED_PHRASES: &[&str] = &["BERT-base", "Fashion-MNIST"];
+    const ALLOWED_PHRASES: &[&str] = &[
+        "BERT-base",
+        "Fashion-MNIST",
+        // Model presets, as the command line names them.
+        "gpt-tiny",
+        "gpt-baby",
+        "mlp-layernorm",
+    ];
 
     /// Every text shape the last frame painted.
     fn painted(harness: &Harness<'_, BatchScopeApp>) -> Vec<String> {

@@ -39,6 +39,7 @@ super::lang::strings! { AuthorKey {
     BraceInside => "an opening brace inside a placeholder in \"{text}\"", "\"{text}\" 的占位符里又有一个左花括号";
     BadDataset => "dataset `{name}`: choose a generator ({generators}) or a shipped set ({sets})", "dataset `{name}`：请选择一个生成器（{generators}）或一个自带数据集（{sets}）";
     BadActivation => "activation `{name}`: choose relu, tanh or sigmoid", "activation `{name}`：请选择 relu、tanh 或 sigmoid";
+    BadModel => "model `{name}`: choose one of the presets ({presets})", "model `{name}`：请选择一个预设模型（{presets}）";
     BadOptimizer => "optimizer `{name}`: choose sgd, momentum, adam or adamw", "optimizer `{name}`：请选择 sgd、momentum、adam 或 adamw";
     BadPrecision => "precision `{name}`: choose fp32, fp16, bf16 or mixed", "precision `{name}`：请选择 fp32、fp16、bf16 或 mixed";
     BadSyncEvery => "sync_every `{text}`: give auto or a number of steps", "sync_every `{text}`：请填 auto 或步数";

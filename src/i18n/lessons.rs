@@ -26,6 +26,7 @@ super::lang::strings! { LessonKey {
     FigRatio => "{a} over {b}", "{a}与{b}之比";
     FigSamplesPerS => "samples per second", "每秒样本数";
     FigStepMs => "step time", "每步时间";
+    FigTokensPerS => "characters per second", "每秒字符数";
     FigKernelsPerStep => "kernels per step", "每步内核数";
     FigGain => "gain in samples per second", "每秒样本数的增幅";
     FigTotalBytes => "memory in all", "总内存";

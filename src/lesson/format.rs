@@ -98,6 +98,10 @@ pub struct Preset {
     pub hidden: Option<Vec<usize>>,
     /// Convolution blocks' filters (a CNN on image data).
     pub conv: Option<Vec<usize>>,
+    /// A model preset instead of the hidden layers (`gpt-tiny`, `gpt-baby`, …).
+    pub model: Option<String>,
+    /// Characters a window of a text (a language model's context length).
+    pub context: Option<usize>,
     /// relu, tanh or sigmoid.
     pub activation: Option<String>,
     /// sgd, momentum, adam or adamw.
@@ -134,6 +138,8 @@ impl Preset {
             samples,
             hidden,
             conv,
+            model,
+            context,
             activation,
             optimizer,
             lr,
@@ -158,6 +164,8 @@ impl Preset {
             samples,
             hidden,
             conv,
+            model,
+            context,
             activation,
             optimizer,
             lr,
@@ -235,7 +243,7 @@ impl ProbeKind {
         };
         match self {
             ProbeKind::Speed => {
-                let mut v = per_device(&["samples_per_s", "step_ms"]);
+                let mut v = per_device(&["samples_per_s", "step_ms", "tokens_per_s"]);
                 v.extend(plain(&[
                     "faster",
                     "slower",

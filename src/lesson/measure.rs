@@ -144,6 +144,15 @@ fn speed(
         Quantity::SamplesPerS(p.samples_per_s),
         p.samples_per_s * spread,
     );
+    if session.data.is_text() {
+        // A window is a sample; each of its characters is a token the model predicts.
+        let tokens = p.samples_per_s * session.data.targets_per_row() as f64;
+        figures.measured_with_iqr(
+            format!("{prefix}.tokens_per_s"),
+            Quantity::Number(tokens.round()),
+            tokens * spread,
+        );
+    }
     if let Some(d) = p.dispatches_per_step {
         figures.counted(
             format!("{prefix}.dispatches_per_step"),

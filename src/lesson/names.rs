@@ -40,6 +40,7 @@ fn part_words(part: &str, lang: Lang) -> Option<String> {
             plain(LessonKey::FigSamplesPerS)
         }
         "step_ms" => plain(LessonKey::FigStepMs),
+        "tokens_per_s" => plain(LessonKey::FigTokensPerS),
         "dispatches_per_step" | "gpu.dispatches_per_step" | "kernels_per_step" => {
             plain(LessonKey::FigKernelsPerStep)
         }

@@ -18,6 +18,7 @@ use crate::data::Table;
 use crate::data::formats::no_progress;
 use crate::data::shipped::{SHIPPED, load_shipped, shipped};
 use crate::data::source::DataSource;
+use crate::data::text_data::{load_shipped_text, shipped_text};
 use crate::device::Device;
 use crate::i18n::{AuthorKey, ErrKey, Said};
 use crate::nn::OptimizerKind;
@@ -124,11 +125,20 @@ pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> R
         if let Some(kind) = Synthetic::parse(name) {
             c.data.kind = kind;
             c.source = DataSource::Generated;
+            c.suit_data(false);
         } else if shipped(name).is_some() {
             c.source = DataSource::Shipped(name.clone());
+            c.suit_data(false);
+        } else if shipped_text(name).is_some() {
+            c.source = DataSource::Shipped(name.clone());
+            c.suit_data(true);
         } else {
             let generators: Vec<&str> = Synthetic::ALL.iter().map(|s| s.as_str()).collect();
-            let sets: Vec<&str> = SHIPPED.iter().map(|s| s.name).collect();
+            let sets: Vec<&str> = SHIPPED
+                .iter()
+                .map(|s| s.name)
+                .chain(crate::data::text_data::SHIPPED_TEXTS.iter().map(|t| t.name))
+                .collect();
             return Err(Said::new(
                 AuthorKey::BadDataset,
                 &[
@@ -138,6 +148,18 @@ pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> R
                 ],
             ));
         }
+    }
+    if let Some(name) = &preset.model {
+        c.model = Some(crate::nn::preset(name).ok_or_else(|| {
+            let presets: Vec<&str> = crate::nn::MODEL_PRESETS.iter().map(|p| p.name).collect();
+            Said::new(
+                AuthorKey::BadModel,
+                &[("name", name), ("presets", &presets.join(", "))],
+            )
+        })?);
+    }
+    if let Some(context) = preset.context {
+        c.data.context = context;
     }
     if let Some(n) = preset.samples {
         c.data.samples = n;
@@ -194,9 +216,12 @@ impl Tables {
         let table = if let Some(t) = self.0.get(name) {
             Arc::clone(t)
         } else {
-            let set = shipped(name)
-                .ok_or_else(|| Said::new(AuthorKey::NoShippedSet, &[("name", name)]))?;
-            let t = Arc::new(load_shipped(set, &no_progress).map_err(|e| e.said())?);
+            let loaded = match (shipped(name), shipped_text(name)) {
+                (Some(set), _) => load_shipped(set, &no_progress),
+                (None, Some(text)) => load_shipped_text(text, &no_progress),
+                (None, None) => return Err(Said::new(AuthorKey::NoShippedSet, &[("name", name)])),
+            };
+            let t = Arc::new(loaded.map_err(|e| e.said())?);
             self.0.insert(name.clone(), Arc::clone(&t));
             t
         };

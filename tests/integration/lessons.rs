@@ -61,7 +61,11 @@ fn check_reports(stdout: &str) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
-    assert_eq!(reports.len(), 10, "one report per shipped lesson");
+    assert_eq!(
+        reports.len(),
+        batchscope::lesson::shipped::COUNT,
+        "one report per shipped lesson"
+    );
     for r in &reports {
         let id = &r["id"];
         assert_eq!(r["passed"], true, "{id}: {r}");
