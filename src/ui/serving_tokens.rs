@@ -212,8 +212,8 @@ mod tests {
     fn the_table_and_its_verdicts_read_in_both_languages() {
         let s = serving();
         for (lang, faster, close, same) in [
-            (Lang::En, "12.5× less", "too close to call", "Same text"),
-            (Lang::Zh, "少 12.5 倍", "无法判断", "文本都相同"),
+            (Lang::En, "12.5× as long", "too close to call", "Same text"),
+            (Lang::Zh, "是前者的 12.5 倍", "无法判断", "文本都相同"),
         ] {
             let lines = verdicts(lang, &s);
             assert_eq!(lines.len(), 2, "{lines:?}");
