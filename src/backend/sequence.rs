@@ -61,7 +61,8 @@ pub trait SequenceOps {
     /// Causal multi-head self-attention: `qkv` `[batch · T, 3d]` holds each position's query,
     /// key and value (head `h` reads columns `h·d/H ..` of each); per head,
     /// `P = softmax(Q Kᵀ / √(d/H))` with the keys after each query masked out, written into
-    /// `probs` (f32, `[batch · H · T, T]`, zero above the diagonal), and `out = P V`, the heads
+    /// `probs` (`[batch · H · T, T]`, zero above the diagonal; computed in f32, stored as `probs`
+    /// stores values), and `out = P V` (from the f32 probabilities), the heads
     /// side by side (`[batch · T, d]`).
     fn attention(
         &mut self,
@@ -153,7 +154,7 @@ pub(crate) fn check_embedding(
 }
 
 /// `attention` and its backward pass: `qkv` (and `dqkv`) `[batch · T, 3d]`, `out` (and
-/// `dout`) `[batch · T, d]`, `probs` f32 `[batch · H · T, T]`, `d` a multiple of the heads.
+/// `dout`) `[batch · T, d]`, `probs` `[batch · H · T, T]`, `d` a multiple of the heads.
 /// Returns the batch.
 pub(crate) fn check_attention(
     device: Device,
@@ -188,12 +189,6 @@ pub(crate) fn check_attention(
     }
     let batch = rows / len;
     check_shape(op, probs, batch * heads * len, len)?;
-    if probs.dtype() != DType::F32 {
-        return Err(BackendError::Shape {
-            op,
-            detail: format!("`{}` must be f32", probs.label()),
-        });
-    }
     Ok(batch)
 }
 

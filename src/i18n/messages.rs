@@ -13,6 +13,7 @@ super::lang::strings! { MsgKey {
     FormulaGradients => "one gradient per parameter: {p} × {bytes} B", "每个参数一个梯度：{p} × {bytes} B";
     FormulaOptimizer => "{states} value(s) per parameter for {optimizer}: {states} × {p} × {bytes} B", "{optimizer} 每个参数 {states} 个值：{states} × {p} × {bytes} B";
     FormulaActivations => "batch {b} × layer outputs ({widths}) × {bytes} B", "批次 {b} × 各层输出（{widths}）× {bytes} B";
+    FormulaSavedProbs => " + batch {b} × {n} attention probabilities × {bytes} B", " + 批次 {b} × {n} 个注意力概率 × {bytes} B";
     FormulaSavedStats => " + batch {b} × {n} statistics kept for backward × 4 B", " + 批次 {b} × 为反向传播保留的 {n} 个统计量 × 4 B";
     FormulaInputs => "batch {b} × ({features} features × {bytes} B + {targets} target × 4 B)", "批次 {b} × （{features} 个特征 × {bytes} B + {targets} 个目标值 × 4 B）";
     FormulaWorkspace => "backward temporaries {b} × ({widths}) × {bytes} B{extra} + evaluation {rows} rows × {per_row} values × 4 B + 3 loss statistics × 4 B{working}", "反向传播临时量 {b} × （{widths}）× {bytes} B{extra} + 评估 {rows} 行 × {per_row} 个值 × 4 B + 3 个损失统计量 × 4 B{working}";

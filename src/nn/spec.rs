@@ -354,9 +354,9 @@ impl ModelSpec {
     /// Values per sample of every forward-only evaluation buffer: the input, and each layer's
     /// output and what it keeps.
     pub fn eval_values_per_row(&self) -> usize {
-        self.footprints()
-            .iter()
-            .fold(self.inputs(), |sum, f| sum + f.shape.values() + f.saved)
+        self.footprints().iter().fold(self.inputs(), |sum, f| {
+            sum + f.shape.values() + f.saved + f.saved_pass
+        })
     }
 
     /// Rows per evaluation pass when `requested` are asked for: at most [`EVAL_ROWS`], and for

@@ -112,6 +112,10 @@ struct Counts {
     widths: String,
     /// f32 values a sample the layers keep for backward besides their outputs.
     saved: u64,
+    /// Values a sample they keep for backward in the passes' format (attention's
+    /// probabilities), and the most one layer keeps.
+    saved_pass: u64,
+    largest_saved_pass: u64,
     /// Whether the first layer writes the input's gradient.
     input_gradient: bool,
     /// Whether a layer is a convolution.
@@ -146,6 +150,12 @@ impl Counts {
                 .collect::<Vec<_>>()
                 .join(" + "),
             saved: footprints.iter().map(|f| f.saved as u64).sum(),
+            saved_pass: footprints.iter().map(|f| f.saved_pass as u64).sum(),
+            largest_saved_pass: footprints
+                .iter()
+                .map(|f| f.saved_pass as u64)
+                .max()
+                .unwrap_or(0),
             input_gradient: footprints.first().is_some_and(|f| f.input_gradient),
             convolution: footprints.iter().any(|f| f.convolution.is_some()),
             largest_param: footprints
@@ -183,7 +193,7 @@ impl Counts {
     /// Each layer's outputs kept for the backward pass, and what layers keep besides.
     fn activations_line(&self) -> Line {
         let (b, passes) = (self.b, self.passes);
-        let saved_formula = if self.saved > 0 {
+        let mut saved_formula = if self.saved > 0 {
             Said::new(
                 MsgKey::FormulaSavedStats,
                 &[("b", &b), ("n", &grouped(self.saved))],
@@ -191,9 +201,20 @@ impl Counts {
         } else {
             Said::default()
         };
+        if self.saved_pass > 0 {
+            saved_formula = Said::new(
+                MsgKey::FormulaSavedProbs,
+                &[
+                    ("b", &b),
+                    ("n", &grouped(self.saved_pass)),
+                    ("bytes", &passes),
+                ],
+            )
+            .then(&saved_formula);
+        }
         Line {
             role: Role::Activations,
-            bytes: b * self.outputs * passes + b * self.saved * FP32,
+            bytes: b * self.outputs * passes + b * self.saved_pass * passes + b * self.saved * FP32,
             formula: Said::new(
                 MsgKey::FormulaActivations,
                 &[("b", &b), ("widths", &self.widths), ("bytes", &passes)],
@@ -241,8 +262,10 @@ impl Counts {
         let (b, passes) = (self.b, self.passes);
         let per_row = spec.eval_values_per_row() as u64;
         let rows = spec.eval_rows(eval_rows) as u64;
-        // The largest 16-bit tensor: a parameter, the batch, or a batch of a layer's output.
+        // The largest 16-bit tensor: a parameter, the batch, a batch of a layer's output or of
+        // attention's probabilities.
         let largest = (b * self.largest_output)
+            .max(b * self.largest_saved_pass)
             .max(self.largest_param)
             .max(b * self.features);
         let (working, working_formula) = if precision == Precision::Fp32 {

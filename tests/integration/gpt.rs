@@ -385,3 +385,72 @@ fn a_users_text_file_trains_or_is_refused_in_words() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// In every 16-bit mode a GPT keeps attention's probabilities in 16 bits as its other
+/// activations (half the bytes of FP32), trains a few steps to a finite loss on each device, and
+/// its activations take exactly half FP32's bytes where every activation is 16-bit.
+fn sixteen_bit_probabilities(open: &dyn Fn() -> Box<dyn Backend>) {
+    use batchscope::memory::Role;
+    use batchscope::nn::Training;
+    use batchscope::precision::{DType, Precision};
+    let shape = GptShape {
+        vocab: 9,
+        width: 8,
+        heads: 2,
+        blocks: 1,
+    };
+    let (batch, len) = (3, 6);
+    let spec = gpt_spec(shape, len);
+    let (ids, next) = tokens(shape.vocab, batch, len, 5);
+    let probs_bytes = |b: &mut dyn Backend, precision| {
+        let training = Training {
+            optimizer: OptimizerKind::AdamW,
+            batch,
+            seed: 3,
+            precision,
+            eval_rows: batch,
+        };
+        let mut net = Network::with_precision(b, &spec, training).expect("model");
+        for _ in 0..3 {
+            net.load_batch(b, &as_f32(&ids), &as_f32(&next))
+                .expect("batch");
+            net.train_step(b, 1e-3).expect("step");
+        }
+        let loss = net.take_stats(b).expect("stats").loss;
+        assert!(loss.is_finite(), "{precision:?}: {loss}");
+        let probs: Vec<(DType, usize)> = net
+            .activations()
+            .iter()
+            .filter(|t| t.label().rsplit('.').next() == Some("probs"))
+            .map(|t| (t.dtype(), t.size_in_bytes()))
+            .collect();
+        assert_eq!(probs.len(), 1, "{precision:?}");
+        (probs[0], b.memory().role(Role::Activations))
+    };
+    // A fresh backend for each precision: its memory ledger counts that model alone.
+    let ((f32_type, f32_bytes), f32_all) = probs_bytes(open().as_mut(), Precision::Fp32);
+    assert_eq!(f32_type, DType::F32);
+    for precision in [Precision::Fp16, Precision::Bf16, Precision::Mixed] {
+        let ((dtype, bytes), all) = probs_bytes(open().as_mut(), precision);
+        assert_eq!(dtype, DType::of(precision.format()), "{precision:?}");
+        assert_eq!(2 * bytes, f32_bytes, "{precision:?}");
+        // Besides the probabilities only the `LayerNorm`s' statistics stay f32.
+        assert!(
+            2 * all > f32_all && all < f32_all,
+            "{precision:?}: {all} vs {f32_all}"
+        );
+    }
+}
+
+#[test]
+fn sixteen_bit_probabilities_on_the_cpu() {
+    sixteen_bit_probabilities(&|| Box::new(common::cpu()));
+}
+
+#[test]
+fn sixteen_bit_probabilities_on_the_gpu() {
+    if common::gpu().is_none() {
+        return;
+    }
+    sixteen_bit_probabilities(&|| Box::new(common::gpu().expect("a GPU, as a moment ago")));
+}

@@ -342,7 +342,7 @@ fn estimator_case(
 fn the_estimator_counts_every_kind_on_the_cpu() {
     use batchscope::precision::Precision;
     for model in every_kind_models() {
-        for precision in [Precision::Fp32, Precision::Mixed] {
+        for precision in Precision::ALL {
             estimator_case(&mut common::cpu(), &model, precision);
         }
     }
@@ -352,7 +352,7 @@ fn the_estimator_counts_every_kind_on_the_cpu() {
 fn the_estimator_counts_every_kind_on_the_gpu() {
     use batchscope::precision::Precision;
     for model in every_kind_models() {
-        for precision in [Precision::Fp32, Precision::Mixed] {
+        for precision in Precision::ALL {
             let Some(mut gpu) = common::gpu() else { return };
             estimator_case(&mut gpu, &model, precision);
         }

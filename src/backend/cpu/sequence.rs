@@ -151,7 +151,18 @@ impl CpuBackend {
         let (t_len, d) = (shape.len, shape.width);
         let per = shape.probs_per_sample();
         let parallel = self.parallel(probs.len() * shape.head_width());
-        let probs_f = host_mut(probs);
+        // A 16-bit `probs` is computed in f32 and rounded into place afterwards.
+        let half = probs.dtype() != crate::precision::DType::F32;
+        let mut probs_scratch = if half {
+            vec![0.0f32; probs.len()]
+        } else {
+            Vec::new()
+        };
+        let probs_f: &mut [f32] = if half {
+            &mut probs_scratch
+        } else {
+            host_mut(probs)
+        };
         let pool = &self.pool;
         let work = |((qkv, probs), out): ((&[f32], &mut [f32]), &mut [f32])| {
             attention_sample(shape, qkv, probs, out);
@@ -173,6 +184,9 @@ impl CpuBackend {
                     .for_each(work);
             }
         });
+        if half {
+            put(probs, &probs_scratch, &mut self.census);
+        }
         Ok(())
     }
 
@@ -189,7 +203,7 @@ impl CpuBackend {
         let (qkv_f, dout_f) = (read_f32(qkv), read_f32(dout));
         let (t_len, d) = (shape.len, shape.width);
         let per = shape.probs_per_sample();
-        let probs_f = host(probs);
+        let probs_f = read_f32(probs);
         let parallel = self.parallel(probs_f.len() * shape.head_width());
         let pool = &self.pool;
         let work = |(((qkv, probs), dout), dqkv): SampleBackward<'_>| {

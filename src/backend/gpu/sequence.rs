@@ -130,16 +130,17 @@ impl SequenceOps for GpuBackend {
     ) -> Result<(), BackendError> {
         const OP: &str = "attention";
         let batch = check_attention(Device::Gpu, OP, shape, (&[qkv], &[out]), probs)?;
-        self.prepare(&[qkv, out])?;
+        self.prepare(&[qkv, out, probs])?;
         let bindings = [
             self.operand(qkv, 0)?,
             self.output(out, 1, false)?,
-            Binding::of(probs)?,
+            self.output(probs, 2, false)?,
         ];
         let queries = count(batch * shape.heads * shape.len, OP)?;
         let params = Self::attention_params(shape, batch, queries as usize);
         self.sequence_pass(SequenceKernel::Attention, params, &bindings)?;
-        self.store(out, 1)
+        self.store(out, 1)?;
+        self.store(probs, 2)
     }
 
     fn attention_backward(
@@ -152,11 +153,13 @@ impl SequenceOps for GpuBackend {
     ) -> Result<(), BackendError> {
         const OP: &str = "attention_backward";
         let batch = check_attention(Device::Gpu, OP, shape, (&[qkv, dqkv], &[dout]), probs)?;
-        self.prepare(&[qkv, dout, dqkv])?;
+        self.prepare(&[qkv, dout, dqkv, probs])?;
+        // A 16-bit `probs` is widened into working copy 3; the scores' gradient written over it
+        // there is scratch, never rounded back (the next forward pass writes `probs` again).
         let with_dout = [
             self.operand(qkv, 0)?,
             self.output(dqkv, 1, false)?,
-            Binding::of(probs)?,
+            self.operand(probs, 3)?,
             self.operand(dout, 2)?,
         ];
         let queries = count(batch * shape.heads * shape.len, OP)?;

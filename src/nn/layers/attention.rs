@@ -56,10 +56,16 @@ impl Layer for Attention {
         }
     }
 
-    /// The probabilities, `[H · T, T]` a sample.
+    /// The probabilities, `[H · T, T]` a sample, stored as the passes store activations: half
+    /// the bytes in the 16-bit modes. (PyTorch's autocast would run the softmax in f32 and keep
+    /// its output so; a fused attention, `FlashAttention`'s way, keeps none and recomputes them.)
     fn saved(&self, rows: usize) -> Vec<(Role, &'static str, (usize, usize))> {
         let AttentionShape { len, heads, .. } = self.shape;
         vec![(Role::Activations, "probs", (rows * heads * len, len))]
+    }
+
+    fn saved_in_pass_format(&self) -> bool {
+        true
     }
 
     fn plain_cost(&self) -> Option<PlainCost> {

@@ -232,6 +232,13 @@ pub(crate) trait Layer: Send {
         Vec::new()
     }
 
+    /// Whether what it keeps for backward ([`saved`](Layer::saved)) is stored as the passes
+    /// store values (16 bits in the 16-bit modes) rather than in f32: attention's probabilities
+    /// are activations proper, a `LayerNorm`'s statistics stay f32 as PyTorch keeps them.
+    fn saved_in_pass_format(&self) -> bool {
+        false
+    }
+
     /// What it does in a step if it multiplies no matrix, for the cost model (a layer with a
     /// product is counted by its [`macs`](Layer::macs) and parameter shapes).
     fn plain_cost(&self) -> Option<PlainCost> {

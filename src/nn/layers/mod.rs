@@ -361,8 +361,15 @@ pub(crate) fn alloc_outputs(
         let mut kept = Vec::new();
         for (role, suffix, shape) in layer.saved(rows) {
             let label = format!("{}.{suffix}", layer.name());
-            // Always f32: a training pass counts it by its role, evaluation as workspace.
-            let dtype = dtype.map(|_| DType::F32);
+            // f32 unless the layer keeps it as the passes store values: a training pass counts it
+            // by its role, evaluation as f32 workspace.
+            let dtype = dtype.map(|d| {
+                if layer.saved_in_pass_format() {
+                    d
+                } else {
+                    DType::F32
+                }
+            });
             kept.push(alloc(backend, role, &label, shape, dtype)?);
         }
         saved.push(kept);
@@ -410,6 +417,8 @@ pub struct Footprint {
     pub largest_param: usize,
     /// f32 values a sample it keeps for backward besides its output (`LayerNorm`'s statistics).
     pub saved: usize,
+    /// Values a sample it keeps for backward in the passes' format (attention's probabilities).
+    pub saved_pass: usize,
     /// Whether its backward pass writes its input's gradient even for the batch.
     pub input_gradient: bool,
     /// A convolution's geometry (which no device unrolls into patches).
@@ -444,6 +453,7 @@ pub fn footprints(specs: &[LayerSpec], input: Shape) -> Result<Vec<Footprint>, S
              }| {
                 let shapes = layer.param_shapes().unwrap_or_default();
                 let sizes = shapes.map(|(r, c)| r.saturating_mul(c));
+                let kept: usize = layer.saved(1).iter().map(|(_, _, (r, c))| r * c).sum();
                 Footprint {
                     name: layer.name().to_owned(),
                     index: *index,
@@ -455,7 +465,16 @@ pub fn footprints(specs: &[LayerSpec], input: Shape) -> Result<Vec<Footprint>, S
                     shape: layer.shape(),
                     params: sizes.iter().fold(0, |a, &b| a.saturating_add(b)),
                     largest_param: sizes.into_iter().max().unwrap_or(0),
-                    saved: layer.saved(1).iter().map(|(_, _, (r, c))| r * c).sum(),
+                    saved: if layer.saved_in_pass_format() {
+                        0
+                    } else {
+                        kept
+                    },
+                    saved_pass: if layer.saved_in_pass_format() {
+                        kept
+                    } else {
+                        0
+                    },
                     input_gradient: layer.needs_input_gradient(),
                     convolution: layer.convolution(),
                     macs: layer.macs(),
