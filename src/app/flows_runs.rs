@@ -694,15 +694,18 @@ mod tests {
             crate::train::generate::WRITING_CHARS
         );
         let n = writing.window.len();
-        assert_eq!(writing.attention.len(), n * n);
+        // gpt-tiny: 2 blocks of 2 heads, a map each.
+        assert_eq!(writing.heads, 2);
+        assert_eq!(writing.attention.len(), 4);
+        assert!(writing.attention.iter().all(|m| m.len() == n * n));
         for (lang, labels) in [
             (
                 crate::i18n::Lang::En,
-                ["Written at step", "Where the first attention head looks"],
+                ["Written at step", "Where head 1 of attention layer 1 looks"],
             ),
             (
                 crate::i18n::Lang::Zh,
-                ["步写出的文字", "第一个注意力头看向哪里"],
+                ["步写出的文字", "第 1 个注意力层的第 1 个头看向哪里"],
             ),
         ] {
             harness.state_mut().state.lang = lang;

@@ -247,7 +247,10 @@ strings! { Key {
     WritingNone => "What the model writes appears after its first evaluation", "模型写出的文字会在第一次评估后出现";
     WritingTitle => "Written at step {step} (temperature {temperature}):", "第 {step} 步写出的文字（温度 {temperature}）：";
     WritingTip => "After the first characters of the validation text (bold), the model writes a character at a time, each drawn from its predicted probabilities with the same seed on every device: two columns whose weights agree write the same text.", "在验证文本的前几个字符（粗体）之后，模型逐字写下去，每个字按它预测的概率抽取，所有设备用同一个随机种子：权重一致的两列会写出相同的文字。";
-    AttentionTitle => "Where the first attention head looks (last {n} characters):", "第一个注意力头看向哪里（最后 {n} 个字符）：";
+    AttentionTitle => "Where head {head} of attention layer {layer} looks (last {n} characters):", "第 {layer} 个注意力层的第 {head} 个头看向哪里（最后 {n} 个字符）：";
+    AttentionLayer => "Layer {n}", "第 {n} 层";
+    AttentionHead => "Head {n}", "第 {n} 个头";
+    AttentionPickTip => "Which attention layer and head the map shows: heads of one layer often learn different patterns (the character just before, the start of the word, the last line break).", "热图显示哪一个注意力层的哪一个头：同一层的不同头常学到不同的模式（前一个字符、词首、上一个换行）。";
     AttentionTip => "Row: the character being predicted from; column: an earlier character it can see. Brighter means more attention. Above the diagonal is dark: the causal mask hides the future. These T×T probabilities per head are what grows with the square of the context in the memory view.", "行：正在据以预测的字符；列：它能看到的前面某个字符。越亮表示注意力越多。对角线以上是暗的：因果掩码遮住了未来。每个头这 T×T 个概率，就是内存视图中随上下文长度平方增长的部分。";
     SweepContext => "Context length (text)", "上下文长度（文本）";
     SweepValuesTip => "The values, separated by commas: whole numbers, or fp32, fp16, bf16, mixed for the precision.", "取值，用逗号分隔：整数；精度则为 fp32、fp16、bf16、mixed。";

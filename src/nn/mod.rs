@@ -497,38 +497,42 @@ impl Network {
         }))
     }
 
-    /// The probabilities head `head` of the `which`-th attention layer gives `window` (one
-    /// sample's token ids), `[T, T]` row by row (a query a row), read back after one forward
-    /// pass of the evaluation rows: `None` for a model without that layer or head.
-    pub fn attention_map(
+    /// The probabilities every head of every attention layer gives `window` (one sample's
+    /// token ids), read back after one forward pass of the evaluation rows: a `[T, T]` map row
+    /// by row (a query a row) for each head, layer after layer, and the heads a layer (empty for
+    /// a model without attention).
+    pub fn attention_maps(
         &mut self,
         backend: &mut dyn Backend,
         window: &[f32],
-        (which, head): (usize, usize),
-    ) -> Result<Option<Vec<f32>>, BackendError> {
-        let Some(at) = self
+    ) -> Result<(Vec<Vec<f32>>, usize), BackendError> {
+        let layers: Vec<usize> = self
             .layers
             .iter()
             .enumerate()
             .filter(|(_, l)| l.kind() == "attention")
-            .nth(which)
             .map(|(i, _)| i)
-        else {
-            return Ok(None);
+            .collect();
+        let Some(&first) = layers.first() else {
+            return Ok((Vec::new(), 0));
         };
-        let len = self.layers[at].shape().rows_per_sample();
+        let len = self.layers[first].shape().rows_per_sample();
         let mut chunk = vec![0.0f32; self.eval_rows * self.spec.inputs()];
         let n = window.len().min(chunk.len());
         chunk[..n].copy_from_slice(&window[..n]);
         self.eval_pass(backend, &chunk)?;
-        let Some(probs) = self.eval.saved[at].first() else {
-            return Ok(None);
-        };
-        let all = backend.read(probs)?;
-        // Sample 0's heads come first, a `T × T` block each.
-        Ok(all
-            .get(head * len * len..(head + 1) * len * len)
-            .map(<[f32]>::to_vec))
+        let mut maps = Vec::new();
+        let mut heads = 0;
+        for at in layers {
+            let Some(probs) = self.eval.saved[at].first() else {
+                continue;
+            };
+            let all = backend.read(probs)?;
+            // Sample 0's heads come first, a `T × T` block each.
+            heads = probs.rows() / (self.eval_rows * len).max(1);
+            maps.extend(all.chunks_exact(len * len).take(heads).map(<[f32]>::to_vec));
+        }
+        Ok((maps, heads))
     }
 
     /// The tensors to generate a token at a time for `rows` sequences at once, with key-value

@@ -214,7 +214,7 @@ pub const WRITING_TEMPERATURE: f32 = 0.8;
 const PROMPT_CHARS: usize = 8;
 
 /// What a language model with `params` writes after the first characters of `data`'s validation
-/// part (seeded with `seed`), and its first attention head's pattern over the last window.
+/// part (seeded with `seed`), and every attention head's pattern over the last window.
 pub fn writing(
     backend: &mut dyn Backend,
     (spec, params): (&ModelSpec, &LayerValues),
@@ -247,15 +247,16 @@ pub fn writing(
     let window = &all[all.len().saturating_sub(context)..];
     let ids: Vec<f32> = window.iter().map(|&t| f32::from(t)).collect();
     let n = window.len();
-    let attention = model
-        .attention_map(backend, &ids, (0, 0))?
+    let (maps, heads) = model.attention_maps(backend, &ids)?;
+    // Each map's rows and columns of the window (the padding after it is not shown).
+    let attention = maps
+        .iter()
         .map(|full| {
-            // The window's own rows and columns (the padding after it is not shown).
             (0..n)
                 .flat_map(|i| full[i * context..i * context + n].to_vec())
                 .collect()
         })
-        .unwrap_or_default();
+        .collect();
     let name = |t: &u16| {
         data.class_names
             .get(usize::from(*t))
@@ -268,6 +269,7 @@ pub fn writing(
         temperature: WRITING_TEMPERATURE,
         window: window.iter().map(name).collect(),
         attention,
+        heads,
     })
 }
 

@@ -161,8 +161,8 @@ pub struct EvalReport {
 }
 
 /// Characters a language model wrote at an evaluation, from a fixed seed so two devices whose
-/// weights agree write the same, and the attention pattern of its first layer's first head over
-/// the last window it read.
+/// weights agree write the same, and the attention pattern of each of its heads over the last
+/// window it read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Writing {
     /// The prompt (the validation text's first characters).
@@ -173,8 +173,11 @@ pub struct Writing {
     pub temperature: f32,
     /// The characters of the window the attention map is over, first first.
     pub window: Vec<String>,
-    /// `[T, T]`: how much query (row) `i` attends to key (column) `j`; zero above the diagonal.
-    pub attention: Vec<f32>,
+    /// For each head of each attention layer (layer after layer, `heads` a layer), `[T, T]`:
+    /// how much query (row) `i` attends to key (column) `j`; zero above the diagonal.
+    pub attention: Vec<Vec<f32>>,
+    /// Heads an attention layer.
+    pub heads: usize,
 }
 
 /// The class the model predicts over a grid covering the 2-D data.

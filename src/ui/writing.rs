@@ -1,5 +1,5 @@
 //! A language model's column: what it writes now (from one seed on every device, so two
-//! columns whose weights agree write the same), and where its first attention head looks over
+//! columns whose weights agree write the same), and where a chosen attention head looks over
 //! the last characters it read, as a heatmap with the characters along both sides.
 
 use egui::{Color32, RichText};
@@ -34,14 +34,53 @@ pub fn writing_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
     attention_ui(ui, lang, writing);
 }
 
-/// The heatmap of the first head's probabilities over the window's last [`SHOWN`] characters.
+/// The heatmap of the chosen head's probabilities over the window's last [`SHOWN`] characters,
+/// with a layer and a head to choose (kept in the column's memory, the first head at first).
 fn attention_ui(ui: &mut egui::Ui, lang: Lang, writing: &Writing) {
     let n = writing.window.len();
-    if n == 0 || writing.attention.len() != n * n {
+    let heads = writing.heads.max(1);
+    let layers = writing.attention.len() / heads;
+    if n == 0 || layers == 0 || writing.attention.iter().any(|m| m.len() != n * n) {
         return;
     }
-    ui.label(lang.fmt(Key::AttentionTitle, &[("n", &n.min(SHOWN))]))
-        .on_hover_text(lang.tr(Key::AttentionTip));
+    let id = ui.scope_id().with("attention_pick");
+    let (mut layer, mut head) = ui
+        .data(|d| d.get_temp::<(usize, usize)>(id))
+        .unwrap_or((0, 0));
+    layer = layer.min(layers - 1);
+    head = head.min(heads - 1);
+    ui.horizontal(|ui| {
+        let pick = |ui: &mut egui::Ui, salt: &str, value: &mut usize, count: usize, key| {
+            egui::ComboBox::from_id_salt(id.with(salt))
+                .selected_text(lang.fmt(key, &[("n", &(*value + 1))]))
+                .show_ui(ui, |ui| {
+                    for k in 0..count {
+                        ui.selectable_value(value, k, lang.fmt(key, &[("n", &(k + 1))]));
+                    }
+                })
+                .response
+                .on_hover_text(lang.tr(Key::AttentionPickTip));
+        };
+        pick(
+            ui,
+            "attention_layer",
+            &mut layer,
+            layers,
+            Key::AttentionLayer,
+        );
+        pick(ui, "attention_head", &mut head, heads, Key::AttentionHead);
+    });
+    ui.data_mut(|d| d.insert_temp(id, (layer, head)));
+    let map = &writing.attention[layer * heads + head];
+    ui.label(lang.fmt(
+        Key::AttentionTitle,
+        &[
+            ("n", &n.min(SHOWN)),
+            ("layer", &(layer + 1)),
+            ("head", &(head + 1)),
+        ],
+    ))
+    .on_hover_text(lang.tr(Key::AttentionTip));
     let first = n.saturating_sub(SHOWN);
     let shown = n - first;
     let label = 14.0;
@@ -76,7 +115,7 @@ fn attention_ui(ui: &mut egui::Ui, lang: Lang, writing: &Writing) {
     }
     for i in 0..shown {
         for j in 0..shown {
-            let p = writing.attention[(first + i) * n + first + j];
+            let p = map[(first + i) * n + first + j];
             let min = origin + egui::vec2(j as f32 * cell, i as f32 * cell);
             let r = egui::Rect::from_min_size(min, egui::vec2(cell, cell));
             painter.rect_filled(r, 0.0, heat(p));
@@ -138,18 +177,20 @@ mod tests {
         let window: Vec<String> = "To be, or".chars().map(String::from).collect();
         let n = window.len();
         // Each query attends evenly to itself and what came before it.
-        let attention = (0..n * n)
+        let even: Vec<f32> = (0..n * n)
             .map(|k| {
                 let (i, j) = (k / n, k % n);
                 if j <= i { 1.0 / (i + 1) as f32 } else { 0.0 }
             })
             .collect();
+        // Two layers of two heads.
         let writing = Writing {
             prompt: "ROMEO:".into(),
             text: " what light".into(),
             temperature: 0.8,
             window,
-            attention,
+            attention: vec![even; 4],
+            heads: 2,
         };
         for (lang, says) in [(Lang::En, "Written at step 40"), (Lang::Zh, "第 40 步")] {
             let run = run_with(Some(writing.clone()));
@@ -157,8 +198,25 @@ mod tests {
             let _ = h.get_by_label_contains(says);
             let _ = h.get_by_label("ROMEO:");
             let _ = h.get_by_label(" what light");
-            let _ = h.get_by_label_contains(lang.fmt(Key::AttentionTitle, &[("n", &n)]).as_str());
+            let title = lang.fmt(
+                Key::AttentionTitle,
+                &[("n", &n), ("layer", &1), ("head", &1)],
+            );
+            let _ = h.get_by_label_contains(title.as_str());
+            let _ = h.get_by_value(lang.fmt(Key::AttentionLayer, &[("n", &1)]).as_str());
         }
+        // Choosing the second layer's second head retitles the map.
+        let run = run_with(Some(writing.clone()));
+        let mut h = harness(move |ui, (): &mut ()| writing_ui(ui, Lang::En, &run), ());
+        h.get_by_value("Layer 1").click();
+        h.run();
+        h.get_by_label("Layer 2").click();
+        h.run();
+        h.get_by_value("Head 1").click();
+        h.run();
+        h.get_by_label("Head 2").click();
+        h.run();
+        let _ = h.get_by_label_contains("Where head 2 of attention layer 2 looks");
         let run = run_with(None);
         let h = harness(move |ui, (): &mut ()| writing_ui(ui, Lang::En, &run), ());
         let _ = h.get_by_label(Lang::En.tr(Key::WritingNone));
