@@ -293,7 +293,7 @@ mod tests {
                 .model_spec(&s.data)
                 .footprints()
                 .iter()
-                .map(|f| f.saved)
+                .map(|f| f.saved + f.saved_pass)
                 .sum();
             // Two attention layers of two heads keep T² a head; two LayerNorms a block and the
             // last keep 2 a position.
