@@ -24,12 +24,22 @@ pub fn writing_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
         &[("step", &step), ("temperature", &writing.temperature)],
     ))
     .on_hover_text(lang.tr(Key::WritingTip));
+    // A fixed height, so what follows (the heatmap's choosers) stays put while each evaluation
+    // writes a text of another number of lines.
+    let height = 6.0 * ui.text_style_height(&egui::TextStyle::Monospace);
     egui::Frame::group(ui.style()).show(ui, |ui| {
-        ui.horizontal_wrapped(|ui| {
-            ui.spacing_mut().item_spacing.x = 0.0;
-            ui.label(RichText::new(&writing.prompt).monospace().strong());
-            ui.label(RichText::new(&writing.text).monospace());
-        });
+        egui::ScrollArea::vertical()
+            .id_salt("writing")
+            .max_height(height)
+            .stick_to_bottom(true)
+            .show(ui, |ui| {
+                ui.set_min_height(height);
+                ui.horizontal_wrapped(|ui| {
+                    ui.spacing_mut().item_spacing.x = 0.0;
+                    ui.label(RichText::new(&writing.prompt).monospace().strong());
+                    ui.label(RichText::new(&writing.text).monospace());
+                });
+            });
     });
     attention_ui(ui, lang, writing);
 }
