@@ -184,14 +184,14 @@ pub fn measure(
     if plan.tokens > 0 && session.data.is_text() {
         let mut sizes = vec![1, plan.batch.max(1)];
         sizes.dedup();
+        let caches = plan.kv_cache.map_or(vec![false, true], |on| vec![on]);
         for rows in sizes {
             generation.extend(super::infer_tokens::time_generation(
                 backend,
                 session,
                 &trained,
                 (rows, plan.tokens),
-                plan.kv_cache
-                    .map_or(&[false, true][..], |on| if on { &[true] } else { &[false] }),
+                &caches,
             )?);
         }
     }

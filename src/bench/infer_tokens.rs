@@ -9,10 +9,8 @@ use super::{median_of_sorted, percentile_of_sorted};
 use crate::backend::{Backend, BackendError};
 use crate::nn::LayerValues;
 use crate::train::Session;
-use crate::train::generate::{Sampling, generate, writer};
+use crate::train::generate::{Sampling, generate, prompts, spell, writer};
 
-/// Characters of the validation text each prompt is.
-const PROMPT_CHARS: usize = 8;
 /// Characters written untimed first (pipelines, the allocator).
 const WARMUP_CHARS: usize = 4;
 
@@ -41,29 +39,6 @@ pub struct Generation {
     pub text: String,
 }
 
-/// The prompts: the first characters of `rows` windows of the validation text (the training
-/// text where it has none), in turn.
-fn prompts(session: &Session, rows: usize) -> Vec<Vec<u16>> {
-    let data = &session.data;
-    let pool = if data.test_rows() > 0 {
-        &data.test_x
-    } else {
-        &data.train_x
-    };
-    let context = data.features.max(1);
-    let windows = (pool.len() / context).max(1);
-    (0..rows)
-        .map(|r| {
-            let start = (r % windows) * context;
-            pool.iter()
-                .skip(start)
-                .take(PROMPT_CHARS.min(context))
-                .map(|&v| v as u16)
-                .collect()
-        })
-        .collect()
-}
-
 /// Times `tokens` characters after `rows` prompts with `trained` weights, for each of `caches`.
 pub fn time_generation(
     backend: &mut dyn Backend,
@@ -74,7 +49,7 @@ pub fn time_generation(
 ) -> Result<Vec<Generation>, BackendError> {
     let spec = session.config.model_spec(&session.data);
     let shape = (session.data.features, session.data.classes());
-    let prompts = prompts(session, rows);
+    let prompts = prompts(&session.data, rows);
     let mut model = writer(backend, &spec, trained, rows)?;
     let mut timed = Vec::with_capacity(caches.len());
     for &kv_cache in caches {
@@ -103,11 +78,7 @@ pub fn time_generation(
             iqr_ms_per_token: percentile_of_sorted(&ms, 0.75) - percentile_of_sorted(&ms, 0.25),
             window_passes: written.window_passes,
             cache_bytes: written.cache_bytes,
-            text: written
-                .ids()
-                .iter()
-                .map(|&i| names.get(usize::from(i)).map_or("\u{fffd}", String::as_str))
-                .collect(),
+            text: spell(names, written.ids()),
         });
     }
     Ok(timed)

@@ -10,7 +10,7 @@ use super::output::Out;
 use super::run::{check_fits, open_backend, parse_run};
 use crate::backend::Backend;
 use crate::device::Device;
-use crate::train::generate::{MAX_TOKENS, Sampling, generate, writer};
+use crate::train::generate::{MAX_TOKENS, Sampling, generate, spell, writer};
 use crate::train::{Runner, Session};
 
 #[derive(Args, Debug)]
@@ -151,12 +151,7 @@ fn write_one(
     let kv_cache = args.kv_cache.on();
     let prompts = [prompt.to_vec()];
     let written = generate(backend, &mut model, shape, &prompts, (how, kv_cache))?;
-    let vocab = &session.data.class_names;
-    let text = written
-        .ids()
-        .iter()
-        .map(|&i| vocab.get(usize::from(i)).map_or("\u{fffd}", String::as_str))
-        .collect();
+    let text = spell(&session.data.class_names, written.ids());
     Ok(Written {
         device: backend.device(),
         backend: backend.name(),

@@ -109,7 +109,11 @@ pub fn generate(
     let mut rngs: Vec<ChaCha8Rng> = (0..rows as u64)
         .map(|b| ChaCha8Rng::seed_from_u64(how.seed.wrapping_add(b)))
         .collect();
-    let mut decoder: Option<Decoder> = None;
+    let mut decoder = if kv_cache && rows > 0 {
+        Some(model.decoder(backend, rows)?)
+    } else {
+        None
+    };
     let keep = (context / 2).max(1);
     // The window is `texts[b][start..=p]`; `cached` is the position the caches hold up to.
     let (mut start, mut cached) = (0usize, None::<usize>);
@@ -125,26 +129,20 @@ pub fn generate(
             cached = None;
         }
         let at = p - start;
-        let logits = match (kv_cache, cached) {
-            (true, Some(c)) if c + 1 == p => {
+        let logits = match (decoder.as_mut(), cached) {
+            (Some(decoder), Some(c)) if c + 1 == p => {
                 let ids: Vec<f32> = texts
                     .iter()
                     .map(|t| t.get(p).map_or(0.0, |&c| f32::from(c)))
                     .collect();
-                let decoder = decoder.as_mut().ok_or_else(missing_decoder)?;
                 model.decode(backend, decoder, &ids, at)?
             }
-            _ => {
+            (decoder, _) => {
                 fill_windows(&texts, (start, p), context, &mut windows);
                 window_passes += 1;
-                let all = if kv_cache {
-                    if decoder.is_none() {
-                        decoder = Some(model.decoder(backend, rows)?);
-                    }
-                    let decoder = decoder.as_mut().ok_or_else(missing_decoder)?;
-                    model.prefill(backend, decoder, &windows)?
-                } else {
-                    model.predict(backend, &windows)?
+                let all = match decoder {
+                    Some(decoder) => model.prefill(backend, decoder, &windows)?,
+                    None => model.predict(backend, &windows)?,
                 };
                 // Each window's row `at`.
                 (0..rows)
@@ -155,7 +153,7 @@ pub fn generate(
                     .collect()
             }
         };
-        cached = kv_cache.then_some(p);
+        cached = decoder.is_some().then_some(p);
         let mut drew = false;
         for (b, text) in texts.iter_mut().enumerate() {
             // Still writing, and past its prompt.
@@ -183,13 +181,6 @@ pub fn generate(
     })
 }
 
-fn missing_decoder() -> BackendError {
-    BackendError::Shape {
-        op: "generate",
-        detail: "the key-value cache was not allocated".to_owned(),
-    }
-}
-
 /// `windows` (`[rows, context]`) set to each text's positions `start..=p` (a sequence shorter
 /// than `p` repeats character 0, which nothing reads), zero after them.
 fn fill_windows(
@@ -210,8 +201,36 @@ fn fill_windows(
 pub const WRITING_CHARS: usize = 120;
 /// The temperature an evaluation writes at.
 pub const WRITING_TEMPERATURE: f32 = 0.8;
-/// Characters of the validation text an evaluation's writing starts from.
+/// Characters of the validation text a prompt is.
 const PROMPT_CHARS: usize = 8;
+
+/// `rows` prompts: the first characters of as many windows of `data`'s validation text (the
+/// training text where it has none), in turn.
+pub fn prompts(data: &crate::data::Dataset, rows: usize) -> Vec<Vec<u16>> {
+    let pool = if data.test_rows() > 0 {
+        &data.test_x
+    } else {
+        &data.train_x
+    };
+    let context = data.features.max(1);
+    let windows = (pool.len() / context).max(1);
+    (0..rows)
+        .map(|r| {
+            pool.iter()
+                .skip((r % windows) * context)
+                .take(PROMPT_CHARS.min(context))
+                .map(|&v| v as u16)
+                .collect()
+        })
+        .collect()
+}
+
+/// `ids` as the characters `names` (a text's vocabulary) gives them; an id past it as `�`.
+pub fn spell(names: &[String], ids: &[u16]) -> String {
+    ids.iter()
+        .map(|&i| names.get(usize::from(i)).map_or("\u{fffd}", String::as_str))
+        .collect()
+}
 
 /// What a language model with `params` writes after the first characters of `data`'s validation
 /// part (seeded with `seed`), and every attention head's pattern over the last window.
@@ -222,20 +241,13 @@ pub fn writing(
     seed: u64,
 ) -> Result<crate::train::report::Writing, BackendError> {
     let (context, vocab) = (data.features, data.classes());
-    let prompt: Vec<u16> = data
-        .test_x
-        .iter()
-        .chain(&data.train_x)
-        .take(PROMPT_CHARS.min(context))
-        .map(|&v| v as u16)
-        .collect();
+    let prompts = prompts(data, 1);
     let mut model = writer(backend, spec, params, 1)?;
     let how = Sampling {
         tokens: WRITING_CHARS,
         temperature: WRITING_TEMPERATURE,
         seed,
     };
-    let prompts = [prompt.clone()];
     let written = generate(
         backend,
         &mut model,
@@ -243,6 +255,7 @@ pub fn writing(
         &prompts,
         (how, false),
     )?;
+    let prompt = &prompts[0];
     let all: Vec<u16> = prompt.iter().chain(written.ids()).copied().collect();
     let window = &all[all.len().saturating_sub(context)..];
     let ids: Vec<f32> = window.iter().map(|&t| f32::from(t)).collect();
@@ -257,17 +270,12 @@ pub fn writing(
                 .collect()
         })
         .collect();
-    let name = |t: &u16| {
-        data.class_names
-            .get(usize::from(*t))
-            .cloned()
-            .unwrap_or_else(|| "\u{fffd}".to_owned())
-    };
+    let names = &data.class_names;
     Ok(crate::train::report::Writing {
-        prompt: prompt.iter().map(name).collect(),
-        text: written.ids().iter().map(name).collect(),
+        prompt: spell(names, prompt),
+        text: spell(names, written.ids()),
         temperature: WRITING_TEMPERATURE,
-        window: window.iter().map(name).collect(),
+        window: window.iter().map(|&t| spell(names, &[t])).collect(),
         attention,
         heads,
     })
