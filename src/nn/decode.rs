@@ -4,6 +4,7 @@
 //! its products, its attention against the cache) instead of the whole window again.
 
 use super::layers::{self, Layer};
+use super::pass::{Pass, chain};
 use crate::backend::{Backend, BackendError, Tensor};
 use crate::memory::Role;
 
@@ -83,15 +84,15 @@ pub(super) fn alloc(
     })
 }
 
-/// Each layer's cache filled from a whole window's pass: `inputs(i)` is layer `i`'s input.
-pub(super) fn fill<'t>(
+/// Each layer's cache filled from a whole window's `pass`.
+pub(super) fn fill(
     backend: &mut dyn Backend,
     layers: &[Box<dyn Layer>],
-    inputs: impl Fn(usize) -> &'t Tensor,
+    pass: &Pass,
     decoder: &mut Decoder,
 ) -> Result<(), BackendError> {
     for (i, layer) in layers.iter().enumerate() {
-        layer.fill_cache(backend, inputs(i), &mut decoder.saved[i])?;
+        layer.fill_cache(backend, pass.input_of(i), &mut decoder.saved[i])?;
     }
     Ok(())
 }
@@ -112,18 +113,8 @@ pub(super) fn step<'p>(
         saved,
         ..
     } = decoder;
-    for (i, layer) in layers.iter().enumerate() {
-        let (done, rest) = outputs.split_at_mut(i);
-        let input = done.last().unwrap_or(input);
-        let skip = layer.skip().and_then(|s| done.get(s));
-        layer.decode(
-            backend,
-            (input, skip),
-            params(i),
-            &mut saved[i],
-            position,
-            &mut rest[0],
-        )?;
-    }
+    chain(layers, input, outputs, |i, layer, inputs, out| {
+        layer.decode(backend, inputs, params(i), &mut saved[i], position, out)
+    })?;
     backend.read(outputs.last().unwrap_or(input))
 }

@@ -563,15 +563,7 @@ impl Network {
         windows: &[f32],
     ) -> Result<Vec<f32>, BackendError> {
         self.eval_pass(backend, windows)?;
-        let eval = &self.eval;
-        let input = |i: usize| {
-            if i == 0 {
-                &eval.input
-            } else {
-                &eval.outputs[i - 1]
-            }
-        };
-        decode::fill(backend, &self.layers, input, decoder)?;
+        decode::fill(backend, &self.layers, &self.eval, decoder)?;
         backend.read(self.eval.last())
     }
 

@@ -53,6 +53,13 @@ impl Pass {
             .collect()
     }
 
+    /// Layer `i`'s input in this pass: the output of the layer before it, or the input.
+    pub(super) fn input_of(&self, i: usize) -> &Tensor {
+        i.checked_sub(1)
+            .and_then(|before| self.outputs.get(before))
+            .unwrap_or(&self.input)
+    }
+
     /// The forward pass with `params` (layer `i`'s parameters as the pass reads them), each
     /// output rounded to `format` where one is given.
     pub(super) fn run<'p>(
@@ -62,16 +69,39 @@ impl Pass {
         params: impl Fn(usize) -> Option<(&'p Tensor, &'p Tensor)>,
         format: Option<Half>,
     ) -> Result<(), BackendError> {
-        for (i, layer) in layers.iter().enumerate() {
-            let (done, rest) = self.outputs.split_at_mut(i);
-            let input = done.last().unwrap_or(&self.input);
-            let skip = layer.skip().and_then(|s| done.get(s));
-            let out = &mut rest[0];
-            layer.forward(backend, input, skip, params(i), &mut self.saved[i], out)?;
-            round(backend, format, out)?;
-        }
-        Ok(())
+        let Pass {
+            input,
+            outputs,
+            saved,
+        } = self;
+        chain(layers, input, outputs, |i, layer, (input, skip), out| {
+            layer.forward(backend, input, skip, params(i), &mut saved[i], out)?;
+            round(backend, format, out)
+        })
     }
+}
+
+/// Runs `layer(i, …)` for each of `layers` in order, writing `outputs[i]`: each reads the output
+/// of the layer before it (`input` for the first) and, for a residual connection, the earlier
+/// output it adds.
+pub(super) fn chain(
+    layers: &[Box<dyn Layer>],
+    input: &Tensor,
+    outputs: &mut [Tensor],
+    mut layer: impl FnMut(
+        usize,
+        &dyn Layer,
+        (&Tensor, Option<&Tensor>),
+        &mut Tensor,
+    ) -> Result<(), BackendError>,
+) -> Result<(), BackendError> {
+    for (i, l) in layers.iter().enumerate() {
+        let (done, rest) = outputs.split_at_mut(i);
+        let input = done.last().unwrap_or(input);
+        let skip = l.skip().and_then(|s| done.get(s));
+        layer(i, l.as_ref(), (input, skip), &mut rest[0])?;
+    }
+    Ok(())
 }
 
 /// Rounds an f32 tensor's values to `format` (a 16-bit tensor's are already rounded).
