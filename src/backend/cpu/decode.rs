@@ -4,8 +4,8 @@
 //! calling thread: the pool's hand-off would cost more than the sums.
 
 use super::CpuBackend;
-use super::sequence::{axpy, dot, token};
-use super::values::{host, host_mut, put, read_f32};
+use super::sequence::{axpy, dot, embed_rows};
+use super::values::{host, host_mut, read_f32, write_f32};
 use crate::backend::error::BackendError;
 use crate::backend::sequence::{
     AttentionShape, check_attention_step, check_cache, check_embedding_at,
@@ -24,14 +24,9 @@ impl CpuBackend {
         let (d, vocab) = check_embedding_at(Device::Cpu, (ids, out), (table, positions), position)?;
         let (table_f, positions_f) = (read_f32(table), read_f32(positions));
         let at = &positions_f[position * d..][..d];
-        let mut out_f = vec![0.0f32; out.len()];
-        for (o, &id) in out_f.chunks_mut(d).zip(host(ids)) {
-            let e = &table_f[token(id, vocab) * d..][..d];
-            for ((o, &e), &p) in o.iter_mut().zip(e).zip(at) {
-                *o = e + p;
-            }
-        }
-        put(out, &out_f, &mut self.census);
+        write_f32(out, &mut self.census, |out_f| {
+            embed_rows(out_f, host(ids), (&table_f, d, vocab), |_| at);
+        });
         Ok(())
     }
 
@@ -54,36 +49,52 @@ impl CpuBackend {
         out: &mut Tensor,
     ) -> Result<(), BackendError> {
         check_attention_step(Device::Cpu, (qkv, out), shape, position, cache)?;
-        let (t_len, d, dh, scale) = (shape.len, shape.width, shape.head_width(), shape.scale());
+        let (t_len, d) = (shape.len, shape.width);
         let qkv_f = read_f32(qkv);
         let cache_f = host_mut(cache);
-        let mut out_f = vec![0.0f32; out.len()];
         let mut scores = vec![0.0f32; position + 1];
-        for ((row, o), kv) in qkv_f
-            .chunks(3 * d)
-            .zip(out_f.chunks_mut(d))
-            .zip(cache_f.chunks_mut(t_len * 2 * d))
-        {
-            kv[position * 2 * d..][..2 * d].copy_from_slice(&row[d..]);
-            for h in 0..shape.heads {
-                let q = &row[h * dh..][..dh];
-                // As the whole window's pass does: scaled dots, the softmax from the largest.
-                for (j, s) in scores.iter_mut().enumerate() {
-                    *s = dot(q, &kv[j * 2 * d + h * dh..][..dh]) * scale;
-                }
-                let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let mut sum = 0.0;
-                for s in &mut scores {
-                    *s = (*s - m).exp();
-                    sum += *s;
-                }
-                let o = &mut o[h * dh..][..dh];
-                for (j, s) in scores.iter().enumerate() {
-                    axpy(o, s / sum, &kv[j * 2 * d + d + h * dh..][..dh]);
-                }
+        write_f32(out, &mut self.census, |out_f| {
+            for ((row, o), kv) in qkv_f
+                .chunks(3 * d)
+                .zip(out_f.chunks_mut(d))
+                .zip(cache_f.chunks_mut(t_len * 2 * d))
+            {
+                attend_cached(shape, position, (row, kv), o, &mut scores);
             }
-        }
-        put(out, &out_f, &mut self.census);
+        });
         Ok(())
+    }
+}
+
+/// One sequence's step: its new `row` of qkv (`[3d]`) written into its cache `kv` (`[T, 2d]`)
+/// at `position`, then each head's query against the cached rows `0..=position` into `o`
+/// (`[d]`); `scores` is a row of scratch.
+fn attend_cached(
+    shape: AttentionShape,
+    position: usize,
+    (row, kv): (&[f32], &mut [f32]),
+    o: &mut [f32],
+    scores: &mut [f32],
+) {
+    let (d, dh, scale) = (shape.width, shape.head_width(), shape.scale());
+    kv[position * 2 * d..][..2 * d].copy_from_slice(&row[d..]);
+    // The heads' weighted sums accumulate from zero.
+    o.fill(0.0);
+    for h in 0..shape.heads {
+        let q = &row[h * dh..][..dh];
+        // As the whole window's pass does: scaled dots, the softmax from the largest.
+        for (j, s) in scores.iter_mut().enumerate() {
+            *s = dot(q, &kv[j * 2 * d + h * dh..][..dh]) * scale;
+        }
+        let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0;
+        for s in scores.iter_mut() {
+            *s = (*s - m).exp();
+            sum += *s;
+        }
+        let o = &mut o[h * dh..][..dh];
+        for (j, s) in scores.iter().enumerate() {
+            axpy(o, s / sum, &kv[j * 2 * d + d + h * dh..][..dh]);
+        }
     }
 }

@@ -241,16 +241,9 @@ impl CpuBackend {
             check_embedding(Device::Cpu, "embedding", (ids, &[out]), (table, positions))?;
         let (table_f, positions_f) = (read_f32(table), read_f32(positions));
         write_f32(out, &mut self.census, |out_f| {
-            for (r, (o, &id)) in out_f.chunks_mut(d).zip(host(ids)).enumerate() {
-                let token = token(id, vocab);
-                let (e, p) = (
-                    &table_f[token * d..][..d],
-                    &positions_f[(r % len) * d..][..d],
-                );
-                for ((o, &e), &p) in o.iter_mut().zip(e).zip(p) {
-                    *o = e + p;
-                }
-            }
+            embed_rows(out_f, host(ids), (&table_f, d, vocab), |r| {
+                &positions_f[(r % len) * d..][..d]
+            });
         });
         Ok(())
     }
@@ -310,6 +303,22 @@ impl CpuBackend {
             put(dst, &sum, &mut self.census);
         }
         Ok(())
+    }
+}
+
+/// `out[r] = table[ids[r]] + position(r)`, a row of `d` values each: the embedding's gather,
+/// whichever position each row sits at.
+pub(super) fn embed_rows<'p>(
+    out: &mut [f32],
+    ids: &[f32],
+    (table, d, vocab): (&[f32], usize, usize),
+    position: impl Fn(usize) -> &'p [f32],
+) {
+    for (r, (o, &id)) in out.chunks_mut(d).zip(ids).enumerate() {
+        let e = &table[token(id, vocab) * d..][..d];
+        for ((o, &e), &p) in o.iter_mut().zip(e).zip(position(r)) {
+            *o = e + p;
+        }
     }
 }
 
