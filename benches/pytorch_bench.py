@@ -29,6 +29,22 @@ def conv_blocks(conv, kernel, image, act):
     return modules, height * width * channels, macs
 
 
+def timed(step, warmup, repeats, steps):
+    """Seconds a step of `step()` (which returns the loss) took in each of `repeats` runs of
+    `steps` steps, after `warmup` untimed ones; each run ends by reading the loss, so its work
+    is done."""
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(steps):
+            loss = step()
+        loss.item()
+        times.append((time.perf_counter() - start) / steps)
+    return times
+
+
 def run(layers, batch, optimizer, threads, warmup, repeats, steps, activation, lr, seed, conv=(), kernel=3, image=None):
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -59,15 +75,7 @@ def run(layers, batch, optimizer, threads, warmup, repeats, steps, activation, l
         opt.step()
         return loss
 
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(steps):
-            loss = step()
-        loss.item()
-        times.append((time.perf_counter() - start) / steps)
+    times = timed(step, warmup, repeats, steps)
     median = statistics.median(times)
     # Forward, weight gradients, and input gradients of every layer but the first, as
     # `batchscope bench` counts them.

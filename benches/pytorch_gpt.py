@@ -15,10 +15,12 @@ time, samples (windows) and tokens a second.
 import argparse
 import json
 import statistics
-import time
 
 import torch
 import torch.nn.functional as F
+
+# The same timing as the MLP benchmark's (this folder is on the path when run as a script).
+from pytorch_bench import timed
 
 PRESETS = {"gpt-tiny": (64, 2, 2), "gpt-baby": (128, 4, 4)}  # width, heads, blocks
 
@@ -76,15 +78,7 @@ def run(preset, vocab, context, batch, threads, warmup, repeats, steps, lr, seed
         opt.step()
         return loss
 
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(steps):
-            loss = step()
-        loss.item()
-        times.append((time.perf_counter() - start) / steps)
+    times = timed(step, warmup, repeats, steps)
     median = statistics.median(times)
     return {
         "framework": f"pytorch {torch.__version__}",

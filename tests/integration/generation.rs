@@ -152,13 +152,7 @@ fn infer_serves_a_language_model_with_and_without_the_cache() {
         devices,
         "--json",
     ];
-    let outcome = common::child::run(&args, std::time::Duration::from_secs(300));
-    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
-    let reports: Vec<serde_json::Value> = outcome
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let reports = common::child::json_lines(&args, std::time::Duration::from_secs(300));
     assert_eq!(reports.len(), if devices == "both" { 2 } else { 1 });
     for report in &reports {
         let runs = report["generation"].as_array().expect("generation");

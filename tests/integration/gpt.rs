@@ -204,15 +204,9 @@ fn a_small_gpt_trains_alike_on_both_devices() {
     );
 }
 
-/// The JSON lines `batchscope args…` printed (it must exit 0).
+/// The JSON lines `batchscope args…` printed (it must exit 0 within 5 minutes).
 fn json_lines(args: &[&str]) -> Vec<serde_json::Value> {
-    let outcome = common::child::run(args, std::time::Duration::from_secs(300));
-    assert_eq!(outcome.code, Some(0), "{args:?}: {}", outcome.stderr);
-    outcome
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect()
+    common::child::json_lines(args, std::time::Duration::from_secs(300))
 }
 
 /// `train` on the shipped Shakespeare with the tiny GPT: the summary carries the characters a

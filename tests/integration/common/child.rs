@@ -26,6 +26,17 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The JSON lines `batchscope args…` printed; it must exit 0 within `deadline`.
+pub fn json_lines(args: &[&str], deadline: Duration) -> Vec<serde_json::Value> {
+    let outcome = run(args, deadline);
+    assert_eq!(outcome.code, Some(0), "{args:?}: {}", outcome.stderr);
+    outcome
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
 /// Runs `batchscope args…` to the end (killed after `deadline`), with its peak memory as the
 /// child itself reads it from the system when it exits (`BATCHSCOPE_PEAK_MEMORY`).
 pub fn run(args: &[&str], deadline: Duration) -> Outcome {
