@@ -47,6 +47,8 @@ super::lang::strings! { LessonKey {
     FigBatchedRows => "rows per second in batches", "成批处理时每秒行数";
     FigProductsFlops => "products' and convolutions' share of the FLOPs", "矩阵乘法和卷积占 FLOPs 的比例";
     FigProductsTime => "products' and convolutions' share of the kernel time", "矩阵乘法和卷积占内核时间的比例";
+    FigAttentionFlops => "attention's share of the FLOPs", "注意力占 FLOPs 的比例";
+    FigAttentionTime => "attention's share of the kernel time", "注意力占内核时间的比例";
     FigComputeShare => "arithmetic's share of a step", "算术占每步的比例";
     FigLaunchShare => "launching's share of a step", "启动内核占每步的比例";
     FigCopyShare => "the copy's share of a step", "拷贝占每步的比例";

@@ -618,7 +618,7 @@ strings! { Key {
     ExportTrace => "Export trace…", "导出追踪…";
     ExportTraceTip => "Save the recorded steps as Chrome trace JSON, which opens in Perfetto (ui.perfetto.dev) or chrome://tracing.", "把已记录的步骤保存为 Chrome trace JSON，可在 Perfetto（ui.perfetto.dev）或 chrome://tracing 中打开。";
     KindsTitle => "Where the time goes, by kind of op", "时间花在哪里：按算子类别";
-    KindsCaption => "FLOPs: the step's ops as the cost model counts them. Time: the ops of one recent step, each timed on its own (GPU timestamp queries; on the CPU the host's clock, one step in 256). The activations run inside the products' kernels here (a fused epilogue), so their time is the products'. Convolutions: the CPU convolves straight from the images; the GPU multiplies the images' patches as a matrix, reading each patch from the image as it goes (no patch matrix is made). Copies between host and device are not kernels: the breakdown above shows them as Memcpy.", "FLOP：成本模型统计的本步各算子。时间：最近一步的各算子分别计时（GPU 用时间戳查询；CPU 用主机时钟，每 256 步计时一步）。这里激活函数在矩阵乘法的内核里一起完成（融合的收尾计算），所以它们的时间算在矩阵乘法里。卷积：CPU 直接在图像上计算；GPU 把图像的图块当作矩阵相乘，计算时直接从图像读取每个图块（不生成图块矩阵）。主机与设备之间的复制不是内核：见上面分解图中的“内存复制”。";
+    KindsCaption => "FLOPs: the step's ops as the cost model counts them. Time: the ops of one recent step, each timed on its own (GPU timestamp queries; on the CPU the host's clock, one step in 256). The activations run inside the products' kernels here (a fused epilogue), so their time is the products'. Convolutions: the CPU convolves straight from the images; the GPU multiplies the images' patches as a matrix, reading each patch from the image as it goes (no patch matrix is made). Attention: each head's two products over the positions (queries by keys, probabilities by values) and the softmax between them, in kernels of their own. Copies between host and device are not kernels: the breakdown above shows them as Memcpy.", "FLOP：成本模型统计的本步各算子。时间：最近一步的各算子分别计时（GPU 用时间戳查询；CPU 用主机时钟，每 256 步计时一步）。这里激活函数在矩阵乘法的内核里一起完成（融合的收尾计算），所以它们的时间算在矩阵乘法里。卷积：CPU 直接在图像上计算；GPU 把图像的图块当作矩阵相乘，计算时直接从图像读取每个图块（不生成图块矩阵）。注意力：每个注意力头在各位置之间的两次矩阵乘法（查询乘键、概率乘值）以及其间的 softmax，由各自的内核完成。主机与设备之间的复制不是内核：见上面分解图中的“内存复制”。";
     KindsGroup => "Kind", "类别";
     KindsFlops => "Share of FLOPs", "FLOP 占比";
     KindsTime => "Share of kernel time", "内核时间占比";
@@ -626,6 +626,7 @@ strings! { Key {
     KindsNoModel => "Apply the settings (Reset) to see the step's ops.", "应用设置（重置）后才能看到本步的算子。";
     GroupProducts => "Matrix products", "矩阵乘法";
     GroupConvolutions => "Convolutions", "卷积";
+    GroupAttention => "Attention (Q·Kᵀ, softmax, P·V)", "注意力（Q·Kᵀ、softmax、P·V）";
     GroupElementwise => "Element-wise", "逐元素运算";
     GroupLoss => "Loss", "损失函数";
     GroupOptimizer => "Optimizer", "优化器";

@@ -264,6 +264,8 @@ impl ProbeKind {
                     "step_ms",
                     "products_flops_share",
                     "products_time_share",
+                    "attention_flops_share",
+                    "attention_time_share",
                 ]);
                 per_device(&parts)
             }

@@ -247,10 +247,11 @@ fn breakdown(
 }
 
 /// The matrix products' and convolutions' share of the step's FLOPs (counted from the layers'
-/// shapes) beside their share of the last timed step's kernel time (measured): the journey
-/// tab's table by kind of op, for a lesson's headline.
+/// shapes) beside their share of the last timed step's kernel time (measured), and attention's
+/// (zero for a model without it): the journey tab's table by kind of op, for a lesson's
+/// headline.
 fn op_kinds(backend: &dyn Backend, session: &Session, prefix: &str, figures: &mut Figures) {
-    use crate::sim::groups::{OpGroup, shares};
+    use crate::sim::groups::{GroupShare, OpGroup, shares};
     let Some(kernels) = backend.kernel_times() else {
         return;
     };
@@ -258,23 +259,26 @@ fn op_kinds(backend: &dyn Backend, session: &Session, prefix: &str, figures: &mu
     let spec = c.model_spec(&session.data);
     let ops = crate::sim::cost::step_ops(&spec, c.batch, c.recipe(), backend.device());
     let rows = shares(&ops, Some(kernels));
-    let products = |r: &&crate::sim::groups::GroupShare| {
-        matches!(r.group, OpGroup::MatrixProducts | OpGroup::Convolutions)
+    let of = |groups: &[OpGroup]| {
+        let rows = || rows.iter().filter(|r| groups.contains(&r.group));
+        let flops: f64 = rows().map(|r| r.flops_share).sum();
+        let time: f64 = rows().filter_map(|r: &GroupShare| r.time_share).sum();
+        (flops, time)
     };
-    let flops: f64 = rows.iter().filter(products).map(|r| r.flops_share).sum();
-    let time: f64 = rows
-        .iter()
-        .filter(products)
-        .filter_map(|r| r.time_share)
-        .sum();
-    figures.counted(
-        format!("{prefix}.products_flops_share"),
-        Quantity::Share(flops),
-    );
-    figures.measured(
-        format!("{prefix}.products_time_share"),
-        Quantity::Share(time),
-    );
+    for (name, groups) in [
+        (
+            "products",
+            &[OpGroup::MatrixProducts, OpGroup::Convolutions][..],
+        ),
+        ("attention", &[OpGroup::Attention][..]),
+    ] {
+        let (flops, time) = of(groups);
+        figures.counted(
+            format!("{prefix}.{name}_flops_share"),
+            Quantity::Share(flops),
+        );
+        figures.measured(format!("{prefix}.{name}_time_share"), Quantity::Share(time));
+    }
 }
 
 /// Training for a few epochs: the test loss and accuracy reached, the updates and the training

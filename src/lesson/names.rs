@@ -63,6 +63,8 @@ fn part_words(part: &str, lang: Lang) -> Option<String> {
         "batched_rows_per_s" => plain(LessonKey::FigBatchedRows),
         "products_flops_share" => plain(LessonKey::FigProductsFlops),
         "products_time_share" => plain(LessonKey::FigProductsTime),
+        "attention_flops_share" => plain(LessonKey::FigAttentionFlops),
+        "attention_time_share" => plain(LessonKey::FigAttentionTime),
         "compute_share" => plain(LessonKey::FigComputeShare),
         "launch_share" => plain(LessonKey::FigLaunchShare),
         "copy_share" => plain(LessonKey::FigCopyShare),

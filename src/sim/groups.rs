@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::cost::{LOSS_OP, Op, OpKind, Product};
 use crate::backend::KernelTimes;
+use crate::i18n::LayerKey;
 
 /// A kind of op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -17,6 +18,9 @@ pub enum OpGroup {
     /// Convolutions: their products over the patches, making the patches and folding their
     /// gradient back.
     Convolutions,
+    /// A sequence model's attention: each head's two products over the positions (`Q·Kᵀ` and
+    /// `P·V`) with the causal softmax between them, in kernels of their own.
+    Attention,
     /// Element-wise work: bias gradients, pooling, conversions between number formats,
     /// scaling and checks.
     Elementwise,
@@ -30,9 +34,10 @@ pub enum OpGroup {
 
 impl OpGroup {
     /// Every group, in the order a table shows them.
-    pub const ALL: [OpGroup; 6] = [
+    pub const ALL: [OpGroup; 7] = [
         OpGroup::MatrixProducts,
         OpGroup::Convolutions,
+        OpGroup::Attention,
         OpGroup::Elementwise,
         OpGroup::Loss,
         OpGroup::Optimizer,
@@ -46,6 +51,7 @@ impl OpGroup {
                 Self::MatrixProducts
             }
             "conv_forward" | "conv_backward_input" => Self::Convolutions,
+            l if l.starts_with("attention") => Self::Attention,
             "softmax_cross_entropy" | "mse_loss" => Self::Loss,
             "sgd_step" | "momentum_step" | "adam_step" => Self::Optimizer,
             "bias_grad"
@@ -59,7 +65,13 @@ impl OpGroup {
             | "activation_backward"
             | "layer_norm"
             | "layer_norm_backward"
-            | "layer_norm_params_grad" => Self::Elementwise,
+            | "layer_norm_params_grad"
+            | "add"
+            | "add_into"
+            | "embedding"
+            | "embedding_backward"
+            | "embedding_table_grad"
+            | "embedding_position_grad" => Self::Elementwise,
             l if l.starts_with("round_") || l.starts_with("widen_") || l.starts_with("narrow_") => {
                 Self::Elementwise
             }
@@ -105,6 +117,9 @@ fn flops_by_group(ops: &[Op]) -> Vec<(OpGroup, f64)> {
             }
             OpKind::Update => out.push((OpGroup::Optimizer, op.flops)),
             OpKind::Elementwise if op.name == LOSS_OP => out.push((OpGroup::Loss, op.flops)),
+            OpKind::Elementwise if op.plain.is_some_and(|p| p.what == LayerKey::WhatAttention) => {
+                out.push((OpGroup::Attention, op.flops));
+            }
             OpKind::Elementwise => out.push((OpGroup::Elementwise, op.flops)),
             OpKind::Copy => {}
         }

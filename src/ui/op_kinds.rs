@@ -16,6 +16,7 @@ fn group_key(group: OpGroup) -> Key {
     match group {
         OpGroup::MatrixProducts => Key::GroupProducts,
         OpGroup::Convolutions => Key::GroupConvolutions,
+        OpGroup::Attention => Key::GroupAttention,
         OpGroup::Elementwise => Key::GroupElementwise,
         OpGroup::Loss => Key::GroupLoss,
         OpGroup::Optimizer => Key::GroupOptimizer,

@@ -448,3 +448,64 @@ fn sixteen_bit_probabilities_on_the_gpu() {
     }
     sixteen_bit_probabilities(&|| Box::new(common::gpu().expect("a GPU, as a moment ago")));
 }
+
+/// Every kernel of a GPT's step, timed one by one, falls in a named kind of op on both devices
+/// (none in "Other"), and attention is a kind of its own: its share of the FLOPs counted, its
+/// kernels' time measured, as the journey tab's table and the first lesson show them.
+#[test]
+fn a_gpt_steps_kernels_each_fall_in_a_kind_attention_its_own() {
+    use batchscope::data::source::DataSource;
+    use batchscope::sim::groups::{OpGroup, shares};
+    use batchscope::train::{Pipeline, Runner, Session, TrainConfig};
+    let mut config = TrainConfig {
+        source: DataSource::Shipped("shakespeare".into()),
+        batch: 4,
+        pipeline: Pipeline {
+            kernel_timing_every: 1,
+            ..Pipeline::default()
+        },
+        ..TrainConfig::default()
+    };
+    config.data.context = 16;
+    config.suit_data(true);
+    config.batch = 4;
+    let session = Session::new(config).expect("valid settings");
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(common::cpu())];
+    backends.extend(common::gpu().map(|g| Box::new(g) as Box<dyn Backend>));
+    for mut backend in backends {
+        let b = backend.as_mut();
+        let mut runner = Runner::new(b, &session).expect("model fits");
+        for _ in 0..3 {
+            runner.step(b, false).expect("step");
+        }
+        runner.sync(b).expect("sync");
+        let kernels = b.kernel_times().expect("every step timed").clone();
+        let device = b.device();
+        for (label, _) in &kernels.kernels {
+            assert_ne!(
+                OpGroup::of_kernel(label),
+                OpGroup::Other,
+                "{device:?}: kernel {label} in no kind"
+            );
+        }
+        let c = &session.config;
+        let ops = batchscope::sim::cost::step_ops(
+            &c.model_spec(&session.data),
+            c.batch,
+            c.recipe(),
+            device,
+        );
+        let rows = shares(&ops, Some(&kernels));
+        let attention = rows
+            .iter()
+            .find(|r| r.group == OpGroup::Attention)
+            .expect("an attention row");
+        assert!(attention.flops_share > 0.0 && attention.flops_share < 0.5);
+        assert!(attention.time_ns.is_some_and(|ns| ns > 0), "{device:?}");
+        let total: f64 = rows.iter().filter_map(|r| r.time_share).sum();
+        assert!(
+            (total - 1.0).abs() < 1e-9,
+            "{device:?}: time shares add to {total}"
+        );
+    }
+}
