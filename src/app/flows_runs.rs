@@ -693,11 +693,23 @@ mod tests {
             writing.text.chars().count(),
             crate::train::generate::WRITING_CHARS
         );
-        let n = writing.window.len();
-        // gpt-tiny: 2 blocks of 2 heads, a map each.
+        // Its own writing and three windows of the validation text; gpt-tiny: 2 blocks of 2
+        // heads, a map each, over at most the last 32 characters of each.
+        assert_eq!(writing.samples.len(), 4);
         assert_eq!(writing.heads, 2);
-        assert_eq!(writing.attention.len(), 4);
-        assert!(writing.attention.iter().all(|m| m.len() == n * n));
+        for sample in &writing.samples {
+            let n = sample.window.len();
+            assert!(n > 0 && n <= crate::train::report::ATTENTION_SHOWN);
+            assert_eq!(sample.attention.len(), 4);
+            assert!(sample.attention.iter().all(|m| m.len() == n * n));
+            // Causal: nothing above the diagonal; each row sums to at most one.
+            for m in &sample.attention {
+                for (i, row) in m.chunks(n).enumerate() {
+                    assert!(row[i + 1..].iter().all(|&p| p == 0.0));
+                    assert!(row.iter().sum::<f32>() <= 1.0 + 1e-4);
+                }
+            }
+        }
         for (lang, labels) in [
             (
                 crate::i18n::Lang::En,

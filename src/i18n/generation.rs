@@ -1,5 +1,6 @@
-//! The translation table's part for serving a language model: generation a character at a time,
-//! with and without a key-value cache.
+//! The translation table's part for a language model's writing: the samples its attention maps
+//! are over, and serving it, generation a character at a time with and without a key-value
+//! cache.
 
 super::lang::strings! { GenKey {
     Title => "Writing a character at a time", "逐字生成";
@@ -17,5 +18,8 @@ super::lang::strings! { GenKey {
     TooClose => "{device} writing {prompts} at once: a character takes {with} with the cache and {without} without: too close to call on this machine.", "{device} 同时写 {prompts} 段：有缓存时每个字符用时 {with}，无缓存时 {without}：在本机上相差太小，无法判断。";
     Slower => "{device} writing {prompts} at once: a character takes {with} with the cache and {without} without: the cache was slower here, its upkeep costs more than the rows it saves.", "{device} 同时写 {prompts} 段：有缓存时每个字符用时 {with}，无缓存时 {without}：这里缓存反而更慢，维护它的开销超过了它省下的计算。";
     SameText => "Same text with and without the cache on every device.", "每个设备上有无缓存写出的文本都相同。";
+    SampleWritten => "What it wrote", "它写的文字";
+    SampleValidation => "Validation text {n}", "验证文本 {n}";
+    SamplePickTip => "Which text the map is over: the model's own writing, or a window of the validation text it never trained on. A pattern seen on every text (the character before, the last space) is one the head learned; one seen on a single text may be chance.", "热图覆盖哪段文本：模型自己写的文字，或它从未训练过的验证文本中的一个窗口。在每段文本上都出现的模式（前一个字符、上一个空格）是这个头学到的；只在一段文本上出现的可能是巧合。";
     OtherText => "The text differs with and without the cache: rounding moved a draw.", "有无缓存写出的文本不同：舍入误差改变了一次抽样。";
 }}

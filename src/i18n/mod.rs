@@ -6,7 +6,7 @@
 //! lessons and presenter mode), [`MsgKey`] in `messages.rs` (what the core says, as [`Said`]
 //! messages in both languages), [`DataKey`] in `data.rs` (the loaders' reasons and notes),
 //! [`ErrKey`] in `errors.rs` (the backends' errors), [`AuthorKey`] in `authoring.rs` (a lesson
-//! file's mistakes), [`GenKey`] in `generation.rs` (a language model's serving), each made by
+//! file's mistakes), [`GenKey`] in `generation.rs` (a language model's writing and serving), each made by
 //! the same macro.
 
 mod authoring;

@@ -22,6 +22,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::backend::{Backend, BackendError};
 use crate::nn::{Decoder, LayerValues, ModelSpec, Network, OptimizerKind, Training};
 use crate::precision::Precision;
+use crate::train::report::ATTENTION_SHOWN;
 
 /// Most characters one call of a command writes after a prompt.
 pub const MAX_TOKENS: usize = 10_000;
@@ -204,14 +205,20 @@ pub const WRITING_TEMPERATURE: f32 = 0.8;
 /// Characters of the validation text a prompt is.
 const PROMPT_CHARS: usize = 8;
 
-/// `rows` prompts: the first characters of as many windows of `data`'s validation text (the
-/// training text where it has none), in turn.
-pub fn prompts(data: &crate::data::Dataset, rows: usize) -> Vec<Vec<u16>> {
-    let pool = if data.test_rows() > 0 {
+/// The text prompts and the attention maps' windows come from: the validation part, or the
+/// training text where it has none.
+fn validation_text(data: &crate::data::Dataset) -> &[f32] {
+    if data.test_rows() > 0 {
         &data.test_x
     } else {
         &data.train_x
-    };
+    }
+}
+
+/// `rows` prompts: the first characters of as many windows of `data`'s validation text (the
+/// training text where it has none), in turn.
+pub fn prompts(data: &crate::data::Dataset, rows: usize) -> Vec<Vec<u16>> {
+    let pool = validation_text(data);
     let context = data.features.max(1);
     let windows = (pool.len() / context).max(1);
     (0..rows)
@@ -232,14 +239,20 @@ pub fn spell(names: &[String], ids: &[u16]) -> String {
         .collect()
 }
 
+/// Windows of the validation text an evaluation maps attention over, beside the model's own
+/// writing.
+pub const VALIDATION_SAMPLES: usize = 3;
+
 /// What a language model with `params` writes after the first characters of `data`'s validation
-/// part (seeded with `seed`), and every attention head's pattern over the last window.
+/// part (seeded with `seed`), and every attention head's pattern over the last window of it and
+/// over the first [`VALIDATION_SAMPLES`] windows of the validation text.
 pub fn writing(
     backend: &mut dyn Backend,
     (spec, params): (&ModelSpec, &LayerValues),
     data: &crate::data::Dataset,
     seed: u64,
 ) -> Result<crate::train::report::Writing, BackendError> {
+    use crate::train::report::{AttentionSample, SampleFrom, Writing};
     let (context, vocab) = (data.features, data.classes());
     let prompts = prompts(data, 1);
     let mut model = writer(backend, spec, params, 1)?;
@@ -257,26 +270,53 @@ pub fn writing(
     )?;
     let prompt = &prompts[0];
     let all: Vec<u16> = prompt.iter().chain(written.ids()).copied().collect();
-    let window = &all[all.len().saturating_sub(context)..];
-    let ids: Vec<f32> = window.iter().map(|&t| f32::from(t)).collect();
-    let n = window.len();
-    let (maps, heads) = model.attention_maps(backend, &ids)?;
-    // Each map's rows and columns of the window (the padding after it is not shown).
-    let attention = maps
-        .iter()
-        .map(|full| {
-            (0..n)
-                .flat_map(|i| full[i * context..i * context + n].to_vec())
-                .collect()
-        })
-        .collect();
+    let mut windows = vec![(
+        SampleFrom::Written,
+        all[all.len().saturating_sub(context)..].to_vec(),
+    )];
+    let text = validation_text(data);
+    windows.extend(
+        text.chunks_exact(context.max(1))
+            .take(VALIDATION_SAMPLES)
+            .enumerate()
+            .map(|(k, w)| {
+                let ids = w.iter().map(|&v| v as u16).collect();
+                (SampleFrom::Validation(k + 1), ids)
+            }),
+    );
     let names = &data.class_names;
-    Ok(crate::train::report::Writing {
+    let mut samples = Vec::with_capacity(windows.len());
+    let mut heads = 0;
+    for (from, window) in windows {
+        let ids: Vec<f32> = window.iter().map(|&t| f32::from(t)).collect();
+        let (maps, h) = model.attention_maps(backend, &ids)?;
+        heads = h;
+        // The rows and columns of the window's last characters (the padding after a short
+        // window is not shown).
+        let n = window.len();
+        let first = n.saturating_sub(ATTENTION_SHOWN);
+        let attention = maps
+            .iter()
+            .map(|full| {
+                (first..n)
+                    .flat_map(|i| full[i * context + first..i * context + n].to_vec())
+                    .collect()
+            })
+            .collect();
+        samples.push(AttentionSample {
+            from,
+            window: window[first..]
+                .iter()
+                .map(|&t| spell(names, &[t]))
+                .collect(),
+            attention,
+        });
+    }
+    Ok(Writing {
         prompt: spell(names, prompt),
         text: spell(names, written.ids()),
         temperature: WRITING_TEMPERATURE,
-        window: window.iter().map(|&t| spell(names, &[t])).collect(),
-        attention,
+        samples,
         heads,
     })
 }

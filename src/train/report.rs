@@ -161,8 +161,8 @@ pub struct EvalReport {
 }
 
 /// Characters a language model wrote at an evaluation, from a fixed seed so two devices whose
-/// weights agree write the same, and the attention pattern of each of its heads over the last
-/// window it read.
+/// weights agree write the same, and the attention pattern of each of its heads over a few
+/// texts it read: its own writing's last window, then windows of the validation text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Writing {
     /// The prompt (the validation text's first characters).
@@ -171,14 +171,38 @@ pub struct Writing {
     pub text: String,
     /// The temperature of the draws.
     pub temperature: f32,
-    /// The characters of the window the attention map is over, first first.
-    pub window: Vec<String>,
-    /// For each head of each attention layer (layer after layer, `heads` a layer), `[T, T]`:
-    /// how much query (row) `i` attends to key (column) `j`; zero above the diagonal.
-    pub attention: Vec<Vec<f32>>,
+    /// The texts the attention maps are over, what the model wrote first.
+    pub samples: Vec<AttentionSample>,
     /// Heads an attention layer.
     pub heads: usize,
 }
+
+/// Where every attention head looked over the last characters of one window the model read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttentionSample {
+    /// What the window is.
+    pub from: SampleFrom,
+    /// Its last characters (at most [`ATTENTION_SHOWN`]), first first.
+    pub window: Vec<String>,
+    /// For each head of each attention layer (layer after layer, `heads` a layer), `[n, n]`
+    /// over those `n` characters: how much query (row) `i` attends to key (column) `j`; zero
+    /// above the diagonal. A row's probabilities over the characters before the shown ones
+    /// are not kept, so a row may sum to less than one.
+    pub attention: Vec<Vec<f32>>,
+}
+
+/// Which window an attention map is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleFrom {
+    /// The last window of what the model just wrote.
+    Written,
+    /// The validation text's window `n` (from 1).
+    Validation(usize),
+}
+
+/// Most characters of a window an attention map keeps (its last ones), so a cell of the
+/// heatmap stays readable and an evaluation's maps stay small.
+pub const ATTENTION_SHOWN: usize = 32;
 
 /// The class the model predicts over a grid covering the 2-D data.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,15 +1,13 @@
 //! A language model's column: what it writes now (from one seed on every device, so two
 //! columns whose weights agree write the same), and where a chosen attention head looks over
-//! the last characters it read, as a heatmap with the characters along both sides.
+//! the last characters of a chosen sample (its own writing or a window of the validation text),
+//! as a heatmap with the characters along both sides.
 
 use egui::{Color32, RichText};
 
-use crate::i18n::{Key, Lang};
+use crate::i18n::{GenKey, Key, Lang};
 use crate::train::DeviceRun;
-use crate::train::report::Writing;
-
-/// Most characters of the window the heatmap shows (its last ones), so a cell stays readable.
-const SHOWN: usize = 32;
+use crate::train::report::{AttentionSample, SampleFrom, Writing};
 
 /// Draws the writing and the attention map of the device's last evaluation; a note before the
 /// first one.
@@ -44,55 +42,84 @@ pub fn writing_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
     attention_ui(ui, lang, writing);
 }
 
-/// The heatmap of the chosen head's probabilities over the window's last [`SHOWN`] characters,
-/// with a layer and a head to choose (kept in the column's memory, the first head at first).
+/// What a sample is called in the chooser.
+fn sample_name(lang: Lang, from: SampleFrom) -> String {
+    match from {
+        SampleFrom::Written => lang.tr(GenKey::SampleWritten).to_owned(),
+        SampleFrom::Validation(n) => lang.fmt(GenKey::SampleValidation, &[("n", &n)]),
+    }
+}
+
+/// The heatmap of the chosen head's probabilities over the chosen sample's last characters,
+/// with a sample, a layer and a head to choose (kept in the column's memory, the model's own
+/// writing and the first head at first).
 fn attention_ui(ui: &mut egui::Ui, lang: Lang, writing: &Writing) {
-    let n = writing.window.len();
     let heads = writing.heads.max(1);
-    let layers = writing.attention.len() / heads;
-    if n == 0 || layers == 0 || writing.attention.iter().any(|m| m.len() != n * n) {
+    let Some(layers) = writing.samples.first().map(|s| s.attention.len() / heads) else {
+        return;
+    };
+    let well_formed = |s: &AttentionSample| {
+        let n = s.window.len();
+        n > 0 && s.attention.len() == layers * heads && s.attention.iter().all(|m| m.len() == n * n)
+    };
+    if layers == 0 || !writing.samples.iter().all(well_formed) {
         return;
     }
     let id = ui.scope_id().with("attention_pick");
-    let (mut layer, mut head) = ui
-        .data(|d| d.get_temp::<(usize, usize)>(id))
-        .unwrap_or((0, 0));
+    let (mut sample, mut layer, mut head) = ui
+        .data(|d| d.get_temp::<(usize, usize, usize)>(id))
+        .unwrap_or((0, 0, 0));
+    sample = sample.min(writing.samples.len() - 1);
     layer = layer.min(layers - 1);
     head = head.min(heads - 1);
-    ui.horizontal(|ui| {
-        let pick = |ui: &mut egui::Ui, salt: &str, value: &mut usize, count: usize, key| {
+    ui.horizontal_wrapped(|ui| {
+        let pick = |ui: &mut egui::Ui, salt: &str, value: &mut usize, names: &[String], tip| {
             egui::ComboBox::from_id_salt(id.with(salt))
-                .selected_text(lang.fmt(key, &[("n", &(*value + 1))]))
+                .selected_text(names[*value].as_str())
                 .show_ui(ui, |ui| {
-                    for k in 0..count {
-                        ui.selectable_value(value, k, lang.fmt(key, &[("n", &(k + 1))]));
+                    for (k, name) in names.iter().enumerate() {
+                        ui.selectable_value(value, k, name.as_str());
                     }
                 })
                 .response
-                .on_hover_text(lang.tr(Key::AttentionPickTip));
+                .on_hover_text(tip);
         };
-        pick(
-            ui,
-            "attention_layer",
-            &mut layer,
-            layers,
-            Key::AttentionLayer,
-        );
-        pick(ui, "attention_head", &mut head, heads, Key::AttentionHead);
+        let numbered = |key, count: usize| -> Vec<String> {
+            (1..=count).map(|n| lang.fmt(key, &[("n", &n)])).collect()
+        };
+        let samples: Vec<String> = writing
+            .samples
+            .iter()
+            .map(|s| sample_name(lang, s.from))
+            .collect();
+        let tip = lang.tr(GenKey::SamplePickTip);
+        pick(ui, "attention_sample", &mut sample, &samples, tip);
+        let tip = lang.tr(Key::AttentionPickTip);
+        let layer_names = numbered(Key::AttentionLayer, layers);
+        pick(ui, "attention_layer", &mut layer, &layer_names, tip);
+        let head_names = numbered(Key::AttentionHead, heads);
+        pick(ui, "attention_head", &mut head, &head_names, tip);
     });
-    ui.data_mut(|d| d.insert_temp(id, (layer, head)));
-    let map = &writing.attention[layer * heads + head];
+    ui.data_mut(|d| d.insert_temp(id, (sample, layer, head)));
+    let chosen = &writing.samples[sample];
+    heatmap(ui, lang, chosen, (layer, heads, head));
+}
+
+/// The map of `head` of attention `layer` (of `heads` a layer) over `sample`'s characters, with
+/// its title.
+fn heatmap(ui: &mut egui::Ui, lang: Lang, sample: &AttentionSample, at: (usize, usize, usize)) {
+    let (layer, heads, head) = at;
+    let map = &sample.attention[layer * heads + head];
+    let shown = sample.window.len();
     ui.label(lang.fmt(
         Key::AttentionTitle,
         &[
-            ("n", &n.min(SHOWN)),
+            ("n", &shown),
             ("layer", &(layer + 1)),
             ("head", &(head + 1)),
         ],
     ))
     .on_hover_text(lang.tr(Key::AttentionTip));
-    let first = n.saturating_sub(SHOWN);
-    let shown = n - first;
     let label = 14.0;
     let side = (ui.available_width() - label).clamp(120.0, 320.0);
     let cell = side / shown as f32;
@@ -102,7 +129,7 @@ fn attention_ui(ui: &mut egui::Ui, lang: Lang, writing: &Writing) {
     let origin = rect.min + egui::vec2(label, label);
     let font = egui::FontId::monospace((cell * 0.8).clamp(6.0, 12.0));
     let text_color = ui.visuals().text_color();
-    for (k, c) in writing.window[first..].iter().enumerate() {
+    for (k, c) in sample.window.iter().enumerate() {
         let shown_char = if c.trim().is_empty() {
             "·"
         } else {
@@ -125,7 +152,7 @@ fn attention_ui(ui: &mut egui::Ui, lang: Lang, writing: &Writing) {
     }
     for i in 0..shown {
         for j in 0..shown {
-            let p = map[(first + i) * n + first + j];
+            let p = map[i * shown + j];
             let min = origin + egui::vec2(j as f32 * cell, i as f32 * cell);
             let r = egui::Rect::from_min_size(min, egui::vec2(cell, cell));
             painter.rect_filled(r, 0.0, heat(p));
@@ -193,13 +220,34 @@ mod tests {
                 if j <= i { 1.0 / (i + 1) as f32 } else { 0.0 }
             })
             .collect();
-        // Two layers of two heads.
+        // Two layers of two heads, over the model's writing and a validation window whose
+        // heads all look at the character just before.
+        let before: Vec<f32> = (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                if j + 1 == i || i == 0 && j == 0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         let writing = Writing {
             prompt: "ROMEO:".into(),
             text: " what light".into(),
             temperature: 0.8,
-            window,
-            attention: vec![even; 4],
+            samples: vec![
+                AttentionSample {
+                    from: SampleFrom::Written,
+                    window: window.clone(),
+                    attention: vec![even; 4],
+                },
+                AttentionSample {
+                    from: SampleFrom::Validation(1),
+                    window,
+                    attention: vec![before; 4],
+                },
+            ],
             heads: 2,
         };
         for (lang, says) in [(Lang::En, "Written at step 40"), (Lang::Zh, "第 40 步")] {
@@ -227,6 +275,15 @@ mod tests {
         h.get_by_label("Head 2").click();
         h.run();
         let _ = h.get_by_label_contains("Where head 2 of attention layer 2 looks");
+        // The sample chooser offers the validation window, in both languages.
+        h.get_by_value("What it wrote").click();
+        h.run();
+        h.get_by_label("Validation text 1").click();
+        h.run();
+        let _ = h.get_by_value("Validation text 1");
+        let run = run_with(Some(writing.clone()));
+        let h = harness(move |ui, (): &mut ()| writing_ui(ui, Lang::Zh, &run), ());
+        let _ = h.get_by_value("它写的文字");
         let run = run_with(None);
         let h = harness(move |ui, (): &mut ()| writing_ui(ui, Lang::En, &run), ());
         let _ = h.get_by_label(Lang::En.tr(Key::WritingNone));
