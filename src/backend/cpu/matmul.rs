@@ -110,6 +110,106 @@ pub(super) fn gemm(
     }
 }
 
+/// A matrix read in place from a slice: `rows × cols` values, value `(i, j)` at
+/// `i · row_stride + j · col_stride` (a head's queries inside the `[T, 3d]` rows of a sample's
+/// `qkv`, say, or their transpose by swapping the strides).
+#[derive(Clone, Copy)]
+pub(super) struct View<'a> {
+    pub data: &'a [f32],
+    pub rows: usize,
+    pub cols: usize,
+    pub row_stride: usize,
+    pub col_stride: usize,
+}
+
+impl<'a> View<'a> {
+    /// `data`'s first `rows × cols` values, row-major, rows `row_stride` apart.
+    pub fn rows(data: &'a [f32], rows: usize, cols: usize, row_stride: usize) -> Self {
+        Self {
+            data,
+            rows,
+            cols,
+            row_stride,
+            col_stride: 1,
+        }
+    }
+
+    /// The transpose, read from the same values.
+    #[must_use]
+    pub fn t(self) -> Self {
+        Self {
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+            ..self
+        }
+    }
+
+    /// Whether every value it names lies inside `data`.
+    fn in_bounds(&self) -> bool {
+        let last = (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride;
+        last < self.data.len()
+    }
+}
+
+/// `c = scale · a · b`, or `c += scale · a · b` where `accumulate`, on the calling thread; `c`
+/// is `a.rows × b.cols` row-major in `c_data`, rows `c_stride` apart (at least `b.cols`, so no
+/// two of its values share a place). Attention's per-head products read their operands where
+/// they lie (see `sequence.rs`).
+///
+/// # Panics
+/// When the shapes do not chain or a view reaches past its slice: the callers size them from
+/// checked shapes, so a panic is a bug, and it is what keeps the `unsafe` call in bounds.
+pub(super) fn gemm_view(
+    a: View<'_>,
+    b: View<'_>,
+    (c_data, c_stride): (&mut [f32], usize),
+    scale: f32,
+    accumulate: bool,
+) {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    assert!(m > 0 && n > 0 && k > 0, "empty product {m}x{k}x{n}");
+    assert_eq!(b.rows, k, "inner dimensions");
+    assert!(a.in_bounds() && b.in_bounds(), "an operand past its slice");
+    assert!(
+        c_stride >= n && (m - 1) * c_stride + n <= c_data.len(),
+        "dst"
+    );
+    let gemm = gemm_f32::gemm::f32::get_gemm_fn();
+    let stride = |s: usize| s as isize;
+    // SAFETY: as in `gemm` above, the kernel computes cᵀ = bᵀ · aᵀ: it reads b at
+    // kk·b.row_stride + j·b.col_stride (kk < k, j < n) and a at i·a.row_stride + kk·a.col_stride
+    // (i < m), each at most its view's last index, inside its slice by `in_bounds`; it writes c
+    // at j + i·c_stride, at most (m − 1)·c_stride + n − 1, inside `c_data` by the check above,
+    // with no two (i, j) at one place since c_stride ≥ n. `c_data` is a unique borrow, so it
+    // aliases neither input. Without `accumulate`, alpha is 0 and `read_dst` false: the old
+    // values of c are never read.
+    unsafe {
+        gemm(
+            n,
+            m,
+            k,
+            c_data.as_mut_ptr(),
+            stride(c_stride),
+            1,
+            accumulate,
+            b.data.as_ptr(),
+            stride(b.row_stride),
+            stride(b.col_stride),
+            a.data.as_ptr(),
+            stride(a.row_stride),
+            stride(a.col_stride),
+            if accumulate { 1.0 } else { 0.0 },
+            scale,
+            false,
+            false,
+            false,
+            gemm_common::Parallelism::None,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +269,41 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// Strided views (a head's columns inside wider rows, a transpose by swapped strides) give
+    /// the product by definition, overwriting or accumulating, and leave the rest of `c` alone.
+    #[test]
+    fn strided_views_match_the_definition() {
+        let (m, k, n) = (7, 5, 6);
+        // `a` is columns 2..7 of an m × 9 matrix; `b` the transpose of an n × k block of rows
+        // 11 wide.
+        let wide: Vec<f32> = (0..m * 9).map(|i| (i as f32 * 0.37).sin()).collect();
+        let other: Vec<f32> = (0..n * 11).map(|i| (i as f32 * 0.53).cos()).collect();
+        let a = View::rows(&wide[2..], m, k, 9);
+        let b = View::rows(&other, n, k, 11).t();
+        let want = |i: usize, j: usize| -> f64 {
+            (0..k)
+                .map(|kk| f64::from(wide[i * 9 + 2 + kk]) * f64::from(other[j * 11 + kk]))
+                .sum()
+        };
+        // `c` is columns 1..7 of an m × 8 matrix.
+        let mut c = vec![1.0f32; m * 8];
+        gemm_view(a, b, (&mut c[1..], 8), 0.5, false);
+        gemm_view(a, b, (&mut c[1..], 8), 2.0, true);
+        for i in 0..m {
+            assert_eq!(c[i * 8], 1.0, "column 0 untouched");
+            for j in 0..n {
+                let (got, w) = (f64::from(c[i * 8 + 1 + j]), 2.5 * want(i, j));
+                assert!(
+                    (got - w).abs() < 1e-5 * (1.0 + w.abs()),
+                    "[{i},{j}] {got} vs {w}"
+                );
+            }
+            if i * 8 + 7 < c.len() {
+                assert_eq!(c[i * 8 + 7], 1.0, "column 7 untouched");
             }
         }
     }

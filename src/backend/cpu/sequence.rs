@@ -1,13 +1,13 @@
 //! A sequence model's ops on the CPU: the embedding's gather and scatter-add, causal
 //! multi-head attention, and the residual sums. Attention runs a sample a task over the pool
 //! (each sample's rows of `out` and `dqkv`, and its heads' probabilities, are its own), its
-//! heads one after another, each head's queries, keys and values gathered into contiguous rows
-//! and read a row at a time with vectorisable dots and updates. Not yet done: blocking `Q Kᵀ`
-//! and `P V` into register-tiled products, as the dense layers' `gemm` is.
+//! heads one after another, each head's products through `gemm` on its queries, keys and
+//! values where they lie in the sample's rows.
 
 use rayon::prelude::*;
 
 use super::CpuBackend;
+use super::matmul::{View, gemm_view};
 use super::values::{host, host_mut, put, read_f32, write_f32};
 use crate::backend::error::BackendError;
 use crate::backend::sequence::{
@@ -17,10 +17,8 @@ use crate::backend::tensor::Tensor;
 use crate::device::Device;
 
 /// `a · b` in eight running sums, so the compiler keeps them in one vector register (a single
-/// running sum is a chain of dependent adds it may not reorder). With the heads gathered into
-/// contiguous rows below, the baby GPT's whole CPU step at batch 12 went from 78 and 81 ms to 78
-/// and 73 ms in two alternating runs on a 2-core VM: within the noise there; attention is not
-/// yet blocked into products (see the module's notes).
+/// running sum is a chain of dependent adds it may not reorder): a decode step's one query
+/// against each cached key.
 pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
     let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
@@ -41,97 +39,109 @@ pub(super) fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     }
 }
 
-/// Head `h`'s part `part` (0 query, 1 key, 2 value) of every position of one sample's `qkv`,
-/// gathered into `out` (`[T, dh]`, contiguous).
-fn gather_head(s: AttentionShape, qkv: &[f32], (part, h): (usize, usize), out: &mut [f32]) {
+/// Head `h`'s part `part` (0 query, 1 key, 2 value) of one sample's `[T, 3d]` rows, as a
+/// `[T, dh]` matrix read in place.
+fn head(s: AttentionShape, qkv: &[f32], (part, h): (usize, usize)) -> View<'_> {
     let (d, dh) = (s.width, s.head_width());
-    for (t, row) in out.chunks_exact_mut(dh).enumerate() {
-        row.copy_from_slice(&qkv[t * 3 * d + part * d + h * dh..][..dh]);
+    View::rows(&qkv[part * d + h * dh..], s.len, dh, 3 * d)
+}
+
+/// The causal softmax of each row of `scores` (`[T, T]`, already scaled) in place: row `i` over
+/// its first `i + 1` values, zero after them.
+fn causal_softmax(scores: &mut [f32], t_len: usize) {
+    for (i, row) in scores.chunks_exact_mut(t_len).enumerate() {
+        let max = row[..=i].iter().fold(f32::NEG_INFINITY, |m, &p| m.max(p));
+        let mut sum = 0.0f32;
+        for p in &mut row[..=i] {
+            *p = (*p - max).exp();
+            sum += *p;
+        }
+        let inv = 1.0 / sum;
+        for p in &mut row[..=i] {
+            *p *= inv;
+        }
+        row[i + 1..].fill(0.0);
     }
 }
 
 /// One sample's attention forward: `qkv` its `[T, 3d]` rows, `probs` its `[H · T, T]`, `out`
-/// its `[T, d]`.
+/// its `[T, d]`. Each head's two products run through `gemm` reading the queries, keys and values
+/// where they lie: the scores `Q Kᵀ / √dh` straight into the head's probabilities, then
+/// `P V` into the head's columns of `out`.
+///
+/// Chosen by measurement (baby GPT, batch 12, 2 threads): a loop of a dot product per pair and
+/// an update per row took about 8% of the CPU step for the forward and backward together, its
+/// short dots (`dh` = 32) paying a horizontal sum each; `gemm`'s register-tiled AVX-512
+/// kernels do the same products as blocks. The causal half above the diagonal is computed and
+/// discarded: at these sizes a triangle-aware loop would save less than it costs.
 fn attention_sample(s: AttentionShape, qkv: &[f32], probs: &mut [f32], out: &mut [f32]) {
-    let (t_len, d, dh, scale) = (s.len, s.width, s.head_width(), s.scale());
-    let (mut q, mut k, mut v) = (
-        vec![0.0; t_len * dh],
-        vec![0.0; t_len * dh],
-        vec![0.0; t_len * dh],
-    );
-    for h in 0..s.heads {
-        gather_head(s, qkv, (0, h), &mut q);
-        gather_head(s, qkv, (1, h), &mut k);
-        gather_head(s, qkv, (2, h), &mut v);
-        for i in 0..t_len {
-            let q_i = &q[i * dh..][..dh];
-            let row = &mut probs[(h * t_len + i) * t_len..][..t_len];
-            let mut max = f32::NEG_INFINITY;
-            for (p, k_j) in row[..=i].iter_mut().zip(k.chunks_exact(dh)) {
-                *p = dot(q_i, k_j) * scale;
-                max = max.max(*p);
-            }
-            let mut sum = 0.0f32;
-            for p in &mut row[..=i] {
-                *p = (*p - max).exp();
-                sum += *p;
-            }
-            for p in &mut row[..=i] {
-                *p /= sum;
-            }
-            row[i + 1..].fill(0.0);
-            let o = &mut out[i * d + h * dh..][..dh];
-            o.fill(0.0);
-            for (&p, v_j) in row[..=i].iter().zip(v.chunks_exact(dh)) {
-                axpy(o, p, v_j);
-            }
-        }
+    let (t_len, d) = (s.len, s.width);
+    for (h, scores) in probs.chunks_exact_mut(t_len * t_len).enumerate() {
+        let keys = head(s, qkv, (1, h)).t();
+        gemm_view(
+            head(s, qkv, (0, h)),
+            keys,
+            (scores, t_len),
+            s.scale(),
+            false,
+        );
+        causal_softmax(scores, t_len);
+        let p = View::rows(scores, t_len, t_len, t_len);
+        let o = &mut out[h * s.head_width()..];
+        gemm_view(p, head(s, qkv, (2, h)), (o, d), 1.0, false);
     }
 }
 
 /// One sample's attention backward into its `[T, 3d]` rows of `dqkv`, from its `qkv`, `probs`
-/// and `dout` (`[T, d]`): per head into contiguous `dQ`, `dK`, `dV`, then into place.
+/// and `dout` (`[T, d]`), a head at a time, every product through `gemm` in place (see
+/// [`attention_sample`]): `dP = dO Vᵀ`, the softmax's gradient `dS = P ⊙ (dP − rowsum(P ⊙ dP))`
+/// scaled as the scores were, then `dV = Pᵀ dO`, `dQ = dS K` and `dK = dSᵀ Q` straight into
+/// the head's columns of `dqkv`.
 fn attention_sample_backward(
     s: AttentionShape,
     (qkv, probs, dout): (&[f32], &[f32], &[f32]),
     dqkv: &mut [f32],
 ) {
     let (t_len, d, dh, scale) = (s.len, s.width, s.head_width(), s.scale());
-    let n = t_len * dh;
-    let (mut q, mut k, mut v) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-    let (mut dq, mut dk, mut dv) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-    let mut ds = vec![0.0f32; t_len];
-    for h in 0..s.heads {
-        gather_head(s, qkv, (0, h), &mut q);
-        gather_head(s, qkv, (1, h), &mut k);
-        gather_head(s, qkv, (2, h), &mut v);
-        for buffer in [&mut dq, &mut dk, &mut dv] {
-            buffer.fill(0.0);
-        }
-        for i in 0..t_len {
-            let row = &probs[(h * t_len + i) * t_len..][..=i];
-            let dout_i = &dout[i * d + h * dh..][..dh];
-            // dP_ij = dO_i · V_j, and the row's Σ_j P_ij dP_ij.
-            let mut rowdot = 0.0f32;
-            for ((&p, g), v_j) in row.iter().zip(&mut ds).zip(v.chunks_exact(dh)) {
-                *g = dot(dout_i, v_j);
-                rowdot += p * *g;
+    let mut ds = vec![0.0f32; t_len * t_len];
+    for (h, p) in probs.chunks_exact(t_len * t_len).enumerate() {
+        let d_out = View::rows(&dout[h * dh..], t_len, dh, d);
+        gemm_view(
+            d_out,
+            head(s, qkv, (2, h)).t(),
+            (&mut ds, t_len),
+            1.0,
+            false,
+        );
+        for (i, (g, p)) in ds
+            .chunks_exact_mut(t_len)
+            .zip(p.chunks_exact(t_len))
+            .enumerate()
+        {
+            let rowdot: f32 = g[..=i].iter().zip(&p[..=i]).map(|(g, p)| g * p).sum();
+            for (g, &p) in g[..=i].iter_mut().zip(&p[..=i]) {
+                *g = p * (*g - rowdot) * scale;
             }
-            let q_i = &q[i * dh..][..dh];
-            for (j, (&p, &g)) in row.iter().zip(&ds).enumerate() {
-                // dS_ij, scaled as the scores were.
-                let g = p * (g - rowdot) * scale;
-                axpy(&mut dq[i * dh..][..dh], g, &k[j * dh..][..dh]);
-                axpy(&mut dk[j * dh..][..dh], g, q_i);
-                // dV_j += P_ij dO_i.
-                axpy(&mut dv[j * dh..][..dh], p, dout_i);
-            }
+            g[i + 1..].fill(0.0);
         }
-        for (t, row) in dqkv.chunks_exact_mut(3 * d).enumerate() {
-            for (part, grad) in [&dq, &dk, &dv].into_iter().enumerate() {
-                row[part * d + h * dh..][..dh].copy_from_slice(&grad[t * dh..][..dh]);
-            }
-        }
+        let p = View::rows(p, t_len, t_len, t_len);
+        let d_s = View::rows(&ds, t_len, t_len, t_len);
+        let at = |part: usize| part * d + h * dh;
+        gemm_view(p.t(), d_out, (&mut dqkv[at(2)..], 3 * d), 1.0, false);
+        gemm_view(
+            d_s,
+            head(s, qkv, (1, h)),
+            (&mut dqkv[at(0)..], 3 * d),
+            1.0,
+            false,
+        );
+        gemm_view(
+            d_s.t(),
+            head(s, qkv, (0, h)),
+            (&mut dqkv[at(1)..], 3 * d),
+            1.0,
+            false,
+        );
     }
 }
 
