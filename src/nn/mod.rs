@@ -8,6 +8,7 @@ use crate::memory::Role;
 use crate::precision::DType;
 use crate::precision::{GradScaler, Precision};
 
+mod accumulate;
 mod decode;
 mod first_layer;
 mod gpt;
@@ -81,6 +82,8 @@ pub struct Network {
     scaler: Option<GradScaler>,
     /// What the loss is multiplied by before backward.
     loss_weight: f32,
+    /// Micro-batches whose gradients one update sums (1: every batch updates).
+    micro_batches: u32,
 }
 
 /// Training statistics accumulated on the device since they were last read.
@@ -201,6 +204,7 @@ impl Network {
             precision,
             scaler: mixed.then(GradScaler::default),
             loss_weight: 1.0,
+            micro_batches: 1,
         })
     }
 
@@ -298,7 +302,10 @@ impl Network {
         let output = &self.pass.outputs[last];
         // The loss weight, and the loss scale of mixed precision (the loss scaled up so that
         // small gradients survive FP16), multiply the loss's gradient as it is written.
-        let factor = self.loss_weight * self.scaler.as_ref().map_or(1.0, |s| s.scale);
+        // Accumulating, each micro-batch's gradient is a share of the update's: their sum is
+        // the mean over all their rows, as one batch of them all would give.
+        let factor = self.loss_weight * self.scaler.as_ref().map_or(1.0, |s| s.scale)
+            / self.micro_batches as f32;
         let (targets, stats, dz) = (&self.targets, &mut self.stats, &mut self.grads[last]);
         match self.spec.loss {
             Loss::SoftmaxCrossEntropy => {
@@ -403,7 +410,14 @@ impl Network {
     }
 
     /// A whole training step on the loaded batch, submitted to the device as one unit of work.
+    /// A model that accumulates micro-batches trains with [`Network::accumulate`] instead.
     pub fn train_step(&mut self, backend: &mut dyn Backend, lr: f32) -> Result<(), BackendError> {
+        if self.micro_batches != 1 {
+            return Err(BackendError::Setup(format!(
+                "this model sums {} micro-batches an update: accumulate each, then update",
+                self.micro_batches
+            )));
+        }
         self.forward(backend)?;
         self.backward(backend)?;
         self.update(backend, lr)?;

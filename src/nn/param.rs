@@ -11,6 +11,8 @@ pub(super) struct Param {
     pub(super) value: Tensor,
     pub(super) grad: Tensor,
     pub(super) state: Vec<Tensor>,
+    /// The sum of the gradients of an update's micro-batches so far, while accumulating.
+    pub(super) sum: Option<Tensor>,
 }
 
 impl Param {
@@ -34,7 +36,12 @@ impl Param {
                 backend.alloc_as(Role::OptimizerState, &label, shape, dtype)
             })
             .collect::<Result<_, _>>()?;
-        Ok(Self { value, grad, state })
+        Ok(Self {
+            value,
+            grad,
+            state,
+            sum: None,
+        })
     }
 
     /// The tensors an update takes.

@@ -10,6 +10,7 @@
 #[macro_use]
 mod common;
 
+mod accumulation;
 mod attention;
 mod cli;
 mod cnn;
