@@ -1445,4 +1445,27 @@ pub(super) mod tests {
         assert!(harness.query_by_label(&message).is_some());
         assert!(harness.query_by_label("Training stopped").is_some());
     }
+
+    /// With both devices in the run each column says how it shares the machine; once the GPU
+    /// turns out unavailable (no adapter, `--no-gpu`), the CPU column no longer speaks of taking
+    /// turns with it.
+    #[test]
+    fn an_unavailable_gpu_shares_no_turns() {
+        let mut harness = without_workers();
+        harness.state_mut().state.show_sharing();
+        assert!(harness.state().state.runs[0].sharing.is_some());
+        harness.state_mut().on_event(Event {
+            device: Device::Gpu,
+            generation: 0,
+            kind: EventKind::Unavailable(crate::i18n::Said::verbatim("no adapter")),
+        });
+        assert!(
+            harness
+                .state()
+                .state
+                .runs
+                .iter()
+                .all(|r| r.sharing.is_none())
+        );
+    }
 }

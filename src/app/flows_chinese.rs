@@ -149,6 +149,9 @@ mod tests {
         // Models, layers and functions as the literature names them.
         "GPT",
         "nanoGPT",
+        // The product and the architecture the first lesson names, kept so in Chinese texts.
+        "ChatGPT",
+        "Transformer",
         "LayerNorm",
         "gelu",
         "mlp",

@@ -93,7 +93,16 @@ impl BatchScopeApp {
             self.state.screenshot_note = Some(said.text(self.state.lang).to_owned());
             return;
         }
+        let status = matches!(
+            event.kind,
+            crate::train::worker::EventKind::Ready { .. }
+                | crate::train::worker::EventKind::Unavailable(_)
+        );
         self.state.runs[event.device as usize].apply(event);
+        if status {
+            // A device that cannot train shares nothing with the other.
+            self.state.show_sharing();
+        }
     }
 
     /// The keyboard: Space runs or pauses, → steps, R resets, Ctrl+O opens a file. While a

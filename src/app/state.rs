@@ -170,9 +170,11 @@ impl AppState {
         self.runs.iter().any(DeviceRun::is_running)
     }
 
-    /// Tells each column how it shares the machine: only when both devices are in the run.
+    /// Tells each column how it shares the machine: only when both devices are in the run and
+    /// neither is unavailable (a GPU column without an adapter shares no turns with the CPU).
     pub fn show_sharing(&mut self) {
-        let both = self.settings.applied_enabled.iter().all(|&on| on);
+        let up = |r: &DeviceRun| !matches!(r.status, crate::train::DeviceStatus::Unavailable(_));
+        let both = self.settings.applied_enabled.iter().all(|&on| on) && self.runs.iter().all(up);
         for run in &mut self.runs {
             run.sharing = both.then_some(self.sharing);
         }

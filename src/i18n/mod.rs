@@ -626,7 +626,7 @@ strings! { Key {
     KindsNoModel => "Apply the settings (Reset) to see the step's ops.", "应用设置（重置）后才能看到本步的算子。";
     GroupProducts => "Matrix products", "矩阵乘法";
     GroupConvolutions => "Convolutions", "卷积";
-    GroupAttention => "Attention (Q·Kᵀ, softmax, P·V)", "注意力（Q·Kᵀ、softmax、P·V）";
+    GroupAttention => "Attention (Q·K^T, softmax, P·V)", "注意力（Q·K^T、softmax、P·V）";
     GroupElementwise => "Element-wise", "逐元素运算";
     GroupLoss => "Loss", "损失函数";
     GroupOptimizer => "Optimizer", "优化器";
