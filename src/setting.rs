@@ -31,6 +31,14 @@ pub enum SettingError {
         /// The largest accepted.
         max: usize,
     },
+    /// Micro-batches an update 0, or more than `max` (the most accepted, or the most whose
+    /// rows the training set holds).
+    Accumulate {
+        /// The value given.
+        value: u32,
+        /// The largest accepted.
+        max: u32,
+    },
     /// The batch holds more rows than the training part of the data set.
     BatchLargerThanData {
         /// The batch size given.
@@ -231,6 +239,10 @@ impl SettingError {
             E::BatchSize { value, max } => {
                 lang.fmt(Key::BadBatchSize, &[("value", value), ("max", max)])
             }
+            E::Accumulate { value, max } => lang.fmt(
+                crate::i18n::LeverKey::BadAccumulate,
+                &[("value", value), ("max", max)],
+            ),
             E::BatchLargerThanData { batch, rows, data } => lang.fmt(
                 Key::BadBatchForData,
                 &[("batch", batch), ("rows", rows), ("data", data)],

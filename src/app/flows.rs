@@ -1240,6 +1240,8 @@ pub(super) mod tests {
                 device,
                 step,
                 epoch: 0,
+                batch: 32,
+                micro_batch: 32,
                 loss,
                 accuracy: Some(0.5),
                 mae: None,
@@ -1415,7 +1417,7 @@ pub(super) mod tests {
     /// Out of memory, with the message the CPU's runner really gives: the column shows it, naming a
     /// batch size that fits.
     #[test]
-    fn out_of_memory_names_a_batch_size_that_fits_in_the_column() {
+    fn out_of_memory_names_an_accumulation_that_fits_in_the_column() {
         use crate::backend::cpu::CpuBackend;
         use crate::train::{Runner, Session, TrainConfig};
         let mut config = TrainConfig {
@@ -1439,7 +1441,7 @@ pub(super) mod tests {
         });
         harness.step();
         assert!(
-            message.contains("A batch size of 256 would fit"),
+            message.contains("4 micro-batches of 256 would fit"),
             "{message}"
         );
         assert!(harness.query_by_label(&message).is_some());

@@ -206,7 +206,7 @@ mod tests {
         }));
         let app = harness.state();
         let session = app.session().expect("session");
-        let per_epoch = (session.data.train_rows() / session.config.batch) as u64;
+        let per_epoch = (session.data.train_rows() / session.config.effective_batch()) as u64;
         for run in &app.state.runs[..devices] {
             let reached = run.reached.expect("reached");
             assert_eq!(reached.stop, StopAt::Epochs(2));

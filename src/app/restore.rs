@@ -16,8 +16,8 @@ use crate::data::source::DataSource;
 use crate::i18n::{Key, Lang, Said};
 use crate::setting::SettingError;
 use crate::train::{
-    Pipeline, SessionError, Sharing, TrainConfig, check_batch, check_conv, check_hidden,
-    check_list_sizes, check_loss_weight, check_lr,
+    Pipeline, SessionError, Sharing, TrainConfig, check_accumulate, check_batch, check_conv,
+    check_hidden, check_list_sizes, check_loss_weight, check_lr,
 };
 
 /// What the app remembers between runs: the language and the settings.
@@ -218,6 +218,7 @@ struct RawConfig {
     optimizer: Option<Box<RawValue>>,
     lr: Option<Box<RawValue>>,
     batch: Option<Box<RawValue>>,
+    accumulate: Option<Box<RawValue>>,
     seed: Option<Box<RawValue>>,
     augment: Option<Box<RawValue>>,
     precision: Option<Box<RawValue>>,
@@ -426,6 +427,14 @@ fn restore_config(raw: &RawConfig, notes: &mut Vec<RestoreNote>) -> TrainConfig 
             Key::SavedBatch,
             d.batch,
             |&b| check_batch(b),
+            n,
+        ),
+        // Checked against the data set when the run starts; here only its range.
+        accumulate: take(
+            raw.accumulate.as_deref(),
+            Key::SavedAccumulate,
+            d.accumulate,
+            |&a| check_accumulate(a),
             n,
         ),
         seed: take(raw.seed.as_deref(), Key::SavedSeed, d.seed, |_| Ok(()), n),

@@ -172,7 +172,7 @@ fn journey_ui(
         let spec = c.model_spec(&s.data);
         Device::ALL.map(|device| {
             let rule = c.recipe();
-            crate::sim::cost::step_ops(&spec, c.batch, rule, device)
+            crate::sim::cost::step_ops_with(&spec, c.batch, rule, device, c.levers())
         })
     });
     if let Some(message) = &state.trace_export {

@@ -193,7 +193,7 @@ impl Entry {
         let devices: Vec<RunFigures> = runs
             .iter()
             .filter(|r| enabled[r.device as usize])
-            .filter_map(|r| RunFigures::of(r, config.batch))
+            .filter_map(|r| RunFigures::of(r, config.effective_batch()))
             .collect();
         (!devices.is_empty()).then(|| Self {
             id: 0,
@@ -366,6 +366,8 @@ mod tests {
                     device,
                     step,
                     epoch: 0,
+                    batch: 32,
+                    micro_batch: 32,
                     loss: 0.5,
                     accuracy: Some(0.5),
                     mae: None,

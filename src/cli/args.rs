@@ -127,9 +127,14 @@ pub(super) struct RunArgs {
     /// Learning rate.
     #[arg(long, default_value_t = 0.01)]
     pub lr: f32,
-    /// Rows per batch.
+    /// Rows per batch: per micro-batch with --accumulate.
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
+    /// Sum the gradients of N micro-batches of --batch rows before each update (gradient
+    /// accumulation): the update is that of one batch N times larger, with one micro-batch's
+    /// activations in memory.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub accumulate: u32,
     /// Seed of the weights and the batch order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -15,7 +15,7 @@ use crate::device::Device;
 use crate::i18n::Lang;
 use crate::memory::{MemorySnapshot, Role};
 use crate::sim::estimate::{self, Estimate, PRESETS, Scheme};
-use crate::train::{Runner, Session, eval_rows};
+use crate::train::{Runner, Session};
 use crate::units::{format_bytes, grouped};
 
 #[derive(Args, Debug)]
@@ -29,15 +29,8 @@ pub(super) struct MemoryArgs {
 
 pub(super) fn run(out: &mut Out, args: &MemoryArgs) -> Result<(), Failure> {
     let (session, devices) = parse_run(&args.run)?;
-    let spec = session.config.model_spec(&session.data);
     let result = on_each_device(out, &devices, args.run.json, |out, device| {
-        let estimate = estimate::network(
-            &spec,
-            session.config.optimizer,
-            session.config.batch,
-            session.config.precision,
-            eval_rows(&session.data),
-        );
+        let estimate = session.config.estimate(&session.data);
         let mut backend = open_backend(device, &args.run)?;
         check_fits(backend.as_ref(), &session, session.config.batch, "--batch")?;
         let mut result = Err(RunError::from("the steps did not run"));

@@ -10,8 +10,6 @@ use super::failure::Failure;
 use super::output::Out;
 use super::run::parse_run;
 use crate::i18n::Lang;
-use crate::sim::estimate;
-use crate::train::eval_rows;
 use crate::units::{format_bytes, grouped};
 
 #[derive(Args, Debug)]
@@ -58,14 +56,7 @@ pub(super) fn run(out: &mut Out, args: &ModelArgs) -> Result<(), Failure> {
             parameters: f.params,
         })
         .collect();
-    let rows = eval_rows(&session.data);
-    let e = estimate::network(
-        &spec,
-        config.optimizer,
-        config.batch,
-        config.precision,
-        rows,
-    );
+    let e = config.estimate(&session.data);
     let summary = Summary {
         model: spec.describe(),
         layers,

@@ -163,6 +163,7 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
         optimizer,
         lr: args.lr,
         batch: args.batch,
+        accumulate: args.accumulate,
         seed: args.seed,
         augment,
         precision,

@@ -9,7 +9,7 @@ use super::args::RunArgs;
 use super::failure::Failure;
 use super::output::Out;
 use super::run::parse_run;
-use crate::sim::cost::{Prediction, predict, step_ops};
+use crate::sim::cost::{Prediction, predict, step_ops_with};
 use crate::sim::estimate::PRESETS;
 use crate::sim::memory_fit::{MemoryFit, Model, Stage, model_states_per_gpu};
 use crate::sim::profile::{self, Profile};
@@ -118,7 +118,7 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
         out.line(format!(
             "SIMULATED (not measured): one training step of {}, batch {}, {}, {} on each profile",
             spec.describe(),
-            config.batch,
+            batch_words(config),
             config.optimizer.as_str(),
             config.precision.as_str()
         ))?;
@@ -128,11 +128,13 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
         optimizer: config.optimizer,
         precision: config.precision,
         eval_rows: crate::train::eval_rows(&session.data),
+        levers: config.levers(),
     };
     for p in &profiles {
         let rule = config.recipe();
-        let ops = step_ops(&spec, config.batch, rule, p.device());
-        let prediction = predict(p, &ops, config.precision, config.batch, loader_time);
+        let ops = step_ops_with(&spec, config.batch, rule, p.device(), config.levers());
+        let batch = config.effective_batch();
+        let prediction = predict(p, &ops, config.precision, batch, loader_time);
         let capacity = p.mem_gb.value * 1e9;
         let memory = MemoryFit::of(model, config.batch, capacity);
         let zero = args.gpus.zip(PRESETS.last()).map(|(gpus, large)| Zero {
@@ -162,7 +164,7 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
             "{:<18} memory: batch {} needs {} of {}: {}; the largest batch that fits: {} \
              (estimated)",
             "",
-            config.batch,
+            batch_words(config),
             format_bytes(memory.needs_bytes),
             format_bytes(memory.capacity_bytes),
             if memory.fits { "fits" } else { "does NOT fit" },
@@ -202,4 +204,18 @@ pub(super) fn simulate(out: &mut Out, args: &SimulateArgs) -> Result<(), Failure
         }
     }
     Ok(())
+}
+
+/// The batch an update learns from, with its micro-batches where they are accumulated.
+fn batch_words(config: &crate::train::TrainConfig) -> String {
+    if config.accumulate > 1 {
+        format!(
+            "{} ({} micro-batches of {})",
+            config.effective_batch(),
+            config.accumulate,
+            config.batch
+        )
+    } else {
+        config.batch.to_string()
+    }
 }

@@ -216,7 +216,7 @@ pub(super) fn run(out: &mut Out, args: &TrainArgs) -> Result<(), Failure> {
     let steps = match args.epochs.or(args.until_epochs) {
         Some(0) => return Err(Failure::BadInput(format!("{flag} must be at least 1"))),
         Some(epochs) => {
-            let per_epoch = (session.data.train_rows() / session.config.batch) as u64;
+            let per_epoch = (session.data.train_rows() / session.config.effective_batch()) as u64;
             epochs
                 .checked_mul(per_epoch)
                 .filter(|&steps| steps <= MAX_STEPS)
@@ -336,7 +336,7 @@ fn train_one(
     }
     let started = Instant::now();
     let mut last_loss = f32::NAN;
-    let per_epoch = (session.data.train_rows() / session.config.batch).max(1) as u64;
+    let per_epoch = (session.data.train_rows() / session.config.effective_batch()).max(1) as u64;
     let mut reached: Option<(f64, Option<f32>)> = None;
     let mut last_score = None;
     let mut steps = most_steps;

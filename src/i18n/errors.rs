@@ -12,7 +12,6 @@ super::lang::strings! { ErrKey {
     OomLead => "{device} out of memory: tried to allocate {requested} for `{label}` ({role}); the budget is {budget}, of which {allocated} is allocated by tensors", "{device} 内存不足：试图为 `{label}`（{role}）分配 {requested}；预算为 {budget}，其中张量已分配 {allocated}";
     OomReserved => " and {reserved} reserved in all (the pool's cached blocks were given back first)", "，总共保留 {reserved}（内存池缓存的块已先行归还）";
     OomAdviceNone => ". Try a smaller batch size or fewer or narrower layers", "。请尝试更小的批次大小，或更少、更窄的层";
-    OomAdviceBatch => ". A batch size of {batch} would fit: the estimator puts the run at {estimated} there (estimated). Try it, or fewer or narrower layers", "。批次大小 {batch} 放得下：估算器算出那时本次运行需要 {estimated}（估算值）。试试它，或更少、更窄的层";
     OomAdviceNoBatch => ". No batch size fits: even at batch size 1 the estimator puts the run at {estimated} (estimated), more than the budget. Use fewer or narrower layers, or a budget above {estimated}", "。没有哪个批次大小放得下：即使批次大小为 1，估算器也算出本次运行需要 {estimated}（估算值），超过预算。请使用更少或更窄的层，或高于 {estimated} 的预算";
     OomGraphTail => "; turn off \"keep every step's graph\" if it is on", "；如果开着“保留每一步的计算图”，请关掉它";
     RoleParameters => "parameters", "参数";

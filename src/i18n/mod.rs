@@ -6,8 +6,8 @@
 //! lessons and presenter mode), [`MsgKey`] in `messages.rs` (what the core says, as [`Said`]
 //! messages in both languages), [`DataKey`] in `data.rs` (the loaders' reasons and notes),
 //! [`ErrKey`] in `errors.rs` (the backends' errors), [`AuthorKey`] in `authoring.rs` (a lesson
-//! file's mistakes), [`GenKey`] in `generation.rs` (a language model's writing and serving), each made by
-//! the same macro.
+//! file's mistakes), [`GenKey`] in `generation.rs` (a language model's writing and serving),
+//! [`LeverKey`] in `levers.rs` (accumulation, checkpointing, energy), each made by the same macro.
 
 mod authoring;
 mod data;
@@ -17,6 +17,7 @@ mod generation;
 mod lang;
 mod layers;
 mod lessons;
+mod levers;
 mod messages;
 mod said;
 pub use authoring::AuthorKey;
@@ -27,6 +28,7 @@ pub use generation::GenKey;
 pub use lang::{Lang, Translated};
 pub use layers::LayerKey;
 pub use lessons::LessonKey;
+pub use levers::LeverKey;
 pub use messages::{MsgKey, SpanKey};
 pub use said::{Arg, Said};
 
@@ -541,6 +543,7 @@ strings! { Key {
     SavedOptimizer => "optimizer", "优化器";
     SavedLr => "learning rate", "学习率";
     SavedBatch => "batch size", "批大小";
+    SavedAccumulate => "micro-batches accumulated", "梯度累积的微批次数";
     SavedSeed => "seed", "随机种子";
     SavedAugment => "augmentation", "数据增强";
     SavedPrecision => "precision", "精度";
@@ -769,6 +772,7 @@ mod tests {
             .chain(rows(LayerKey::ALL))
             .chain(rows(FileKey::ALL))
             .chain(rows(GenKey::ALL))
+            .chain(rows(LeverKey::ALL))
         {
             assert!(!en.is_empty() && !zh.is_empty(), "{key:?}");
             // Placeholders must match, or a translation would drop a number.

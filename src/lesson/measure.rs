@@ -257,7 +257,8 @@ fn op_kinds(backend: &dyn Backend, session: &Session, prefix: &str, figures: &mu
     };
     let c = &session.config;
     let spec = c.model_spec(&session.data);
-    let ops = crate::sim::cost::step_ops(&spec, c.batch, c.recipe(), backend.device());
+    let ops =
+        crate::sim::cost::step_ops_with(&spec, c.batch, c.recipe(), backend.device(), c.levers());
     let rows = shares(&ops, Some(kernels));
     let of = |groups: &[OpGroup]| {
         let rows = || rows.iter().filter(|r| groups.contains(&r.group));
@@ -296,7 +297,7 @@ fn converge(
     let mut runner = Runner::new(backend, session)?;
     let rows = session.data.train_rows().max(1);
     // As the loader counts an epoch: whole batches only.
-    let steps_per_epoch = (rows / session.config.batch).max(1) as u64;
+    let steps_per_epoch = (rows / session.config.effective_batch()).max(1) as u64;
     let (mut trained_s, mut reached_s) = (0.0, None);
     let mut last = None;
     let mut done = 0;
@@ -341,7 +342,7 @@ fn converge(
         Quantity::Number(updates as f64),
     );
     figures.measured(format!("{prefix}.seconds"), Quantity::Ms(trained_s * 1e3));
-    let batch = session.config.batch as f64;
+    let batch = session.config.effective_batch() as f64;
     figures.measured(
         format!("{prefix}.samples_per_s"),
         Quantity::SamplesPerS(updates as f64 * batch / trained_s.max(1e-9)),

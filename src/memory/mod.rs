@@ -149,12 +149,15 @@ pub struct OutOfMemory {
 /// prediction, and said to be one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FitAdvice {
-    /// A smaller batch fits: the largest of the run's batch size halved, and halved again, whose
-    /// estimate is within the budget.
-    SmallerBatch {
-        /// The batch size.
-        batch: usize,
-        /// What the run needs at that batch, estimated.
+    /// The same updates fit as more and smaller micro-batches: the largest micro-batch below
+    /// the run's that divides the update's rows and whose estimate, with the gradients' sums,
+    /// is within the budget.
+    Accumulate {
+        /// Rows a micro-batch.
+        micro: usize,
+        /// Micro-batches an update.
+        micro_batches: u32,
+        /// What the run needs so, estimated.
         estimated_bytes: u64,
     },
     /// No batch size fits: even one row a batch needs this much.
@@ -195,13 +198,16 @@ impl OutOfMemory {
         }
         let advice = match self.advice {
             None => Said::new(ErrKey::OomAdviceNone, &[]),
-            Some(FitAdvice::SmallerBatch {
-                batch,
+            Some(FitAdvice::Accumulate {
+                micro,
+                micro_batches,
                 estimated_bytes,
             }) => Said::new(
-                ErrKey::OomAdviceBatch,
+                crate::i18n::LeverKey::OomAdviceAccumulate,
                 &[
-                    ("batch", &batch),
+                    ("n", &micro_batches),
+                    ("micro", &micro),
+                    ("batch", &(micro * micro_batches as usize)),
                     ("estimated", &format_bytes(estimated_bytes)),
                 ],
             ),

@@ -56,6 +56,20 @@ impl Network {
         backend: &mut dyn Backend,
         micro: u32,
     ) -> Result<(), BackendError> {
+        self.forward(backend)?;
+        self.sum_gradients(backend, micro)
+    }
+
+    /// The backward half of [`Network::accumulate`], after a forward pass already run: the
+    /// runner times the two as spans of their own.
+    ///
+    /// # Errors
+    /// A micro-batch past the count set, or the device's.
+    pub fn sum_gradients(
+        &mut self,
+        backend: &mut dyn Backend,
+        micro: u32,
+    ) -> Result<(), BackendError> {
         let n = self.micro_batches;
         if micro >= n {
             return Err(BackendError::Setup(format!(
@@ -63,7 +77,6 @@ impl Network {
                 micro + 1
             )));
         }
-        self.forward(backend)?;
         self.backward(backend)?;
         if n == 1 {
             return Ok(());

@@ -18,7 +18,8 @@ use serde::Serialize;
 
 pub use super::efficiency::{Curve, Efficiency, Product, ProductFit, Products};
 pub use super::ops::{
-    LOSS_OP, Op, OpKind, Plain, Recipe, Updated, request_ops, step_ops, update_work,
+    GRADIENT_SUMS_OP, LOSS_OP, Op, OpKind, Plain, Recipe, Updated, request_ops, step_ops,
+    step_ops_with, update_work,
 };
 use super::profile::{Kind, Profile};
 use crate::precision::Precision;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::i18n::{Arg, MsgKey, Said};
+use crate::i18n::{Arg, LeverKey, MsgKey, Said};
 use crate::memory::Role;
 use crate::nn::{Loss, ModelSpec, OptimizerKind};
 use crate::precision::DType;
@@ -67,18 +67,56 @@ pub fn network(
     precision: Precision,
     eval_rows: usize,
 ) -> Estimate {
+    network_with(spec, optimizer, batch, precision, eval_rows, Levers::NONE)
+}
+
+/// The memory levers of the article's fourth and sixth sections that a run pulls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Levers {
+    /// Micro-batches summed before each update (1: none); `batch` is then a micro-batch's rows.
+    pub micro_batches: u32,
+}
+
+impl Levers {
+    /// Neither lever pulled.
+    pub const NONE: Self = Self { micro_batches: 1 };
+}
+
+impl Default for Levers {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
+/// [`network`] with `levers` pulled: accumulating, `batch` is a micro-batch's rows and each
+/// parameter's gradient has a running sum beside it.
+pub fn network_with(
+    spec: &ModelSpec,
+    optimizer: OptimizerKind,
+    batch: usize,
+    precision: Precision,
+    eval_rows: usize,
+    levers: Levers,
+) -> Estimate {
     let c = Counts::of(spec, batch, precision);
     let (p, master) = (c.p, c.master);
     let states = optimizer.state_tensors() as u64;
+    let (sums, sums_formula) = if levers.micro_batches > 1 {
+        let n = levers.micro_batches;
+        (p * master, Said::new(LeverKey::FormulaSums, &[("n", &n)]))
+    } else {
+        (0, Said::default())
+    };
     let lines = vec![
         c.parameters_line(),
         Line {
             role: Role::Gradients,
-            bytes: p * master,
+            bytes: p * master + sums,
             formula: Said::new(
                 MsgKey::FormulaGradients,
                 &[("p", &grouped(p)), ("bytes", &master)],
-            ),
+            )
+            .then(&sums_formula),
         },
         Line {
             role: Role::OptimizerState,

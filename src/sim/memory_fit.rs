@@ -20,17 +20,20 @@ pub struct Model<'a> {
     pub precision: Precision,
     /// Rows an evaluation handles at once.
     pub eval_rows: usize,
+    /// Gradient accumulation and activation checkpointing, as pulled.
+    pub levers: estimate::Levers,
 }
 
 impl Model<'_> {
     /// The estimate at `batch` rows a step.
     pub fn at(&self, batch: usize) -> Estimate {
-        estimate::network(
+        estimate::network_with(
             self.spec,
             self.optimizer,
             batch,
             self.precision,
             self.eval_rows,
+            self.levers,
         )
     }
 }
@@ -163,6 +166,7 @@ mod tests {
             optimizer: OptimizerKind::Adam,
             precision: Precision::Fp32,
             eval_rows: 1024,
+            levers: estimate::Levers::NONE,
         };
         let capacity = model.at(1000).total() as f64 + 1.0;
         let largest = largest_batch(model, capacity).expect("fits");

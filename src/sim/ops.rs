@@ -227,6 +227,47 @@ pub fn step_ops(spec: &ModelSpec, batch: usize, recipe: Recipe, device: Device) 
     ops
 }
 
+/// The name of the op that joins the micro-batches' gradients.
+pub const GRADIENT_SUMS_OP: &str = "gradient sums";
+
+/// [`step_ops`] of one update over `levers.micro_batches` micro-batches of `batch` rows: each
+/// micro-batch's upload, passes and loss, then the joining of their gradients (the first copied
+/// into the sums, the others added: one read and one write of every gradient, and a read of
+/// the sum for each add), then one update.
+pub fn step_ops_with(
+    spec: &ModelSpec,
+    batch: usize,
+    recipe: Recipe,
+    device: Device,
+    levers: super::estimate::Levers,
+) -> Vec<Op> {
+    let ops = step_ops(spec, batch, recipe, device);
+    let n = f64::from(levers.micro_batches.max(1));
+    if n <= 1.0 {
+        return ops;
+    }
+    let (update, passes): (Vec<Op>, Vec<Op>) =
+        ops.into_iter().partition(|op| op.kind == OpKind::Update);
+    let mut all = Vec::with_capacity(passes.len() * levers.micro_batches as usize + update.len());
+    for _ in 0..levers.micro_batches {
+        all.extend(passes.iter().cloned());
+    }
+    let p = spec.parameter_count() as f64;
+    let g = if matches!(recipe.precision, Precision::Fp16 | Precision::Bf16) {
+        2.0
+    } else {
+        4.0
+    };
+    all.push(Op::bare(
+        GRADIENT_SUMS_OP,
+        OpKind::Elementwise,
+        (n - 1.0) * p,
+        2.0 * g * p + (n - 1.0) * 3.0 * g * p,
+    ));
+    all.extend(update);
+    all
+}
+
 /// How a step trains: its update rule and its number format.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Recipe {
@@ -434,6 +475,39 @@ mod tests {
 
     fn names(ops: &[Op]) -> Vec<&str> {
         ops.iter().map(|op| op.name.as_str()).collect()
+    }
+
+    /// Four micro-batches of 16 do the products of one batch of 64, add one op joining their
+    /// gradients, and update once.
+    #[test]
+    fn an_accumulated_update_repeats_the_passes_and_updates_once() {
+        use crate::sim::estimate::Levers;
+        let spec = ModelSpec::mlp(vec![5, 32, 3], Activation::Tanh, Loss::SoftmaxCrossEntropy);
+        let recipe = Recipe::fp32(OptimizerKind::Adam);
+        let levers = Levers { micro_batches: 4 };
+        let parts = step_ops_with(&spec, 16, recipe, Device::Gpu, levers);
+        let whole = step_ops(&spec, 64, recipe, Device::Gpu);
+        let flops = |ops: &[Op], kind| {
+            ops.iter()
+                .filter(|o| o.kind == kind)
+                .map(|o| o.flops)
+                .sum::<f64>()
+        };
+        let (a, b) = (flops(&parts, OpKind::MatMul), flops(&whole, OpKind::MatMul));
+        assert!((a - b).abs() <= 1e-9 * b, "{a} against {b}");
+        let updates = |ops: &[Op]| ops.iter().filter(|o| o.kind == OpKind::Update).count();
+        assert_eq!(updates(&parts), updates(&whole));
+        let sums: Vec<&Op> = parts
+            .iter()
+            .filter(|o| o.name == GRADIENT_SUMS_OP)
+            .collect();
+        assert_eq!(sums.len(), 1);
+        // Three adds of every one of the 5·32+32 + 32·3+3 parameters.
+        assert_eq!(sums[0].flops, 3.0 * 291.0);
+        assert_eq!(
+            step_ops_with(&spec, 16, recipe, Device::Gpu, Levers::NONE),
+            step_ops(&spec, 16, recipe, Device::Gpu)
+        );
     }
 
     /// A CNN and an MLP given by their shorthands and by the same list of layers make the same

@@ -225,8 +225,12 @@ pub struct TrainConfig {
     pub optimizer: OptimizerKind,
     /// Learning rate.
     pub lr: f32,
-    /// Rows per batch.
+    /// Rows per batch: per micro-batch, when several are accumulated.
     pub batch: usize,
+    /// Micro-batches of `batch` rows whose gradients are summed before each update (gradient
+    /// accumulation): the update is one batch of `accumulate × batch` rows'.
+    #[serde(default = "one_micro_batch")]
+    pub accumulate: u32,
     /// Seed of the initial weights and of the batch order.
     pub seed: u64,
     /// Random changes to the training samples.
@@ -259,6 +263,7 @@ impl Default for TrainConfig {
             optimizer: OptimizerKind::Adam,
             lr: 0.01,
             batch: 32,
+            accumulate: 1,
             seed: 1,
             augment: Augment::default(),
             precision: Precision::Fp32,
@@ -272,6 +277,10 @@ fn one() -> f32 {
     1.0
 }
 
+fn one_micro_batch() -> u32 {
+    1
+}
+
 fn three() -> usize {
     3
 }
@@ -282,6 +291,8 @@ pub const MIN_LOSS_WEIGHT: f32 = 1e-12;
 
 /// Largest batch and widths the app accepts, so one typo cannot ask for gigabytes.
 pub const MAX_BATCH: usize = 65_536;
+/// Most micro-batches an update: more only makes each update slower.
+pub const MAX_ACCUMULATE: u32 = 1024;
 /// Widest layer the app accepts.
 pub const MAX_WIDTH: usize = 8192;
 /// Most hidden layers: deeper networks teach nothing more here, and each layer is several
@@ -312,6 +323,35 @@ impl TrainConfig {
         } else if !text && reads {
             self.model = None;
         }
+    }
+
+    /// Rows each update learns from: the batch, times the micro-batches accumulated.
+    pub fn effective_batch(&self) -> usize {
+        self.batch.saturating_mul(self.accumulate as usize)
+    }
+
+    /// The memory levers pulled.
+    pub fn levers(&self) -> crate::sim::estimate::Levers {
+        crate::sim::estimate::Levers {
+            micro_batches: self.accumulate,
+        }
+    }
+
+    /// What the run is estimated to hold on a device, role by role.
+    pub fn estimate(&self, data: &Dataset) -> crate::sim::estimate::Estimate {
+        self.estimate_at(data, self.batch)
+    }
+
+    /// [`TrainConfig::estimate`] with micro-batches of `batch` rows.
+    pub fn estimate_at(&self, data: &Dataset, batch: usize) -> crate::sim::estimate::Estimate {
+        crate::sim::estimate::network_with(
+            &self.model_spec(data),
+            self.optimizer,
+            batch,
+            self.precision,
+            eval_rows(data),
+            self.levers(),
+        )
     }
 
     /// How each step trains: the update rule and the number format.
@@ -394,6 +434,15 @@ impl TrainConfig {
                 data: data.name.clone(),
             });
         }
+        let most = u32::try_from(data.train_rows() / self.batch)
+            .unwrap_or(u32::MAX)
+            .min(MAX_ACCUMULATE);
+        if !(1..=most).contains(&self.accumulate) {
+            return Err(SettingError::Accumulate {
+                value: self.accumulate,
+                max: most,
+            });
+        }
         let tokens = self.model.as_deref().is_some_and(crate::nn::reads_tokens);
         if tokens != data.is_text() {
             use crate::i18n::LayerKey;
@@ -441,16 +490,8 @@ impl TrainConfig {
         let Some(available) = available else {
             return Ok(());
         };
-        let spec = self.model_spec(data);
         // Host memory holds the CPU backend's tensors.
-        let needs = crate::sim::estimate::network(
-            &spec,
-            self.optimizer,
-            self.batch,
-            self.precision,
-            eval_rows(data),
-        )
-        .total();
+        let needs = self.estimate(data).total();
         if needs as f64 > available as f64 * HOST_MEMORY_SHARE {
             return Err(SettingError::HostMemory { needs, available });
         }
@@ -478,6 +519,18 @@ pub fn check_loss_weight(weight: f32) -> Result<(), SettingError> {
         Err(SettingError::LossWeight {
             value: weight,
             min: MIN_LOSS_WEIGHT,
+        })
+    }
+}
+
+/// Micro-batches an update are from 1 to [`MAX_ACCUMULATE`] (the data set may allow fewer).
+pub fn check_accumulate(micro_batches: u32) -> Result<(), SettingError> {
+    if (1..=MAX_ACCUMULATE).contains(&micro_batches) {
+        Ok(())
+    } else {
+        Err(SettingError::Accumulate {
+            value: micro_batches,
+            max: MAX_ACCUMULATE,
         })
     }
 }

@@ -16,6 +16,10 @@ pub struct StepLog {
     pub step: u64,
     /// Full passes over the training set so far.
     pub epoch: u64,
+    /// Rows each update learns from.
+    pub batch: usize,
+    /// Rows run at once: a micro-batch's, equal to `batch` unless micro-batches are accumulated.
+    pub micro_batch: usize,
     /// Mean training loss over the batches since the previous log.
     pub loss: f32,
     /// Share of those batches' rows classified correctly (classification).

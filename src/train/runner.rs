@@ -149,6 +149,9 @@ impl Runner {
         let mut model = Network::with_precision(backend, &spec, training)
             .map_err(|e| with_advice(e, config, &data))?;
         model.set_loss_weight(config.loss_weight);
+        model
+            .set_micro_batches(backend, config.accumulate)
+            .map_err(|e| with_advice(e, config, &data))?;
         let extent = extent_of(&data);
         let epoch_clock = session.epoch;
         let recording = Arc::new(AtomicBool::new(false));
@@ -222,8 +225,13 @@ impl Runner {
         self.pipeline
     }
 
-    /// Rows per batch.
+    /// Rows each update learns from: the micro-batches' rows, when several are accumulated.
     pub fn batch(&self) -> usize {
+        self.model.batch() * self.model.micro_batches() as usize
+    }
+
+    /// Rows loaded and run at once: a micro-batch's.
+    pub fn micro_batch(&self) -> usize {
         self.model.batch()
     }
 
@@ -319,30 +327,34 @@ impl Runner {
         let recorder = backend.recorder();
         recorder.set_step(step);
         let start_ns = recorder.now_ns();
-        let batch = self.loader.next_batch(recorder);
-        let batch_bytes =
-            (std::mem::size_of_val(&batch.x[..]) + std::mem::size_of_val(&batch.y[..])) as u64;
-        self.model.load_batch(backend, &batch.x, &batch.y)?;
-        let phases: [(&'static str, &'static str); 3] = [
-            ("record forward", "forward"),
-            ("record backward", "backward"),
-            ("record optimizer update", "optimizer update"),
-        ];
-        for (phase, (gpu_name, cpu_name)) in phases.into_iter().enumerate() {
+        // Accumulating, a step is several micro-batches, each loaded, run forward and backward
+        // and its gradients summed, then one update.
+        let mut batch_bytes = 0;
+        for micro in 0..self.model.micro_batches() {
+            let batch = self.loader.next_batch(backend.recorder());
+            batch_bytes +=
+                (std::mem::size_of_val(&batch.x[..]) + std::mem::size_of_val(&batch.y[..])) as u64;
+            self.model.load_batch(backend, &batch.x, &batch.y)?;
             let t = backend.recorder().now_ns();
-            match phase {
-                0 => {
-                    self.model.forward(backend)?;
-                    if self.pipeline.keep_graphs {
-                        self.keep_activations(backend, step)?;
-                    }
-                }
-                1 => self.model.backward(backend)?,
-                _ => self.model.update(backend, self.lr)?,
+            self.model.forward(backend)?;
+            if self.pipeline.keep_graphs {
+                self.keep_activations(backend, step)?;
             }
-            let name = if gpu { gpu_name } else { cpu_name };
+            let name = if gpu { "record forward" } else { "forward" };
+            backend.recorder().span(lane, category, name, t, 0);
+            let t = backend.recorder().now_ns();
+            self.model.sum_gradients(backend, micro)?;
+            let name = if gpu { "record backward" } else { "backward" };
             backend.recorder().span(lane, category, name, t, 0);
         }
+        let t = backend.recorder().now_ns();
+        self.model.update(backend, self.lr)?;
+        let name = if gpu {
+            "record optimizer update"
+        } else {
+            "optimizer update"
+        };
+        backend.recorder().span(lane, category, name, t, 0);
         backend.flush()?;
         if synced {
             let stats = self.model.take_stats(backend)?;
@@ -491,14 +503,16 @@ impl Runner {
             device: self.device,
             step: self.steps(),
             epoch: self.loader.epoch(),
+            batch: self.batch(),
+            micro_batch: self.micro_batch(),
             loss: stats.loss,
             accuracy: stats.accuracy,
             mae: stats
                 .mean_abs_error
                 .map(|e| (f64::from(e) * self.data.target_scale.std) as f32),
-            samples_per_s: (steps * self.model.batch() as u64) as f64 / elapsed_s.max(1e-9),
+            samples_per_s: (steps * self.batch() as u64) as f64 / elapsed_s.max(1e-9),
             tokens_per_s: self.data.is_text().then(|| {
-                (steps * self.model.batch() as u64) as f64 * self.data.features as f64
+                (steps * self.batch() as u64) as f64 * self.data.features as f64
                     / elapsed_s.max(1e-9)
             }),
             step_time_ms: elapsed_s * 1e3 / steps as f64,

@@ -168,6 +168,12 @@ fn metrics_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
                 .on_hover_text(lang.tr(Key::StepTimeTip));
             ui.label(format_ms(log.step_time_ms));
             ui.end_row();
+            if log.micro_batch < log.batch {
+                ui.label(lang.tr(Key::BatchSize))
+                    .on_hover_text(lang.tr(crate::i18n::LeverKey::AccumulateTip));
+                ui.label(super::labels::batch_parts(log.batch, log.micro_batch));
+                ui.end_row();
+            }
             if run.device == Device::Gpu {
                 ui.label(lang.tr(Key::KernelTime))
                     .on_hover_text(lang.tr(Key::KernelTimeTip));
@@ -775,6 +781,8 @@ mod tests {
             device: Device::Gpu,
             step,
             epoch: 0,
+            batch: 32,
+            micro_batch: 32,
             loss: 0.5,
             accuracy: Some(0.8),
             mae: None,
@@ -816,6 +824,30 @@ mod tests {
         )
     }
 
+    /// An accumulating run's column calls the update's rows the batch, with the micro-batches
+    /// beside it, in both languages; a run that does not accumulate shows no such row.
+    #[test]
+    fn an_accumulating_run_shows_its_batch_as_micro_batches() {
+        for (lang, label) in [(Lang::En, "Batch size"), (Lang::Zh, "批大小")] {
+            let mut run = gpu();
+            run.apply(event(Device::Gpu, 0, EventKind::Log(log(4, None))));
+            let mut h = harness(
+                move |ui, run: &mut DeviceRun| {
+                    ColumnPanel::default().ui(ui, lang, run, None, None);
+                },
+                run.clone(),
+            );
+            assert!(h.query_by_label(label).is_none(), "{lang:?}");
+            let mut accumulated = log(8, None);
+            accumulated.batch = 128;
+            run.apply(event(Device::Gpu, 0, EventKind::Log(accumulated)));
+            *h.state_mut() = run;
+            h.run();
+            assert!(h.query_by_label(label).is_some(), "{lang:?}");
+            assert!(h.query_by_label("128 (4 × 32)").is_some(), "{lang:?}");
+        }
+    }
+
     /// The kernel time shown is the latest timed step's, however many untimed steps (kernel
     /// timing is sampled) have been logged since.
     #[test]
@@ -850,7 +882,7 @@ mod tests {
         let mut run = gpu();
         run.run_state = RunState::Running;
         let oom = "GPU out of memory: tried to allocate 8.0 MiB for `input` (inputs); the budget \
-                   is 8.0 MiB. A batch size of 256 would fit";
+                   is 8.0 MiB. 4 micro-batches of 256 would fit";
         run.apply(event(
             Device::Gpu,
             0,

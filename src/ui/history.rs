@@ -189,7 +189,7 @@ fn model_text(lang: Lang, entry: &Entry) -> String {
         Key::HistoryModelText,
         &[
             ("hidden", &hidden.join("×")),
-            ("batch", &c.batch),
+            ("batch", &super::labels::batch_text(c)),
             ("precision", &precision_label(lang, c.precision)),
         ],
     )
@@ -326,6 +326,8 @@ mod tests {
                 device: Device::Cpu,
                 step: 10,
                 epoch: 0,
+                batch: 32,
+                micro_batch: 32,
                 loss: 0.5,
                 accuracy: Some(0.5),
                 mae: None,

@@ -252,6 +252,21 @@ pub fn profile_name(lang: Lang, p: &crate::sim::profile::Profile) -> String {
     }
 }
 
+/// The batch an update learns from, with the micro-batches it is made of where it is
+/// accumulated: `256 (4 × 64)`.
+pub fn batch_text(config: &crate::train::TrainConfig) -> String {
+    batch_parts(config.effective_batch(), config.batch)
+}
+
+/// `batch` rows an update run `micro` at a time, as [`batch_text`] writes them.
+pub fn batch_parts(batch: usize, micro: usize) -> String {
+    if micro > 0 && micro < batch {
+        format!("{batch} ({} × {micro})", batch / micro)
+    } else {
+        batch.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ use crate::device::Device;
 use crate::i18n::{Key, Lang};
 use crate::memory::{MemorySnapshot, Role};
 use crate::sim::estimate::{self, PRESETS, Scheme};
-use crate::train::{DeviceRun, TrainConfig, eval_rows};
+use crate::train::{DeviceRun, TrainConfig};
 use crate::units::{format_bytes, grouped};
 
 /// Batch sizes of the estimated sweep.
@@ -174,15 +174,7 @@ fn device_ui(
 const ESTIMATE_FIGURE_COLUMNS: f32 = 200.0;
 
 fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Dataset) {
-    let spec = config.model_spec(data);
-    let rows = eval_rows(data);
-    let e = estimate::network(
-        &spec,
-        config.optimizer,
-        config.batch,
-        config.precision,
-        rows,
-    );
+    let e = config.estimate(data);
     ui.label(RichText::new(lang.tr(Key::Estimator)).strong())
         .on_hover_text(lang.tr(Key::EstimatorTip));
     // The formulas wrap within the panel: a CNN's run past 1,280 pixels, and a grid wider than
@@ -203,12 +195,7 @@ fn estimator_ui(ui: &mut egui::Ui, lang: Lang, config: &TrainConfig, data: &Data
     // Stacked bars of the estimate at each batch size: activations grow, parameters do not.
     let sweeps: Vec<_> = SWEEP
         .iter()
-        .map(|&b| {
-            (
-                b,
-                estimate::network(&spec, config.optimizer, b, config.precision, rows),
-            )
-        })
+        .map(|&b| (b, config.estimate_at(data, b)))
         .collect();
     let tallest = sweeps
         .iter()

@@ -15,7 +15,7 @@ use crate::bench::calibrate::Probing;
 use crate::bench::calibrate_each::CalibrationStatus;
 use crate::i18n::{Key, Lang};
 use crate::nn::ModelSpec;
-use crate::sim::cost::{Bound, Prediction, predict, step_ops};
+use crate::sim::cost::{Bound, Prediction, predict, step_ops_with};
 use crate::sim::ecosystem::Stack;
 use crate::sim::estimate::PRESETS;
 use crate::sim::groups::measured_ops;
@@ -49,12 +49,18 @@ impl Default for RooflinePanel {
 /// The prediction for the applied settings on `profile`.
 fn predict_step(profile: &Profile, config: &TrainConfig, spec: &ModelSpec) -> Prediction {
     let rule = config.recipe();
-    let ops = step_ops(spec, config.batch, rule, profile.device());
+    let ops = step_ops_with(spec, config.batch, rule, profile.device(), config.levers());
     let loader = (
         f64::from(config.pipeline.loader.storage_latency_ms),
         config.pipeline.loader.workers > 0,
     );
-    predict(profile, &ops, config.precision, config.batch, loader)
+    predict(
+        profile,
+        &ops,
+        config.precision,
+        config.effective_batch(),
+        loader,
+    )
 }
 
 /// The GPU column's what-if line: the applied step predicted on a GPU profile chosen here,
@@ -225,6 +231,7 @@ impl RooflinePanel {
             optimizer: c.optimizer,
             precision: c.precision,
             eval_rows: view.eval_rows,
+            levers: c.levers(),
         };
         let capacity = profile.mem_gb.value * 1e9;
         let fit = MemoryFit::of(model, c.batch, capacity);

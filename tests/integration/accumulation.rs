@@ -113,3 +113,73 @@ fn micro_batches_sum_to_one_batch(b: &mut dyn Backend) {
 on_both_devices! {
     micro_batches => super::micro_batches_sum_to_one_batch;
 }
+
+/// A run set to accumulate: four micro-batches of 16 from the loader train the weights one
+/// batch of 64 does (the loader hands out the same rows in the same order), each step counts
+/// 64 samples, the gradients' sums are allocated and counted exactly as the estimator says,
+/// and the activations are a micro-batch's.
+fn a_run_accumulates_as_set(b: &mut dyn Backend) {
+    use batchscope::data::source::DataSource;
+    use batchscope::memory::Role;
+    use batchscope::train::{Pipeline, Runner, Session, TrainConfig};
+    let config = |batch, accumulate| TrainConfig {
+        source: DataSource::Shipped("mnist".into()),
+        hidden: vec![32],
+        optimizer: OptimizerKind::Sgd,
+        lr: 0.05,
+        batch,
+        accumulate,
+        pipeline: Pipeline {
+            record: false,
+            ..Pipeline::default()
+        },
+        ..TrainConfig::default()
+    };
+    let run = |b: &mut dyn Backend, config: TrainConfig| {
+        let session = Session::new(config).expect("valid");
+        assert!(session.data.train_rows() >= STEPS * 64, "one epoch");
+        let mut runner = Runner::new(b, &session).expect("fits");
+        let memory = b.memory();
+        let estimate = session.config.estimate(&session.data);
+        for _ in 0..STEPS {
+            runner.step(b, false).expect("step");
+        }
+        let log = runner.log(b).expect("log");
+        let weights = runner.model().read_parameters(b).expect("read");
+        (
+            runner.batch(),
+            runner.micro_batch(),
+            memory,
+            estimate,
+            log,
+            weights,
+        )
+    };
+    let (batch, micro, whole_memory, _, whole_log, whole) = run(b, config(64, 1));
+    assert_eq!((batch, micro), (64, 64));
+    let (batch, micro, memory, estimate, log, parts) = run(b, config(16, 4));
+    assert_eq!((batch, micro), (64, 16), "the batch is the update's");
+    let d = distance(&whole, &parts);
+    assert!(d <= 1e-6, "accumulated run vs one batch: {d:e} relative");
+    assert_eq!(log.step, whole_log.step);
+    let per_step = |l: &batchscope::train::StepLog| l.samples_per_s * l.step_time_ms / 1e3;
+    assert!((per_step(&log) - 64.0).abs() < 1e-6, "{}", per_step(&log));
+    let params = whole_memory.role(Role::Parameters);
+    assert_eq!(
+        memory.role(Role::Gradients),
+        2 * params,
+        "a sum beside each"
+    );
+    for role in [Role::Gradients, Role::Activations] {
+        assert_eq!(memory.role(role), estimate.bytes(role), "{}", role.as_str());
+    }
+    assert_eq!(
+        memory.role(Role::Activations) * 4,
+        whole_memory.role(Role::Activations),
+        "a micro-batch's activations"
+    );
+}
+
+on_both_devices! {
+    runner_accumulates => super::a_run_accumulates_as_set;
+}

@@ -26,6 +26,7 @@ fn spiral_config() -> TrainConfig {
         optimizer: OptimizerKind::Adam,
         lr: 0.01,
         batch: 32,
+        accumulate: 1,
         seed: 1,
         augment: Augment::default(),
         precision: batchscope::precision::Precision::Fp32,
