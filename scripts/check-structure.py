@@ -35,6 +35,8 @@ LAYERS = [
     ["data", "nn"],
     # What a model would need, predicted: below training, which names what fits a budget.
     ["sim"],
+    # Energy: counters read, or rated power from the profiles times the busy time.
+    ["energy"],
     # Training runs, and the benchmarks built on them.
     ["train"],
     ["bench"],

@@ -11,6 +11,7 @@ pub mod build_info;
 pub mod cli;
 pub mod data;
 pub mod device;
+pub mod energy;
 pub mod files;
 pub mod i18n;
 pub mod job;

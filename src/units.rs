@@ -87,6 +87,17 @@ pub fn format_ms(ms: f64) -> String {
     }
 }
 
+/// Joules with the prefix that fits: `12.30 mJ`, `4.56 J`, `7.89 kJ`.
+pub fn format_joules(j: f64) -> String {
+    match j.abs() {
+        a if !a.is_finite() || a >= 1e6 => format!("{} kJ", readable(j / 1e3)),
+        a if a >= 1e3 => format!("{:.2} kJ", j / 1e3),
+        a if a >= 1.0 => format!("{j:.2} J"),
+        a if a >= 1e-3 => format!("{:.2} mJ", j * 1e3),
+        _ => format!("{:.2} µJ", j * 1e6),
+    }
+}
+
 /// A rate per second with a k or M prefix: `12.3 k`, `1.25 M`.
 pub fn format_rate(per_s: f64) -> String {
     if per_s.is_nan() || per_s >= 1e9 {
@@ -138,6 +149,10 @@ mod tests {
         assert_eq!(format_ms(12.0), "12.00 ms");
         assert_eq!(format_rate(12_345.0), "12.3 k");
         assert_eq!(grouped(101_770), "101,770");
+        assert_eq!(format_joules(0.0123), "12.30 mJ");
+        assert_eq!(format_joules(4.5), "4.50 J");
+        assert_eq!(format_joules(7890.0), "7.89 kJ");
+        assert_eq!(format_joules(2e-5), "20.00 µJ");
     }
 
     #[test]
@@ -161,7 +176,14 @@ mod tests {
             f64::MAX,
             f64::MIN_POSITIVE,
         ] {
-            for text in [readable(x), format_ms(x), format_ns(x), format_rate(x)] {
+            let texts = [
+                readable(x),
+                format_ms(x),
+                format_ns(x),
+                format_rate(x),
+                format_joules(x),
+            ];
+            for text in texts {
                 assert!(text.len() <= 14, "{x}: {text}");
             }
         }

@@ -44,6 +44,7 @@ fn local_profile(id: &str, name: String, kind: Kind, arch: String, software: &st
         dispatch_us: unknown("the launch"),
         // A calibration does not read power.
         power_w: None,
+        cores: None,
         step_overhead_us: None,
         row_overhead_ns: None,
         in_step_factor: None,

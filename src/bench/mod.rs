@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::backend::{Backend, BackendError};
 use crate::device::Device;
+use crate::energy::{Energy, EnergySource, Meter, Metered};
 use crate::nn::ModelSpec;
 use crate::train::{Runner, Session};
 
@@ -58,6 +59,9 @@ pub struct Measurement {
     pub run_times_s: Vec<f64>,
     /// Kernels dispatched per step over the timed runs (GPU backends).
     pub dispatches_per_step: Option<f64>,
+    /// The energy of all the timed runs together, measured or estimated (see [`energy`]);
+    /// `None` where there is nothing to measure or estimate it with.
+    pub energy: Option<Energy>,
 }
 
 impl Measurement {
@@ -108,6 +112,8 @@ pub fn measure(
     };
     let mut run_times_s = Vec::with_capacity(plan.repeats);
     let launched = backend.kernels_launched();
+    let mut meter = meter_for(backend);
+    let reading = meter.start();
     for _ in 0..plan.repeats.max(1) {
         let start = Instant::now();
         for _ in 0..steps_per_run {
@@ -117,6 +123,9 @@ pub fn measure(
         runner.log(backend)?;
         run_times_s.push(start.elapsed().as_secs_f64());
     }
+    // The device works through every timed step back to back: busy the whole time (for a GPU
+    // without a counter, an upper bound, said in the estimate's basis).
+    let energy = meter.since(reading, run_times_s.iter().sum(), 1.0);
     let steps = (plan.repeats.max(1) as u64 * steps_per_run) as f64;
     let dispatches_per_step = launched
         .zip(backend.kernels_launched())
@@ -126,7 +135,21 @@ pub fn measure(
         steps_per_run,
         run_times_s,
         dispatches_per_step,
+        energy,
     })
+}
+
+/// The energy meter for `backend`'s device: its counter where one can be read, else a rated
+/// power from the shipped profiles.
+pub fn meter_for(backend: &dyn Backend) -> Meter {
+    let adapter = backend.adapter_summary();
+    let what = Metered {
+        device: backend.device(),
+        adapter: adapter.as_ref().map(|a| a.name.as_str()),
+        software: adapter.as_ref().is_some_and(|a| a.software),
+        threads: backend.threads().unwrap_or_else(crate::device::cores),
+    };
+    Meter::open(&what, &crate::sim::profile::shipped())
 }
 
 /// Times runs of `session` with span recording off and on, alternately on one model so that
@@ -179,12 +202,14 @@ pub fn measure_recording(
             steps_per_run,
             run_times_s: off,
             dispatches_per_step: None,
+            energy: None,
         },
         Measurement {
             device,
             steps_per_run,
             run_times_s: on,
             dispatches_per_step: None,
+            energy: None,
         },
     ))
 }
@@ -202,8 +227,10 @@ pub struct Summary {
     pub layers: Vec<usize>,
     /// The architecture, as [`ModelSpec::describe`] writes it.
     pub model: String,
-    /// Rows per batch.
+    /// Rows each update learns from.
     pub batch: usize,
+    /// Rows run at once: a micro-batch's (`batch` unless micro-batches are accumulated).
+    pub micro_batch: usize,
     /// Optimizer name.
     pub optimizer: String,
     /// Kernel threads on the CPU (`None` on the GPU).
@@ -226,20 +253,32 @@ pub struct Summary {
     pub gflop_per_s: f64,
     /// Kernels dispatched per step (GPU backends).
     pub dispatches_per_step: Option<f64>,
+    /// Joules a step, over the timed runs: measured by a counter or estimated, as
+    /// `energy_source` says.
+    pub energy_j: Option<f64>,
+    /// Samples trained per joule.
+    pub samples_per_j: Option<f64>,
+    /// `rapl`, `nvml` or `estimated`.
+    pub energy_source: Option<EnergySource>,
+    /// What was read, or the power figure an estimate stands on and its source.
+    pub energy_basis: Option<String>,
 }
 
 impl Summary {
     /// Statistics of `m` for a model `spec` at `batch` rows.
     pub fn new(m: &Measurement, backend: &dyn Backend, session: &Session) -> Self {
         let spec = session.config.model_spec(&session.data);
-        let batch = session.config.batch;
+        let batch = session.config.effective_batch();
         let per_step_ms = m.sorted_step_times_ms();
         let median = median_of_sorted(&per_step_ms);
+        let steps = (m.run_times_s.len() as u64 * m.steps_per_run).max(1) as f64;
+        let per_step_j = m.energy.as_ref().map(|e| e.joules / steps);
         Self {
             device: m.device,
             backend: backend.name(),
             software_adapter: backend.adapter_summary().is_some_and(|a| a.software),
             batch,
+            micro_batch: session.config.batch,
             optimizer: session.config.optimizer.as_str().to_owned(),
             threads: backend.threads(),
             data: session.data.name.clone(),
@@ -251,6 +290,10 @@ impl Summary {
             samples_per_s: batch as f64 / (median / 1e3),
             gflop_per_s: flops_per_step(&spec, batch) / (median / 1e3) / 1e9,
             dispatches_per_step: m.dispatches_per_step,
+            energy_j: per_step_j,
+            samples_per_j: per_step_j.filter(|&j| j > 0.0).map(|j| batch as f64 / j),
+            energy_source: m.energy.as_ref().map(|e| e.source),
+            energy_basis: m.energy.as_ref().map(|e| e.basis.clone()),
             model: spec.describe(),
             layers: spec.layers,
         }

@@ -147,28 +147,10 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
             })?;
             return Ok(());
         }
-        out.line(format!(
-            "{device} {} batch {} ({}{}): {:.0} samples/s, step {:.4} ms median \
-                 [{:.4} .. {:.4}] over {} runs of {} steps, {:.1} GFLOP/s{}",
-            s.model,
-            s.batch,
-            s.backend,
-            if s.software_adapter {
-                ", software adapter: says nothing about a GPU"
-            } else {
-                ""
-            },
-            s.samples_per_s,
-            s.step_time_median_ms,
-            s.step_time_min_ms,
-            s.step_time_max_ms,
-            s.repeats,
-            s.steps_per_run,
-            s.gflop_per_s,
-            s.dispatches_per_step.map_or_else(String::new, |d| format!(
-                ", {d:.1} kernels dispatched a step"
-            )),
-        ))?;
+        out.line(summary_line(device, &s))?;
+        if let Some(line) = energy_line(device, &s) {
+            out.line(line)?;
+        }
         if let Some(b) = baseline {
             let ratio = s.step_time_median_ms / b.step_time_median_ms;
             out.line(format!(
@@ -189,6 +171,56 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
         }
         Ok(())
     })
+}
+
+/// The text line of one device's benchmark.
+fn summary_line(device: Device, s: &Summary) -> String {
+    format!(
+        "{device} {} batch {} ({}{}): {:.0} samples/s, step {:.4} ms median \
+             [{:.4} .. {:.4}] over {} runs of {} steps, {:.1} GFLOP/s{}",
+        s.model,
+        if s.micro_batch < s.batch {
+            format!(
+                "{} ({} micro-batches of {})",
+                s.batch,
+                s.batch / s.micro_batch.max(1),
+                s.micro_batch
+            )
+        } else {
+            s.batch.to_string()
+        },
+        s.backend,
+        if s.software_adapter {
+            ", software adapter: says nothing about a GPU"
+        } else {
+            ""
+        },
+        s.samples_per_s,
+        s.step_time_median_ms,
+        s.step_time_min_ms,
+        s.step_time_max_ms,
+        s.repeats,
+        s.steps_per_run,
+        s.gflop_per_s,
+        s.dispatches_per_step
+            .map_or_else(String::new, |d| format!(", {d:.1} kernels dispatched a step")),
+    )
+}
+
+/// The energy line of one device's benchmark, where its energy was measured or estimated;
+/// an estimate says so in capitals.
+fn energy_line(device: Device, s: &Summary) -> Option<String> {
+    let (j, source) = (s.energy_j?, s.energy_source?);
+    Some(format!(
+        "{device} energy: {} a step, {:.0} samples/J, {}: {}",
+        crate::units::format_joules(j),
+        s.samples_per_j.unwrap_or(0.0),
+        match source {
+            crate::energy::EnergySource::Estimated => "ESTIMATED (not measured)",
+            _ => "measured",
+        },
+        s.energy_basis.as_deref().unwrap_or_default()
+    ))
 }
 
 /// `bench --kernels`: the FMA peak of one core, and each matrix product of a step on one thread

@@ -26,6 +26,18 @@ pub fn memory_available() -> Option<u64> {
         .min()
 }
 
+/// The CPU's name as the system gives it (`AMD Ryzen 9 7950X 16-Core Processor`), or empty.
+pub fn cpu_name() -> String {
+    use sysinfo::{CpuRefreshKind, RefreshKind};
+    let system =
+        System::new_with_specifics(RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing()));
+    system
+        .cpus()
+        .first()
+        .map(|c| c.brand().trim().to_owned())
+        .unwrap_or_default()
+}
+
 /// The address space this process maps, in bytes.
 #[cfg(unix)]
 fn address_space_in_use() -> Option<u64> {

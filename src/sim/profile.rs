@@ -88,6 +88,9 @@ pub struct Profile {
     /// Power, W (none in a calibrated profile: a calibration does not read power).
     #[serde(default)]
     pub power_w: Option<Figure>,
+    /// Cores of a CPU, over which its power is shared for an energy estimate.
+    #[serde(default)]
+    pub cores: Option<Figure>,
     /// The host's cost of one training step beyond its kernels (the loader's batch, the
     /// bookkeeping), µs: measured by a calibration, none otherwise.
     #[serde(default)]
@@ -151,6 +154,7 @@ impl Profile {
         let optional = [
             ("tensor_tflops", &self.tensor_tflops),
             ("power_w", &self.power_w),
+            ("cores", &self.cores),
             ("llc_mb", &self.llc_mb),
             ("link_gbs", &self.link_gbs),
             ("link_measured_gbs", &self.link_measured_gbs),
@@ -210,6 +214,7 @@ fn plausible(name: &str) -> (f64, f64) {
         "fp32_tflops" | "tensor_tflops" => (1e-5, 1e5),
         "mem_bw_gbs" | "link_gbs" | "link_measured_gbs" => (1e-2, 1e5),
         "power_w" => (0.1, 1e5),
+        "cores" => (1.0, 1024.0),
         "in_step_factor" => (0.1, 100.0),
         // Sizes in GB and MB, and times in µs or ns (a launch, a step's fixed cost, a row's).
         _ => (1e-3, 1e6),
