@@ -39,6 +39,6 @@ pub fn cores() -> usize {
 
 mod host;
 
-pub use host::memory_available as host_memory_available;
 pub use host::cpu_name;
+pub use host::memory_available as host_memory_available;
 pub use host::peak_memory;

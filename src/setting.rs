@@ -39,6 +39,13 @@ pub enum SettingError {
         /// The largest accepted.
         max: u32,
     },
+    /// Checkpointed segments of more blocks than accepted.
+    Checkpoint {
+        /// The value given.
+        value: u32,
+        /// The largest accepted.
+        max: u32,
+    },
     /// The batch holds more rows than the training part of the data set.
     BatchLargerThanData {
         /// The batch size given.
@@ -225,6 +232,17 @@ pub enum SettingError {
 }
 
 impl SettingError {
+    /// [`SettingError::text`] of the levers' settings: accumulation and checkpointing.
+    fn lever_text(&self, lang: Lang) -> String {
+        use crate::i18n::LeverKey;
+        let (key, value, max) = match *self {
+            Self::Accumulate { value, max } => (LeverKey::BadAccumulate, value, max),
+            Self::Checkpoint { value, max } => (LeverKey::BadCheckpoint, value, max),
+            _ => return String::new(),
+        };
+        lang.fmt(key, &[("value", &value), ("max", &max)])
+    }
+
     /// The setting, the value and what to choose instead, in `lang`.
     pub fn text(&self, lang: Lang) -> String {
         use SettingError as E;
@@ -239,10 +257,7 @@ impl SettingError {
             E::BatchSize { value, max } => {
                 lang.fmt(Key::BadBatchSize, &[("value", value), ("max", max)])
             }
-            E::Accumulate { value, max } => lang.fmt(
-                crate::i18n::LeverKey::BadAccumulate,
-                &[("value", value), ("max", max)],
-            ),
+            E::Accumulate { .. } | E::Checkpoint { .. } => self.lever_text(lang),
             E::BatchLargerThanData { batch, rows, data } => lang.fmt(
                 Key::BadBatchForData,
                 &[("batch", batch), ("rows", rows), ("data", data)],

@@ -16,8 +16,8 @@ use crate::data::source::DataSource;
 use crate::i18n::{Key, Lang, Said};
 use crate::setting::SettingError;
 use crate::train::{
-    Pipeline, SessionError, Sharing, TrainConfig, check_accumulate, check_batch, check_conv,
-    check_hidden, check_list_sizes, check_loss_weight, check_lr,
+    Pipeline, SessionError, Sharing, TrainConfig, check_accumulate, check_batch, check_checkpoint,
+    check_conv, check_hidden, check_list_sizes, check_loss_weight, check_lr,
 };
 
 /// What the app remembers between runs: the language and the settings.
@@ -219,6 +219,7 @@ struct RawConfig {
     lr: Option<Box<RawValue>>,
     batch: Option<Box<RawValue>>,
     accumulate: Option<Box<RawValue>>,
+    checkpoint: Option<Box<RawValue>>,
     seed: Option<Box<RawValue>>,
     augment: Option<Box<RawValue>>,
     precision: Option<Box<RawValue>>,
@@ -435,6 +436,13 @@ fn restore_config(raw: &RawConfig, notes: &mut Vec<RestoreNote>) -> TrainConfig 
             Key::SavedAccumulate,
             d.accumulate,
             |&a| check_accumulate(a),
+            n,
+        ),
+        checkpoint: take(
+            raw.checkpoint.as_deref(),
+            Key::SavedCheckpoint,
+            d.checkpoint,
+            |&c| check_checkpoint(c),
             n,
         ),
         seed: take(raw.seed.as_deref(), Key::SavedSeed, d.seed, |_| Ok(()), n),

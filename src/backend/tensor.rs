@@ -41,8 +41,10 @@ pub struct Tensor {
     cols: usize,
     dtype: DType,
     storage: Storage,
+    /// A placeholder's shape while it is lent memory (see [`Tensor::lend_from`]).
+    slot_shape: (usize, usize),
     /// Gives the memory back to the device's accounting (and pool) when the tensor is dropped.
-    _lease: Option<Lease>,
+    lease: Option<Lease>,
 }
 
 /// Whatever returns a tensor's memory when dropped (each backend has its own kind); it is only
@@ -147,8 +149,66 @@ impl Tensor {
             cols,
             dtype,
             storage,
-            _lease: Some(lease),
+            slot_shape: (rows, cols),
+            lease: Some(lease),
         }
+    }
+
+    /// A tensor that holds nothing and is counted nowhere: the slot of a checkpointed pass's
+    /// `shape` tensor, which is lent a buffer of the shared workspace while its segment runs.
+    /// Unlent it is empty, so that no op accepts it (an op given it by mistake fails on its
+    /// shape instead of reading another segment's values).
+    pub(crate) fn placeholder(
+        label: &str,
+        role: Role,
+        shape: (usize, usize),
+        dtype: DType,
+    ) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1 << 62);
+        Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            label: label.to_owned(),
+            role,
+            rows: 0,
+            cols: 0,
+            dtype,
+            storage: Storage::Cpu(Vec::new()),
+            slot_shape: shape,
+            lease: None,
+        }
+    }
+
+    /// Lends `buffer`'s memory (a workspace tensor of this one's type, at least as large) to
+    /// this placeholder, which takes its own shape; its values are whatever the buffer held.
+    pub(crate) fn lend_from(&mut self, buffer: &mut Tensor) {
+        std::mem::swap(&mut self.storage, &mut buffer.storage);
+        (self.rows, self.cols) = self.slot_shape;
+        let len = self.len();
+        // Within the capacity the buffer was made with: nothing is allocated or moved.
+        match &mut self.storage {
+            Storage::Cpu(v) => v.truncate(len),
+            Storage::CpuHalf(v) => v.truncate(len),
+            Storage::Gpu(_) => {}
+        }
+    }
+
+    /// Gives the memory [`Tensor::lend_from`] lent back to `buffer`, leaving this placeholder
+    /// empty again.
+    pub(crate) fn give_back(&mut self, buffer: &mut Tensor) {
+        let len = buffer.len();
+        match &mut self.storage {
+            Storage::Cpu(v) => v.resize(len, 0.0),
+            Storage::CpuHalf(v) => v.resize(len, 0),
+            Storage::Gpu(_) => {}
+        }
+        std::mem::swap(&mut self.storage, &mut buffer.storage);
+        (self.rows, self.cols) = (0, 0);
+    }
+
+    /// Whether this is a checkpointed pass's empty slot (see [`Tensor::placeholder`]).
+    pub fn is_placeholder(&self) -> bool {
+        self.lease.is_none()
     }
 
     pub(crate) fn storage(&self) -> &Storage {

@@ -221,6 +221,7 @@ fn serve(
         seed: session.config.seed,
         precision: Precision::Fp32,
         eval_rows: rows,
+        checkpoint: 0,
     };
     let mut model = Network::with_precision(backend, &spec, training)?;
     model.write_parameters(backend, trained)?;

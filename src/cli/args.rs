@@ -135,6 +135,11 @@ pub(super) struct RunArgs {
     /// activations in memory.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub accumulate: u32,
+    /// Activation checkpointing: keep only every K blocks' output (a transformer block, a
+    /// convolution with its pooling, a dense layer) and compute the rest again in the backward
+    /// pass; bare --checkpoint is 1 (a plain MLP's segments are at least 2 layers).
+    #[arg(long, value_name = "K", num_args = 0..=1, default_value_t = 0, default_missing_value = "1")]
+    pub checkpoint: u32,
     /// Seed of the weights and the batch order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

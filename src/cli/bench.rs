@@ -202,8 +202,9 @@ fn summary_line(device: Device, s: &Summary) -> String {
         s.repeats,
         s.steps_per_run,
         s.gflop_per_s,
-        s.dispatches_per_step
-            .map_or_else(String::new, |d| format!(", {d:.1} kernels dispatched a step")),
+        s.dispatches_per_step.map_or_else(String::new, |d| format!(
+            ", {d:.1} kernels dispatched a step"
+        )),
     )
 }
 

@@ -164,6 +164,7 @@ pub(super) fn parse_run(args: &RunArgs) -> Result<(Session, Vec<Device>), Failur
         lr: args.lr,
         batch: args.batch,
         accumulate: args.accumulate,
+        checkpoint: args.checkpoint,
         seed: args.seed,
         augment,
         precision,

@@ -240,13 +240,19 @@ mod tests {
     #[test]
     fn a_device_is_matched_to_its_profile_by_its_model_number() {
         assert!(names_match("NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM"));
-        assert!(names_match("NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090"));
+        assert!(names_match(
+            "NVIDIA GeForce RTX 4090",
+            "NVIDIA GeForce RTX 4090"
+        ));
         assert!(names_match(
             "AMD Ryzen 9 7950X 16-Core Processor",
             "AMD Ryzen 9 7950X"
         ));
         assert!(!names_match("NVIDIA H200", "NVIDIA H100 SXM"));
-        assert!(!names_match("llvmpipe (LLVM 15.0.6, 256 bits)", "NVIDIA T4"));
+        assert!(!names_match(
+            "llvmpipe (LLVM 15.0.6, 256 bits)",
+            "NVIDIA T4"
+        ));
         assert!(!names_match("AMD EPYC 7B13", "AMD Ryzen 9 7950X"));
     }
 
@@ -259,7 +265,11 @@ mod tests {
         let e = estimate(&p, 2.0, 0.25);
         assert!((e.joules - 50.0).abs() < 1e-12);
         assert_eq!(e.source, EnergySource::Estimated);
-        assert!(e.basis.starts_with("estimated: 100.0 W (test)"), "{}", e.basis);
+        assert!(
+            e.basis.starts_with("estimated: 100.0 W (test)"),
+            "{}",
+            e.basis
+        );
         // A share outside 0..1 is clamped, a negative time counts nothing.
         assert!((estimate(&p, 1.0, 3.0).joules - 100.0).abs() < 1e-12);
         assert_eq!(estimate(&p, -1.0, 1.0).joules, 0.0);
@@ -269,7 +279,11 @@ mod tests {
     fn a_cpu_not_listed_borrows_a_listed_ones_power_per_core_and_says_so() {
         let profiles = crate::sim::profile::shipped();
         let own = cpu_power(&profiles, "AMD Ryzen 9 7950X 16-Core Processor", 4).expect("listed");
-        assert!((own.watts - 170.0 / 16.0 * 4.0).abs() < 1e-9, "{}", own.watts);
+        assert!(
+            (own.watts - 170.0 / 16.0 * 4.0).abs() < 1e-9,
+            "{}",
+            own.watts
+        );
         assert!(!own.basis.contains("stands in"), "{}", own.basis);
         let other = cpu_power(&profiles, "AMD EPYC 7B13", 2).expect("a stand-in");
         assert!(other.basis.contains("is not listed"), "{}", other.basis);

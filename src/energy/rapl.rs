@@ -195,7 +195,10 @@ mod tests {
         let root = fake(&[("intel-rapl:0", "package-0", 1_000, 10)]);
         std::fs::write(root.path().join("intel-rapl:0/energy_uj"), "garbage").expect("write");
         let error = Rapl::open(root.path()).expect_err("not a count");
-        assert!(error.to_string().contains("`garbage` is not a count"), "{error}");
+        assert!(
+            error.to_string().contains("`garbage` is not a count"),
+            "{error}"
+        );
         // A counter that vanishes after opening is an error, not a zero.
         let root = fake(&[("intel-rapl:0", "package-0", 1_000, 10)]);
         let mut rapl = Rapl::open(root.path()).expect("package");

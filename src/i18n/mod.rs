@@ -544,6 +544,7 @@ strings! { Key {
     SavedLr => "learning rate", "学习率";
     SavedBatch => "batch size", "批大小";
     SavedAccumulate => "micro-batches accumulated", "梯度累积的微批次数";
+    SavedCheckpoint => "blocks a checkpointed segment", "每个检查点段的块数";
     SavedSeed => "seed", "随机种子";
     SavedAugment => "augmentation", "数据增强";
     SavedPrecision => "precision", "精度";

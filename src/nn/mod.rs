@@ -9,6 +9,7 @@ use crate::precision::DType;
 use crate::precision::{GradScaler, Precision};
 
 mod accumulate;
+mod checkpoint;
 mod decode;
 mod first_layer;
 mod gpt;
@@ -20,6 +21,7 @@ mod pass;
 mod spec;
 mod weights;
 
+pub use checkpoint::{Checkpointed, MAX_CHECKPOINT, checkpointed, recomputed_layers};
 pub use decode::Decoder;
 pub use first_layer::FirstLayer;
 pub use gpt::{BLOCK_LAYERS, GptShape, gpt_layers, reads_tokens, with_vocabulary};
@@ -31,6 +33,7 @@ pub use model_file::{
 pub use spec::{ConvStack, EVAL_ROWS, LayerList, Loss, ModelSpec, OptimizerKind};
 pub use weights::{NamedTensor, from_safetensors, from_torch, to_safetensors, torch_tensors};
 
+use checkpoint::Checkpointing;
 use layers::Layer;
 use param::LayerParams;
 use pass::{Pass, round};
@@ -48,6 +51,8 @@ pub struct Training {
     pub precision: Precision,
     /// Rows evaluated at a time (bounded by [`ModelSpec::eval_rows`]).
     pub eval_rows: usize,
+    /// Blocks a checkpointed segment holds (0: the passes keep every activation).
+    pub checkpoint: u32,
 }
 
 /// A network on one device with everything a training step touches allocated up front:
@@ -84,6 +89,8 @@ pub struct Network {
     loss_weight: f32,
     /// Micro-batches whose gradients one update sums (1: every batch updates).
     micro_batches: u32,
+    /// The checkpointed passes' plan and shared workspace, where checkpointing.
+    checkpoint: Option<Checkpointing>,
 }
 
 /// Training statistics accumulated on the device since they were last read.
@@ -115,6 +122,7 @@ impl Network {
             seed,
             precision: Precision::Fp32,
             eval_rows: EVAL_ROWS,
+            checkpoint: 0,
         };
         Self::with_precision(backend, spec, training)
     }
@@ -140,6 +148,7 @@ impl Network {
             seed,
             precision,
             eval_rows,
+            checkpoint,
         } = training;
         let eval_rows = spec.eval_rows(eval_rows);
         let passes = DType::of(precision.format());
@@ -161,12 +170,22 @@ impl Network {
             };
             params.push(built);
         }
-        let pass = Pass::alloc(backend, &layers, (spec.inputs(), batch), Some(passes))?;
+        let checkpoint = match checkpoint {
+            0 => None,
+            blocks => Some(Checkpointing::new(
+                backend,
+                &layers,
+                (batch, blocks),
+                passes,
+            )?),
+        };
+        let plan = checkpoint.as_ref().map(Checkpointing::plan);
+        let pass = Pass::alloc(backend, &layers, (spec.inputs(), batch), Some(passes), plan)?;
         let mut grads = Vec::with_capacity(layers.len());
-        for (layer, out) in layers.iter().zip(&pass.outputs) {
+        for layer in &layers {
             let (_, suffix) = layer.suffixes();
             let label = format!("{}.{suffix}", layer.name());
-            let shape = (out.rows(), out.cols());
+            let shape = layer.output(batch);
             grads.push(backend.alloc_as(Role::Workspace, &label, shape, passes)?);
         }
         let input_grad = match layers.first() {
@@ -192,7 +211,7 @@ impl Network {
                 },
             )?,
             stats: backend.zeros("loss-stats", 1, 3)?,
-            eval: Pass::alloc(backend, &layers, (spec.inputs(), eval_rows), None)?,
+            eval: Pass::alloc(backend, &layers, (spec.inputs(), eval_rows), None, None)?,
             layers,
             params,
             pass,
@@ -205,6 +224,7 @@ impl Network {
             scaler: mixed.then(GradScaler::default),
             loss_weight: 1.0,
             micro_batches: 1,
+            checkpoint,
         })
     }
 
@@ -250,7 +270,9 @@ impl Network {
     /// The outputs of the last forward pass that backward reads: every layer's output and what
     /// it kept (not the input batch).
     pub fn activations(&self) -> Vec<&Tensor> {
-        self.pass.kept()
+        let mut kept = self.pass.kept();
+        kept.retain(|t| !t.is_placeholder());
+        kept
     }
 
     /// The architecture.
@@ -287,6 +309,11 @@ impl Network {
                 p.refresh_half(backend)?;
             }
         }
+        if let Some(mut c) = self.checkpoint.take() {
+            let ran = self.forward_segments(backend, &mut c);
+            self.checkpoint = Some(c);
+            return ran;
+        }
         let format = self.precision.format();
         let params = |i: usize| self.params[i].as_ref().map(LayerParams::pass_values);
         self.pass.run(backend, &self.layers, params, format)
@@ -315,44 +342,57 @@ impl Network {
         }
         let format = self.precision.format();
         round(backend, format, dz)?;
+        if let Some(mut c) = self.checkpoint.take() {
+            let done = self.backward_segments(backend, &mut c);
+            self.checkpoint = Some(c);
+            return done;
+        }
+        for i in (0..=last).rev() {
+            self.backward_layer(backend, i)?;
+        }
+        Ok(())
+    }
+
+    /// Backward through layer `i`: handed the gradient of its output, it writes its
+    /// parameters' gradients and its input's.
+    fn backward_layer(&mut self, backend: &mut dyn Backend, i: usize) -> Result<(), BackendError> {
+        let format = self.precision.format();
         let Pass {
             input,
             outputs,
             saved,
         } = &mut self.pass;
-        for i in (0..=last).rev() {
-            let (before, after) = self.grads.split_at_mut(i);
-            let dinput = match before.last_mut() {
-                Some(d) => Some(d),
-                None => self.input_grad.as_mut(),
-            };
-            let mut params = self.params[i].as_mut().map(LayerParams::split);
-            let layer = &self.layers[i];
-            let pass = layers::Backward {
-                input: if i == 0 { input } else { &outputs[i - 1] },
-                saved: &mut saved[i],
-                dout: &after[0],
-                params: params.as_ref().map(|(values, _)| *values),
-                grads: params.as_mut().map(|(_, (dw, db))| (&mut **dw, &mut **db)),
-                dinput,
-                input_epilogue: match i {
-                    0 => Activation::Identity,
-                    _ => self.layers[i - 1].epilogue(),
-                },
-            };
-            layer.backward(backend, pass)?;
-            if let Some((_, (dw, db))) = params.as_mut() {
-                round(backend, format, dw)?;
-                round(backend, format, db)?;
+        let (before, after) = self.grads.split_at_mut(i);
+        let dinput = match before.last_mut() {
+            Some(d) => Some(d),
+            None => self.input_grad.as_mut(),
+        };
+        let mut params = self.params[i].as_mut().map(LayerParams::split);
+        let layer = &self.layers[i];
+        let pass = layers::Backward {
+            input: if i == 0 { input } else { &outputs[i - 1] },
+            saved: &mut saved[i],
+            dout: &after[0],
+            params: params.as_ref().map(|(values, _)| *values),
+            grads: params.as_mut().map(|(_, (dw, db))| (&mut **dw, &mut **db)),
+            dinput,
+            input_epilogue: match i {
+                0 => Activation::Identity,
+                _ => self.layers[i - 1].epilogue(),
+            },
+        };
+        layer.backward(backend, pass)?;
+        if let Some((_, (dw, db))) = params.as_mut() {
+            round(backend, format, dw)?;
+            round(backend, format, db)?;
+        }
+        if let Some(d) = before.last_mut() {
+            // A residual connection's gradient joins the gradient of the output it added.
+            let joins = self.layers[i..].iter().zip(&*after);
+            for (_, dskip) in joins.filter(|(l, _)| l.skip() == Some(i - 1)) {
+                backend.add_into(dskip, d)?;
             }
-            if let Some(d) = before.last_mut() {
-                // A residual connection's gradient joins the gradient of the output it added.
-                let joins = self.layers[i..].iter().zip(&*after);
-                for (_, dskip) in joins.filter(|(l, _)| l.skip() == Some(i - 1)) {
-                    backend.add_into(dskip, d)?;
-                }
-                round(backend, format, d)?;
-            }
+            round(backend, format, d)?;
         }
         Ok(())
     }

@@ -1,6 +1,9 @@
 //! The tensors one pass through the network writes (the input, every layer's output and what
 //! it keeps for backward), and the forward pass over them.
 
+use std::ops::Range;
+
+use super::checkpoint::{Place, Plan};
 use super::layers::{self, Layer};
 use crate::backend::{Backend, BackendError, Tensor};
 use crate::memory::Role;
@@ -24,12 +27,22 @@ impl Pass {
         layers: &[Box<dyn Layer>],
         (inputs, rows): (usize, usize),
         dtype: Option<DType>,
+        plan: Option<&Plan>,
     ) -> Result<Self, BackendError> {
         // Token ids stay f32 whatever the precision: 16 bits hold them exactly only so far.
         let reads_indices = layers.first().is_some_and(|l| l.reads_indices());
         let input_dtype = dtype.map(|d| if reads_indices { DType::F32 } else { d });
         let input = layers::alloc(backend, Role::Inputs, "input", (rows, inputs), input_dtype)?;
-        let (outputs, saved) = layers::alloc_outputs(backend, layers, rows, dtype)?;
+        let shared = |i: usize, j: Option<usize>| {
+            plan.is_some_and(|p| {
+                let place = match j {
+                    None => p.outputs.get(i),
+                    Some(j) => p.saved.get(i).and_then(|s| s.get(j)),
+                };
+                matches!(place, Some(Place::Work(_)))
+            })
+        };
+        let (outputs, saved) = layers::alloc_outputs(backend, layers, rows, dtype, &shared)?;
         Ok(Self {
             input,
             outputs,
@@ -69,15 +82,32 @@ impl Pass {
         params: impl Fn(usize) -> Option<(&'p Tensor, &'p Tensor)>,
         format: Option<Half>,
     ) -> Result<(), BackendError> {
+        self.run_range(backend, (layers, 0..layers.len()), params, format)
+    }
+
+    /// [`Pass::run`] over the layers `range` only (a checkpointed segment).
+    pub(super) fn run_range<'p>(
+        &mut self,
+        backend: &mut dyn Backend,
+        (layers, range): (&[Box<dyn Layer>], Range<usize>),
+        params: impl Fn(usize) -> Option<(&'p Tensor, &'p Tensor)>,
+        format: Option<Half>,
+    ) -> Result<(), BackendError> {
         let Pass {
             input,
             outputs,
             saved,
         } = self;
-        chain(layers, input, outputs, |i, layer, (input, skip), out| {
-            layer.forward(backend, input, skip, params(i), &mut saved[i], out)?;
-            round(backend, format, out)
-        })
+        chain_range(
+            layers,
+            range,
+            input,
+            outputs,
+            |i, layer, (input, skip), out| {
+                layer.forward(backend, input, skip, params(i), &mut saved[i], out)?;
+                round(backend, format, out)
+            },
+        )
     }
 }
 
@@ -88,6 +118,22 @@ pub(super) fn chain(
     layers: &[Box<dyn Layer>],
     input: &Tensor,
     outputs: &mut [Tensor],
+    layer: impl FnMut(
+        usize,
+        &dyn Layer,
+        (&Tensor, Option<&Tensor>),
+        &mut Tensor,
+    ) -> Result<(), BackendError>,
+) -> Result<(), BackendError> {
+    chain_range(layers, 0..layers.len(), input, outputs, layer)
+}
+
+/// [`chain`] over the layers `range` only.
+fn chain_range(
+    layers: &[Box<dyn Layer>],
+    range: Range<usize>,
+    input: &Tensor,
+    outputs: &mut [Tensor],
     mut layer: impl FnMut(
         usize,
         &dyn Layer,
@@ -95,7 +141,7 @@ pub(super) fn chain(
         &mut Tensor,
     ) -> Result<(), BackendError>,
 ) -> Result<(), BackendError> {
-    for (i, l) in layers.iter().enumerate() {
+    for (i, l) in layers.iter().enumerate().take(range.end).skip(range.start) {
         let (done, rest) = outputs.split_at_mut(i);
         let input = done.last().unwrap_or(input);
         let skip = l.skip().and_then(|s| done.get(s));

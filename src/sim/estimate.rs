@@ -75,11 +75,16 @@ pub fn network(
 pub struct Levers {
     /// Micro-batches summed before each update (1: none); `batch` is then a micro-batch's rows.
     pub micro_batches: u32,
+    /// Blocks a checkpointed segment (0: no activation checkpointing).
+    pub checkpoint: u32,
 }
 
 impl Levers {
     /// Neither lever pulled.
-    pub const NONE: Self = Self { micro_batches: 1 };
+    pub const NONE: Self = Self {
+        micro_batches: 1,
+        checkpoint: 0,
+    };
 }
 
 impl Default for Levers {
@@ -131,7 +136,10 @@ pub fn network_with(
                 ],
             ),
         },
-        c.activations_line(),
+        match levers.checkpoint {
+            0 => c.activations_line(),
+            blocks => c.checkpointed_line(spec, blocks),
+        },
         c.inputs_line(spec),
         c.workspace_line(spec, eval_rows, precision),
     ];
@@ -258,6 +266,28 @@ impl Counts {
                 &[("b", &b), ("widths", &self.widths), ("bytes", &passes)],
             )
             .then(&saved_formula),
+        }
+    }
+
+    /// The activations of a checkpointed pass: the kept outputs and one segment's shared
+    /// workspace, as the network allocates them.
+    fn checkpointed_line(&self, spec: &ModelSpec, blocks: u32) -> Line {
+        let Some(c) = crate::nn::checkpointed(spec, self.b as usize, blocks, self.passes) else {
+            return self.activations_line();
+        };
+        Line {
+            role: Role::Activations,
+            bytes: c.bytes,
+            formula: Said::new(
+                LeverKey::FormulaCheckpointed,
+                &[
+                    ("segments", &c.segments),
+                    ("kept", &grouped(c.kept_values)),
+                    ("work", &grouped(c.work_values)),
+                    ("bytes", &self.passes),
+                    ("stats", &grouped(c.stats_bytes)),
+                ],
+            ),
         }
     }
 

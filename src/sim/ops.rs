@@ -79,6 +79,9 @@ pub struct Op {
     /// For the ops of a layer that multiplies no matrix: what it is.
     #[serde(skip)]
     pub plain: Option<Plain>,
+    /// A forward op run again in the backward pass (activation checkpointing).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recomputed: bool,
 }
 
 /// Which of a layer's parameters an update op updates.
@@ -122,6 +125,7 @@ impl Op {
             updates: None,
             conv: false,
             plain: None,
+            recomputed: false,
         }
     }
 }
@@ -241,7 +245,17 @@ pub fn step_ops_with(
     device: Device,
     levers: super::estimate::Levers,
 ) -> Vec<Op> {
-    let ops = step_ops(spec, batch, recipe, device);
+    let mut ops = step_ops(spec, batch, recipe, device);
+    if levers.checkpoint > 0 {
+        // The segments' forward passes again, before the backward ops (each in fact just
+        // before its own segment's; the order does not change the step's sum).
+        let at = ops
+            .iter()
+            .position(|o| o.name == LOSS_OP)
+            .map_or(ops.len(), |i| i + 1);
+        let again = recompute_ops(spec, batch, recipe.precision, levers.checkpoint);
+        ops.splice(at..at, again);
+    }
     let n = f64::from(levers.micro_batches.max(1));
     if n <= 1.0 {
         return ops;
@@ -266,6 +280,23 @@ pub fn step_ops_with(
     ));
     all.extend(update);
     all
+}
+
+/// The forward ops a checkpointed step runs again: each recomputed segment's layers, marked.
+fn recompute_ops(spec: &ModelSpec, batch: usize, precision: Precision, blocks: u32) -> Vec<Op> {
+    let layers = LayerWork::of(&spec.footprints(), batch as f64);
+    let mut ops = Vec::new();
+    for range in crate::nn::recomputed_layers(spec, batch, blocks) {
+        let Some(segment) = layers.get(range) else {
+            continue;
+        };
+        forward_ops(segment, batch as f64, precision, &mut ops);
+    }
+    for op in &mut ops {
+        op.recomputed = true;
+        op.name.push_str(" (recomputed)");
+    }
+    ops
 }
 
 /// How a step trains: its update rule and its number format.
@@ -484,7 +515,10 @@ mod tests {
         use crate::sim::estimate::Levers;
         let spec = ModelSpec::mlp(vec![5, 32, 3], Activation::Tanh, Loss::SoftmaxCrossEntropy);
         let recipe = Recipe::fp32(OptimizerKind::Adam);
-        let levers = Levers { micro_batches: 4 };
+        let levers = Levers {
+            micro_batches: 4,
+            ..Levers::NONE
+        };
         let parts = step_ops_with(&spec, 16, recipe, Device::Gpu, levers);
         let whole = step_ops(&spec, 64, recipe, Device::Gpu);
         let flops = |ops: &[Op], kind| {
@@ -508,6 +542,34 @@ mod tests {
             step_ops_with(&spec, 16, recipe, Device::Gpu, Levers::NONE),
             step_ops(&spec, 16, recipe, Device::Gpu)
         );
+    }
+
+    /// Checkpointed, a step runs the forward ops of each recomputed segment again, marked, and
+    /// nothing else more: an MLP of four hidden layers in segments of two recomputes the second
+    /// layer's product (the segment's last layer keeps nothing but its output).
+    #[test]
+    fn a_checkpointed_step_runs_the_recomputed_forward_ops_again() {
+        use crate::sim::estimate::Levers;
+        let spec = ModelSpec::mlp(
+            vec![5, 16, 16, 16, 16, 3],
+            Activation::Tanh,
+            Loss::SoftmaxCrossEntropy,
+        );
+        let recipe = Recipe::fp32(OptimizerKind::Adam);
+        let levers = Levers {
+            checkpoint: 1,
+            ..Levers::NONE
+        };
+        let plain = step_ops(&spec, 8, recipe, Device::Cpu);
+        let checked = step_ops_with(&spec, 8, recipe, Device::Cpu, levers);
+        let again: Vec<&Op> = checked.iter().filter(|o| o.recomputed).collect();
+        assert_eq!(names(&checked).len(), plain.len() + again.len());
+        assert_eq!(
+            again.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
+            ["layer 2 forward (recomputed)"]
+        );
+        let first = plain.iter().find(|o| o.name == "layer 2 forward").expect("op");
+        assert_eq!((again[0].flops, again[0].bytes), (first.flops, first.bytes));
     }
 
     /// A CNN and an MLP given by their shorthands and by the same list of layers make the same

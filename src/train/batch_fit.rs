@@ -27,6 +27,7 @@ pub fn advise(config: &TrainConfig, data: &Dataset, budget_bytes: u64) -> Option
     let needs = |micro: usize| {
         let levers = Levers {
             micro_batches: u32::try_from(update / micro).unwrap_or(u32::MAX),
+            checkpoint: config.checkpoint,
         };
         estimate::network_with(
             &spec,

@@ -231,6 +231,10 @@ pub struct TrainConfig {
     /// accumulation): the update is one batch of `accumulate × batch` rows'.
     #[serde(default = "one_micro_batch")]
     pub accumulate: u32,
+    /// Activation checkpointing: blocks a segment whose activations are computed again in the
+    /// backward pass instead of kept (0: every activation kept). See [`crate::nn::MAX_CHECKPOINT`].
+    #[serde(default)]
+    pub checkpoint: u32,
     /// Seed of the initial weights and of the batch order.
     pub seed: u64,
     /// Random changes to the training samples.
@@ -264,6 +268,7 @@ impl Default for TrainConfig {
             lr: 0.01,
             batch: 32,
             accumulate: 1,
+            checkpoint: 0,
             seed: 1,
             augment: Augment::default(),
             precision: Precision::Fp32,
@@ -334,6 +339,7 @@ impl TrainConfig {
     pub fn levers(&self) -> crate::sim::estimate::Levers {
         crate::sim::estimate::Levers {
             micro_batches: self.accumulate,
+            checkpoint: self.checkpoint,
         }
     }
 
@@ -443,6 +449,7 @@ impl TrainConfig {
                 max: most,
             });
         }
+        check_checkpoint(self.checkpoint)?;
         let tokens = self.model.as_deref().is_some_and(crate::nn::reads_tokens);
         if tokens != data.is_text() {
             use crate::i18n::LayerKey;
@@ -531,6 +538,18 @@ pub fn check_accumulate(micro_batches: u32) -> Result<(), SettingError> {
         Err(SettingError::Accumulate {
             value: micro_batches,
             max: MAX_ACCUMULATE,
+        })
+    }
+}
+
+/// Checkpointed segments hold from 1 to [`crate::nn::MAX_CHECKPOINT`] blocks (0: off).
+pub fn check_checkpoint(blocks: u32) -> Result<(), SettingError> {
+    if blocks <= crate::nn::MAX_CHECKPOINT {
+        Ok(())
+    } else {
+        Err(SettingError::Checkpoint {
+            value: blocks,
+            max: crate::nn::MAX_CHECKPOINT,
         })
     }
 }

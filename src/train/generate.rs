@@ -84,6 +84,7 @@ pub fn writer(
         seed: 0,
         precision: Precision::Fp32,
         eval_rows: rows,
+        checkpoint: 0,
     };
     let mut model = Network::with_precision(backend, spec, training)?;
     model.write_parameters(backend, params)?;

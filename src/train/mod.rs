@@ -26,8 +26,8 @@ pub mod worker;
 pub use config::{
     BOUNDARY_RESOLUTION, LEAK_SAFETY_BUDGET, MAX_BATCH, MAX_WIDTH, MIN_BUDGET, MIN_LOSS_WEIGHT,
     Pipeline, SOFTWARE_KERNEL_SAMPLING, StopAt, SyncPolicy, TrainConfig, check_accumulate,
-    check_batch, check_conv, check_hidden, check_list, check_list_sizes, check_loss_weight,
-    check_lr, eval_rows,
+    check_batch, check_checkpoint, check_conv, check_hidden, check_list, check_list_sizes,
+    check_loss_weight, check_lr, eval_rows,
 };
 pub use device_run::{Curve, DeviceRun, DeviceStatus, RunState};
 pub use metrics::{loss_and_accuracy, score};

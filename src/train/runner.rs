@@ -145,6 +145,7 @@ impl Runner {
             seed: config.seed,
             precision: config.precision,
             eval_rows: eval_rows(&data),
+            checkpoint: config.checkpoint,
         };
         let mut model = Network::with_precision(backend, &spec, training)
             .map_err(|e| with_advice(e, config, &data))?;
@@ -344,8 +345,11 @@ impl Runner {
             backend.recorder().span(lane, category, name, t, 0);
             let t = backend.recorder().now_ns();
             self.model.sum_gradients(backend, micro)?;
-            let name = if gpu { "record backward" } else { "backward" };
-            backend.recorder().span(lane, category, name, t, 0);
+            // A checkpointed backward records its recomputation and backward spans itself.
+            if !self.model.checkpoints() {
+                let name = if gpu { "record backward" } else { "backward" };
+                backend.recorder().span(lane, category, name, t, 0);
+            }
         }
         let t = backend.recorder().now_ns();
         self.model.update(backend, self.lr)?;

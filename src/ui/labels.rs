@@ -206,6 +206,16 @@ pub fn optimizer_key(kind: OptimizerKind) -> Key {
 /// An op of the cost model by name, in `lang`: built from what the op is, not from its English
 /// name (which the command line and the JSON keep).
 pub fn op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
+    let name = first_op_name(lang, op);
+    if op.recomputed {
+        lang.fmt(crate::i18n::LeverKey::OpRecomputed, &[("op", &name)])
+    } else {
+        name
+    }
+}
+
+/// [`op_name`] of an op run once.
+fn first_op_name(lang: Lang, op: &crate::sim::cost::Op) -> String {
     use crate::i18n::LayerKey;
     use crate::sim::cost::{LOSS_OP, OpKind, Product, Updated};
     let layer = op.layer.unwrap_or(0);

@@ -403,6 +403,7 @@ fn sixteen_bit_probabilities(open: &dyn Fn() -> Box<dyn Backend>) {
             seed: 3,
             precision,
             eval_rows: batch,
+            checkpoint: 0,
         };
         let mut net = Network::with_precision(b, &spec, training).expect("model");
         for _ in 0..3 {

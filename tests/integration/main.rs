@@ -12,6 +12,7 @@ mod common;
 
 mod accumulation;
 mod attention;
+mod checkpointing;
 mod cli;
 mod cnn;
 mod convolution;

@@ -312,6 +312,7 @@ fn estimator_case(
         seed: 1,
         precision,
         eval_rows: 1024,
+        checkpoint: 0,
     };
     let mut net = Network::with_precision(b, spec, training).expect("model");
     let inputs = vec![0.5f32; batch * spec.inputs()];

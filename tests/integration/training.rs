@@ -27,6 +27,7 @@ fn spiral_config() -> TrainConfig {
         lr: 0.01,
         batch: 32,
         accumulate: 1,
+        checkpoint: 0,
         seed: 1,
         augment: Augment::default(),
         precision: batchscope::precision::Precision::Fp32,

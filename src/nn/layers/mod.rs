@@ -340,26 +340,48 @@ fn applies_epilogue(rest: &[LayerSpec]) -> bool {
 
 /// The tensors of a pass, allocated for `rows` samples: every built layer's output and what it
 /// keeps, stored as `pass` says.
+///
+/// Where `shared(i, j)` says a tensor lives in a checkpointed pass's shared workspace (layer
+/// `i`'s output for `j` none, else what it keeps `j`), its slot holds a placeholder instead.
 pub(crate) fn alloc_outputs(
     backend: &mut dyn Backend,
     layers: &[Box<dyn Layer>],
     rows: usize,
     dtype: Option<DType>,
+    shared: &dyn Fn(usize, Option<usize>) -> bool,
 ) -> Result<(Vec<Tensor>, Vec<Vec<Tensor>>), BackendError> {
     let mut outputs = Vec::with_capacity(layers.len());
     let mut saved = Vec::with_capacity(layers.len());
-    for layer in layers {
+    let slot = |backend: &mut dyn Backend,
+                role: Role,
+                label: &str,
+                shape: (usize, usize),
+                dtype: Option<DType>,
+                shared: bool| {
+        if shared {
+            Ok(Tensor::placeholder(
+                label,
+                role,
+                shape,
+                dtype.unwrap_or_default(),
+            ))
+        } else {
+            alloc(backend, role, label, shape, dtype)
+        }
+    };
+    for (i, layer) in layers.iter().enumerate() {
         let (suffix, _) = layer.suffixes();
         let label = format!("{}.{suffix}", layer.name());
-        outputs.push(alloc(
+        outputs.push(slot(
             backend,
             Role::Activations,
             &label,
             layer.output(rows),
             dtype,
+            shared(i, None),
         )?);
         let mut kept = Vec::new();
-        for (role, suffix, shape) in layer.saved(rows) {
+        for (j, (role, suffix, shape)) in layer.saved(rows).into_iter().enumerate() {
             let label = format!("{}.{suffix}", layer.name());
             // f32 unless the layer keeps it as the passes store values: a training pass counts it
             // by its role, evaluation as f32 workspace.
@@ -370,7 +392,14 @@ pub(crate) fn alloc_outputs(
                     DType::F32
                 }
             });
-            kept.push(alloc(backend, role, &label, shape, dtype)?);
+            kept.push(slot(
+                backend,
+                role,
+                &label,
+                shape,
+                dtype,
+                shared(i, Some(j)),
+            )?);
         }
         saved.push(kept);
     }
