@@ -12,7 +12,7 @@ super::lang::strings! { LeverKey {
     OpRecomputed => "{op}, again (checkpointing)", "{op}（检查点，重新计算）";
     CheckpointOff => "off", "关";
     CheckpointTip => "Activation checkpointing: the forward pass keeps only the output at the end of every this many blocks (a transformer block, a convolution with its pooling, a dense layer) and the backward pass computes the rest again, one segment at a time. Activations shrink, each step does part of its forward pass twice. Applied on Reset.", "激活检查点：前向传播只保留每隔这么多个块（一个 Transformer 块、一个卷积及其池化、一个全连接层）末尾的输出，其余的在反向传播时逐段重新计算。激活值变小，每一步的前向传播有一部分要做两遍。按“重置”后生效。";
-    CheckpointBlocks => "{n} blocks a segment, {segments} segments", "每段 {n} 个块，共 {segments} 段";
+    CheckpointBlocks => "segments of {n} block(s): each keeps its last output, the rest is computed again", "每段 {n} 个块：每段只保留最后的输出，其余重新计算";
     BadCheckpoint => "checkpoint {value}: choose between 0 (off) and {max} blocks a segment", "检查点 {value}：请选择 0（关闭）到 {max} 个块一段";
     FormulaCheckpointed => "checkpointed in {segments} segments: {kept} values kept + one segment's {work} values computed again, {bytes} bytes each ({stats} bytes in f32 statistics)", "分成 {segments} 段做检查点：保留 {kept} 个值 + 一段重新计算的 {work} 个值，每个 {bytes} 字节（其中 f32 统计量 {stats} 字节）";
 }}

@@ -145,7 +145,9 @@ pub(crate) fn plan(layers: &[Box<dyn Layer>], rows: usize, blocks: u32) -> Plan 
         for (i, j, values, pass_format) in tensors {
             let n = &mut next[usize::from(pass_format)];
             let of_kind = work.iter().enumerate();
-            let found = of_kind.filter(|(_, w)| w.pass_format == pass_format).nth(*n);
+            let found = of_kind
+                .filter(|(_, w)| w.pass_format == pass_format)
+                .nth(*n);
             let k = if let Some((k, _)) = found {
                 k
             } else {

@@ -568,7 +568,10 @@ mod tests {
             again.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
             ["layer 2 forward (recomputed)"]
         );
-        let first = plain.iter().find(|o| o.name == "layer 2 forward").expect("op");
+        let first = plain
+            .iter()
+            .find(|o| o.name == "layer 2 forward")
+            .expect("op");
         assert_eq!((again[0].flops, again[0].bytes), (first.flops, first.bytes));
     }
 

@@ -21,6 +21,7 @@ pub mod journey;
 pub mod labels;
 pub mod layer_list;
 pub mod lesson;
+pub mod levers;
 pub mod memory;
 pub mod mismatch;
 pub mod model_setup;

@@ -136,7 +136,7 @@ impl SetupPanel {
             )
             .on_hover_text(lang.tr(Key::BatchSizeTip));
         super::lesson::highlight(ui, crate::lesson::Widget::BatchSetting, batch.rect);
-        accumulate_setting(ui, lang, config);
+        super::levers::settings(ui, lang, config);
         let precision = egui::ComboBox::from_label(lang.tr(Key::PrecisionSetting))
             .selected_text(precision_label(lang, config.precision))
             .show_ui(ui, |ui| {
@@ -568,27 +568,6 @@ fn data_source_ui(
     }
 }
 
-/// Gradient accumulation's setting, and the update's batch it makes when it makes one.
-fn accumulate_setting(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig) {
-    use crate::i18n::LeverKey;
-    ui.add(
-        Slider::new(&mut config.accumulate, 1..=64)
-            .logarithmic(true)
-            .text(lang.tr(LeverKey::Accumulate)),
-    )
-    .on_hover_text(lang.tr(LeverKey::AccumulateTip));
-    if config.accumulate > 1 {
-        ui.weak(lang.fmt(
-            LeverKey::EffectiveBatch,
-            &[
-                ("batch", &config.effective_batch()),
-                ("n", &config.accumulate),
-                ("micro", &config.batch),
-            ],
-        ));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use egui_kittest::kittest::Queryable as _;
@@ -623,26 +602,6 @@ mod tests {
                 ..Edited::default()
             },
         )
-    }
-
-    /// The accumulation setting, in both languages: the update's batch it makes is said only
-    /// when it makes one.
-    #[test]
-    fn the_accumulation_setting_says_the_batch_an_update_learns_from() {
-        for (lang, setting, made) in [
-            (Lang::En, "Accumulate", "batch 128 = 4 × 32"),
-            (Lang::Zh, "梯度累积", "批次 128 = 4 × 32"),
-        ] {
-            let mut h = setup_in(lang, DataView::default());
-            assert!(h.query_all_by_label(setting).next().is_some(), "{lang:?}");
-            assert!(
-                h.query_by_label(made).is_none(),
-                "{lang:?}: no accumulation yet"
-            );
-            h.state_mut().config.accumulate = 4;
-            h.run();
-            assert!(h.query_by_label(made).is_some(), "{lang:?}");
-        }
     }
 
     #[test]
