@@ -1242,6 +1242,7 @@ pub(super) mod tests {
                 epoch: 0,
                 batch: 32,
                 micro_batch: 32,
+                energy: None,
                 loss,
                 accuracy: Some(0.5),
                 mae: None,

@@ -80,6 +80,14 @@ pub struct RunFigures {
     pub time_to_target_s: Option<f64>,
     /// Peak bytes allocated on the device.
     pub peak_memory: Option<u64>,
+    /// Joules a step over the run, samples per joule, and whether a counter measured them or
+    /// they were estimated (files from before energy have none).
+    #[serde(default)]
+    pub energy_j: Option<f64>,
+    #[serde(default)]
+    pub samples_per_j: Option<f64>,
+    #[serde(default)]
+    pub energy_source: Option<crate::energy::EnergySource>,
 }
 
 impl RunFigures {
@@ -108,6 +116,16 @@ impl RunFigures {
             r2: eval.is_some_and(|e| e.test.r2.is_some()),
             time_to_target_s: run.reached.map(|r| r.seconds),
             peak_memory: run.memory.map(|m| m.peak_allocated_bytes),
+            energy_j: log
+                .energy
+                .as_ref()
+                .map(|e| e.total_j / log.step.max(1) as f64),
+            samples_per_j: log
+                .energy
+                .as_ref()
+                .filter(|e| e.total_j > 0.0)
+                .map(|e| (log.step as f64 * batch as f64) / e.total_j),
+            energy_source: log.energy.as_ref().map(|e| e.source),
         })
     }
 }
@@ -368,6 +386,7 @@ mod tests {
                     epoch: 0,
                     batch: 32,
                     micro_batch: 32,
+                    energy: None,
                     loss: 0.5,
                     accuracy: Some(0.5),
                     mae: None,

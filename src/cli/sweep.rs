@@ -294,7 +294,7 @@ fn say(text: &str) {
 fn point_line(point: &Point) -> String {
     format!(
         "{} {}={}: {:.0} samples/s, step {:.4} ms median [{:.4} .. {:.4}], IQR {:.1}%{} over {} \
-         runs of {} steps, {:.2} GFLOP/s",
+         runs of {} steps, {:.2} GFLOP/s{}",
         point.device,
         point.parameter.as_str(),
         point.value,
@@ -306,6 +306,18 @@ fn point_line(point: &Point) -> String {
         if point.noisy { " (noisy)" } else { "" },
         point.runs,
         point.steps_per_run,
-        point.gflop_per_s
+        point.gflop_per_s,
+        match (point.energy_j, point.samples_per_j, point.energy_source) {
+            (Some(j), Some(per_j), Some(source)) => format!(
+                ", {} a step, {per_j:.0} samples/J ({})",
+                crate::units::format_joules(j),
+                if source == crate::energy::EnergySource::Estimated {
+                    "ESTIMATED"
+                } else {
+                    source.as_str()
+                }
+            ),
+            _ => String::new(),
+        }
     )
 }

@@ -123,6 +123,59 @@ struct TrainSummary<'a> {
     /// What 16-bit storage did, in 16-bit precisions.
     #[serde(flatten)]
     precision: Option<PrecisionSummary<'a>>,
+    /// The run's energy, measured or estimated.
+    #[serde(flatten)]
+    energy: Option<RunEnergy>,
+}
+
+/// The energy of a whole run (to its target, where it has one): measured by a counter or
+/// estimated, as `energy_source` says, with what it stands on.
+#[derive(Serialize)]
+struct RunEnergy {
+    /// Joules from the first step to the last (evaluations towards a target included).
+    energy_total_j: f64,
+    energy_per_step_j: f64,
+    energy_per_epoch_j: f64,
+    samples_per_j: f64,
+    energy_source: crate::energy::EnergySource,
+    energy_basis: String,
+}
+
+impl RunEnergy {
+    /// The run's energy from its last log's (which sums every log's), over `steps` updates of
+    /// `batch` rows, `per_epoch` of them an epoch.
+    fn of(last: &crate::train::StepEnergy, steps: u64, batch: usize, per_epoch: u64) -> Self {
+        let per_step = last.total_j / steps.max(1) as f64;
+        Self {
+            energy_total_j: last.total_j,
+            energy_per_step_j: per_step,
+            energy_per_epoch_j: per_step * per_epoch as f64,
+            samples_per_j: if last.total_j > 0.0 {
+                (steps as f64 * batch as f64) / last.total_j
+            } else {
+                0.0
+            },
+            energy_source: last.source,
+            energy_basis: last.basis.clone(),
+        }
+    }
+
+    /// The line that says it, an estimate in capitals.
+    fn text(&self, device: Device) -> String {
+        use crate::units::format_joules;
+        format!(
+            "{device} energy: {} in all, {} a step, {} an epoch, {:.0} samples/J, {}: {}",
+            format_joules(self.energy_total_j),
+            format_joules(self.energy_per_step_j),
+            format_joules(self.energy_per_epoch_j),
+            self.samples_per_j,
+            match self.energy_source {
+                crate::energy::EnergySource::Estimated => "ESTIMATED (not measured)",
+                _ => "measured",
+            },
+            self.energy_basis
+        )
+    }
 }
 
 /// What 16-bit storage lost over a run, and the loss scaler's end state.
@@ -361,11 +414,17 @@ fn train_one(
             }
         }
     }
+    // The last steps' work has ended once their loss is read back; the log also closes the
+    // run's energy (to the target, evaluations included).
+    let tail = runner.log(backend)?;
     if let Some(Target::Epochs(_)) = target {
-        // The last epoch's work has ended once its loss is read back.
-        runner.log(backend)?;
         reached = Some((begun.elapsed().as_secs_f64(), None));
     }
+    let batch = session.config.effective_batch();
+    let energy = tail
+        .energy
+        .as_ref()
+        .map(|e| RunEnergy::of(e, steps, batch, per_epoch));
     let elapsed_s = started.elapsed().as_secs_f64();
     let eval = runner.evaluate(backend)?;
     if let Some(path) = weights.save {
@@ -384,10 +443,9 @@ fn train_one(
         train_loss: eval.train.loss,
         test_loss: eval.test.loss,
         elapsed_s,
-        samples_per_s: (steps as f64 * args.run.batch as f64) / elapsed_s.max(1e-9),
+        samples_per_s: (steps as f64 * batch as f64) / elapsed_s.max(1e-9),
         tokens_per_s: text.then(|| {
-            (steps as f64 * args.run.batch as f64 * session.data.features as f64)
-                / elapsed_s.max(1e-9)
+            (steps as f64 * batch as f64 * session.data.features as f64) / elapsed_s.max(1e-9)
         }),
         val_loss: text.then_some(eval.test.loss),
         val_bits_per_char: text.then(|| eval.test.loss / std::f32::consts::LN_2),
@@ -399,6 +457,7 @@ fn train_one(
         test_mae: eval.test.mae,
         precision: (precision != Precision::Fp32)
             .then(|| PrecisionSummary::of(precision, runner.rounding_total(), runner.scaler())),
+        energy,
         target: target.map(|t| {
             let regression = session.data.task == Task::Regression;
             let (name, value) = match t {
@@ -491,11 +550,14 @@ fn print_summary(
         summary.tokens_per_s,
     ) {
         out.line(format!(
-            "{device} validation loss {loss:.4} nats a character ({bits:.3} bits), {tokens:.0}              characters/s"
+            "{device} validation loss {loss:.4} nats a character ({bits:.3} bits), {tokens:.0} characters/s"
         ))?;
     }
     if let Some(p) = &summary.precision {
         out.line(format!("{device} {}: {}", precision.as_str(), p.text()))?;
+    }
+    if let Some(e) = &summary.energy {
+        out.line(e.text(device))?;
     }
     Ok(())
 }

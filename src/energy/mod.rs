@@ -12,13 +12,13 @@ pub mod rapl;
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::device::Device;
 use crate::sim::profile::{Kind, Profile};
 
 /// Where a figure of joules came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EnergySource {
     /// The CPU packages' RAPL counters: measured.
@@ -59,6 +59,8 @@ pub struct RatedPower {
     pub watts: f64,
     /// Where the figure comes from, in English.
     pub basis: String,
+    /// Whether another device's figure stands in (this one is not listed).
+    pub stand_in: bool,
 }
 
 /// What reads a device's energy: a counter, or a rated power for an estimate.
@@ -101,6 +103,12 @@ impl Meter {
                 return Self::Rapl(r);
             }
             return match cpu_power(profiles, &crate::device::cpu_name(), what.threads) {
+                Some(p) if what.software && what.device == Device::Gpu => {
+                    Self::Estimated(RatedPower {
+                        basis: format!("a software adapter computes on the CPU: {}", p.basis),
+                        ..p
+                    })
+                }
                 Some(p) => Self::Estimated(p),
                 None => Self::None("no CPU power figure among the profiles".into()),
             };
@@ -143,6 +151,28 @@ impl Meter {
             }),
             Self::Estimated(p) => Some(estimate(p, seconds, busy_share)),
             Self::None(_) => None,
+        }
+    }
+
+    /// What its figures stand on, in English, for a run's many stretches together: the
+    /// counters it reads, or the power an estimate multiplies by the busy time.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Rapl(r) => format!("RAPL counters of {}", r.names()),
+            Self::Nvml(b) => format!("NVML board energy of {}", b.name()),
+            Self::Estimated(p) => format!(
+                "estimated: {:.1} W ({}) × the time the device was busy",
+                p.watts, p.basis
+            ),
+            Self::None(why) => why.clone(),
+        }
+    }
+
+    /// The rated power an estimate multiplies, and whether another device's stands in.
+    pub fn rated(&self) -> Option<&RatedPower> {
+        match self {
+            Self::Estimated(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -189,6 +219,7 @@ pub fn cpu_power(profiles: &[Profile], cpu: &str, threads: usize) -> Option<Rate
         format!("; this CPU ({cpu}) is not listed, so a listed one's stands in")
     };
     Some(RatedPower {
+        stand_in: own.is_none(),
         watts: per_core * threads.max(1) as f64,
         basis: format!(
             "{per_core:.1} W a core × {} cores busy: {} {} W over {} cores ({}){stand_in}",
@@ -211,6 +242,7 @@ pub fn gpu_power(profiles: &[Profile], adapter: &str) -> Option<RatedPower> {
     Some(RatedPower {
         watts: power.value,
         basis: format!("{}: {}", profile.name, power.source),
+        stand_in: false,
     })
 }
 
@@ -261,6 +293,7 @@ mod tests {
         let p = RatedPower {
             watts: 100.0,
             basis: "test".into(),
+            stand_in: false,
         };
         let e = estimate(&p, 2.0, 0.25);
         assert!((e.joules - 50.0).abs() < 1e-12);

@@ -32,8 +32,8 @@ pub use config::{
 pub use device_run::{Curve, DeviceRun, DeviceStatus, RunState};
 pub use metrics::{loss_and_accuracy, score};
 pub use report::{
-    BoundaryGrid, Confusion, EvalReport, MAX_PREDICTION_POINTS, SAMPLE_GRID, Score, StepLog,
-    ValueHistograms, ValueSample,
+    BoundaryGrid, Confusion, EvalReport, MAX_PREDICTION_POINTS, SAMPLE_GRID, Score, StepEnergy,
+    StepLog, ValueHistograms, ValueSample,
 };
 pub use runner::{Runner, check_buffers};
 pub use session::{Session, SessionError};

@@ -53,6 +53,33 @@ pub struct StepLog {
     /// rounding happened (16-bit precisions only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rounding: Option<RoundingCensus>,
+    /// The energy of the steps since the previous log, measured or estimated (its JSON fields
+    /// `energy_j`, `samples_per_j`, `energy_total_j` and `energy_source` at the top level);
+    /// `None` where there is nothing to measure or estimate it with.
+    #[serde(flatten)]
+    pub energy: Option<StepEnergy>,
+}
+
+/// The energy figures of a log of steps.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepEnergy {
+    /// Joules a step (an update, with all its micro-batches).
+    #[serde(rename = "energy_j")]
+    pub per_step_j: f64,
+    /// Samples trained per joule.
+    pub samples_per_j: f64,
+    /// Joules since the run began.
+    #[serde(rename = "energy_total_j")]
+    pub total_j: f64,
+    /// `rapl`, `nvml` or `estimated`.
+    #[serde(rename = "energy_source")]
+    pub source: crate::energy::EnergySource,
+    /// What was read, or the power an estimate stands on and its source, in English.
+    #[serde(skip)]
+    pub basis: String,
+    /// An estimate's power, watts, and whether another device's figure stands in.
+    #[serde(skip)]
+    pub rated: Option<(f64, bool)>,
 }
 
 /// The values of one kind at one step: how they are stored, binned by power of two, and what

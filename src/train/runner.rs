@@ -10,14 +10,15 @@ use super::batch_fit::with_advice;
 use super::config::{Pipeline, SOFTWARE_KERNEL_SAMPLING, batch_bytes, eval_rows};
 use super::metrics::{confusion, extent_of, score, softmax_max};
 use super::report::{
-    BoundaryGrid, EvalReport, MAX_PREDICTION_POINTS, SAMPLE_GRID, StepLog, ValueHistograms,
-    ValueSample,
+    BoundaryGrid, EvalReport, MAX_PREDICTION_POINTS, SAMPLE_GRID, StepEnergy, StepLog,
+    ValueHistograms, ValueSample,
 };
 use super::session::Session;
 use crate::backend::{Backend, BackendError, KernelTimes, Tensor};
 use crate::data::dataloader::BatchLoader;
 use crate::data::{Dataset, Task};
 use crate::device::Device;
+use crate::energy::{Meter, Reading};
 use crate::memory::Role;
 use crate::nn::{Network, Stats, Training};
 use crate::precision::{Precision, RoundingCensus};
@@ -61,6 +62,11 @@ pub struct Runner {
     /// Layer outputs kept from every step while `keep_graphs` is on.
     kept: Vec<Tensor>,
     extent: ([f32; 2], [f32; 2]),
+    /// Reads (or estimates) the device's energy; the reading at the window's start; joules
+    /// since the run began.
+    meter: Meter,
+    energy_start: Reading,
+    energy_total_j: f64,
 }
 
 /// Loss statistics summed over several reads.
@@ -166,6 +172,7 @@ impl Runner {
             Arc::clone(&recording),
         )
         .map_err(|e| BackendError::Setup(format!("cannot start the data loader: {e}")))?;
+        let mut meter = crate::bench::meter_for(backend);
         let mut runner = Self {
             device: backend.device(),
             model,
@@ -189,6 +196,9 @@ impl Runner {
             window_timed: true,
             kept: Vec::new(),
             extent,
+            energy_start: meter.start(),
+            meter,
+            energy_total_j: 0.0,
         };
         // Whatever the backend recorded before (another model's run) is not this run's.
         backend.stop_recording()?;
@@ -503,6 +513,10 @@ impl Runner {
         };
         let elapsed_s = self.window_start.elapsed().as_secs_f64();
         let steps = self.window_steps.max(1);
+        let kernel_time_ms = (self.device == Device::Gpu)
+            .then(|| backend.kernel_times().map(|k| k.total_ns as f64 / 1e6))
+            .flatten();
+        let energy = self.window_energy((self.window_steps, elapsed_s), kernel_time_ms);
         let log = StepLog {
             device: self.device,
             step: self.steps(),
@@ -522,11 +536,10 @@ impl Runner {
             step_time_ms: elapsed_s * 1e3 / steps as f64,
             loss_scale: self.model.scaler().map(|s| s.scale),
             skipped_steps: self.model.scaler().map(|s| s.skipped),
-            kernel_time_ms: (self.device == Device::Gpu)
-                .then(|| backend.kernel_times().map(|k| k.total_ns as f64 / 1e6))
-                .flatten(),
+            kernel_time_ms,
             kernels: backend.kernel_times().cloned(),
             rounding,
+            energy,
         };
         self.restart_clock();
         Ok(log)
@@ -584,6 +597,34 @@ impl Runner {
     pub fn restart_clock(&mut self) {
         self.window_start = Instant::now();
         self.window_steps = 0;
+        self.energy_start = self.meter.start();
+    }
+
+    /// The energy of the `steps` steps of the window that took `elapsed_s`: a counter's, or an
+    /// estimate over the device's busy share (the kernels' share of the step on a GPU whose
+    /// kernels were timed, else all of it: an upper bound).
+    fn window_energy(
+        &mut self,
+        (steps, elapsed_s): (u64, f64),
+        kernel_time_ms: Option<f64>,
+    ) -> Option<StepEnergy> {
+        let step_ms = elapsed_s * 1e3 / steps.max(1) as f64;
+        let busy = kernel_time_ms.map_or(1.0, |k| (k / step_ms.max(1e-9)).min(1.0));
+        let e = self.meter.since(self.energy_start, elapsed_s, busy)?;
+        self.energy_total_j += e.joules;
+        let per_step_j = e.joules / steps.max(1) as f64;
+        Some(StepEnergy {
+            per_step_j,
+            samples_per_j: if per_step_j > 0.0 {
+                self.batch() as f64 / per_step_j
+            } else {
+                0.0
+            },
+            total_j: self.energy_total_j,
+            source: e.source,
+            basis: self.meter.describe(),
+            rated: self.meter.rated().map(|p| (p.watts, p.stand_in)),
+        })
     }
 
     /// Loss and accuracy (or R² and error) on the whole training and test sets.

@@ -174,6 +174,9 @@ fn metrics_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
                 ui.label(super::labels::batch_parts(log.batch, log.micro_batch));
                 ui.end_row();
             }
+            if let Some(e) = &log.energy {
+                super::energy::rows(ui, lang, e);
+            }
             if run.device == Device::Gpu {
                 ui.label(lang.tr(Key::KernelTime))
                     .on_hover_text(lang.tr(Key::KernelTimeTip));
@@ -783,6 +786,7 @@ mod tests {
             epoch: 0,
             batch: 32,
             micro_batch: 32,
+            energy: None,
             loss: 0.5,
             accuracy: Some(0.8),
             mae: None,

@@ -569,6 +569,9 @@ mod tests {
             steps_per_run: 100,
             gflop_per_s: 0.0,
             dispatches_per_step: None,
+            energy_j: None,
+            samples_per_j: None,
+            energy_source: None,
         }
     }
 

@@ -10,7 +10,7 @@ use super::command::UiCommand;
 use super::labels::{data_name, device_title, optimizer_key, precision_label};
 use crate::bench::history::{Entry, History, RunFigures, What, format_local};
 use crate::device::Device;
-use crate::i18n::{Key, Lang};
+use crate::i18n::{Key, Lang, LeverKey};
 use crate::units::{format_bytes, format_ms, format_rate};
 
 /// The tab's own state: the entries ticked for comparison.
@@ -274,37 +274,50 @@ fn comparison_rows(lang: Lang, entries: &[&Entry]) -> Vec<Row> {
         row(Key::HistoryResult, &|e| result_text(lang, e)),
     ];
     for device in Device::ALL {
-        let figure = |key: Key, f: &dyn Fn(&RunFigures) -> Option<String>| Row {
-            name: format!("{} · {}", device_title(lang, device), lang.tr(key)),
+        let figure = |name: &str, f: &dyn Fn(&RunFigures) -> Option<String>| Row {
+            name: format!("{} · {}", device_title(lang, device), name),
             values: entries
                 .iter()
                 .map(|e| e.figures(device).and_then(f).unwrap_or_else(|| "—".into()))
                 .collect(),
         };
-        rows.push(figure(Key::HistoryDeviceName, &|f| {
+        rows.push(figure(lang.tr(Key::HistoryDeviceName), &|f| {
             Some(super::labels::backend_name(lang, &f.name))
         }));
-        rows.push(figure(Key::HistorySamples, &|f: &RunFigures| {
+        rows.push(figure(lang.tr(Key::HistorySamples), &|f: &RunFigures| {
             f.samples_per_s.map(format_rate)
         }));
-        rows.push(figure(Key::StepTime, &|f: &RunFigures| {
+        rows.push(figure(lang.tr(Key::StepTime), &|f: &RunFigures| {
             f.step_time_ms.map(format_ms)
         }));
-        rows.push(figure(Key::HistorySteps, &|f: &RunFigures| {
+        rows.push(figure(
+            lang.tr(LeverKey::EnergyPerStep),
+            &|f: &RunFigures| {
+                let source = f.energy_source?;
+                Some(super::energy::joules_text(lang, f.energy_j?, source))
+            },
+        ));
+        rows.push(figure(
+            lang.tr(LeverKey::SamplesPerJoule),
+            &|f: &RunFigures| f.samples_per_j.map(|s| format!("{s:.0}")),
+        ));
+        rows.push(figure(lang.tr(Key::HistorySteps), &|f: &RunFigures| {
             Some(f.steps.to_string())
         }));
-        rows.push(figure(Key::HistoryEvalStep, &|f: &RunFigures| {
+        rows.push(figure(lang.tr(Key::HistoryEvalStep), &|f: &RunFigures| {
             f.eval_step.map(|s| s.to_string())
         }));
-        rows.push(figure(Key::HistoryTestLoss, &|f: &RunFigures| {
+        rows.push(figure(lang.tr(Key::HistoryTestLoss), &|f: &RunFigures| {
             f.test_loss.map(|l| format!("{l:.4}"))
         }));
-        rows.push(figure(Key::HistoryTimeToTarget, &|f: &RunFigures| {
-            f.time_to_target_s.map(|s| crate::units::format_ns(s * 1e9))
-        }));
-        rows.push(figure(Key::HistoryPeakMemory, &|f: &RunFigures| {
-            f.peak_memory.map(format_bytes)
-        }));
+        rows.push(figure(
+            lang.tr(Key::HistoryTimeToTarget),
+            &|f: &RunFigures| f.time_to_target_s.map(|s| crate::units::format_ns(s * 1e9)),
+        ));
+        rows.push(figure(
+            lang.tr(Key::HistoryPeakMemory),
+            &|f: &RunFigures| f.peak_memory.map(format_bytes),
+        ));
     }
     rows
 }
@@ -328,6 +341,15 @@ mod tests {
                 epoch: 0,
                 batch: 32,
                 micro_batch: 32,
+                // 12.5 mJ a step over the 10 steps, estimated.
+                energy: Some(crate::train::StepEnergy {
+                    per_step_j: 0.0125,
+                    samples_per_j: 2560.0,
+                    total_j: 0.125,
+                    source: crate::energy::EnergySource::Estimated,
+                    basis: String::new(),
+                    rated: Some((21.2, false)),
+                }),
                 loss: 0.5,
                 accuracy: Some(0.5),
                 mae: None,
@@ -411,11 +433,16 @@ mod tests {
         // The row whose values differ is there with both values.
         assert!(h.query_all_by_label_contains("batch 256").count() >= 2);
         assert!(h.query_by_label("CPU · Samples/s").is_some());
+        // The energy of each, labelled as estimated.
+        assert!(h.query_by_label("CPU · Energy a step").is_some());
+        assert_eq!(h.query_all_by_label("12.50 mJ (estimated)").count(), 2);
         let mut h = harness(history(), Lang::Zh);
         h.get_by_label("#1").click();
         h.get_by_label("#2").click();
         h.run();
         assert!(h.query_by_label("并排对比").is_some());
+        assert!(h.query_by_label("CPU · 每步能耗").is_some());
+        assert_eq!(h.query_all_by_label("12.50 mJ（估算）").count(), 2);
         assert!(h.query_all_by_label("恢复").count() == 2);
     }
 

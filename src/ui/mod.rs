@@ -12,6 +12,7 @@ pub mod column;
 pub mod command;
 pub mod compare;
 pub mod ecosystem;
+pub mod energy;
 pub mod experiments;
 pub mod fitted_text;
 pub mod fonts;

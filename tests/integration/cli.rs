@@ -70,9 +70,29 @@ fn train_prints_one_json_line_per_logged_step_and_a_summary() {
         assert!(line["loss"].as_f64().expect("loss") > 0.0);
         assert!((0.0..=1.0).contains(&line["accuracy"].as_f64().expect("accuracy")));
         assert!(line["samples_per_s"].as_f64().expect("rate") > 0.0);
+        assert_energy(line, 32.0);
     }
+    // The energy so far grows log by log.
+    let totals: Vec<f64> = lines[..5]
+        .iter()
+        .map(|l| l["energy_total_j"].as_f64().expect("total"))
+        .collect();
+    assert!(totals.windows(2).all(|w| w[0] <= w[1]), "{totals:?}");
     assert_eq!(lines[5]["summary"], true);
     assert_eq!(lines[5]["steps"], 50);
+    let total = lines[5]["energy_total_j"].as_f64().expect("run's energy");
+    assert!(total >= totals[4], "{total} against {totals:?}");
+    let per_step = lines[5]["energy_per_step_j"].as_f64().expect("a step's");
+    assert!(
+        (per_step - total / 50.0).abs() <= 1e-12 * total,
+        "{}",
+        lines[5]
+    );
+    assert!(
+        lines[5]["energy_basis"]
+            .as_str()
+            .is_some_and(|b| !b.is_empty())
+    );
 }
 
 #[test]
@@ -215,6 +235,24 @@ fn bench_reports_statistics_per_device() {
         v["dispatches_per_step"].is_null(),
         "the CPU dispatches no kernels: {v}"
     );
+    assert_energy(&v, 16.0);
+}
+
+/// A line's energy: a step's joules, measured by a counter or labelled estimated (CI's machine
+/// has no readable counter), and samples per joule that follow from them. A counter may not
+/// have ticked over a few short steps; an estimate always counts.
+fn assert_energy(v: &serde_json::Value, batch: f64) {
+    let source = v["energy_source"].as_str().expect("energy_source");
+    assert!(["rapl", "nvml", "estimated"].contains(&source), "{v}");
+    let joules = v["energy_j"].as_f64().expect("energy_j");
+    assert!(
+        joules > 0.0 || source != "estimated" && joules == 0.0,
+        "{v}"
+    );
+    let per_j = v["samples_per_j"].as_f64().expect("samples_per_j");
+    if joules > 0.0 {
+        assert!((per_j - batch / joules).abs() / per_j < 1e-9, "{v}");
+    }
 }
 
 /// On the GPU, `bench` counts the kernels a step dispatches: for 20-32-4 with Adam in FP32,

@@ -76,6 +76,15 @@ pub struct Point {
     /// GPU kernels dispatched per timed step, where the backend counts them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatches_per_step: Option<f64>,
+    /// Joules a step over the timed runs, measured or estimated as `energy_source` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    /// Samples trained per joule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples_per_j: Option<f64>,
+    /// `rapl`, `nvml` or `estimated`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_source: Option<crate::energy::EnergySource>,
 }
 
 /// Measures `session` on `backend` until its runs agree or the cap is reached.
@@ -120,6 +129,7 @@ pub fn measure_point_until(
     let measuring = Instant::now();
     let launched = backend.kernels_launched();
     let mut step_ms: Vec<f64> = Vec::new();
+    let mut joules: Option<(f64, crate::energy::EnergySource)> = None;
     let (median, iqr, noisy) = loop {
         if cancel.load(Ordering::Relaxed) {
             return Ok(None);
@@ -129,7 +139,11 @@ pub fn measure_point_until(
             runner.step(backend, false)?;
         }
         // Reading the loss waits for the device: the run ends when its work has.
-        runner.log(backend)?;
+        let log = runner.log(backend)?;
+        if let Some(e) = log.energy {
+            let so_far = joules.map_or(0.0, |(j, _)| j);
+            joules = Some((so_far + e.per_step_j * steps_per_run as f64, e.source));
+        }
         step_ms.push(run.elapsed().as_secs_f64() * 1e3 / steps_per_run as f64);
         let mut sorted = step_ms.clone();
         sorted.sort_by(f64::total_cmp);
@@ -149,7 +163,7 @@ pub fn measure_point_until(
             break (median, iqr, true);
         }
     };
-    let batch = session.config.batch;
+    let batch = session.config.effective_batch();
     let spec = session.config.model_spec(&session.data);
     let (min, max) = step_ms
         .iter()
@@ -160,8 +174,12 @@ pub fn measure_point_until(
     let dispatches_per_step = launched
         .zip(backend.kernels_launched())
         .map(|(before, after)| (after - before) as f64 / timed_steps);
+    let energy_j = joules.map(|(j, _)| j / timed_steps.max(1.0));
     Ok(Some(Point {
         dispatches_per_step,
+        energy_j,
+        samples_per_j: energy_j.filter(|&j| j > 0.0).map(|j| batch as f64 / j),
+        energy_source: joules.map(|(_, s)| s),
         device: backend.device(),
         parameter,
         value,
