@@ -91,6 +91,7 @@ mod tests {
         let figure = |x: f64| Figure {
             quantity: Quantity::SamplesPerS(x),
             simulated: false,
+            estimated: false,
             iqr: Some(x * 0.05),
         };
         let expect = step.expect.expect("a try step expects");

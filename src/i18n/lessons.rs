@@ -4,6 +4,7 @@
 super::lang::strings! { LessonKey {
     SamplesPerSecondUnit => "samples/s", "样本/秒";
     SimulatedMark => " (simulated)", "（模拟）";
+    EstimatedMark => " (estimated)", "（估算）";
     NotMeasuredHere => "This machine could not measure what this step needs ({names}); nothing is shown in its place.", "本机无法测得这一步所需的数值（{names}），因此不显示任何替代数字。";
     AnswerSoftware => "Measured on this machine's software adapter: {answer}.", "在本机的软件适配器上实测：{answer}。";
     AnswerRealGpu => "The simulator's answer for a real GPU: {answer}.", "模拟器对真实 GPU 给出的答案：{answer}。";

@@ -30,6 +30,8 @@ pub enum Quantity {
     Ratio(f64),
     /// A plain number (a batch size, a count).
     Number(f64),
+    /// Energy in joules.
+    Joules(f64),
     /// A name (a device, an adapter, a profile).
     Text(String),
 }
@@ -43,7 +45,8 @@ impl Quantity {
             | Quantity::Bytes(x)
             | Quantity::Share(x)
             | Quantity::Ratio(x)
-            | Quantity::Number(x) => Some(x),
+            | Quantity::Number(x)
+            | Quantity::Joules(x) => Some(x),
             Quantity::Text(_) => None,
         }
     }
@@ -68,6 +71,7 @@ impl Quantity {
             Quantity::Ratio(x) => format!("{}×", significant(*x)),
             Quantity::Number(x) if x.fract() == 0.0 && x.abs() < 1e15 => grouped(x.abs() as u64),
             Quantity::Number(x) => significant(*x),
+            Quantity::Joules(x) => crate::units::format_joules(*x),
             Quantity::Text(s) => s.clone(),
         }
     }
@@ -100,6 +104,9 @@ pub struct Figure {
     pub quantity: Quantity,
     /// Predicted by the simulator, not measured.
     pub simulated: bool,
+    /// Estimated from a rated figure, not measured (energy where no counter can be read).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
     /// How much the runs it was measured over disagreed: their interquartile range, in the
     /// value's own unit (0 for an exact count such as bytes; absent where it was measured once,
     /// for a name, and for a prediction).
@@ -133,6 +140,7 @@ impl Figures {
             Figure {
                 quantity,
                 simulated: false,
+                estimated: false,
                 iqr: None,
             },
         );
@@ -151,6 +159,7 @@ impl Figures {
             Figure {
                 quantity,
                 simulated: false,
+                estimated: false,
                 iqr: Some(iqr),
             },
         );
@@ -163,7 +172,22 @@ impl Figures {
             Figure {
                 quantity,
                 simulated: true,
+                estimated: false,
                 iqr: None,
+            },
+        );
+    }
+
+    /// Records a figure estimated from a rated figure (energy without a counter), measured
+    /// over several runs as [`Figures::measured_with_iqr`]'s.
+    pub fn estimated_with_iqr(&mut self, name: impl Into<String>, quantity: Quantity, iqr: f64) {
+        self.0.insert(
+            name.into(),
+            Figure {
+                quantity,
+                simulated: false,
+                estimated: true,
+                iqr: Some(iqr),
             },
         );
     }
@@ -199,6 +223,7 @@ impl Figures {
                 (y != 0.0 && (x / y).is_finite()).then(|| Figure {
                     quantity: Quantity::Ratio(x / y),
                     simulated: fa.simulated || fb.simulated,
+                    estimated: fa.estimated || fb.estimated,
                     iqr,
                 })
             }
@@ -237,6 +262,8 @@ impl Figures {
                     }
                     if figure.simulated {
                         out.push_str(lang.tr(LessonKey::SimulatedMark));
+                    } else if figure.estimated {
+                        out.push_str(lang.tr(LessonKey::EstimatedMark));
                     }
                 }
                 None => missing.push(inner.trim().to_owned()),
@@ -411,6 +438,25 @@ mod tests {
             .fill("模拟 {simulate.samples_per_s}", Lang::Zh)
             .expect("filled");
         assert_eq!(zh, "模拟 2.10 M 样本/秒（模拟）");
+    }
+
+    /// An estimated figure (energy without a counter) is marked as estimated in both
+    /// languages, and so is a ratio it enters; a measured one is not marked.
+    #[test]
+    fn an_estimated_figure_is_marked_as_such() {
+        let mut f = Figures::default();
+        f.estimated_with_iqr("speed.cpu.energy_j", Quantity::Joules(0.0125), 0.0);
+        f.measured_with_iqr("speed.gpu.energy_j", Quantity::Joules(0.025), 0.0);
+        let template =
+            "{speed.cpu.energy_j}, {speed.gpu.energy_j}, {speed.gpu.energy_j / speed.cpu.energy_j}";
+        assert_eq!(
+            f.fill(template, Lang::En).expect("filled"),
+            "12.50 mJ (estimated), 25.00 mJ, 2.00× (estimated)"
+        );
+        assert_eq!(
+            f.fill("{speed.cpu.energy_j}", Lang::Zh).expect("filled"),
+            "12.50 mJ（估算）"
+        );
     }
 
     #[test]

@@ -108,8 +108,12 @@ pub struct Preset {
     pub optimizer: Option<String>,
     /// Learning rate.
     pub lr: Option<f32>,
-    /// Rows per batch.
+    /// Rows per batch (per micro-batch, accumulating).
     pub batch: Option<usize>,
+    /// Micro-batches summed before each update (gradient accumulation).
+    pub accumulate: Option<u32>,
+    /// Blocks a checkpointed segment (activation checkpointing; 0: off).
+    pub checkpoint: Option<u32>,
     /// fp32, fp16, bf16 or mixed.
     pub precision: Option<String>,
     /// Data-loader worker threads.
@@ -144,6 +148,8 @@ impl Preset {
             optimizer,
             lr,
             batch,
+            accumulate,
+            checkpoint,
             precision,
             workers,
             storage_latency_ms,
@@ -170,6 +176,8 @@ impl Preset {
             optimizer,
             lr,
             batch,
+            accumulate,
+            checkpoint,
             precision,
             workers,
             storage_latency_ms,
@@ -243,7 +251,13 @@ impl ProbeKind {
         };
         match self {
             ProbeKind::Speed => {
-                let mut v = per_device(&["samples_per_s", "step_ms", "tokens_per_s"]);
+                let mut v = per_device(&[
+                    "samples_per_s",
+                    "step_ms",
+                    "tokens_per_s",
+                    "energy_j",
+                    "samples_per_j",
+                ]);
                 v.extend(plain(&[
                     "faster",
                     "slower",
@@ -382,6 +396,10 @@ pub enum Widget {
     Mismatch,
     /// The setup's precision.
     PrecisionSetting,
+    /// The setup's gradient accumulation.
+    AccumulateSetting,
+    /// The setup's activation checkpointing.
+    CheckpointSetting,
     /// The journey's step breakdown.
     StepBreakdown,
     /// The journey's timeline.

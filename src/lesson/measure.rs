@@ -159,6 +159,27 @@ fn speed(
             Quantity::Number(d.round()),
         );
     }
+    // A step's energy over the timed runs: measured by a counter, or estimated (and said so
+    // wherever a headline shows it).
+    if let (Some(j), Some(per_j), Some(source)) = (p.energy_j, p.samples_per_j, p.energy_source) {
+        let mut record = |name: String, q: Quantity, iqr: f64| {
+            if source == crate::energy::EnergySource::Estimated {
+                figures.estimated_with_iqr(name, q, iqr);
+            } else {
+                figures.measured_with_iqr(name, q, iqr);
+            }
+        };
+        record(
+            format!("{prefix}.energy_j"),
+            Quantity::Joules(j),
+            j * spread,
+        );
+        record(
+            format!("{prefix}.samples_per_j"),
+            Quantity::Number(per_j.round()),
+            per_j * spread,
+        );
+    }
     Ok(Ok(()))
 }
 

@@ -98,6 +98,8 @@ pub fn check_settings(preset: &Preset) -> Result<(), Said> {
     let said = |e: crate::setting::SettingError| Said::each(|lang| e.text(lang));
     check_lr(c.lr).map_err(said)?;
     check_batch(c.batch).map_err(said)?;
+    crate::train::check_accumulate(c.accumulate).map_err(said)?;
+    crate::train::check_checkpoint(c.checkpoint).map_err(said)?;
     check_hidden(&c.hidden).map_err(said)?;
     check_conv(&c.conv, c.conv_kernel).map_err(said)?;
     c.data.validate_split().map_err(said)?;
@@ -189,6 +191,8 @@ pub fn apply(preset: &Preset, c: &mut TrainConfig, enabled: &mut [bool; 2]) -> R
     }
     c.lr = preset.lr.unwrap_or(c.lr);
     c.batch = preset.batch.unwrap_or(c.batch);
+    c.accumulate = preset.accumulate.unwrap_or(c.accumulate);
+    c.checkpoint = preset.checkpoint.unwrap_or(c.checkpoint);
     c.seed = preset.seed.unwrap_or(c.seed);
     c.pipeline.loader.workers = preset.workers.unwrap_or(c.pipeline.loader.workers);
     c.pipeline.loader.storage_latency_ms = preset

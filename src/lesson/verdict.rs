@@ -184,6 +184,7 @@ mod tests {
         Figure {
             quantity,
             simulated: false,
+            estimated: false,
             iqr: Some(iqr),
         }
     }

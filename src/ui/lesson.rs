@@ -141,7 +141,9 @@ pub fn widget_tab(widget: Widget) -> Option<Tab> {
         | Widget::StorageSetting
         | Widget::SyncSetting
         | Widget::HiddenSetting
-        | Widget::PrecisionSetting => None,
+        | Widget::PrecisionSetting
+        | Widget::AccumulateSetting
+        | Widget::CheckpointSetting => None,
         Widget::CpuColumn | Widget::GpuColumn | Widget::LossCompared => Some(Tab::Training),
         Widget::StepBreakdown | Widget::Timeline | Widget::OpKinds | Widget::Mismatch => {
             Some(Tab::Journey)
@@ -862,6 +864,7 @@ pub(crate) mod tests {
         let share = |x: f64| crate::lesson::Figure {
             quantity: Quantity::Share(x),
             simulated: false,
+            estimated: false,
             iqr: Some(0.01),
         };
         let change = Change::judge(

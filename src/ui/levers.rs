@@ -3,17 +3,21 @@
 
 use egui::Slider;
 
+use super::lesson::highlight;
 use crate::i18n::{Lang, LeverKey};
+use crate::lesson::Widget;
 use crate::train::TrainConfig;
 
 /// Accumulation's and checkpointing's settings, each with what it makes of the run when on.
 pub fn settings(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig) {
-    ui.add(
-        Slider::new(&mut config.accumulate, 1..=64)
-            .logarithmic(true)
-            .text(lang.tr(LeverKey::Accumulate)),
-    )
-    .on_hover_text(lang.tr(LeverKey::AccumulateTip));
+    let accumulate = ui
+        .add(
+            Slider::new(&mut config.accumulate, 1..=64)
+                .logarithmic(true)
+                .text(lang.tr(LeverKey::Accumulate)),
+        )
+        .on_hover_text(lang.tr(LeverKey::AccumulateTip));
+    highlight(ui, Widget::AccumulateSetting, accumulate.rect);
     if config.accumulate > 1 {
         ui.weak(lang.fmt(
             LeverKey::EffectiveBatch,
@@ -25,18 +29,20 @@ pub fn settings(ui: &mut egui::Ui, lang: Lang, config: &mut TrainConfig) {
         ));
     }
     let off = lang.tr(LeverKey::CheckpointOff).to_owned();
-    ui.add(
-        Slider::new(&mut config.checkpoint, 0..=8)
-            .custom_formatter(move |v, _| {
-                if v < 0.5 {
-                    off.clone()
-                } else {
-                    format!("{v:.0}")
-                }
-            })
-            .text(lang.tr(LeverKey::Checkpoint)),
-    )
-    .on_hover_text(lang.tr(LeverKey::CheckpointTip));
+    let checkpoint = ui
+        .add(
+            Slider::new(&mut config.checkpoint, 0..=8)
+                .custom_formatter(move |v, _| {
+                    if v < 0.5 {
+                        off.clone()
+                    } else {
+                        format!("{v:.0}")
+                    }
+                })
+                .text(lang.tr(LeverKey::Checkpoint)),
+        )
+        .on_hover_text(lang.tr(LeverKey::CheckpointTip));
+    highlight(ui, Widget::CheckpointSetting, checkpoint.rect);
     if config.checkpoint > 0 {
         ui.weak(lang.fmt(LeverKey::CheckpointBlocks, &[("n", &config.checkpoint)]));
     }
