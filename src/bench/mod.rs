@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::backend::{Backend, BackendError};
 use crate::device::Device;
-use crate::energy::{Energy, EnergySource, Meter, Metered};
+use crate::energy::{Energy, EnergySource};
 use crate::nn::ModelSpec;
 use crate::train::{Runner, Session};
 
@@ -112,7 +112,7 @@ pub fn measure(
     };
     let mut run_times_s = Vec::with_capacity(plan.repeats);
     let launched = backend.kernels_launched();
-    let mut meter = meter_for(backend);
+    let mut meter = crate::energy::meter_for(backend);
     let reading = meter.start();
     for _ in 0..plan.repeats.max(1) {
         let start = Instant::now();
@@ -137,19 +137,6 @@ pub fn measure(
         dispatches_per_step,
         energy,
     })
-}
-
-/// The energy meter for `backend`'s device: its counter where one can be read, else a rated
-/// power from the shipped profiles.
-pub fn meter_for(backend: &dyn Backend) -> Meter {
-    let adapter = backend.adapter_summary();
-    let what = Metered {
-        device: backend.device(),
-        adapter: adapter.as_ref().map(|a| a.name.as_str()),
-        software: adapter.as_ref().is_some_and(|a| a.software),
-        threads: backend.threads().unwrap_or_else(crate::device::cores),
-    };
-    Meter::open(&what, &crate::sim::profile::shipped())
 }
 
 /// Times runs of `session` with span recording off and on, alternately on one model so that

@@ -185,6 +185,19 @@ impl Meter {
     }
 }
 
+/// The energy meter for `backend`'s device: its counter where one can be read, else a rated
+/// power from the shipped profiles.
+pub fn meter_for(backend: &dyn crate::backend::Backend) -> Meter {
+    let adapter = backend.adapter_summary();
+    let what = Metered {
+        device: backend.device(),
+        adapter: adapter.as_ref().map(|a| a.name.as_str()),
+        software: adapter.as_ref().is_some_and(|a| a.software),
+        threads: backend.threads().unwrap_or_else(crate::device::cores),
+    };
+    Meter::open(&what, &crate::sim::profile::shipped())
+}
+
 /// A counter's reading at the start of a stretch (`None` where it could not be read).
 #[derive(Clone, Copy, Debug)]
 pub struct Reading {

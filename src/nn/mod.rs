@@ -18,10 +18,10 @@ pub mod layers;
 mod model_file;
 mod param;
 mod pass;
+mod segments;
 mod spec;
 mod weights;
 
-pub use checkpoint::{Checkpointed, MAX_CHECKPOINT, checkpointed, recomputed_layers};
 pub use decode::Decoder;
 pub use first_layer::FirstLayer;
 pub use gpt::{BLOCK_LAYERS, GptShape, gpt_layers, reads_tokens, with_vocabulary};
@@ -30,13 +30,14 @@ pub use layers::{Footprint, LayerSpec, PlainCost, PlainWork, Shape, ShapeError, 
 pub use model_file::{
     MAX_MODEL_LAYERS, MODEL_PRESETS, ModelPreset, model_toml, parse_model, preset,
 };
+pub use segments::{Checkpointed, MAX_CHECKPOINT, checkpointed, recomputed_layers};
 pub use spec::{ConvStack, EVAL_ROWS, LayerList, Loss, ModelSpec, OptimizerKind};
 pub use weights::{NamedTensor, from_safetensors, from_torch, to_safetensors, torch_tensors};
 
-use checkpoint::Checkpointing;
 use layers::Layer;
 use param::LayerParams;
 use pass::{Pass, round};
+use segments::Checkpointing;
 
 /// How a network trains: what its buffers and optimizer state are built for.
 #[derive(Clone, Copy, Debug, PartialEq)]

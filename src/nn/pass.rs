@@ -3,8 +3,8 @@
 
 use std::ops::Range;
 
-use super::checkpoint::{Place, Plan};
 use super::layers::{self, Layer};
+use super::segments::{Place, Plan};
 use crate::backend::{Backend, BackendError, Tensor};
 use crate::memory::Role;
 use crate::precision::{DType, Half};

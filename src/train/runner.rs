@@ -172,7 +172,7 @@ impl Runner {
             Arc::clone(&recording),
         )
         .map_err(|e| BackendError::Setup(format!("cannot start the data loader: {e}")))?;
-        let mut meter = crate::bench::meter_for(backend);
+        let mut meter = crate::energy::meter_for(backend);
         let mut runner = Self {
             device: backend.device(),
             model,
