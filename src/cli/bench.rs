@@ -148,7 +148,7 @@ pub(super) fn run(out: &mut Out, args: &BenchArgs) -> Result<(), Failure> {
             return Ok(());
         }
         out.line(summary_line(device, &s))?;
-        if let Some(line) = energy_line(device, &s) {
+        for line in energy_lines(device, &s).into_iter().flatten() {
             out.line(line)?;
         }
         if let Some(b) = baseline {
@@ -208,20 +208,21 @@ fn summary_line(device: Device, s: &Summary) -> String {
     )
 }
 
-/// The energy line of one device's benchmark, where its energy was measured or estimated;
-/// an estimate says so in capitals.
-fn energy_line(device: Device, s: &Summary) -> Option<String> {
+/// The energy lines of one device's benchmark, where its energy was measured or estimated:
+/// the figures (an estimate says so in capitals), then what they stand on.
+fn energy_lines(device: Device, s: &Summary) -> Option<[String; 2]> {
     let (j, source) = (s.energy_j?, s.energy_source?);
-    Some(format!(
-        "{device} energy: {} a step, {:.0} samples/J, {}: {}",
+    let figures = format!(
+        "{device} energy: {} a step, {:.0} samples/J, {}",
         crate::units::format_joules(j),
         s.samples_per_j.unwrap_or(0.0),
         match source {
             crate::energy::EnergySource::Estimated => "ESTIMATED (not measured)",
             _ => "measured",
         },
-        s.energy_basis.as_deref().unwrap_or_default()
-    ))
+    );
+    let basis = s.energy_basis.as_deref().unwrap_or_default();
+    Some([figures, format!("{device} energy basis: {basis}")])
 }
 
 /// `bench --kernels`: the FMA peak of one core, and each matrix product of a step on one thread

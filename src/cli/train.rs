@@ -160,11 +160,12 @@ impl RunEnergy {
         }
     }
 
-    /// The line that says it, an estimate in capitals.
-    fn text(&self, device: Device) -> String {
+    /// Its lines: the figures, then what they stand on (a line of its own: a rated power's
+    /// source can be long).
+    fn lines(&self, device: Device) -> [String; 2] {
         use crate::units::format_joules;
-        format!(
-            "{device} energy: {} in all, {} a step, {} an epoch, {:.0} samples/J, {}: {}",
+        let figures = format!(
+            "{device} energy: {} in all, {} a step, {} an epoch, {:.0} samples/J, {}",
             format_joules(self.energy_total_j),
             format_joules(self.energy_per_step_j),
             format_joules(self.energy_per_epoch_j),
@@ -173,8 +174,11 @@ impl RunEnergy {
                 crate::energy::EnergySource::Estimated => "ESTIMATED (not measured)",
                 _ => "measured",
             },
-            self.energy_basis
-        )
+        );
+        [
+            figures,
+            format!("{device} energy basis: {}", self.energy_basis),
+        ]
     }
 }
 
@@ -557,7 +561,9 @@ fn print_summary(
         out.line(format!("{device} {}: {}", precision.as_str(), p.text()))?;
     }
     if let Some(e) = &summary.energy {
-        out.line(e.text(device))?;
+        for line in e.lines(device) {
+            out.line(line)?;
+        }
     }
     Ok(())
 }

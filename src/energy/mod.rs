@@ -105,7 +105,7 @@ impl Meter {
             return match cpu_power(profiles, &crate::device::cpu_name(), what.threads) {
                 Some(p) if what.software && what.device == Device::Gpu => {
                     Self::Estimated(RatedPower {
-                        basis: format!("a software adapter computes on the CPU: {}", p.basis),
+                        basis: format!("software adapter, so the CPU's: {}", p.basis),
                         ..p
                     })
                 }
@@ -160,10 +160,7 @@ impl Meter {
         match self {
             Self::Rapl(r) => format!("RAPL counters of {}", r.names()),
             Self::Nvml(b) => format!("NVML board energy of {}", b.name()),
-            Self::Estimated(p) => format!(
-                "estimated: {:.1} W ({}) × the time the device was busy",
-                p.watts, p.basis
-            ),
+            Self::Estimated(p) => format!("estimated: {:.1} W ({}) × busy time", p.watts, p.basis),
             Self::None(why) => why.clone(),
         }
     }
@@ -229,13 +226,13 @@ pub fn cpu_power(profiles: &[Profile], cpu: &str, threads: usize) -> Option<Rate
     let stand_in = if own.is_some() {
         String::new()
     } else {
-        format!("; this CPU ({cpu}) is not listed, so a listed one's stands in")
+        format!("; {cpu} is not listed: a listed CPU stands in")
     };
     Some(RatedPower {
         stand_in: own.is_none(),
         watts: per_core * threads.max(1) as f64,
         basis: format!(
-            "{per_core:.1} W a core × {} cores busy: {} {} W over {} cores ({}){stand_in}",
+            "{per_core:.1} W a core × {} cores: {} {} W / {} cores ({}){stand_in}",
             threads.max(1),
             profile.name,
             power.value,
