@@ -26,7 +26,7 @@ MAX_LINES = 800
 # above; within a layer, arrows must not form a cycle.
 LAYERS = [
     # Plain types and tables that everything may use.
-    ["units", "device", "i18n", "setting", "job", "files", "build_info"],
+    ["units", "device", "i18n", "setting", "job", "files", "build_info", "platform"],
     # Accounting and formats the backends report in; spans and their analysis.
     ["memory", "precision", "trace"],
     # The devices.

@@ -131,6 +131,23 @@ else
     bash scripts/wine-check.sh "${CARGO_TARGET_DIR:-target}/$windows/debug/batchscope.exe" \
         "${CARGO_TARGET_DIR:-target}/wine-check"
 fi
+# The library for a browser's WebAssembly (issue 41's first step): type-checked, with clippy as
+# the wrapper, so that nothing native creeps back into the core (src/platform keeps what each
+# target does differently; the CLI and the native window start are the desktop's). About two
+# minutes of checking the dependencies for wasm32 on two cores.
+echo "==> the library for wasm32 (a browser's WebAssembly)"
+wasm=wasm32-unknown-unknown
+if ! rustup target list --installed 2>/dev/null | grep -qx "$wasm"; then
+    rustup target add "$wasm" >/dev/null 2>&1 || true
+fi
+if rustup target list --installed 2>/dev/null | grep -qx "$wasm"; then
+    cargo check --locked --lib --target "$wasm"
+elif [ "${CI:-}" = true ]; then
+    echo "error: the wasm32 check needs rustup's $wasm target, and it could not be installed" >&2
+    exit 1
+else
+    echo "skipped: the wasm32 check needs rustup's $wasm target (rustup target add $wasm)"
+fi
 # The packages are checked where scripts/package.sh has built them: their two release builds
 # would double CI's time on two cores.
 echo "==> packages"

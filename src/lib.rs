@@ -8,6 +8,8 @@ pub mod app;
 pub mod backend;
 pub mod bench;
 pub mod build_info;
+// The command line is the desktop's: a browser has no terminal to run it in.
+#[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 pub mod data;
 pub mod device;
@@ -18,6 +20,7 @@ pub mod job;
 pub mod lesson;
 pub mod memory;
 pub mod nn;
+pub mod platform;
 pub mod precision;
 pub mod setting;
 pub mod sim;

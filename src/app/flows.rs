@@ -1236,7 +1236,7 @@ pub(super) mod tests {
         Event {
             device,
             generation,
-            kind: EventKind::Log(StepLog {
+            kind: EventKind::Log(Box::new(StepLog {
                 device,
                 step,
                 epoch: 0,
@@ -1254,7 +1254,7 @@ pub(super) mod tests {
                 kernel_time_ms: None,
                 kernels: None,
                 rounding: None,
-            }),
+            })),
         }
     }
 

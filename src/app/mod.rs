@@ -19,6 +19,8 @@ mod flows_runs;
 mod jobs;
 mod lessons;
 mod logic;
+#[cfg(not(target_arch = "wasm32"))]
+mod native;
 pub mod restore;
 mod screenshot;
 mod serving;
@@ -46,6 +48,8 @@ use crate::ui::precision::PrecisionPanel;
 use crate::ui::preview::PreviewPanel;
 use crate::ui::setup::SetupPanel;
 use jobs::{AfterLoad, Jobs};
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::run_native;
 pub use restore::{HISTORY_KEY, SAVED_KEY, Saved};
 pub use state::AppState;
 
@@ -88,7 +92,7 @@ pub struct AppOptions {
 /// The file in the user's data directory where the matrix-product kernel timed fastest on each
 /// GPU adapter is kept (`batchscope tune` redoes it).
 pub fn tuning_cache_path() -> Option<std::path::PathBuf> {
-    eframe::storage_dir("BatchScope").map(|dir| dir.join("gpu-kernels.json"))
+    crate::platform::storage_dir("BatchScope").map(|dir| dir.join("gpu-kernels.json"))
 }
 
 impl Default for AppOptions {
@@ -341,70 +345,56 @@ impl eframe::App for BatchScopeApp {
     }
 }
 
-/// Opens the window.
-pub fn run_native(options: AppOptions) -> Result<(), String> {
-    // Window tests start from the defaults, not from whatever a user saved.
-    let remember = options.exit_after.is_none();
-    // eframe reads its settings file before the app starts, even when the app then ignores it:
-    // one that cannot be read safely (a named pipe, a device, a file of gigabytes) is left
-    // alone and another used.
-    let (instead, guard_notes) = restore::storage_guard("BatchScope");
-    let moved = instead.is_some();
-    let native = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title("BatchScope")
-            .with_inner_size([1280.0, 860.0])
-            .with_min_inner_size([800.0, 560.0]),
-        persistence_path: instead,
-        ..Default::default()
+/// The app as it starts in a window whose storage is `cc`'s: the saved settings, history,
+/// profiles and lesson places read back (unless `remember` is off: window tests start from the
+/// defaults), with the notes of what could not be read. `moved` says the settings file was
+/// set aside (see [`restore::storage_guard`]), whose notes are `guard_notes`.
+pub fn create_app(
+    cc: &eframe::CreationContext<'_>,
+    options: AppOptions,
+    (remember, moved): (bool, bool),
+    guard_notes: Vec<restore::RestoreNote>,
+) -> BatchScopeApp {
+    let (saved, notes) = match cc.storage.filter(|_| remember) {
+        Some(storage) => match storage.get_string(SAVED_KEY) {
+            Some(text) => {
+                let (saved, notes) = restore::restore(&text);
+                (Some(saved), notes)
+            }
+            None if moved => (None, Vec::new()),
+            None => (None, restore::unreadable_storage("BatchScope")),
+        },
+        None => (None, Vec::new()),
     };
-    eframe::run_native(
-        "BatchScope",
-        native,
-        Box::new(move |cc| {
-            let (saved, notes) = match cc.storage.filter(|_| remember) {
-                Some(storage) => match storage.get_string(SAVED_KEY) {
-                    Some(text) => {
-                        let (saved, notes) = restore::restore(&text);
-                        (Some(saved), notes)
-                    }
-                    None if moved => (None, Vec::new()),
-                    None => (None, restore::unreadable_storage("BatchScope")),
-                },
-                None => (None, Vec::new()),
-            };
-            let notes = guard_notes.into_iter().chain(notes).collect();
-            let (history, history_notes) = match cc.storage.filter(|_| remember) {
-                Some(storage) => restore::history(storage.get_string(HISTORY_KEY).as_deref()),
-                None => Default::default(),
-            };
-            let (profiles, profiles_note) = match cc.storage.filter(|_| remember) {
-                Some(storage) => restore::restore_local_profiles(
-                    storage.get_string(restore::LOCAL_PROFILES_KEY).as_deref(),
-                ),
-                None => Default::default(),
-            };
-            let memory = cc
-                .storage
-                .filter(|_| remember)
-                .map(|s| restore::LessonMemory::read(s.get_string(restore::LESSONS_KEY).as_deref()))
-                .unwrap_or_default();
-            let mut app = BatchScopeApp::with_restored(options, saved, notes);
-            app.state.lesson_places = memory.places;
-            if let Some(scale) = memory.presenter_scale {
-                app.state.presenter.scale = scale;
-            }
-            if let Some(zoom) = memory.zoom_outside {
-                cc.egui_ctx.set_zoom_factor(zoom);
-            }
-            app.state.history = history;
-            app.state.restore_notes.extend(history_notes);
-            app.state.restore_notes.extend(profiles_note);
-            for profile in profiles {
-                app.state.add_local_profile(profile);
-            }
-            Ok(Box::new(app))
-        }),
-    )
-    .map_err(|e| format!("cannot open the window: {e}"))
+    let notes = guard_notes.into_iter().chain(notes).collect();
+    let (history, history_notes) = match cc.storage.filter(|_| remember) {
+        Some(storage) => restore::history(storage.get_string(HISTORY_KEY).as_deref()),
+        None => Default::default(),
+    };
+    let (profiles, profiles_note) = match cc.storage.filter(|_| remember) {
+        Some(storage) => restore::restore_local_profiles(
+            storage.get_string(restore::LOCAL_PROFILES_KEY).as_deref(),
+        ),
+        None => Default::default(),
+    };
+    let memory = cc
+        .storage
+        .filter(|_| remember)
+        .map(|s| restore::LessonMemory::read(s.get_string(restore::LESSONS_KEY).as_deref()))
+        .unwrap_or_default();
+    let mut app = BatchScopeApp::with_restored(options, saved, notes);
+    app.state.lesson_places = memory.places;
+    if let Some(scale) = memory.presenter_scale {
+        app.state.presenter.scale = scale;
+    }
+    if let Some(zoom) = memory.zoom_outside {
+        cc.egui_ctx.set_zoom_factor(zoom);
+    }
+    app.state.history = history;
+    app.state.restore_notes.extend(history_notes);
+    app.state.restore_notes.extend(profiles_note);
+    for profile in profiles {
+        app.state.add_local_profile(profile);
+    }
+    app
 }

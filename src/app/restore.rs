@@ -301,7 +301,7 @@ pub fn restore(text: &str) -> (Saved, Vec<RestoreNote>) {
 /// A note when the app's storage file exists but holds nothing readable (eframe then starts
 /// with empty storage and says nothing): a truncated or damaged `app.ron`.
 pub fn unreadable_storage(app_id: &str) -> Vec<RestoreNote> {
-    let Some(path) = eframe::storage_dir(app_id).map(|dir| dir.join("app.ron")) else {
+    let Some(path) = crate::platform::storage_dir(app_id).map(|dir| dir.join("app.ron")) else {
         return Vec::new();
     };
     unreadable_file(&path)
@@ -340,7 +340,7 @@ pub fn ron_error(path: &str, text: &str, e: &ron::error::SpannedError) -> Said {
 /// that file cannot be read safely (a named pipe would block eframe's start for ever, a device
 /// would never end): the place to use, and a note saying why.
 pub fn storage_guard(app_id: &str) -> (Option<std::path::PathBuf>, Vec<RestoreNote>) {
-    let Some(dir) = eframe::storage_dir(app_id) else {
+    let Some(dir) = crate::platform::storage_dir(app_id) else {
         return (None, Vec::new());
     };
     let path = dir.join("app.ron");

@@ -380,7 +380,7 @@ mod tests {
             run.apply(Event {
                 device,
                 generation: 0,
-                kind: EventKind::Log(StepLog {
+                kind: EventKind::Log(Box::new(StepLog {
                     device,
                     step,
                     epoch: 0,
@@ -398,7 +398,7 @@ mod tests {
                     kernel_time_ms: None,
                     kernels: None,
                     rounding: None,
-                }),
+                })),
             });
         }
         run

@@ -7,6 +7,10 @@
 //! - Elsewhere an estimate: a rated power from the hardware profiles, with its source, times the
 //!   time the device was busy. Every such figure says it is estimated, and on what.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod nvml;
+#[cfg(target_arch = "wasm32")]
+#[path = "nvml_none.rs"]
 pub mod nvml;
 pub mod rapl;
 

@@ -297,7 +297,7 @@ impl DeviceRun {
                 let seconds = steps as f64 * log.step_time_ms / 1e3;
                 self.timed[0] += seconds;
                 self.timed[1] += log.samples_per_s * seconds;
-                self.last_log = Some(log);
+                self.last_log = Some(*log);
             }
             EventKind::Eval(eval) => {
                 self.train_loss.push(eval.step, eval.train.loss);

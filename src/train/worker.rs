@@ -77,7 +77,7 @@ pub enum EventKind {
     /// when there is something to say).
     TuningNotes(Vec<TuningNote>),
     /// A training interval.
-    Log(StepLog),
+    Log(Box<StepLog>),
     /// Whole-set accuracy.
     Eval(EvalReport),
     /// The memory accounting, sent with each log and after each change.
@@ -366,7 +366,7 @@ impl State<'_> {
         match result {
             Ok(Some((log, trace))) => {
                 self.last_log = Instant::now();
-                self.send(EventKind::Log(log));
+                self.send(EventKind::Log(Box::new(log)));
                 self.send_memory();
                 if let Some(trace) = trace {
                     self.send(trace);
@@ -423,7 +423,7 @@ impl State<'_> {
                     match runner.log(&mut *self.backend) {
                         Ok(log) => {
                             self.last_log = Instant::now();
-                            self.send(EventKind::Log(log));
+                            self.send(EventKind::Log(Box::new(log)));
                             self.send_memory();
                         }
                         Err(e) => return self.fail(e.said()),

@@ -834,7 +834,11 @@ mod tests {
     fn an_accumulating_run_shows_its_batch_as_micro_batches() {
         for (lang, label) in [(Lang::En, "Batch size"), (Lang::Zh, "批大小")] {
             let mut run = gpu();
-            run.apply(event(Device::Gpu, 0, EventKind::Log(log(4, None))));
+            run.apply(event(
+                Device::Gpu,
+                0,
+                EventKind::Log(Box::new(log(4, None))),
+            ));
             let mut h = harness(
                 move |ui, run: &mut DeviceRun| {
                     ColumnPanel::default().ui(ui, lang, run, None, None);
@@ -844,7 +848,7 @@ mod tests {
             assert!(h.query_by_label(label).is_none(), "{lang:?}");
             let mut accumulated = log(8, None);
             accumulated.batch = 128;
-            run.apply(event(Device::Gpu, 0, EventKind::Log(accumulated)));
+            run.apply(event(Device::Gpu, 0, EventKind::Log(Box::new(accumulated))));
             *h.state_mut() = run;
             h.run();
             assert!(h.query_by_label(label).is_some(), "{lang:?}");
@@ -862,13 +866,25 @@ mod tests {
             h.query_by_label("no step timed yet").is_none(),
             "nothing logged yet"
         );
-        run.apply(event(Device::Gpu, 0, EventKind::Log(log(16, None))));
+        run.apply(event(
+            Device::Gpu,
+            0,
+            EventKind::Log(Box::new(log(16, None))),
+        ));
         *h.state_mut() = run.clone();
         h.run();
         assert!(h.query_by_label("no step timed yet").is_some());
-        run.apply(event(Device::Gpu, 0, EventKind::Log(log(32, Some(1.25)))));
+        run.apply(event(
+            Device::Gpu,
+            0,
+            EventKind::Log(Box::new(log(32, Some(1.25)))),
+        ));
         for step in (48..200_000).step_by(50_000) {
-            run.apply(event(Device::Gpu, 0, EventKind::Log(log(step, None))));
+            run.apply(event(
+                Device::Gpu,
+                0,
+                EventKind::Log(Box::new(log(step, None))),
+            ));
         }
         *h.state_mut() = run;
         h.run();
@@ -897,7 +913,11 @@ mod tests {
         assert!(h.query_by_label("Training stopped").is_some());
         assert!(h.query_by_label(oom).is_some());
         run.apply(event(Device::Gpu, 0, EventKind::Running(true)));
-        run.apply(event(Device::Gpu, 0, EventKind::Log(log(1, None))));
+        run.apply(event(
+            Device::Gpu,
+            0,
+            EventKind::Log(Box::new(log(1, None))),
+        ));
         *h.state_mut() = run;
         h.run();
         assert!(h.query_by_label("Training stopped").is_none());

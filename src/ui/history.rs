@@ -335,7 +335,7 @@ mod tests {
         run.apply(Event {
             device: Device::Cpu,
             generation: 0,
-            kind: EventKind::Log(StepLog {
+            kind: EventKind::Log(Box::new(StepLog {
                 device: Device::Cpu,
                 step: 10,
                 epoch: 0,
@@ -361,7 +361,7 @@ mod tests {
                 kernel_time_ms: None,
                 kernels: None,
                 rounding: None,
-            }),
+            })),
         });
         let config = TrainConfig {
             batch,

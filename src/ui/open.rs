@@ -8,7 +8,7 @@
 //! is used from then on. The answer takes what it takes — on a busy machine the portal may need
 //! seconds to start — and the window keeps drawing meanwhile.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::i18n::{Key, Lang};
 use crate::job::{Job, Notify};
@@ -167,7 +167,7 @@ impl FileOpener {
                 ctx.send(DialogAnswer::NoSystemDialog);
                 return;
             }
-            let chosen = system_dialog(kind, title, start_dir);
+            let chosen = system_dialog(kind, title, start_dir.as_deref());
             ctx.send(chosen.map_or(DialogAnswer::Cancelled, DialogAnswer::Chosen));
         });
         match spawned {
@@ -281,50 +281,41 @@ impl FileOpener {
 }
 
 /// Shows the system's dialog for `kind` and waits for the user's answer.
-fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<PathBuf>) -> Option<PathBuf> {
-    let mut dialog = rfd::FileDialog::new().set_title(title);
-    if let Some(dir) = start_dir {
-        dialog = dialog.set_directory(dir);
-    }
-    match kind {
-        OpenKind::File => dialog
-            .add_filter("CSV, IDX", &["csv", "tsv", "txt", "gz", "idx", "ubyte"])
-            .add_filter("*", &["*"])
-            .pick_file(),
-        OpenKind::Folder => dialog.pick_folder(),
-        OpenKind::SaveTrace => dialog
-            .add_filter("Chrome trace JSON", &["json"])
-            .set_file_name("batchscope-trace.json")
-            .save_file(),
-        OpenKind::SaveSweep => dialog
-            .add_filter("CSV", &["csv"])
-            .set_file_name("batchscope-sweep.csv")
-            .save_file(),
-        OpenKind::Session => dialog
-            .add_filter("BatchScope session", &["batchscope"])
-            .add_filter("*", &["*"])
-            .pick_file(),
-        OpenKind::SaveSession => dialog
-            .add_filter("BatchScope session", &["batchscope"])
-            .set_file_name("lesson.batchscope")
-            .save_file(),
-        OpenKind::SaveScreenshot => dialog
-            .add_filter("PNG", &["png"])
-            .set_file_name("batchscope.png")
-            .save_file(),
-        OpenKind::Lesson => dialog
-            .add_filter("BatchScope lesson (TOML)", &["toml"])
-            .add_filter("*", &["*"])
-            .pick_file(),
-        OpenKind::SaveModel => dialog
-            .add_filter("safetensors", &["safetensors"])
-            .set_file_name("model.safetensors")
-            .save_file(),
-        OpenKind::LoadModel => dialog
-            .add_filter("safetensors", &["safetensors"])
-            .add_filter("*", &["*"])
-            .pick_file(),
-    }
+fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<&Path>) -> Option<PathBuf> {
+    use crate::platform::{Pick, Picked};
+    const ANY: (&str, &[&str]) = ("*", &["*"]);
+    const SESSION: (&str, &[&str]) = ("BatchScope session", &["batchscope"]);
+    const WEIGHTS: (&str, &[&str]) = ("safetensors", &["safetensors"]);
+    let (filters, what): (&[(&str, &[&str])], Picked<'_>) = match kind {
+        OpenKind::File => (
+            &[
+                ("CSV, IDX", &["csv", "tsv", "txt", "gz", "idx", "ubyte"]),
+                ANY,
+            ],
+            Picked::File,
+        ),
+        OpenKind::Folder => (&[], Picked::Folder),
+        OpenKind::SaveTrace => (
+            &[("Chrome trace JSON", &["json"])],
+            Picked::Save("batchscope-trace.json"),
+        ),
+        OpenKind::SaveSweep => (&[("CSV", &["csv"])], Picked::Save("batchscope-sweep.csv")),
+        OpenKind::Session => (&[SESSION, ANY], Picked::File),
+        OpenKind::SaveSession => (&[SESSION], Picked::Save("lesson.batchscope")),
+        OpenKind::SaveScreenshot => (&[("PNG", &["png"])], Picked::Save("batchscope.png")),
+        OpenKind::Lesson => (
+            &[("BatchScope lesson (TOML)", &["toml"]), ANY],
+            Picked::File,
+        ),
+        OpenKind::SaveModel => (&[WEIGHTS], Picked::Save("model.safetensors")),
+        OpenKind::LoadModel => (&[WEIGHTS, ANY], Picked::File),
+    };
+    crate::platform::pick(Pick {
+        title,
+        start_dir,
+        filters,
+        what,
+    })
 }
 
 /// The file name endings a kind of file to open is listed by (`None`: saving, or a folder).
