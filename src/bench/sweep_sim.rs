@@ -93,7 +93,7 @@ impl SimulatedSweep {
             // Writing to a String cannot fail.
             let _ = writeln!(
                 text,
-                "{},{},{},{},,,,,,,,simulated",
+                "{},{},{},{},,,,,,,,,,,simulated",
                 self.profile, p.value, p.samples_per_s, p.step_time_ms
             );
         }

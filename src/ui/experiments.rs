@@ -455,6 +455,19 @@ fn plot_ui(
 /// The table in the style of `torch.utils.benchmark.Compare`: one row per value, each device's
 /// samples/s and step time, coloured against the best of its column, a mark where the runs
 /// spread more than asked.
+/// A point's energy, as its step time's tooltip says it: a step's joules, an estimate marked as
+/// one, and the samples per joule.
+fn energy_tip(lang: Lang, p: &crate::bench::sweep::Point) -> Option<String> {
+    use crate::i18n::LeverKey;
+    let (joules, per_j, source) = (p.energy_j?, p.samples_per_j?, p.energy_source?);
+    Some(format!(
+        "{}: {}\n{}: {per_j:.0}",
+        lang.tr(LeverKey::EnergyPerStep),
+        super::energy::joules_text(lang, joules, source),
+        lang.tr(LeverKey::SamplesPerJoule),
+    ))
+}
+
 fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, simulated: Option<&SimulatedSweep>) {
     let best = |device: Device| {
         results
@@ -512,7 +525,10 @@ fn table_ui(ui: &mut egui::Ui, lang: Lang, results: &Results, simulated: Option<
                                 ("steps", &p.steps_per_run),
                             ],
                         ));
-                    ui.label(format!("{:.4}", p.step_time_ms));
+                    let step = ui.label(format!("{:.4}", p.step_time_ms));
+                    if let Some(tip) = energy_tip(lang, p) {
+                        step.on_hover_text(tip);
+                    }
                 }
                 let ratio = results
                     .point(Device::Gpu, value)
@@ -573,6 +589,25 @@ mod tests {
             samples_per_j: None,
             energy_source: None,
         }
+    }
+
+    /// A point's energy is said in its step time's tooltip, an estimate marked as one, in both
+    /// languages; a point without energy has no such tooltip.
+    #[test]
+    fn a_points_energy_is_in_its_tooltip_in_both_languages() {
+        let mut p = point(Device::Cpu, 64, 1000.0, false);
+        assert!(energy_tip(Lang::En, &p).is_none());
+        p.energy_j = Some(0.0125);
+        p.samples_per_j = Some(5120.0);
+        p.energy_source = Some(crate::energy::EnergySource::Estimated);
+        assert_eq!(
+            energy_tip(Lang::En, &p).as_deref(),
+            Some("Energy a step: 12.50 mJ (estimated)\nSamples per joule: 5120")
+        );
+        assert_eq!(
+            energy_tip(Lang::Zh, &p).as_deref(),
+            Some("每步能耗: 12.50 mJ（估算）\n每焦耳样本数: 5120")
+        );
     }
 
     fn results() -> Results {

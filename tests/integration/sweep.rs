@@ -208,7 +208,20 @@ fn a_sweep_on_a_profile_sets_this_cpu_measured_against_a_simulated_gpu() {
     // The export labels each row measured or simulated.
     let text = std::fs::read_to_string(&csv).expect("CSV written");
     let rows: Vec<&str> = text.lines().collect();
-    assert!(rows[0].ends_with(",source"), "{text}");
+    assert!(
+        rows[0].ends_with(",energy_j,samples_per_j,energy_source,source"),
+        "{text}"
+    );
+    // Each measured row gives a step's energy and where it came from.
+    for r in rows.iter().filter(|r| r.ends_with(",measured")) {
+        let fields: Vec<&str> = r.split(',').collect();
+        let n = fields.len();
+        assert!(fields[n - 4].parse::<f64>().is_ok_and(|j| j >= 0.0), "{r}");
+        assert!(
+            ["rapl", "nvml", "estimated"].contains(&fields[n - 2]),
+            "{r}"
+        );
+    }
     assert_eq!(
         rows.iter().filter(|r| r.ends_with(",measured")).count(),
         3,
