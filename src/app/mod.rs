@@ -20,7 +20,7 @@ mod jobs;
 mod lessons;
 mod logic;
 #[cfg(not(target_arch = "wasm32"))]
-mod native;
+pub mod native;
 pub mod restore;
 mod screenshot;
 mod serving;
@@ -48,8 +48,6 @@ use crate::ui::precision::PrecisionPanel;
 use crate::ui::preview::PreviewPanel;
 use crate::ui::setup::SetupPanel;
 use jobs::{AfterLoad, Jobs};
-#[cfg(not(target_arch = "wasm32"))]
-pub use native::run_native;
 pub use restore::{HISTORY_KEY, SAVED_KEY, Saved};
 pub use state::AppState;
 

@@ -212,7 +212,7 @@ pub fn main() -> ExitCode {
                 tuning_cache: crate::app::tuning_cache_path(),
                 ..AppOptions::default()
             };
-            crate::app::run_native(options).map_err(Failure::Output)
+            crate::app::native::run_native(options).map_err(Failure::Output)
         }
         Some(Commands::Devices { json }) => devices::run(&mut out, json),
         Some(Commands::Tune { json }) => tune::run(&mut out, json),
