@@ -64,19 +64,26 @@ impl MemoryFit {
     }
 }
 
-/// The largest batch whose estimate fits `capacity_bytes`, searched up to 2^40 rows; none when
-/// not even one row does.
+/// The most rows [`largest_batch`] searches: 2^40, or half the address space where that is
+/// smaller (a browser's 32-bit WebAssembly).
+const MOST_ROWS: usize = match 1usize.checked_shl(40) {
+    Some(n) => n,
+    None => usize::MAX / 2,
+};
+
+/// The largest batch whose estimate fits `capacity_bytes`, searched up to 2^40 rows (see
+/// [`MOST_ROWS`]); none when not even one row does.
 pub fn largest_batch(model: Model<'_>, capacity_bytes: f64) -> Option<usize> {
     let fits = |batch: usize| model.at(batch).total() as f64 <= capacity_bytes;
     if !fits(1) {
         return None;
     }
     let (mut low, mut high) = (1usize, 2usize);
-    while high <= 1 << 40 && fits(high) {
+    while high <= MOST_ROWS && fits(high) {
         low = high;
         high *= 2;
     }
-    if high > 1 << 40 {
+    if high > MOST_ROWS {
         return Some(low);
     }
     // fits(low), !fits(high)
