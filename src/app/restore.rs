@@ -365,6 +365,7 @@ pub fn storage_guard(app_id: &str) -> (Option<std::path::PathBuf>, Vec<RestoreNo
 fn restore_config(raw: &RawConfig, notes: &mut Vec<RestoreNote>) -> TrainConfig {
     let d = TrainConfig::default();
     let n = notes;
+    let (accumulate, checkpoint) = restore_levers(raw, &d, n);
     let mut config = TrainConfig {
         data: take(
             raw.data.as_deref(),
@@ -430,21 +431,8 @@ fn restore_config(raw: &RawConfig, notes: &mut Vec<RestoreNote>) -> TrainConfig 
             |&b| check_batch(b),
             n,
         ),
-        // Checked against the data set when the run starts; here only its range.
-        accumulate: take(
-            raw.accumulate.as_deref(),
-            Key::SavedAccumulate,
-            d.accumulate,
-            |&a| check_accumulate(a),
-            n,
-        ),
-        checkpoint: take(
-            raw.checkpoint.as_deref(),
-            Key::SavedCheckpoint,
-            d.checkpoint,
-            |&c| check_checkpoint(c),
-            n,
-        ),
+        accumulate,
+        checkpoint,
         seed: take(raw.seed.as_deref(), Key::SavedSeed, d.seed, |_| Ok(()), n),
         augment: take(
             raw.augment.as_deref(),
@@ -482,6 +470,26 @@ fn restore_config(raw: &RawConfig, notes: &mut Vec<RestoreNote>) -> TrainConfig 
         config.source = DataSource::Generated;
     }
     config
+}
+
+/// The memory levers' saved settings: micro-batches accumulated (checked against the data set
+/// when the run starts; here only its range) and blocks a checkpointed segment.
+fn restore_levers(raw: &RawConfig, d: &TrainConfig, n: &mut Vec<RestoreNote>) -> (u32, u32) {
+    let accumulate = take(
+        raw.accumulate.as_deref(),
+        Key::SavedAccumulate,
+        d.accumulate,
+        |&a| check_accumulate(a),
+        n,
+    );
+    let checkpoint = take(
+        raw.checkpoint.as_deref(),
+        Key::SavedCheckpoint,
+        d.checkpoint,
+        |&c| check_checkpoint(c),
+        n,
+    );
+    (accumulate, checkpoint)
 }
 
 /// A saved field read as a `T` that passes `check`, or `default` (with a note when the field

@@ -113,8 +113,14 @@ pub(super) fn step<'p>(
         saved,
         ..
     } = decoder;
-    chain(layers, input, outputs, |i, layer, inputs, out| {
-        layer.decode(backend, inputs, params(i), &mut saved[i], position, out)
-    })?;
+    chain(
+        layers,
+        0..layers.len(),
+        input,
+        outputs,
+        |i, layer, inputs, out| {
+            layer.decode(backend, inputs, params(i), &mut saved[i], position, out)
+        },
+    )?;
     backend.read(outputs.last().unwrap_or(input))
 }

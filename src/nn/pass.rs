@@ -98,7 +98,7 @@ impl Pass {
             outputs,
             saved,
         } = self;
-        chain_range(
+        chain(
             layers,
             range,
             input,
@@ -111,25 +111,10 @@ impl Pass {
     }
 }
 
-/// Runs `layer(i, …)` for each of `layers` in order, writing `outputs[i]`: each reads the output
-/// of the layer before it (`input` for the first) and, for a residual connection, the earlier
-/// output it adds.
+/// Runs `layer(i, …)` for each of `layers` in `range` (all of them, or a checkpointed segment),
+/// in order, writing `outputs[i]`: each reads the output of the layer before it (`input` for the
+/// first) and, for a residual connection, the earlier output it adds.
 pub(super) fn chain(
-    layers: &[Box<dyn Layer>],
-    input: &Tensor,
-    outputs: &mut [Tensor],
-    layer: impl FnMut(
-        usize,
-        &dyn Layer,
-        (&Tensor, Option<&Tensor>),
-        &mut Tensor,
-    ) -> Result<(), BackendError>,
-) -> Result<(), BackendError> {
-    chain_range(layers, 0..layers.len(), input, outputs, layer)
-}
-
-/// [`chain`] over the layers `range` only.
-fn chain_range(
     layers: &[Box<dyn Layer>],
     range: Range<usize>,
     input: &Tensor,
