@@ -150,7 +150,7 @@ impl BatchScopeApp {
     fn set_presenter(&mut self, on: bool) {
         let presenter = &mut self.state.presenter;
         if on && !presenter.on {
-            presenter.since = Some(std::time::Instant::now());
+            presenter.since = Some(web_time::Instant::now());
         }
         presenter.on = on;
         presenter.blank = false;

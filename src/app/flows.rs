@@ -3,7 +3,8 @@
 //! file.
 #[cfg(test)]
 pub(super) mod tests {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
+    use web_time::Instant;
 
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable as _;

@@ -3,7 +3,8 @@
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
+    use web_time::Instant;
 
     use egui_kittest::Harness;
 

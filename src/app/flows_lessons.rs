@@ -2,7 +2,8 @@
 //! of the window each step points at drawn and framed.
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
+    use web_time::Instant;
 
     use super::super::flows::tests::{devices_settled, harness, step_until};
     use super::super::{AppOptions, GpuChoice};
@@ -365,7 +366,7 @@ mod session_tests {
         assert!(made.is_ok_and(|s| s.success()), "mkfifo");
         for path in [fifo.clone(), "/dev/zero".into()] {
             let mut opened = app();
-            let start = std::time::Instant::now();
+            let start = web_time::Instant::now();
             opened.apply(UiCommand::OpenSession(path.clone()));
             opened.finish_reading();
             assert!(

@@ -144,7 +144,7 @@ mod tests {
     ) -> Vec<String> {
         // A lesson's data set loads on a thread: its progress line comes and goes with the
         // machine's load, so each step is checked once it is in (the CI machine is slower).
-        let start = std::time::Instant::now();
+        let start = web_time::Instant::now();
         while harness.state().is_loading() && start.elapsed().as_secs() < 60 {
             harness.run_steps(1);
             std::thread::sleep(std::time::Duration::from_millis(5));

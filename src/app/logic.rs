@@ -3,7 +3,8 @@
 //! window, and carry out what they ask for.
 
 use std::io::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 use super::BatchScopeApp;
 use crate::train::worker::Event;

@@ -33,7 +33,8 @@ mod weights;
 mod workers;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 pub use crate::backend::GpuChoice;
 use crate::data::formats::LoadOptions;

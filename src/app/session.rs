@@ -88,7 +88,7 @@ impl BatchScopeApp {
     /// Waits (at most ten seconds) for a file being read and takes it in.
     #[cfg(test)]
     pub(super) fn finish_reading(&mut self) {
-        let start = std::time::Instant::now();
+        let start = web_time::Instant::now();
         while self.jobs.reading.is_some() && start.elapsed().as_secs() < 10 {
             self.poll_reading();
             std::thread::sleep(std::time::Duration::from_millis(5));

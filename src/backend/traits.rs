@@ -8,7 +8,7 @@
 //! pending command encoder and runs when the backend flushes (once per training step), which is
 //! why reading a value back ([`DeviceMemory::read`]) is where a caller waits for the device.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use super::error::BackendError;
 use super::identity::{AdapterSummary, TuningNote};

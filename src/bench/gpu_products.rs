@@ -74,7 +74,7 @@ const VALUES: usize = 16 << 20;
 
 /// Measures [`Overheads`] on `gpu`.
 pub fn overheads(gpu: &mut dyn Backend) -> Result<Overheads, BackendError> {
-    use std::time::Instant;
+    use web_time::Instant;
     let x = gpu.filled("x", 1, 1)?;
     let w = gpu.filled("w", 1, 1)?;
     let b = gpu.filled("b", 1, 1)?;

@@ -341,8 +341,8 @@ impl History {
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
 pub fn now_s() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
 

@@ -8,7 +8,7 @@
 //! the trained weights copied in), so a single request computes one row, not an evaluation
 //! chunk of a thousand.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 

@@ -14,7 +14,7 @@ pub mod peak;
 pub mod sweep;
 pub mod sweep_sim;
 
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 

@@ -14,7 +14,7 @@
 )]
 
 use std::hint::black_box;
-use std::time::Instant;
+use web_time::Instant;
 
 /// Accumulators in flight: more than FMA latency × FMA ports, so the loop is throughput-bound.
 const ACCUMULATORS: usize = 16;

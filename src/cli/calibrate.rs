@@ -65,7 +65,7 @@ pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
         let mut backend = backend::open(device, &OpenOptions::default()).map_err(|reason| {
             Failure::BadInput(format!("cannot calibrate the {device:?}: {reason}"))
         })?;
-        let start = std::time::Instant::now();
+        let start = web_time::Instant::now();
         let calibration = calibrate(backend.as_mut(), args.seconds, &mut |what| {
             eprintln!("[{:6.1} s] probing {what}", start.elapsed().as_secs_f64());
             true

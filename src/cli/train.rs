@@ -1,7 +1,7 @@
 //! `batchscope train`: trains without a window, one line per logged step and a summary per
 //! device, as text or JSON lines.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use clap::Args;
 use serde::Serialize;

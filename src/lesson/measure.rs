@@ -4,7 +4,7 @@
 //! carries its spread, so a Try step can tell a change from noise.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use web_time::Instant;
 
 use super::figures::SHARES;
 use super::figures::{Figures, Quantity};

@@ -286,7 +286,7 @@ pub fn run(
             outcome.cancelled = true;
             break;
         }
-        let started = std::time::Instant::now();
+        let started = web_time::Instant::now();
         let mut preset = lesson.preset.patched(&probe.set);
         if gpu_missing && probe.kind != ProbeKind::Simulate {
             // The missing GPU is said once above, not again for each probe that wanted it.

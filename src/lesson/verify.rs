@@ -4,7 +4,7 @@
 //! how the lessons are tested: a headline that cannot be filled from this machine's figures fails.
 
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 

@@ -468,6 +468,21 @@ impl Network {
     /// Reads and resets the accumulated loss statistics: a sync point on the GPU.
     pub fn take_stats(&mut self, backend: &mut dyn Backend) -> Result<Stats, BackendError> {
         let s = backend.read(&self.stats)?;
+        self.stats_read(backend, &s)
+    }
+
+    /// The device tensor the loss statistics are summed in: read it (a browser's GPU awaits
+    /// the read), then hand the values to [`Network::stats_read`].
+    pub fn stats_tensor(&self) -> &Tensor {
+        &self.stats
+    }
+
+    /// The statistics from `s`, the values read of [`Network::stats_tensor`], which starts over.
+    pub fn stats_read(
+        &mut self,
+        backend: &mut dyn Backend,
+        s: &[f32],
+    ) -> Result<Stats, BackendError> {
         backend.write(&mut self.stats, &[0.0; 3])?;
         let rows = s.get(2).copied().unwrap_or(0.0);
         if rows <= 0.0 {

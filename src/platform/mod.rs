@@ -1,5 +1,5 @@
 //! What the desktop and a browser do differently, in one place: where the app keeps its files,
-//! and the system's file dialog. The desktop's (`native.rs`) uses eframe's data directory and
+//! the system's file dialog, and the CPU kernels' threads. The desktop's (`native.rs`) uses eframe's data directory and
 //! rfd's blocking dialog; a browser's WebAssembly (`web.rs`) has neither (its storage is the
 //! browser's, through eframe, and its files come through the browser's own picker), so the core
 //! names no target and each target's code stays in its own file.
@@ -30,6 +30,11 @@ pub enum Picked<'a> {
     Folder,
     Save(&'a str),
 }
+
+/// The threads the CPU's kernels run on: a rayon pool of its own on the desktop. A browser's
+/// WebAssembly without shared memory has one thread, the page's: there every kernel runs on it
+/// (rayon's global pool falls back to the calling thread), and the CPU column says so.
+pub use target::KernelPool;
 
 /// The folder where the app named `app_id` keeps its settings and caches, where there is one.
 pub fn storage_dir(app_id: &str) -> Option<PathBuf> {

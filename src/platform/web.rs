@@ -5,6 +5,30 @@ use std::path::PathBuf;
 
 use super::Pick;
 
+/// The page's one thread: WebAssembly without shared memory cannot start others, so the
+/// kernels' parallel loops run in place (rayon's global pool falls back to the calling thread).
+pub struct KernelPool;
+
+impl KernelPool {
+    /// The page's thread, whatever was asked for.
+    ///
+    /// # Errors
+    /// Never: the signature is the desktop's.
+    pub fn new(_threads: usize) -> Result<Self, String> {
+        Ok(Self)
+    }
+
+    /// Runs `f` on the page's thread.
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        f()
+    }
+
+    /// One: the page's.
+    pub fn threads(&self) -> usize {
+        1
+    }
+}
+
 pub(super) fn storage_dir(_app_id: &str) -> Option<PathBuf> {
     None
 }

@@ -1,7 +1,7 @@
 //! Spans on lanes: what each actor of a step did, when and for how long, by which clock; and the
 //! recorder a training thread stamps them into.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 

@@ -14,7 +14,8 @@
 //! - with one, a window's first pass fills each attention layer's cache with its keys and
 //!   values, and every further character runs the layers over one row per sequence.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod mismatch;
 pub mod report;
 pub mod runner;
+pub mod selftest;
 pub mod session;
 pub mod turns;
 pub mod worker;

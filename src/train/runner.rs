@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use web_time::Instant;
 
 use super::batch_fit::with_advice;
 use super::config::{Pipeline, SOFTWARE_KERNEL_SAMPLING, batch_bytes, eval_rows};
@@ -431,6 +431,25 @@ impl Runner {
     /// that the sync policy would not have synced for).
     pub fn sync(&mut self, backend: &mut dyn Backend) -> Result<(), BackendError> {
         let stats = self.model.take_stats(backend)?;
+        self.add_stats(stats)?;
+        self.end_window();
+        Ok(())
+    }
+
+    /// The device tensor the loss statistics are summed in, for a read awaited outside the
+    /// runner (a browser's GPU); its values then go to [`Runner::take_read`].
+    pub fn stats_tensor(&self) -> &Tensor {
+        self.model.stats_tensor()
+    }
+
+    /// [`Runner::sync`] with the statistics' values read elsewhere (see
+    /// [`Runner::stats_tensor`]).
+    pub fn take_read(
+        &mut self,
+        backend: &mut dyn Backend,
+        values: &[f32],
+    ) -> Result<(), BackendError> {
+        let stats = self.model.stats_read(backend, values)?;
         self.add_stats(stats)?;
         self.end_window();
         Ok(())

@@ -2,7 +2,7 @@
 //! workers.
 
 use std::sync::Arc;
-use std::time::Instant;
+use web_time::Instant;
 
 use super::config::TrainConfig;
 use crate::data::formats::{DataError, no_progress};

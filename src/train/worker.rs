@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 use super::config::{BOUNDARY_RESOLUTION, Pipeline, StopAt};
 use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};

@@ -36,7 +36,7 @@ pub struct Presenter {
     /// The speaker notes' window is open.
     pub notes: bool,
     /// When presenter mode was turned on (for the notes' clock).
-    pub since: Option<std::time::Instant>,
+    pub since: Option<web_time::Instant>,
 }
 
 impl Default for Presenter {

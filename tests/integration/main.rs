@@ -29,6 +29,7 @@ mod lessons;
 mod memory;
 mod norm;
 mod precision;
+mod selftest;
 mod sweep;
 mod training;
 mod weights;

@@ -2,7 +2,7 @@
 //! from the images (the kernels are in `direct.rs`, which says why): no patch matrix is made or
 //! kept.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use super::CpuBackend;
 use super::direct::{self, Vectors};

@@ -34,6 +34,7 @@ use crate::backend::tensor::{Tensor, WORKING_COPIES, WORKING_LABELS, largest_hal
 use crate::backend::traits::{Backend, DeviceInfo, DeviceMemory, Instrumented};
 use crate::device::Device;
 use crate::memory::{Role, SharedLedger};
+use crate::platform::KernelPool;
 use crate::precision::{DType, RoundingCensus};
 use crate::trace::Recorder;
 use tuning::{ShapeKey, Tuning};
@@ -59,7 +60,7 @@ const CHUNK: usize = 1 << 12;
 /// The CPU backend. It owns a rayon pool so the thread count is the user's choice, not the
 /// machine's.
 pub struct CpuBackend {
-    pool: Arc<rayon::ThreadPool>,
+    pool: Arc<KernelPool>,
     threads: usize,
     split: Split,
     /// Per product shape: one thread or all, chosen by timing both.
@@ -142,14 +143,11 @@ impl CpuBackend {
         } else {
             threads
         };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("cpu-kernel-{i}"))
-            .build()
+        let pool = KernelPool::new(threads)
             .map_err(|e| BackendError::Setup(format!("cannot start the CPU thread pool: {e}")))?;
         Ok(Self {
+            threads: pool.threads(),
             pool: Arc::new(pool),
-            threads,
             split,
             tuning: HashMap::new(),
             conv_tuning: HashMap::new(),

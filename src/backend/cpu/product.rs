@@ -178,7 +178,7 @@ impl CpuBackend {
                 .map_or(Choice::Try(false), Tuning::next),
         };
         let (split, timed) = choice.way();
-        let start = timed.then(std::time::Instant::now);
+        let start = timed.then(web_time::Instant::now);
         if split && splits_inner(a_layout, b_layout, (m, n, k)) {
             self.inner_split_product((a, b), (m, n, k), c);
             for (i, row) in c.chunks_mut(n).enumerate() {

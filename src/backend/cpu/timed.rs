@@ -2,7 +2,7 @@
 //! `spatial.rs`), timed by the host clock in the steps whose kernels are timed, under the label
 //! the GPU's kernel of the same work has, so the two devices' kernels group alike.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use super::CpuBackend;
 use crate::backend::error::BackendError;

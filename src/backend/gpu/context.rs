@@ -64,7 +64,10 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
     let features = adapter.features();
     let limits = adapter.limits();
     let downlevel = adapter.get_downlevel_capabilities();
-    let primary = wgpu::Backends::PRIMARY.contains(info.backend.into());
+    // A browser's WebGPU is a primary API too: its compute shaders are those of the native one
+    // underneath.
+    let primary =
+        (wgpu::Backends::PRIMARY | wgpu::Backends::BROWSER_WEBGPU).contains(info.backend.into());
     AdapterSummary {
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),
@@ -109,18 +112,26 @@ pub fn no_adapter_reason(detail: &Said) -> Said {
 
 /// Requests the adapter wgpu prefers for high performance, and a device with its full limits.
 pub(crate) fn open_device() -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), GpuUnavailable> {
-    let backends = training_backends();
+    pollster::block_on(request_device(training_backends()))
+}
+
+/// [`open_device`] without blocking: a browser answers both requests through its event loop.
+pub(crate) async fn request_device(
+    backends: wgpu::Backends,
+) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), GpuUnavailable> {
     let instance = new_instance(backends);
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        force_fallback_adapter: false,
-        compatible_surface: None,
-        // No untrusted content here: report the adapter's real limits.
-        apply_limit_buckets: false,
-    }))
-    .map_err(|e| GpuUnavailable {
-        reason: no_adapter_reason(&Said::verbatim(format!("backends {backends:?}: {e}"))),
-    })?;
+    let adapter = instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: None,
+            // No untrusted content here: report the adapter's real limits.
+            apply_limit_buckets: false,
+        })
+        .await
+        .map_err(|e| GpuUnavailable {
+            reason: no_adapter_reason(&Said::verbatim(format!("backends {backends:?}: {e}"))),
+        })?;
     let summary = summarize(&adapter);
     if !summary.usable_for_training {
         return Err(GpuUnavailable {
@@ -133,19 +144,21 @@ pub(crate) fn open_device() -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)
     // Optional features are requested only where the adapter has them.
     let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
     let required_features = adapter.features() & wanted;
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("batchscope-training"),
-        required_features,
-        required_limits: adapter.limits(),
-        experimental_features: wgpu::ExperimentalFeatures::disabled(),
-        memory_hints: wgpu::MemoryHints::Performance,
-        trace: wgpu::Trace::Off,
-    }))
-    .map_err(|e| GpuUnavailable {
-        reason: Said::new(
-            ErrKey::AdapterRefused,
-            &[("name", &summary.name), ("detail", &e)],
-        ),
-    })?;
+    let (device, queue) = adapter
+        .request_device(&wgpu::DeviceDescriptor {
+            label: Some("batchscope-training"),
+            required_features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        })
+        .await
+        .map_err(|e| GpuUnavailable {
+            reason: Said::new(
+                ErrKey::AdapterRefused,
+                &[("name", &summary.name), ("detail", &e)],
+            ),
+        })?;
     Ok((adapter, device, queue))
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::kernels::{KernelId, Uniform};
 use super::pipelines::Kernels;
 use super::pool::{SharedPool, count_internal};
-use super::readback::{Staging, copy_mapped, map_for_reading, wait_idle};
+use super::readback::{Staging, copy_mapped, map_for_reading, map_for_reading_async, wait_idle};
 use super::timing::{HostObserved, Timestamps};
 use crate::backend::error::BackendError;
 use crate::backend::identity::KernelSizes;
@@ -457,13 +457,7 @@ impl CommandStream {
         (offset, size): (u64, u64),
         clear: bool,
     ) -> Result<Vec<u8>, BackendError> {
-        let staging = staging.get(&self.device, &self.pool, size);
-        let encoder = self.encoder("readback");
-        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
-        if clear {
-            encoder.clear_buffer(buffer, offset, Some(size));
-        }
-        self.submit(recorder)?;
+        let staging = self.copy_to_staging(recorder, staging, buffer, (offset, size), clear)?;
         let start = recorder.now_ns();
         let slice = staging.slice(..);
         map_for_reading(&self.device, &slice)?;
@@ -474,8 +468,63 @@ impl CommandStream {
             start,
             0,
         );
+        self.finish_read_back(recorder, &staging, &slice)
+    }
+
+    /// [`CommandStream::read_back`] without blocking the thread while the GPU works: the only
+    /// way a browser can read (see `readback::map_for_reading_async`). The wait is the same
+    /// sync, and recorded as one.
+    pub async fn read_back_async(
+        &mut self,
+        recorder: &mut Recorder,
+        staging: &mut Staging,
+        buffer: &wgpu::Buffer,
+        (offset, size): (u64, u64),
+    ) -> Result<Vec<u8>, BackendError> {
+        let staging = self.copy_to_staging(recorder, staging, buffer, (offset, size), false)?;
         let start = recorder.now_ns();
-        let bytes = copy_mapped(&staging, &slice)?;
+        let slice = staging.slice(..);
+        map_for_reading_async(&self.device, &slice).await?;
+        recorder.span(
+            Lane::Sync,
+            Category::Sync,
+            "wait for the GPU (map_async, awaited)",
+            start,
+            0,
+        );
+        self.finish_read_back(recorder, &staging, &slice)
+    }
+
+    /// Records the copy of `size` bytes of `buffer` into a staging buffer (zeroing them after
+    /// if `clear`) and submits everything recorded.
+    fn copy_to_staging(
+        &mut self,
+        recorder: &mut Recorder,
+        staging: &mut Staging,
+        buffer: &wgpu::Buffer,
+        (offset, size): (u64, u64),
+        clear: bool,
+    ) -> Result<wgpu::Buffer, BackendError> {
+        let staging = staging.get(&self.device, &self.pool, size);
+        let encoder = self.encoder("readback");
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+        if clear {
+            encoder.clear_buffer(buffer, offset, Some(size));
+        }
+        self.submit(recorder)?;
+        Ok(staging)
+    }
+
+    /// Copies the mapped staging buffer to the host, and takes in the kernel times of the work
+    /// that just finished.
+    fn finish_read_back(
+        &mut self,
+        recorder: &mut Recorder,
+        staging: &wgpu::Buffer,
+        slice: &wgpu::BufferSlice<'_>,
+    ) -> Result<Vec<u8>, BackendError> {
+        let start = recorder.now_ns();
+        let bytes = copy_mapped(staging, slice)?;
         recorder.span(
             Lane::Readback,
             Category::Memcpy,

@@ -1,7 +1,7 @@
 //! What the GPU backend is and what it measures of itself: the adapter, spans of its work, kernel
 //! times from timestamp queries (see `timing.rs`), and the rounding census (see `census.rs`).
 
-use std::time::Instant;
+use web_time::Instant;
 
 use super::GpuBackend;
 use super::census::{Census, ROLE_COUNTS_BYTES};

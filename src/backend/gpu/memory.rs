@@ -159,16 +159,7 @@ impl DeviceMemory for GpuBackend {
             (0, buffer.size()),
             false,
         )?;
-        let mut values: Vec<f32> = match t.dtype().half() {
-            None => bytemuck::pod_collect_to_vec(&bytes),
-            Some(format) => bytemuck::pod_collect_to_vec::<u8, u16>(&bytes)
-                .into_iter()
-                .take(t.len())
-                .map(|bits| DType::widen(format, bits))
-                .collect(),
-        };
-        values.truncate(t.len());
-        Ok(values)
+        Ok(values_of(t, &bytes))
     }
 
     fn set_upload_mode(&mut self, mode: UploadMode) -> Result<(), BackendError> {
@@ -212,5 +203,43 @@ impl DeviceMemory for GpuBackend {
         self.forget_working();
         self.stream.forget_dispatches(|_| true);
         Ok(())
+    }
+}
+
+/// `t`'s values from its buffer's bytes, widened to f32 where it holds 16-bit numbers.
+pub(super) fn values_of(t: &Tensor, bytes: &[u8]) -> Vec<f32> {
+    let mut values: Vec<f32> = match t.dtype().half() {
+        None => bytemuck::pod_collect_to_vec(bytes),
+        Some(format) => bytemuck::pod_collect_to_vec::<u8, u16>(bytes)
+            .into_iter()
+            .take(t.len())
+            .map(|bits| DType::widen(format, bits))
+            .collect(),
+    };
+    values.truncate(t.len());
+    values
+}
+
+impl GpuBackend {
+    /// [`DeviceMemory::read`] without blocking the thread while the GPU finishes: the read a
+    /// browser's training loop awaits between steps (a blocking one cannot complete there).
+    ///
+    /// # Errors
+    /// When `t` is not on this GPU, or wgpu reports an error.
+    pub async fn read_async(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError> {
+        checks::read(Device::Gpu, t)?;
+        let Storage::Gpu(buffer) = t.storage() else {
+            return Ok(Vec::new());
+        };
+        let bytes = self
+            .stream
+            .read_back_async(
+                &mut self.recorder,
+                &mut self.staging,
+                buffer,
+                (0, buffer.size()),
+            )
+            .await?;
+        Ok(values_of(t, &bytes))
     }
 }

@@ -86,7 +86,22 @@ impl GpuBackend {
     /// As [`GpuBackend::new`], with workgroup sizes of the caller's choice (tests run the small
     /// sizes of weaker adapters this way), or the adapter's when `None`.
     pub fn with_sizes(sizes: Option<KernelSizes>) -> Result<Self, GpuUnavailable> {
-        let (adapter, device, queue) = context::open_device()?;
+        Self::on_device(context::open_device()?, sizes)
+    }
+
+    /// [`GpuBackend::new`] without blocking the thread while the adapter and device are asked
+    /// for: a browser's WebGPU answers through the page's event loop.
+    ///
+    /// # Errors
+    /// When no adapter can train, as for [`GpuBackend::new`].
+    pub async fn new_async(backends: wgpu::Backends) -> Result<Self, GpuUnavailable> {
+        Self::on_device(context::request_device(backends).await?, None)
+    }
+
+    fn on_device(
+        (adapter, device, queue): (wgpu::Adapter, wgpu::Device, wgpu::Queue),
+        sizes: Option<KernelSizes>,
+    ) -> Result<Self, GpuUnavailable> {
         let mut summary = context::summarize(&adapter);
         let sizes = sizes.unwrap_or(summary.kernel_sizes);
         summary.kernel_sizes = sizes;

@@ -82,7 +82,34 @@ pub(super) fn map_for_reading(
         let _ = tx.send(result);
     });
     wait_idle(device)?;
-    match rx.recv() {
+    // The wait above fires the callback on the desktop. A browser's GPU answers only once the
+    // page's event loop turns, which no wait here can let happen: there the reads of a step go
+    // through `map_for_reading_async`, and one that comes here instead fails, never hangs.
+    match rx.try_recv() {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
+        Err(_) => Err(BackendError::Gpu(
+            "the GPU did not finish mapping a buffer (in a browser, reads must wait \
+             asynchronously)"
+                .into(),
+        )),
+    }
+}
+
+/// Asks for `slice` to be mapped for reading and waits without blocking the thread: the
+/// browser's way, where the mapping completes through the page's event loop. On the desktop
+/// the poll completes it at once, so both targets run (and the tests check) the same code.
+pub(super) async fn map_for_reading_async(
+    device: &wgpu::Device,
+    slice: &wgpu::BufferSlice<'_>,
+) -> Result<(), BackendError> {
+    let (tx, rx) = async_channel::bounded(1);
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        let _ = tx.try_send(result);
+    });
+    // A no-op in a browser (its device is polled by the page); a wait on the desktop.
+    wait_idle(device)?;
+    match rx.recv().await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
         Err(_) => Err(BackendError::Gpu(

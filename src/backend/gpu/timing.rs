@@ -20,7 +20,7 @@
 //! each submission from when it was submitted until the host saw it done (an upper bound).
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use web_time::Instant;
 
 use super::readback::{map_read, wait_idle};
 use crate::backend::error::BackendError;

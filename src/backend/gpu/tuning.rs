@@ -10,7 +10,7 @@
 //! is done in about a second.
 
 use std::path::Path;
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -133,8 +133,8 @@ impl GpuBackend {
             split_k: split_rates[1] > split_rates[0],
             split_rates,
             gpu_timestamps: self.stream.timestamps.is_some(),
-            tuned_at_s: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
+            tuned_at_s: web_time::SystemTime::now()
+                .duration_since(web_time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
         };
         if !self.use_tuning(&tuning) {

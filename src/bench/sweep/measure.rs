@@ -3,7 +3,7 @@
 //! is reached, when the point is marked noisy.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 
