@@ -28,3 +28,6 @@ pub mod trace;
 pub mod train;
 pub mod ui;
 pub mod units;
+// The browser's start: the page's module, its canvas and its self-test.
+#[cfg(target_arch = "wasm32")]
+pub mod web;

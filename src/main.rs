@@ -5,6 +5,7 @@
 //! (output redirected to a file or a pipe goes there in either case).
 #![cfg_attr(windows, windows_subsystem = "windows")]
 
+#[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
     #[cfg(windows)]
     attach_to_the_terminal();
@@ -17,6 +18,12 @@ fn main() -> std::process::ExitCode {
         eprintln!("peak memory: {peak} bytes");
     }
     code
+}
+
+/// A browser's page: the app or its self-test, started from the page's module.
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    batchscope::web::start();
 }
 
 /// Writes to the console of the terminal this was started from, if there is one.

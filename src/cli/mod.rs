@@ -20,6 +20,7 @@ mod output;
 mod reference_tests;
 mod run;
 mod sample;
+mod selftest;
 mod simulate;
 mod sweep;
 mod trace;
@@ -90,6 +91,19 @@ enum Commands {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Train a named self-test (spiral, digits-cnn) on each device and print one line,
+    /// `BATCHSCOPE_SELFTEST` and JSON: the line the browser's page writes for the same name.
+    Selftest {
+        /// The self-tests: spiral (the default MLP), digits-cnn (a CNN on the 8×8 digits).
+        #[arg(required = true)]
+        names: Vec<String>,
+        /// Steps each device trains.
+        #[arg(long, default_value_t = crate::train::selftest::STEPS)]
+        steps: u64,
+        /// Train on the CPU only.
+        #[arg(long)]
+        no_gpu: bool,
     },
     /// Train without a window and print one line per logged step, then a summary.
     Train(train::TrainArgs),
@@ -216,6 +230,11 @@ pub fn main() -> ExitCode {
         }
         Some(Commands::Devices { json }) => devices::run(&mut out, json),
         Some(Commands::Tune { json }) => tune::run(&mut out, json),
+        Some(Commands::Selftest {
+            names,
+            steps,
+            no_gpu,
+        }) => selftest::run(&mut out, &names, steps, no_gpu),
         Some(Commands::Train(args)) => train::run(&mut out, &args),
         Some(Commands::Bench(args)) => bench::run(&mut out, &args),
         Some(Commands::Sweep(args)) => sweep::run(&mut out, &args),

@@ -13,9 +13,9 @@ use web_time::Instant;
 use super::config::TrainConfig;
 use super::runner::Runner;
 use super::session::{Session, SessionError};
-use crate::backend::Activation;
 use crate::backend::Backend;
 use crate::backend::gpu::GpuBackend;
+use crate::backend::{Activation, Instrumented};
 use crate::data::source::DataSource;
 use crate::device::Device;
 
@@ -31,7 +31,10 @@ pub const NAMES: [&str; 2] = ["spiral", "digits-cnn"];
 
 /// The settings a self-test named `name` trains with, if it is one of [`NAMES`].
 pub fn config(name: &str) -> Option<TrainConfig> {
-    let base = TrainConfig::default();
+    let mut base = TrainConfig::default();
+    // No spans: a self-test reports losses and rates, and starting a recording on a GPU reads
+    // its clock back with a blocking wait (which a browser cannot do).
+    base.pipeline.record = false;
     match name {
         "spiral" => Some(base),
         "digits-cnn" => Some(TrainConfig {
@@ -89,6 +92,15 @@ impl DeviceReport {
             device: device.as_str().to_owned(),
             error: Some(error),
             ..Self::default()
+        }
+    }
+
+    /// This device's description with why it stopped training.
+    #[must_use]
+    pub fn with_error(self, error: String) -> Self {
+        Self {
+            error: Some(error),
+            ..self
         }
     }
 
@@ -164,6 +176,9 @@ pub async fn train_awaiting(
     steps: u64,
 ) -> Result<DeviceReport, String> {
     let mut report = DeviceReport::of(Device::Gpu, gpu);
+    // Timed kernels are read back at the next wait, blockingly: not timed here (the report
+    // says whether the adapter could time them).
+    gpu.time_kernels(false);
     let mut runner = Runner::new(gpu, session).map_err(|e| e.to_string())?;
     let start = Instant::now();
     for _ in 0..steps {

@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use batchscope::backend::gpu::blocking_maps;
 use batchscope::device::Device;
 use batchscope::train::selftest::{session, train, train_awaiting};
 
@@ -14,11 +15,18 @@ fn the_awaiting_gpu_loop_trains_as_the_blocking_one() {
         return;
     };
     let session = session("digits-cnn").expect("session");
+    let before = blocking_maps();
     let awaited = pollster::block_on(train_awaiting(&mut gpu, &session, 12)).expect("awaited");
+    assert_eq!(
+        blocking_maps(),
+        before,
+        "the browser's loop waited, blocking, for a map"
+    );
     assert_eq!(awaited.losses.len(), 12);
     assert_eq!(awaited.timestamps, Some(gpu.adapter().timestamps));
     let mut gpu = common::gpu().expect("a second device");
     let blocking = train(Device::Gpu, &mut gpu, &session, 12).expect("blocking loop");
+    assert!(blocking_maps() > before, "the count counts");
     assert_eq!(awaited.losses, blocking.losses);
     let mut cpu = common::cpu();
     let on_cpu = train(Device::Cpu, &mut cpu, &session, 12).expect("cpu loop");

@@ -69,7 +69,7 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
     let primary =
         (wgpu::Backends::PRIMARY | wgpu::Backends::BROWSER_WEBGPU).contains(info.backend.into());
     AdapterSummary {
-        name: info.name.clone(),
+        name: adapter_name(&info),
         backend: format!("{:?}", info.backend),
         device_type: format!("{:?}", info.device_type),
         software: is_software(&info),
@@ -93,6 +93,16 @@ pub fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
                 .flags
                 .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
             && limits.max_compute_invocations_per_workgroup >= 64,
+    }
+}
+
+/// The adapter's name as its driver gives it. A browser's WebGPU may keep it to itself (a page
+/// could tell users apart by it), saying only whether it is its software fallback.
+fn adapter_name(info: &wgpu::AdapterInfo) -> String {
+    match (info.name.is_empty(), info.device_type) {
+        (false, _) => info.name.clone(),
+        (true, wgpu::DeviceType::Cpu) => "WebGPU software fallback (unnamed by the browser)".into(),
+        (true, _) => "WebGPU adapter (unnamed by the browser)".into(),
     }
 }
 

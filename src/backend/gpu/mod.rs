@@ -52,6 +52,7 @@ pub use context::GpuUnavailable;
 use dispatch::CommandStream;
 use pool::SharedPool;
 use readback::Staging;
+pub use readback::blocking_maps;
 use upload::UploadRing;
 use working::WorkingCopies;
 

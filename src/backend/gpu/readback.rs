@@ -7,6 +7,18 @@ use std::collections::HashMap;
 use super::pool::{SharedPool, count_internal};
 use crate::backend::error::BackendError;
 
+thread_local! {
+    /// Blocking maps made on this thread: a browser's loop must make none (see
+    /// [`blocking_maps`]).
+    static BLOCKING_MAPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times this thread has waited for a buffer to be mapped, blocking: the tests of the
+/// browser's training loop check that it never does (there it would fail).
+pub fn blocking_maps() -> u64 {
+    BLOCKING_MAPS.with(std::cell::Cell::get)
+}
+
 /// Staging buffers for reads, one per size in bytes, made once and reused.
 #[derive(Default)]
 pub(super) struct Staging {
@@ -77,6 +89,7 @@ pub(super) fn map_for_reading(
     device: &wgpu::Device,
     slice: &wgpu::BufferSlice<'_>,
 ) -> Result<(), BackendError> {
+    BLOCKING_MAPS.with(|n| n.set(n.get() + 1));
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |result| {
         let _ = tx.send(result);
