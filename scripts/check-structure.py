@@ -45,8 +45,9 @@ LAYERS = [
     # The window: panels draw state, the app owns it.
     ["ui"],
     ["app"],
-    # The command line opens the app or runs the core headless.
-    ["cli"],
+    # The command line opens the app or runs the core headless; a browser's page starts the app
+    # or its self-test (src/web, built for wasm32 only).
+    ["cli", "web"],
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

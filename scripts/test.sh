@@ -10,9 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# mingw-w64, Wine and ImageMagick build the Windows binary, run it, and look at its window.
+# mingw-w64, Wine and ImageMagick build the Windows binary, run it, and look at its window;
+# Chromium runs the browser build's self-test pages.
 packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 libx11-xcb1 python3 tzdata
-    mingw-w64 wine wine64 imagemagick)
+    mingw-w64 wine wine64 imagemagick chromium)
 if command -v dpkg >/dev/null 2>&1; then
     missing=()
     for p in "${packages[@]}"; do
@@ -131,22 +132,23 @@ else
     bash scripts/wine-check.sh "${CARGO_TARGET_DIR:-target}/$windows/debug/batchscope.exe" \
         "${CARGO_TARGET_DIR:-target}/wine-check"
 fi
-# The library for a browser's WebAssembly (issue 41's first step): type-checked, with clippy as
-# the wrapper, so that nothing native creeps back into the core (src/platform keeps what each
-# target does differently; the CLI and the native window start are the desktop's). About two
-# minutes of checking the dependencies for wasm32 on two cores.
-echo "==> the library for wasm32 (a browser's WebAssembly)"
+# The browser build (scripts/web.sh): the app for wasm32 with clippy as the wrapper, so nothing
+# native creeps back into the core, then its self-test pages (the spiral MLP and the digits CNN)
+# in headless Chromium on SwiftShader's WebGPU, each device's 50 losses against the desktop
+# build's. About five minutes on two cores, wasm-bindgen's first install included.
+echo "==> the browser build and its self-test pages (WebAssembly, WebGPU)"
 wasm=wasm32-unknown-unknown
 if ! rustup target list --installed 2>/dev/null | grep -qx "$wasm"; then
     rustup target add "$wasm" >/dev/null 2>&1 || true
 fi
-if rustup target list --installed 2>/dev/null | grep -qx "$wasm"; then
-    cargo check --locked --lib --target "$wasm"
+if rustup target list --installed 2>/dev/null | grep -qx "$wasm" && command -v chromium >/dev/null 2>&1; then
+    bash scripts/web.sh test
 elif [ "${CI:-}" = true ]; then
-    echo "error: the wasm32 check needs rustup's $wasm target, and it could not be installed" >&2
+    echo "error: the browser check needs rustup's $wasm target and Chromium, and they could not be installed" >&2
     exit 1
 else
-    echo "skipped: the wasm32 check needs rustup's $wasm target (rustup target add $wasm)"
+    echo "skipped: the browser check needs rustup's $wasm target and Chromium" \
+        "(rustup target add $wasm; sudo apt-get install chromium)"
 fi
 # The packages are checked where scripts/package.sh has built them: their two release builds
 # would double CI's time on two cores.

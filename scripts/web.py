@@ -4,13 +4,15 @@
     web.py serve DIR PORT           serve DIR with the headers cross-origin isolation needs
     web.py selftest DIR NAME...     each self-test page in headless Chromium; prints its line
     web.py compare WEB NATIVE       the page's losses against the desktop build's, per step
-    web.py shot DIR LANG OUT.png    a 1280x720 screenshot of the app's page
+    web.py shot DIR LANG OUT.png [X,Y]  a 1280x720 screenshot of the app's page (after a
+                                    click at X,Y, where given)
 
 Chromium runs WebGPU on SwiftShader (its own Vulkan on the CPU), as the issue that asked for
 the browser build measured on this machine; the page's console goes to Chromium's stderr,
 where the self-test's line is looked for.
 """
 
+import fcntl
 import functools
 import http.server
 import json
@@ -174,16 +176,85 @@ def compare(web_path, native_path):
         sys.exit(1)
 
 
-def shot(directory, lang, out):
+class DevTools:
+    """Chromium's DevTools protocol over a pipe (--remote-debugging-pipe: JSON messages ending
+    in a NUL byte, commands on the child's fd 3, answers on its fd 4): no WebSocket needed."""
+
+    def __init__(self, url_dir):
+        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
+        to_child_r, self.to_child = os.pipe()
+        self.from_child, from_child_w = os.pipe()
+        # Above 4, so that putting them at 3 and 4 in the child overwrites neither.
+        to_child_r = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
+        from_child_w = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
+
+        def fds():
+            # dup2 clears close-on-exec on the copies; the originals close at exec.
+            os.dup2(to_child_r, 3)
+            os.dup2(from_child_w, 4)
+
+        cmd = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={self.profile.name}",
+               "--remote-debugging-pipe", "--window-size=1280,720", "--hide-scrollbars",
+               "about:blank"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     preexec_fn=fds, close_fds=False,
+                                     start_new_session=True)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.buffer = b""
+        self.next_id = 0
+
+    def call(self, method, session=None, **params):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self.to_child, json.dumps(message).encode() + b"\0")
+        while True:
+            answer = self.receive()
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    sys.exit(f"error: DevTools {method}: {answer['error']}")
+                return answer.get("result", {})
+
+    def receive(self):
+        while b"\0" not in self.buffer:
+            chunk = os.read(self.from_child, 1 << 20)
+            if not chunk:
+                sys.exit("error: Chromium closed its DevTools pipe")
+            self.buffer += chunk
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def close(self):
+        stop(self.proc)
+        self.profile.cleanup()
+
+
+def shot(directory, lang, out, click=None, settle_s=8):
+    """A 1280x720 screenshot of the app's page in `lang`, `settle_s` seconds after it started
+    (and after a click at `click`, "x,y", then as long again: Run, say)."""
+    import base64
     httpd, base = in_background(directory)
+    tools = DevTools(directory)
     try:
-        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
-            cmd = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                   "--window-size=1280,720", "--hide-scrollbars", "--virtual-time-budget=15000",
-                   f"--screenshot={os.path.abspath(out)}", f"{base}index.html?lang={lang}"]
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120,
-                           check=True)
+        target = tools.call("Target.createTarget", url="about:blank")["targetId"]
+        session = tools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        tools.call("Emulation.setDeviceMetricsOverride", session, width=1280, height=720,
+                   deviceScaleFactor=1, mobile=False)
+        tools.call("Page.navigate", session, url=f"{base}index.html?lang={lang}")
+        time.sleep(settle_s)
+        if click:
+            x, y = (float(v) for v in click.split(","))
+            for kind in ("mousePressed", "mouseReleased"):
+                tools.call("Input.dispatchMouseEvent", session, type=kind, x=x, y=y,
+                           button="left", clickCount=1)
+            time.sleep(settle_s)
+        png = tools.call("Page.captureScreenshot", session, format="png")["data"]
+        with open(out, "wb") as f:
+            f.write(base64.b64decode(png))
     finally:
+        tools.close()
         httpd.shutdown()
 
 
@@ -195,7 +266,7 @@ if __name__ == "__main__":
         selftest(args[1], args[2:])
     elif len(args) == 3 and args[0] == "compare":
         compare(args[1], args[2])
-    elif len(args) == 4 and args[0] == "shot":
-        shot(args[1], args[2], args[3])
+    elif len(args) in (4, 5) and args[0] == "shot":
+        shot(args[1], args[2], args[3], *args[4:])
     else:
         sys.exit(__doc__)

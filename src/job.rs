@@ -50,6 +50,20 @@ impl<M> JobContext<M> {
     }
 }
 
+impl<M> JobContext<M> {
+    /// A context for work that runs on the caller's thread, a slice at a time (a browser's
+    /// page has no other), and the receiver of what it reports.
+    pub fn local(notify: Notify) -> (Self, Receiver<M>) {
+        let (messages, inbox) = mpsc::channel();
+        let context = Self {
+            messages,
+            cancel: Arc::new(AtomicBool::new(false)),
+            notify,
+        };
+        (context, inbox)
+    }
+}
+
 /// A thread of background work and the messages it has sent.
 ///
 /// Dropping a job asks its work to stop, and joins the thread if it has already finished; a

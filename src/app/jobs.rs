@@ -6,7 +6,7 @@
 use crate::data::source::LoadJob;
 use crate::job::Job;
 use crate::train::compare;
-use crate::train::worker::Worker;
+use crate::train::handle::Worker;
 
 /// The background work in progress.
 #[derive(Default)]

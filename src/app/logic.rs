@@ -39,7 +39,7 @@ impl BatchScopeApp {
             .jobs
             .workers
             .iter_mut()
-            .flat_map(crate::train::worker::Worker::poll)
+            .flat_map(crate::train::handle::Worker::poll)
             .collect();
         for event in events {
             self.on_event(event);

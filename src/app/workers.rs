@@ -6,7 +6,8 @@ use super::BatchScopeApp;
 use crate::backend::OpenOptions;
 use crate::device::Device;
 use crate::job::Notify;
-use crate::train::worker::{BackendFactory, Command, Worker};
+use crate::train::handle::Worker;
+use crate::train::worker::{BackendFactory, Command};
 use crate::train::{DeviceStatus, Sharing};
 
 impl BatchScopeApp {

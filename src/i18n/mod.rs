@@ -7,9 +7,11 @@
 //! messages in both languages), [`DataKey`] in `data.rs` (the loaders' reasons and notes),
 //! [`ErrKey`] in `errors.rs` (the backends' errors), [`AuthorKey`] in `authoring.rs` (a lesson
 //! file's mistakes), [`GenKey`] in `generation.rs` (a language model's writing and serving),
-//! [`LeverKey`] in `levers.rs` (accumulation, checkpointing, energy), each made by the same macro.
+//! [`LeverKey`] in `levers.rs` (accumulation, checkpointing, energy), [`BrowserKey`] in
+//! `browser.rs` (what only the browser build says), each made by the same macro.
 
 mod authoring;
+mod browser;
 mod data;
 mod errors;
 mod files;
@@ -21,6 +23,7 @@ mod levers;
 mod messages;
 mod said;
 pub use authoring::AuthorKey;
+pub use browser::BrowserKey;
 pub use data::DataKey;
 pub use errors::ErrKey;
 pub use files::FileKey;
@@ -774,6 +777,7 @@ mod tests {
             .chain(rows(FileKey::ALL))
             .chain(rows(GenKey::ALL))
             .chain(rows(LeverKey::ALL))
+            .chain(rows(BrowserKey::ALL))
         {
             assert!(!en.is_empty() && !zh.is_empty(), "{key:?}");
             // Placeholders must match, or a translation would drop a number.

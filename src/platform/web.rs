@@ -7,6 +7,9 @@ use super::Pick;
 
 /// The page's one thread: WebAssembly without shared memory cannot start others, so the
 /// kernels' parallel loops run in place (rayon's global pool falls back to the calling thread).
+/// The CPU column names what runs on the processor: the browser's WebAssembly.
+pub const CPU_NAME: &str = "WebAssembly";
+
 pub struct KernelPool;
 
 impl KernelPool {

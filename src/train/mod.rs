@@ -15,6 +15,7 @@ pub mod compare;
 pub mod config;
 pub mod device_run;
 pub mod generate;
+pub mod handle;
 pub mod metrics;
 pub mod mismatch;
 pub mod report;

@@ -4,7 +4,7 @@
 //! The worker calls the repaint callback after each event so the window wakes up to draw it.
 
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::Duration;
 use web_time::Instant;
 
@@ -17,7 +17,7 @@ use crate::backend::Backend;
 use crate::backend::{AdapterSummary, TuningNote};
 use crate::device::Device;
 use crate::i18n::{Arg, Said};
-use crate::job::{Job, JobContext, Notify};
+use crate::job::JobContext;
 use crate::memory::MemorySnapshot;
 use crate::trace::{TraceChunk, TraceHistory};
 
@@ -143,65 +143,37 @@ const TURN_PATIENCE: Duration = Duration::from_millis(20);
 /// How long a single step waits for its turn: the other device's turn ends at its next report.
 const STEP_PATIENCE: Duration = Duration::from_secs(10);
 
-/// The UI's handle on one worker: a [`Job`] that reports events, and the commands it takes.
-pub struct Worker {
-    device: Device,
-    commands: Sender<Command>,
-    job: Option<Job<Event>>,
+/// What a worker keeps between two slices of its loop (see [`State::resume`]).
+pub(super) struct Saved {
+    runner: Option<Runner>,
+    generation: u64,
+    running: bool,
+    last_log: Instant,
+    last_eval: Instant,
+    own_time: Duration,
+    checked_epoch: u64,
 }
 
-impl Worker {
-    /// Starts the thread `train-cpu` or `train-gpu`; while `turns` are on, it trains only in
-    /// its turns.
-    pub fn spawn(
-        device: Device,
-        factory: BackendFactory,
-        turns: Arc<Turns>,
-        notify: Notify,
-    ) -> std::io::Result<Self> {
-        let (commands, inbox) = mpsc::channel();
-        let job = Job::spawn(&format!("train-{device}"), notify, move |ctx| {
-            run(device, factory, &turns, inbox, &ctx);
-        })?;
-        Ok(Self {
-            device,
-            commands,
-            job: Some(job),
-        })
-    }
-
-    /// Which device this worker trains on.
-    pub fn device(&self) -> Device {
-        self.device
-    }
-
-    /// Sends a command. A worker whose thread has ended has said why in its last events, so a
-    /// command it can no longer take is dropped.
-    pub fn send(&self, command: Command) {
-        if self.commands.send(command).is_err() {
-            // The thread has ended: nothing takes commands any more.
-        }
-    }
-
-    /// The events reported since the last poll.
-    pub fn poll(&mut self) -> Vec<Event> {
-        self.job.as_mut().map(Job::poll).unwrap_or_default()
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.send(Command::Shutdown);
-        // The GPU device belongs to the thread: wait until it has let go of it.
-        if let Some(job) = self.job.take() {
-            job.join();
+impl Default for Saved {
+    fn default() -> Self {
+        Self {
+            runner: None,
+            generation: 0,
+            running: false,
+            last_log: Instant::now(),
+            last_eval: Instant::now(),
+            own_time: Duration::ZERO,
+            checked_epoch: 0,
         }
     }
 }
 
-struct State<'a> {
+pub(super) struct State<'a> {
     device: Device,
     backend: &'a mut dyn Backend,
+    /// Whether it may wait for its turn (a thread of its own may; a loop sharing the page's
+    /// thread may not, and tries again at its next slice).
+    patient: bool,
     runner: Option<Runner>,
     /// The run the runner trains, from the last `Configure`.
     generation: u64,
@@ -216,7 +188,71 @@ struct State<'a> {
     ctx: &'a JobContext<Event>,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
+    /// The loop's state from what was `saved`, on `backend`.
+    pub(super) fn resume(
+        (device, backend): (Device, &'a mut dyn Backend),
+        turns: &'a Turns,
+        ctx: &'a JobContext<Event>,
+        patient: bool,
+        saved: Saved,
+    ) -> Self {
+        Self {
+            device,
+            backend,
+            patient,
+            runner: saved.runner,
+            generation: saved.generation,
+            running: saved.running,
+            last_log: saved.last_log,
+            last_eval: saved.last_eval,
+            turns,
+            own_time: saved.own_time,
+            checked_epoch: saved.checked_epoch,
+            ctx,
+        }
+    }
+
+    /// What the loop keeps until its next slice.
+    pub(super) fn suspend(self) -> Saved {
+        Saved {
+            runner: self.runner,
+            generation: self.generation,
+            running: self.running,
+            last_log: self.last_log,
+            last_eval: self.last_eval,
+            own_time: self.own_time,
+            checked_epoch: self.checked_epoch,
+        }
+    }
+
+    /// Leaves `time` that was not the device's (the page drawing between two slices) out of
+    /// the interval being measured.
+    pub(super) fn exclude(&mut self, time: Duration) {
+        if let Some(runner) = self.runner.as_mut() {
+            runner.exclude(time);
+        }
+    }
+
+    /// Whether it trains on without a command.
+    pub(super) fn running(&self) -> bool {
+        self.running
+    }
+
+    /// Says the backend is up (and what its kernel choice had to say).
+    pub(super) fn announce(&self) {
+        let adapter = self.backend.adapter_summary();
+        self.send(EventKind::Ready {
+            name: self.backend.name(),
+            adapter,
+            cpu_threads: self.backend.threads(),
+        });
+        let notes = self.backend.tuning_notes();
+        if !notes.is_empty() {
+            self.send(EventKind::TuningNotes(notes));
+        }
+    }
+
     fn send(&self, kind: EventKind) {
         self.ctx.send(Event {
             device: self.device,
@@ -323,7 +359,9 @@ impl State<'_> {
         };
         // Taking turns, a device trains only in its turn, which lasts until its next report;
         // the time it waited for the turn is not its own, so its clock starts over.
-        let patience = if self.running && !force {
+        let patience = if !self.patient {
+            Duration::ZERO
+        } else if self.running && !force {
             TURN_PATIENCE
         } else {
             STEP_PATIENCE
@@ -480,7 +518,7 @@ fn trimmed(chunk: TraceChunk) -> TraceChunk {
     }
 }
 
-fn run(
+pub(super) fn run(
     device: Device,
     factory: BackendFactory,
     turns: &Turns,
@@ -515,29 +553,8 @@ fn command_loop(
     inbox: &mut Receiver<Command>,
     ctx: &JobContext<Event>,
 ) {
-    let mut state = State {
-        device,
-        backend,
-        runner: None,
-        generation: 0,
-        running: false,
-        last_log: Instant::now(),
-        last_eval: Instant::now(),
-        turns,
-        own_time: Duration::ZERO,
-        checked_epoch: 0,
-        ctx,
-    };
-    let adapter = state.backend.adapter_summary();
-    state.send(EventKind::Ready {
-        name: state.backend.name(),
-        adapter,
-        cpu_threads: state.backend.threads(),
-    });
-    let notes = state.backend.tuning_notes();
-    if !notes.is_empty() {
-        state.send(EventKind::TuningNotes(notes));
-    }
+    let mut state = State::resume((device, backend), turns, ctx, true, Saved::default());
+    state.announce();
     loop {
         let command = if state.running {
             match inbox.try_recv() {
@@ -551,48 +568,57 @@ fn command_loop(
                 Err(_) => return,
             }
         };
-        match command {
-            Some(Command::Shutdown) => return,
-            Some(Command::Configure(session, generation)) => state.configure(&session, generation),
-            Some(Command::Pipeline(pipeline)) => {
-                if let Some(runner) = state.runner.as_mut()
-                    && let Err(e) = runner.set_pipeline(&mut *state.backend, pipeline)
-                {
-                    state.fail(e.said());
-                }
-                state.send_memory();
-            }
-            Some(Command::SaveWeights(path, spec)) => state.save_weights(&path, &spec),
-            Some(Command::LoadWeights(values, path)) => state.load_weights(&values, &path),
-            Some(Command::ReleaseCached) => {
-                if let Err(e) = state.backend.release_cached() {
-                    state.fail(e.said());
-                }
-                state.send_memory();
-            }
-            Some(Command::Run) => {
-                if let Some(r) = state.runner.as_mut() {
-                    r.restart_clock();
-                }
-                state.last_log = Instant::now();
-                state.set_running(true);
-            }
-            Some(Command::Pause) => {
-                // Report the interval that was running, then stop. (A device waiting for its
-                // turn reported its last one when its turn ended.)
-                if state.running && !state.turns.waits(device) {
-                    state.train_step(true);
-                }
-                state.set_running(false);
-            }
-            Some(Command::Step) => {
-                state.set_running(false);
-                if let Some(r) = state.runner.as_mut() {
-                    r.restart_clock();
-                }
-                state.train_step(true);
-            }
-            None => state.train_step(false),
+        if !obey(&mut state, command) {
+            return;
         }
     }
+}
+
+/// Does what `command` says, or trains a step when there is none; `false` once told to stop.
+pub(super) fn obey(state: &mut State<'_>, command: Option<Command>) -> bool {
+    let device = state.device;
+    match command {
+        Some(Command::Shutdown) => return false,
+        Some(Command::Configure(session, generation)) => state.configure(&session, generation),
+        Some(Command::Pipeline(pipeline)) => {
+            if let Some(runner) = state.runner.as_mut()
+                && let Err(e) = runner.set_pipeline(&mut *state.backend, pipeline)
+            {
+                state.fail(e.said());
+            }
+            state.send_memory();
+        }
+        Some(Command::SaveWeights(path, spec)) => state.save_weights(&path, &spec),
+        Some(Command::LoadWeights(values, path)) => state.load_weights(&values, &path),
+        Some(Command::ReleaseCached) => {
+            if let Err(e) = state.backend.release_cached() {
+                state.fail(e.said());
+            }
+            state.send_memory();
+        }
+        Some(Command::Run) => {
+            if let Some(r) = state.runner.as_mut() {
+                r.restart_clock();
+            }
+            state.last_log = Instant::now();
+            state.set_running(true);
+        }
+        Some(Command::Pause) => {
+            // Report the interval that was running, then stop. (A device waiting for its
+            // turn reported its last one when its turn ended.)
+            if state.running && !state.turns.waits(device) {
+                state.train_step(true);
+            }
+            state.set_running(false);
+        }
+        Some(Command::Step) => {
+            state.set_running(false);
+            if let Some(r) = state.runner.as_mut() {
+                r.restart_clock();
+            }
+            state.train_step(true);
+        }
+        None => state.train_step(false),
+    }
+    true
 }

@@ -10,7 +10,7 @@ use super::plots;
 use crate::backend::{AdapterSummary, TuningNote};
 use crate::data::{Dataset, Task};
 use crate::device::Device;
-use crate::i18n::{Key, Lang};
+use crate::i18n::{BrowserKey, Key, Lang};
 use crate::train::worker::Reached;
 use crate::train::{BoundaryGrid, Curve, DeviceRun, DeviceStatus, RunState, Sharing, StopAt};
 use crate::units::{format_ms, format_rate};
@@ -56,6 +56,16 @@ impl ColumnPanel {
         match &run.status {
             DeviceStatus::Starting => {
                 ui.label(lang.tr(Key::Starting));
+                return;
+            }
+            DeviceStatus::Unavailable(reason) if cfg!(target_arch = "wasm32") => {
+                // A browser has its GPU: what is missing is the column's loop (see BrowserKey).
+                ui.label(
+                    RichText::new(lang.tr(BrowserKey::GpuColumnTitle))
+                        .strong()
+                        .color(ui.visuals().warn_fg_color),
+                );
+                ui.label(reason.text(lang));
                 return;
             }
             DeviceStatus::Unavailable(reason) => {
@@ -602,6 +612,12 @@ fn device_header_ui(
 ) {
     let Some(adapter) = adapter else {
         match cpu_threads {
+            // A browser's CPU column says what it runs on: WebAssembly, on the page's thread.
+            Some(_)
+                if name.starts_with(crate::platform::CPU_NAME) && cfg!(target_arch = "wasm32") =>
+            {
+                ui.label(super::labels::backend_name(lang, name))
+            }
             Some(n) => ui.label(lang.fmt(Key::Threads, &[("n", &n)])),
             None => ui.label(name),
         };

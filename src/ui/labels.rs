@@ -5,7 +5,7 @@ use egui::Color32;
 
 use crate::data::Synthetic;
 use crate::device::Device;
-use crate::i18n::{Key, Lang};
+use crate::i18n::{BrowserKey, Key, Lang};
 use crate::memory::Role;
 use crate::nn::OptimizerKind;
 use crate::precision::Precision;
@@ -74,6 +74,13 @@ pub fn device_title(lang: Lang, device: Device) -> &'static str {
 /// A backend's name as the reader reads it: the CPU backend's own ("CPU, 2 threads") in the
 /// reader's language; an adapter's name as its driver gives it.
 pub fn backend_name(lang: Lang, name: &str) -> String {
+    if let Some(n) = name
+        .strip_prefix("WebAssembly, ")
+        .and_then(|rest| rest.strip_suffix(" threads"))
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        return lang.fmt(BrowserKey::WasmBackendName, &[("n", &n)]);
+    }
     let cpu = name
         .strip_prefix("CPU, ")
         .and_then(|rest| rest.split_once(" threads"))

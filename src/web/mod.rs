@@ -12,6 +12,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::JsValue;
 
 use crate::app::{AppOptions, create_app};
+use crate::backend::GpuChoice;
+use crate::i18n::{BrowserKey, Lang, Said};
 
 /// The id of the page's canvas (`web/index.html`).
 const CANVAS_ID: &str = "batchscope";
@@ -21,18 +23,15 @@ pub fn start() {
     let query = web_sys::window()
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
-    let named = query
-        .trim_start_matches('?')
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("selftest="))
-        .map(str::to_owned);
+    let named = parameter(&query, "selftest");
+    let options = app_options(&query);
     wasm_bindgen_futures::spawn_local(async move {
         let result = match named {
             Some(name) => {
                 selftest::run(&name).await;
                 Ok(())
             }
-            None => start_app().await,
+            None => start_app(options).await,
         };
         if let Err(e) = result {
             show_failure(&format!("{e:?}"));
@@ -40,20 +39,47 @@ pub fn start() {
     });
 }
 
+/// The value of `name` in the page's query string (`?lang=zh&lesson=…`).
+fn parameter(query: &str, name: &str) -> Option<String> {
+    query
+        .trim_start_matches('?')
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_owned())
+}
+
+/// The app's start-up options from the address: `lang` (else the browser's language, where it
+/// is Chinese) and `lesson`, as the desktop's `--lang` and `--lesson`.
+fn app_options(query: &str) -> AppOptions {
+    let asked = parameter(query, "lang").and_then(|code| Lang::parse(&code));
+    let browser = web_sys::window()
+        .and_then(|w| w.navigator().language())
+        .filter(|code| code.to_lowercase().starts_with("zh"))
+        .map(|_| Lang::Zh);
+    AppOptions {
+        lang: asked.or(browser).unwrap_or_default(),
+        lang_given: asked.is_some(),
+        lesson: parameter(query, "lesson"),
+        // Said in the GPU column until its loop awaits every read (see `BrowserKey`).
+        gpu: GpuChoice::Unavailable(Said::new(BrowserKey::GpuColumnNotYet, &[])),
+        ..AppOptions::default()
+    }
+}
+
 /// Runs the app in the page's canvas.
-async fn start_app() -> Result<(), JsValue> {
+async fn start_app(options: AppOptions) -> Result<(), JsValue> {
     let canvas = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.get_element_by_id(CANVAS_ID))
         .ok_or_else(|| JsValue::from_str("the page has no canvas named batchscope"))?
         .dyn_into::<web_sys::HtmlCanvasElement>()?;
-    let options = eframe::WebOptions::default();
     eframe::WebRunner::new()
         .start(
             canvas,
-            options,
+            eframe::WebOptions::default(),
             Box::new(|cc| {
-                let app = create_app(cc, AppOptions::default(), (true, false), Vec::new());
+                let app = create_app(cc, options, (true, false), Vec::new());
                 Ok(Box::new(app))
             }),
         )

@@ -34,7 +34,7 @@ use crate::backend::tensor::{Tensor, WORKING_COPIES, WORKING_LABELS, largest_hal
 use crate::backend::traits::{Backend, DeviceInfo, DeviceMemory, Instrumented};
 use crate::device::Device;
 use crate::memory::{Role, SharedLedger};
-use crate::platform::KernelPool;
+use crate::platform::{CPU_NAME, KernelPool};
 use crate::precision::{DType, RoundingCensus};
 use crate::trace::Recorder;
 use tuning::{ShapeKey, Tuning};
@@ -191,8 +191,8 @@ impl DeviceInfo for CpuBackend {
 
     fn name(&self) -> String {
         match self.split {
-            Split::BySize => format!("CPU, {} threads", self.threads),
-            Split::Always => format!("CPU, {} threads, every kernel split", self.threads),
+            Split::BySize => format!("{CPU_NAME}, {} threads", self.threads),
+            Split::Always => format!("{CPU_NAME}, {} threads, every kernel split", self.threads),
         }
     }
 

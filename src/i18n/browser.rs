@@ -1,0 +1,8 @@
+//! The translation table's part for the browser build: what a page says that a desktop window
+//! does not.
+
+super::lang::strings! { BrowserKey {
+    GpuColumnTitle => "WebGPU trains in the self-test page, not yet here", "WebGPU 目前在自检页训练，这里还不行";
+    GpuColumnNotYet => "In a browser, a GPU answers a read only when the page gets its turn back, so a training step on WebGPU must await its loss, and this column's evaluation (accuracy, boundary, histograms) still waits for its reads without yielding. The self-test page trains this model on this browser's GPU and the CPU side by side: open index.html?selftest=spiral and read the console.", "在浏览器里，GPU 只有在页面重新获得执行权时才会交回读取的结果，所以 WebGPU 上的训练步骤必须异步等待损失值，而这一栏的评估（准确率、决策边界、直方图）仍在不让出执行权地等待读取。自检页会在本浏览器的 GPU 和 CPU 上并排训练这个模型：打开 index.html?selftest=spiral 并查看控制台。";
+    WasmBackendName => "WebAssembly, {n} thread(s)", "WebAssembly，{n} 个线程";
+}}
