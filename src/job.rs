@@ -85,6 +85,12 @@ impl<M: Send + 'static> Job<M> {
         notify: Notify,
         work: impl FnOnce(JobContext<M>) + Send + 'static,
     ) -> std::io::Result<Self> {
+        if cfg!(target_arch = "wasm32") {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a browser's page cannot start a thread for this yet (the desktop app runs it)",
+            ));
+        }
         let (tx, messages) = mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let context = JobContext {
@@ -99,6 +105,37 @@ impl<M: Send + 'static> Job<M> {
             messages,
             cancel,
             thread: Some(thread),
+            finished: false,
+        })
+    }
+}
+
+impl<M: Send + 'static> Job<M> {
+    /// [`Job::spawn`]; where no thread can start (a browser's page), the work done at once on
+    /// the calling thread, its messages waiting for the first poll. For work short enough to
+    /// hold up one frame: reading a data set that ships inside the app.
+    ///
+    /// # Errors
+    /// When the system refuses a thread on the desktop.
+    pub fn spawn_or_run(
+        name: &str,
+        notify: Notify,
+        work: impl FnOnce(JobContext<M>) + Send + 'static,
+    ) -> std::io::Result<Self> {
+        if !cfg!(target_arch = "wasm32") {
+            return Self::spawn(name, notify, work);
+        }
+        let (tx, messages) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        work(JobContext {
+            messages: tx,
+            cancel: Arc::clone(&cancel),
+            notify,
+        });
+        Ok(Self {
+            messages,
+            cancel,
+            thread: None,
             finished: false,
         })
     }

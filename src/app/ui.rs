@@ -47,7 +47,7 @@ impl BatchScopeApp {
         egui::CentralPanel::default().show(ui, |ui| {
             central_ui(ui, &view, panels, &mut commands);
         });
-        if let Some(chosen) = panels.opener.show(&ctx) {
+        if let Some(chosen) = panels.opener.show(&ctx, lang) {
             commands.push(UiCommand::chosen(chosen));
         }
         if let Some(rect) = crate::ui::plots::take_plot_shot(&ctx) {

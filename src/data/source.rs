@@ -91,10 +91,11 @@ pub struct LoadJob {
 }
 
 impl LoadJob {
-    /// Starts loading `source` on its own thread.
+    /// Starts loading `source` on its own thread (in a browser's page: loads it now).
     pub fn spawn(source: DataSource, notify: Notify) -> std::io::Result<Self> {
         let job_source = source.clone();
-        let job = Job::spawn("data-loader", notify, move |ctx| {
+        // In a browser's page, read at once (the shipped sets are inside the page).
+        let job = Job::spawn_or_run("data-loader", notify, move |ctx| {
             let reported = AtomicU32::new(0);
             let report = |share: f32| {
                 let old = f32::from_bits(reported.load(Ordering::Relaxed));

@@ -34,7 +34,7 @@ pub enum Picked<'a> {
 /// The threads the CPU's kernels run on: a rayon pool of its own on the desktop. A browser's
 /// WebAssembly without shared memory has one thread, the page's: there every kernel runs on it
 /// (rayon's global pool falls back to the calling thread), and the CPU column says so.
-pub use target::{CPU_NAME, KernelPool};
+pub use target::{CPU_NAME, HAS_FILES, KernelPool};
 
 /// The folder where the app named `app_id` keeps its settings and caches, where there is one.
 pub fn storage_dir(app_id: &str) -> Option<PathBuf> {

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use super::{Pick, Picked};
 
 /// A rayon pool of its own, so the CPU's kernels run on the threads the user chose.
+/// The desktop has files: its dialogs open and save them.
+pub const HAS_FILES: bool = true;
+
 /// The CPU column names the processor.
 pub const CPU_NAME: &str = "CPU";
 

@@ -7,6 +7,9 @@ use super::Pick;
 
 /// The page's one thread: WebAssembly without shared memory cannot start others, so the
 /// kernels' parallel loops run in place (rayon's global pool falls back to the calling thread).
+/// A page has no file system of its own (the browser's picker is not wired in yet).
+pub const HAS_FILES: bool = false;
+
 /// The CPU column names what runs on the processor: the browser's WebAssembly.
 pub const CPU_NAME: &str = "WebAssembly";
 

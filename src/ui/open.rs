@@ -118,6 +118,8 @@ pub struct FileOpener {
     last_dir: Option<PathBuf>,
     /// How the job finds out whether a system dialog exists.
     probe: DialogProbe,
+    /// A browser's page has no files to browse (yet): what was asked for, to say so.
+    no_files: Option<OpenKind>,
 }
 
 impl Default for FileOpener {
@@ -136,6 +138,7 @@ impl FileOpener {
             native_missing: false,
             last_dir: None,
             probe,
+            no_files: None,
         }
     }
 
@@ -153,6 +156,12 @@ impl FileOpener {
     /// system has said it has none.
     pub fn start(&mut self, kind: OpenKind, lang: Lang, notify: Notify) {
         if self.is_open() {
+            return;
+        }
+        // A page has neither the system's dialog nor a file system to browse: it says so
+        // rather than open an empty browser (the browser's own picker is not wired yet).
+        if !crate::platform::HAS_FILES {
+            self.no_files = Some(kind);
             return;
         }
         if self.native_missing {
@@ -259,7 +268,21 @@ impl FileOpener {
 
     /// Draws the in-app browser, if it is open; returns the chosen path, and what it was chosen
     /// for, once there is one.
-    pub fn show(&mut self, ctx: &egui::Context) -> Option<(OpenKind, PathBuf)> {
+    pub fn show(&mut self, ctx: &egui::Context, lang: Lang) -> Option<(OpenKind, PathBuf)> {
+        if let Some(kind) = self.no_files {
+            let mut open = true;
+            egui::Window::new(title(kind, lang))
+                .collapsible(false)
+                .resizable(false)
+                .open(&mut open)
+                .show(ctx, |ui| {
+                    ui.label(lang.tr(crate::i18n::BrowserKey::NoFilesYet));
+                });
+            if !open {
+                self.no_files = None;
+            }
+            return None;
+        }
         let kind = self.browser_kind;
         let browser = self.browser.as_mut()?;
         browser.show(ctx);
@@ -357,7 +380,10 @@ mod tests {
     fn drawn() -> egui_kittest::Harness<'static, FileOpener> {
         harness(
             |ui, opener: &mut FileOpener| {
-                assert!(opener.show(ui.ctx()).is_none(), "nothing is chosen here");
+                assert!(
+                    opener.show(ui.ctx(), Lang::En).is_none(),
+                    "nothing is chosen here"
+                );
             },
             FileOpener::default(),
         )
