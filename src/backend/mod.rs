@@ -16,6 +16,7 @@ pub mod gpu;
 pub mod identity;
 mod open;
 pub mod params;
+pub mod pending;
 pub mod sequence;
 pub mod tensor;
 pub mod traits;
@@ -29,6 +30,7 @@ pub use open::{GpuChoice, OpenOptions, open, open_gpu};
 pub use params::{
     Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,
 };
+pub use pending::PendingRead;
 pub use sequence::{AttentionShape, SequenceOps};
 pub use tensor::{Tensor, WORKING_COPIES, check_device, check_shape};
 pub use traits::{Backend, ComputeOps, DeviceInfo, DeviceMemory, Instrumented};

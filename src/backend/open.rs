@@ -15,6 +15,9 @@ pub enum GpuChoice {
     Auto,
     /// Act as if no adapter existed, for this reason (tests, `--no-gpu`).
     Unavailable(Said),
+    /// The device a browser's page asked WebGPU for before the app started (a page cannot
+    /// wait for it later; see `web/`), kept with [`keep_page_device`](super::gpu::keep_page_device).
+    Page,
 }
 
 /// How to open a backend.
@@ -43,6 +46,9 @@ pub fn open(device: Device, options: &OpenOptions) -> Result<Box<dyn Backend>, S
             open_gpu(options.tuning.as_deref()).map(|b| Box::new(b) as Box<dyn Backend>)
         }
         (Device::Gpu, GpuChoice::Unavailable(reason)) => Err(reason.clone()),
+        (Device::Gpu, GpuChoice::Page) => GpuBackend::on_page_device()
+            .map(|b| Box::new(b) as Box<dyn Backend>)
+            .map_err(|e| e.reason),
     }
 }
 

@@ -15,6 +15,7 @@ use super::identity::{AdapterSummary, TuningNote};
 use super::params::{
     Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,
 };
+use super::pending::PendingRead;
 use super::sequence::SequenceOps;
 use super::tensor::Tensor;
 use crate::device::Device;
@@ -118,6 +119,20 @@ pub trait DeviceMemory {
 
     /// Copies `t` back to the host as f32, waiting for all pending work first (a sync point).
     fn read(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError>;
+
+    /// Starts copying `t` back to the host without waiting for the device: the values come
+    /// from [`DeviceMemory::finish_read`] once it has them. The CPU's are there at once; a GPU's
+    /// once its work up to now has run (a browser's GPU answers only between two of the page's
+    /// frames, so a loop that shares the page's thread reads this way).
+    fn start_read(&mut self, t: &Tensor) -> Result<PendingRead, BackendError> {
+        self.read(t).map(PendingRead::ready)
+    }
+
+    /// The values of `read` if the device has them (`None`: not yet, look again later). Each
+    /// read gives its values once.
+    fn finish_read(&mut self, read: &mut PendingRead) -> Option<Result<Vec<f32>, BackendError>> {
+        read.take_ready().map(Ok)
+    }
 
     /// How host values travel to the device (GPU only). Work recorded under the old mode is
     /// submitted first.

@@ -2,8 +2,9 @@
 //! does not.
 
 super::lang::strings! { BrowserKey {
-    GpuColumnTitle => "WebGPU trains in the self-test page, not yet here", "WebGPU 目前在自检页训练，这里还不行";
-    GpuColumnNotYet => "In a browser, a GPU answers a read only when the page gets its turn back, so a training step on WebGPU must await its loss, and this column's evaluation (accuracy, boundary, histograms) still waits for its reads without yielding. The self-test page trains this model on this browser's GPU and the CPU side by side: open index.html?selftest=spiral and read the console.", "在浏览器里，GPU 只有在页面重新获得执行权时才会交回读取的结果，所以 WebGPU 上的训练步骤必须异步等待损失值，而这一栏的评估（准确率、决策边界、直方图）仍在不让出执行权地等待读取。自检页会在本浏览器的 GPU 和 CPU 上并排训练这个模型：打开 index.html?selftest=spiral 并查看控制台。";
+    NoWebGpuTitle => "No WebGPU adapter in this browser", "此浏览器没有 WebGPU 适配器";
+    NoWebGpuHelp => "This browser gives the page no WebGPU adapter to compute on. Chrome and Edge have WebGPU on most systems, Firefox and Safari on some; a browser may also turn it off for this GPU or driver. The CPU column keeps working.", "此浏览器没有为页面提供可用于计算的 WebGPU 适配器。Chrome 和 Edge 在大多数系统上支持 WebGPU，Firefox 和 Safari 在部分系统上支持；浏览器也可能因为这块 GPU 或驱动而关闭它。CPU 一栏照常工作。";
+    GpuNotEvaluated => "In a page this column reports the loss and the speed. Accuracy, the decision boundary and the value histograms read back as they are computed, which a page's GPU answers only between frames: for them, use the desktop app.", "在网页中，这一栏报告损失和速度。准确率、决策边界和数值直方图在计算过程中需要读回数据，而网页中的 GPU 只在两帧之间才交回结果：要看这些，请使用桌面应用。";
     NoFilesYet => "A browser's page cannot open or save files here yet: the browser's own file picker and drag and drop are not wired in. The desktop app opens your own data sets, lessons and sessions, and saves traces, models and screenshots; in this page, the shipped data sets are in Source.", "网页里暂时还不能在这里打开或保存文件：浏览器自己的文件选择器和拖放尚未接上。桌面应用可以打开你自己的数据集、课程和会话，并保存追踪、模型和截图；在这个页面里，自带的数据集在“来源”中。";
     WasmBackendName => "WebAssembly, {n} thread(s)", "WebAssembly，{n} 个线程";
 }}

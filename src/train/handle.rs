@@ -38,7 +38,8 @@ struct Cooperative {
     events: Receiver<Event>,
     saved: Saved,
     ended: bool,
-    /// When the last slice ended: the page's time between slices is not the device's.
+    /// When the last slice of a CPU's run ended: the page's time between slices is not the
+    /// CPU's.
     slice_ended: Option<Instant>,
 }
 
@@ -86,19 +87,27 @@ impl Cooperative {
                 Err(TryRecvError::Empty) => None,
                 Err(TryRecvError::Disconnected) => Some(Command::Shutdown),
             };
-            if command.is_none() && !state.running() {
+            if command.is_none() && !state.running() && !state.reading() {
                 break;
             }
             if !obey(&mut state, command) {
                 self.ended = true;
                 break;
             }
+            // A read on its way is answered between frames in a page: give the page its turn.
+            if state.reading() {
+                break;
+            }
             if begun.elapsed() >= slice {
                 break;
             }
         }
-        let running = state.running();
-        self.slice_ended = running.then(Instant::now);
+        // A read on its way is looked at again in the next slice, paused or not.
+        let running = state.running() || state.reading();
+        // The CPU trains only inside slices: the page's time between them is not its own. A
+        // GPU goes on with the work submitted while the page draws, so its interval stays the
+        // wall clock's, waits for reads included (a lower bound on its speed, never above it).
+        self.slice_ended = (running && device == Device::Cpu).then(Instant::now);
         self.saved = state.suspend();
         if running {
             // The next frame brings the next slice.

@@ -13,8 +13,8 @@ use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 use super::runner::Runner;
 use super::session::Session;
 use super::turns::{Take, Turns};
-use crate::backend::Backend;
 use crate::backend::{AdapterSummary, TuningNote};
+use crate::backend::{Backend, PendingRead};
 use crate::device::Device;
 use crate::i18n::{Arg, Said};
 use crate::job::JobContext;
@@ -152,6 +152,7 @@ pub(super) struct Saved {
     last_eval: Instant,
     own_time: Duration,
     checked_epoch: u64,
+    pending: Option<PendingRead>,
 }
 
 impl Default for Saved {
@@ -164,6 +165,7 @@ impl Default for Saved {
             last_eval: Instant::now(),
             own_time: Duration::ZERO,
             checked_epoch: 0,
+            pending: None,
         }
     }
 }
@@ -185,6 +187,9 @@ pub(super) struct State<'a> {
     own_time: Duration,
     /// The epoch whose end was last checked against the stop condition.
     checked_epoch: u64,
+    /// The loss statistics' read, started after a step and not yet answered (a loop that may
+    /// not wait for the device: see [`State::step_then_read`]).
+    pending: Option<PendingRead>,
     ctx: &'a JobContext<Event>,
 }
 
@@ -209,6 +214,7 @@ impl<'a> State<'a> {
             turns,
             own_time: saved.own_time,
             checked_epoch: saved.checked_epoch,
+            pending: saved.pending,
             ctx,
         }
     }
@@ -223,7 +229,20 @@ impl<'a> State<'a> {
             last_eval: self.last_eval,
             own_time: self.own_time,
             checked_epoch: self.checked_epoch,
+            pending: self.pending,
         }
+    }
+
+    /// Whether a read of the loss is on its way (the loop looks again at its next slice).
+    pub(super) fn reading(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Whether this loop may wait for its device: a thread of its own may, and the CPU's
+    /// values are there at once; a GPU's loop sharing a page's thread may not (its reads are
+    /// started, then looked at in later slices).
+    fn may_wait(&self) -> bool {
+        self.patient || self.device == Device::Cpu
     }
 
     /// Leaves `time` that was not the device's (the page drawing between two slices) out of
@@ -379,6 +398,9 @@ impl<'a> State<'a> {
 
     /// Trains one step and reports it when due, in the device's turn.
     fn step_and_report(&mut self, force: bool) {
+        if !self.may_wait() {
+            return self.step_then_read(force);
+        }
         let Some(runner) = self.runner.as_mut() else {
             return;
         };
@@ -418,10 +440,55 @@ impl<'a> State<'a> {
         }
     }
 
+    /// [`State::step_and_report`] for a loop that may not wait for its device: while the last
+    /// report's read is on its way, no step (the device finishes its work, as in a sync, but the
+    /// page goes on drawing); once it is in, the report. Otherwise a step that never syncs, and
+    /// when a report is due, its statistics' read started. The whole-set evaluation, which
+    /// reads back as it goes, is not made here.
+    fn step_then_read(&mut self, force: bool) {
+        let Some(runner) = self.runner.as_mut() else {
+            return;
+        };
+        let backend = &mut *self.backend;
+        if let Some(mut read) = self.pending.take() {
+            let Some(values) = backend.finish_read(&mut read) else {
+                self.pending = Some(read);
+                return;
+            };
+            let log = values.and_then(|values| {
+                runner.take_read(backend, &values)?;
+                runner.log(backend)
+            });
+            match log {
+                Ok(log) => {
+                    self.last_log = Instant::now();
+                    self.send(EventKind::Log(Box::new(log)));
+                    self.send_memory();
+                    self.turns.pass(self.device);
+                }
+                Err(e) => self.fail(e.said()),
+            }
+            return;
+        }
+        let due = force || self.last_log.elapsed() >= LOG_INTERVAL;
+        let started = runner.step(backend, false).and_then(|_| {
+            due.then(|| backend.start_read(runner.stats_tensor()))
+                .transpose()
+        });
+        match started {
+            Ok(read) => self.pending = read,
+            Err(e) => self.fail(e.said()),
+        }
+    }
+
     /// Stops the run once its stop condition holds: after N epochs, or once the test metric,
     /// checked at the end of each epoch, reaches the target. The check's evaluation counts as
     /// the device's own time: the target is measured end to end.
     fn check_stop(&mut self) {
+        // Checking reads back as it goes: not where the loop may not wait (see step_then_read).
+        if !self.may_wait() {
+            return;
+        }
         let Some(runner) = self.runner.as_mut() else {
             return;
         };
@@ -479,7 +546,7 @@ impl<'a> State<'a> {
 
     /// Whole-set accuracy and the boundary, when due; not counted as training time.
     fn report(&mut self, force: bool) {
-        if !force && self.last_eval.elapsed() < EVAL_INTERVAL {
+        if !self.may_wait() || !force && self.last_eval.elapsed() < EVAL_INTERVAL {
             return;
         }
         let Some(runner) = self.runner.as_mut() else {

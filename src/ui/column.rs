@@ -59,13 +59,14 @@ impl ColumnPanel {
                 return;
             }
             DeviceStatus::Unavailable(reason) if cfg!(target_arch = "wasm32") => {
-                // A browser has its GPU: what is missing is the column's loop (see BrowserKey).
+                // In a page, what is missing is the browser's WebGPU, not a driver to install.
                 ui.label(
-                    RichText::new(lang.tr(BrowserKey::GpuColumnTitle))
+                    RichText::new(lang.tr(BrowserKey::NoWebGpuTitle))
                         .strong()
                         .color(ui.visuals().warn_fg_color),
                 );
-                ui.label(reason.text(lang));
+                ui.label(lang.tr(BrowserKey::NoWebGpuHelp));
+                ui.label(RichText::new(reason.text(lang)).small().weak());
                 return;
             }
             DeviceStatus::Unavailable(reason) => {
@@ -92,6 +93,13 @@ impl ColumnPanel {
                 cpu_threads,
             } => {
                 device_header_ui(ui, lang, name, adapter.as_ref(), *cpu_threads);
+                if cfg!(target_arch = "wasm32") && run.device == Device::Gpu {
+                    ui.label(
+                        RichText::new(lang.tr(BrowserKey::GpuNotEvaluated))
+                            .small()
+                            .weak(),
+                    );
+                }
                 tuning_notes_ui(ui, lang, &run.tuning_notes);
                 sharing_ui(ui, lang, run, *cpu_threads);
             }

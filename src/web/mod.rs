@@ -4,7 +4,9 @@
 //! (see [`crate::train::selftest`]), which `scripts/web.sh test` reads from headless Chromium.
 //!
 //! Everything that exists only in a browser is here and in `platform/web.rs`; the core is the
-//! desktop's.
+//! desktop's, with what a page needs of it built for every target (and tested on the desktop):
+//! workers that share the caller's thread (`train/handle.rs`), reads that do not wait
+//! (`DeviceMemory::start_read`, `GpuBackend::read_async`).
 
 mod selftest;
 
@@ -13,7 +15,9 @@ use wasm_bindgen::prelude::JsValue;
 
 use crate::app::{AppOptions, create_app};
 use crate::backend::GpuChoice;
-use crate::i18n::{BrowserKey, Lang, Said};
+use crate::backend::gpu::context::request_device;
+use crate::backend::gpu::keep_page_device;
+use crate::i18n::Lang;
 
 /// The id of the page's canvas (`web/index.html`).
 const CANVAS_ID: &str = "batchscope";
@@ -61,14 +65,16 @@ fn app_options(query: &str) -> AppOptions {
         lang: asked.or(browser).unwrap_or_default(),
         lang_given: asked.is_some(),
         lesson: parameter(query, "lesson"),
-        // Said in the GPU column until its loop awaits every read (see `BrowserKey`).
-        gpu: GpuChoice::Unavailable(Said::new(BrowserKey::GpuColumnNotYet, &[])),
+        // Asked for in `start_app`, before the app starts.
+        gpu: GpuChoice::Page,
         ..AppOptions::default()
     }
 }
 
-/// Runs the app in the page's canvas.
+/// Runs the app in the page's canvas, once WebGPU has answered the page's request for a device
+/// (the workers make their backends from it: a page's loop cannot wait for that answer).
 async fn start_app(options: AppOptions) -> Result<(), JsValue> {
+    keep_page_device(request_device(wgpu::Backends::BROWSER_WEBGPU).await);
     let canvas = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.get_element_by_id(CANVAS_ID))

@@ -120,15 +120,42 @@ pub fn no_adapter_reason(detail: &Said) -> Said {
     Said::with(ErrKey::NoAdapter, &[("detail", Arg::Said(detail))])
 }
 
+/// An adapter, its device and its queue (wgpu's handles, each a reference that clones cheaply).
+pub type Opened = (wgpu::Adapter, wgpu::Device, wgpu::Queue);
+
+thread_local! {
+    /// The device a browser's page asked for before the app started: a page's training loop
+    /// cannot wait for WebGPU's answer, so the page waits once, up front, and each GPU worker
+    /// makes its backend from these handles.
+    static PAGE_DEVICE: std::cell::RefCell<Option<Result<Opened, GpuUnavailable>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps what the page's request for a device came to (see [`page_device`]).
+pub fn keep_page_device(opened: Result<Opened, GpuUnavailable>) {
+    PAGE_DEVICE.with(|slot| *slot.borrow_mut() = Some(opened));
+}
+
+/// The page's device, as kept by [`keep_page_device`].
+pub(crate) fn page_device() -> Result<Opened, GpuUnavailable> {
+    PAGE_DEVICE.with(|slot| {
+        slot.borrow().clone().unwrap_or_else(|| {
+            Err(GpuUnavailable {
+                reason: no_adapter_reason(&Said::verbatim(
+                    "the page asked WebGPU for no device before the app started",
+                )),
+            })
+        })
+    })
+}
+
 /// Requests the adapter wgpu prefers for high performance, and a device with its full limits.
-pub(crate) fn open_device() -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), GpuUnavailable> {
+pub(crate) fn open_device() -> Result<Opened, GpuUnavailable> {
     pollster::block_on(request_device(training_backends()))
 }
 
 /// [`open_device`] without blocking: a browser answers both requests through its event loop.
-pub(crate) async fn request_device(
-    backends: wgpu::Backends,
-) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), GpuUnavailable> {
+pub async fn request_device(backends: wgpu::Backends) -> Result<Opened, GpuUnavailable> {
     let instance = new_instance(backends);
     let adapter = instance
         .request_adapter(&wgpu::RequestAdapterOptions {

@@ -497,7 +497,7 @@ impl CommandStream {
 
     /// Records the copy of `size` bytes of `buffer` into a staging buffer (zeroing them after
     /// if `clear`) and submits everything recorded.
-    fn copy_to_staging(
+    pub(super) fn copy_to_staging(
         &mut self,
         recorder: &mut Recorder,
         staging: &mut Staging,
@@ -517,7 +517,7 @@ impl CommandStream {
 
     /// Copies the mapped staging buffer to the host, and takes in the kernel times of the work
     /// that just finished.
-    fn finish_read_back(
+    pub(super) fn finish_read_back(
         &mut self,
         recorder: &mut Recorder,
         staging: &wgpu::Buffer,

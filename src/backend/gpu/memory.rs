@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use super::GpuBackend;
 use super::pool::{GpuLease, block_size};
+use super::readback::{self, GpuRead};
 use crate::backend::checks;
 use crate::backend::error::BackendError;
 use crate::backend::params::UploadMode;
+use crate::backend::pending::PendingRead;
 use crate::backend::tensor::{Lease, Storage, Tensor};
 use crate::backend::traits::DeviceMemory;
 use crate::device::Device;
 use crate::memory::{MemorySnapshot, Role};
-use crate::precision::DType;
+use crate::precision::{DType, Half};
 use crate::trace::{Category, Lane};
 
 impl DeviceMemory for GpuBackend {
@@ -159,7 +161,64 @@ impl DeviceMemory for GpuBackend {
             (0, buffer.size()),
             false,
         )?;
-        Ok(values_of(t, &bytes))
+        Ok(values_of(t.dtype().half(), t.len(), &bytes))
+    }
+
+    fn start_read(&mut self, t: &Tensor) -> Result<PendingRead, BackendError> {
+        checks::read(Device::Gpu, t)?;
+        let Storage::Gpu(buffer) = t.storage() else {
+            return Ok(PendingRead::ready(Vec::new()));
+        };
+        let staging = self.stream.copy_to_staging(
+            &mut self.recorder,
+            &mut self.staging,
+            buffer,
+            (0, buffer.size()),
+            false,
+        )?;
+        let answer = readback::request_map(&staging);
+        Ok(PendingRead::gpu(GpuRead {
+            staging,
+            answer,
+            half: t.dtype().half(),
+            len: t.len(),
+            started_ns: self.recorder.now_ns(),
+        }))
+    }
+
+    fn finish_read(&mut self, read: &mut PendingRead) -> Option<Result<Vec<f32>, BackendError>> {
+        let Some(gpu) = read.gpu_mut() else {
+            return read.take_ready().map(Ok);
+        };
+        // The desktop's device answers when polled (without waiting, here); a browser's by
+        // itself, between two of the page's frames.
+        let polled = self.stream.device.poll(wgpu::PollType::Poll);
+        let answer = match (polled, gpu.answer.try_recv()) {
+            (Err(e), _) => Err(BackendError::Gpu(format!("looking at the GPU failed: {e}"))),
+            (Ok(_), Err(std::sync::mpsc::TryRecvError::Empty)) => return None,
+            (Ok(_), Err(std::sync::mpsc::TryRecvError::Disconnected)) => Err(BackendError::Gpu(
+                "the GPU dropped a read before answering it".into(),
+            )),
+            (Ok(_), Ok(Err(e))) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
+            (Ok(_), Ok(Ok(()))) => Ok(()),
+        };
+        let (staging, half, len, started_ns) =
+            (gpu.staging.clone(), gpu.half, gpu.len, gpu.started_ns);
+        read.taken();
+        Some(answer.and_then(|()| {
+            self.recorder.span(
+                Lane::Sync,
+                Category::Sync,
+                "wait for the GPU (map_async, looked at between frames)",
+                started_ns,
+                0,
+            );
+            let slice = staging.slice(..);
+            let bytes = self
+                .stream
+                .finish_read_back(&mut self.recorder, &staging, &slice)?;
+            Ok(values_of(half, len, &bytes))
+        }))
     }
 
     fn set_upload_mode(&mut self, mode: UploadMode) -> Result<(), BackendError> {
@@ -206,17 +265,18 @@ impl DeviceMemory for GpuBackend {
     }
 }
 
-/// `t`'s values from its buffer's bytes, widened to f32 where it holds 16-bit numbers.
-pub(super) fn values_of(t: &Tensor, bytes: &[u8]) -> Vec<f32> {
-    let mut values: Vec<f32> = match t.dtype().half() {
+/// A tensor's `len` values from its buffer's bytes, widened to f32 where it holds 16-bit
+/// numbers (`half`).
+fn values_of(half: Option<Half>, len: usize, bytes: &[u8]) -> Vec<f32> {
+    let mut values: Vec<f32> = match half {
         None => bytemuck::pod_collect_to_vec(bytes),
         Some(format) => bytemuck::pod_collect_to_vec::<u8, u16>(bytes)
             .into_iter()
-            .take(t.len())
+            .take(len)
             .map(|bits| DType::widen(format, bits))
             .collect(),
     };
-    values.truncate(t.len());
+    values.truncate(len);
     values
 }
 
@@ -240,6 +300,6 @@ impl GpuBackend {
                 (0, buffer.size()),
             )
             .await?;
-        Ok(values_of(t, &bytes))
+        Ok(values_of(t.dtype().half(), t.len(), &bytes))
     }
 }

@@ -34,7 +34,7 @@ mod operands;
 mod ops;
 mod pipelines;
 mod pool;
-mod readback;
+pub(crate) mod readback;
 mod recipe;
 mod sequence;
 mod spatial;
@@ -48,7 +48,7 @@ mod working;
 use std::sync::Arc;
 
 use census::Census;
-pub use context::GpuUnavailable;
+pub use context::{GpuUnavailable, keep_page_device};
 use dispatch::CommandStream;
 use pool::SharedPool;
 use readback::Staging;
@@ -97,6 +97,18 @@ impl GpuBackend {
     /// When no adapter can train, as for [`GpuBackend::new`].
     pub async fn new_async(backends: wgpu::Backends) -> Result<Self, GpuUnavailable> {
         Self::on_device(context::request_device(backends).await?, None)
+    }
+
+    /// A backend on the device a browser's page opened before the app started (see
+    /// [`keep_page_device`]), without timestamp queries: reading them back would block, which
+    /// a page cannot.
+    ///
+    /// # Errors
+    /// When the page has no device, or its kernels did not compile.
+    pub fn on_page_device() -> Result<Self, GpuUnavailable> {
+        let mut gpu = Self::on_device(context::page_device()?, None)?;
+        gpu.stream.timestamps = None;
+        Ok(gpu)
     }
 
     fn on_device(

@@ -19,6 +19,32 @@ pub fn blocking_maps() -> u64 {
     BLOCKING_MAPS.with(std::cell::Cell::get)
 }
 
+/// A GPU's read on its way (see [`PendingRead`](crate::backend::PendingRead)): the staging
+/// buffer its values were copied to, asked to be mapped, and what the tensor holds.
+pub(crate) struct GpuRead {
+    pub(super) staging: wgpu::Buffer,
+    pub(super) answer: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    pub(super) half: Option<crate::precision::Half>,
+    pub(super) len: usize,
+    /// When it was asked for, on the recorder's clock: the wait is a sync, spent between frames.
+    pub(super) started_ns: u64,
+}
+
+/// Asks for all of `staging` to be mapped for reading, without waiting: the answer comes
+/// through the receiver once the device is polled (the desktop) or the page's event loop has
+/// turned (a browser).
+pub(super) fn request_map(
+    staging: &wgpu::Buffer,
+) -> std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, move |result| {
+            let _ = tx.send(result);
+        });
+    rx
+}
+
 /// Staging buffers for reads, one per size in bytes, made once and reused.
 #[derive(Default)]
 pub(super) struct Staging {

@@ -1,0 +1,65 @@
+//! A read back that does not wait: started after a step is submitted, finished at a later look
+//! once the device has the values. A browser's GPU answers a read only when the page gets its
+//! turn back, so a loop sharing the page's thread reads this way (see `train/handle.rs`); the
+//! CPU's values are there at once.
+
+use crate::backend::gpu::readback::GpuRead;
+
+/// A read started with [`DeviceMemory::start_read`](super::DeviceMemory::start_read).
+pub struct PendingRead(State);
+
+enum State {
+    /// The values, there already (the CPU's).
+    Ready(Vec<f32>),
+    /// A GPU's staging buffer, asked to be mapped.
+    Gpu(Box<GpuRead>),
+    /// Handed out.
+    Taken,
+}
+
+impl PendingRead {
+    /// A read whose values are there already.
+    pub fn ready(values: Vec<f32>) -> Self {
+        Self(State::Ready(values))
+    }
+
+    /// A GPU's read on its way.
+    pub(crate) fn gpu(read: GpuRead) -> Self {
+        Self(State::Gpu(Box::new(read)))
+    }
+
+    /// The values, if they were there already (once).
+    pub fn take_ready(&mut self) -> Option<Vec<f32>> {
+        match std::mem::replace(&mut self.0, State::Taken) {
+            State::Ready(values) => Some(values),
+            other => {
+                self.0 = other;
+                None
+            }
+        }
+    }
+
+    /// The GPU's read, if this is one that has not been handed out.
+    pub(crate) fn gpu_mut(&mut self) -> Option<&mut GpuRead> {
+        match &mut self.0 {
+            State::Gpu(read) => Some(read),
+            _ => None,
+        }
+    }
+
+    /// Marks the read as handed out.
+    pub(crate) fn taken(&mut self) {
+        self.0 = State::Taken;
+    }
+}
+
+impl std::fmt::Debug for PendingRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match &self.0 {
+            State::Ready(v) => format!("ready, {} values", v.len()),
+            State::Gpu(_) => "on the GPU's way".to_owned(),
+            State::Taken => "taken".to_owned(),
+        };
+        write!(f, "PendingRead({what})")
+    }
+}
