@@ -77,7 +77,9 @@ test)
     build --dev
     names=(spiral digits-cnn)
     echo "==> the self-test pages in headless Chromium (WebGPU on SwiftShader)"
-    python3 scripts/web.py selftest "$site" "${names[@]}" | tee "$site/selftest-browser.txt"
+    # Each page's whole line (every loss) goes to a file; the comparison below says what matters.
+    python3 scripts/web.py selftest "$site" "${names[@]}" > "$site/selftest-browser.txt"
+    echo "the pages' lines are in $site/selftest-browser.txt"
     echo "==> the same self-tests in the desktop build"
     [ -x "$target_dir/debug/batchscope" ] || cargo build --locked --bin batchscope
     "$target_dir/debug/batchscope" selftest "${names[@]}" > "$site/selftest-desktop.txt"
