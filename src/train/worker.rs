@@ -387,7 +387,15 @@ impl<'a> State<'a> {
         };
         match self.turns.take(self.device, patience) {
             Take::NotYet => return,
-            Take::Held { waited: true } => runner.restart_clock(),
+            Take::Held { waited: true } => {
+                runner.restart_clock();
+                // A loop sharing a page's thread comes back to its turn with its last report
+                // long past: without this its turn would end after one step (and the GPU's
+                // samples/s would measure little but the read's round trip).
+                if !self.patient {
+                    self.last_log = Instant::now();
+                }
+            }
             Take::Held { waited: false } | Take::Free => {}
         }
         let begun = Instant::now();
