@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::kernels::{KernelId, Uniform};
 use super::pipelines::Kernels;
 use super::pool::{SharedPool, count_internal};
-use super::readback::{Staging, copy_mapped, map_for_reading, map_for_reading_async, wait_idle};
+use super::readback::{Staging, copy_mapped, map_for_reading, wait_idle};
 use super::timing::{HostObserved, Timestamps};
 use crate::backend::error::BackendError;
 use crate::backend::identity::KernelSizes;
@@ -465,30 +465,6 @@ impl CommandStream {
             Lane::Sync,
             Category::Sync,
             "wait for the GPU (map_async + poll)",
-            start,
-            0,
-        );
-        self.finish_read_back(recorder, &staging, &slice)
-    }
-
-    /// [`CommandStream::read_back`] without blocking the thread while the GPU works: the only
-    /// way a browser can read (see `readback::map_for_reading_async`). The wait is the same
-    /// sync, and recorded as one.
-    pub async fn read_back_async(
-        &mut self,
-        recorder: &mut Recorder,
-        staging: &mut Staging,
-        buffer: &wgpu::Buffer,
-        (offset, size): (u64, u64),
-    ) -> Result<Vec<u8>, BackendError> {
-        let staging = self.copy_to_staging(recorder, staging, buffer, (offset, size), false)?;
-        let start = recorder.now_ns();
-        let slice = staging.slice(..);
-        map_for_reading_async(&self.device, &slice).await?;
-        recorder.span(
-            Lane::Sync,
-            Category::Sync,
-            "wait for the GPU (map_async, awaited)",
             start,
             0,
         );

@@ -192,33 +192,20 @@ impl DeviceMemory for GpuBackend {
         };
         // The desktop's device answers when polled (without waiting, here); a browser's by
         // itself, between two of the page's frames.
-        let polled = self.stream.device.poll(wgpu::PollType::Poll);
-        let answer = match (polled, gpu.answer.try_recv()) {
+        let answer = match (
+            self.stream.device.poll(wgpu::PollType::Poll),
+            gpu.answer.try_recv(),
+        ) {
             (Err(e), _) => Err(BackendError::Gpu(format!("looking at the GPU failed: {e}"))),
-            (Ok(_), Err(std::sync::mpsc::TryRecvError::Empty)) => return None,
-            (Ok(_), Err(std::sync::mpsc::TryRecvError::Disconnected)) => Err(BackendError::Gpu(
-                "the GPU dropped a read before answering it".into(),
-            )),
-            (Ok(_), Ok(Err(e))) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
-            (Ok(_), Ok(Ok(()))) => Ok(()),
+            (Ok(_), Err(async_channel::TryRecvError::Empty)) => return None,
+            (Ok(_), Err(async_channel::TryRecvError::Closed)) => Err(dropped_read()),
+            (Ok(_), Ok(answer)) => answer.map_err(|e| mapping_failed(&e)),
         };
-        let (staging, half, len, started_ns) =
-            (gpu.staging.clone(), gpu.half, gpu.len, gpu.started_ns);
-        read.taken();
-        Some(answer.and_then(|()| {
-            self.recorder.span(
-                Lane::Sync,
-                Category::Sync,
-                "wait for the GPU (map_async, looked at between frames)",
-                started_ns,
-                0,
-            );
-            let slice = staging.slice(..);
-            let bytes = self
-                .stream
-                .finish_read_back(&mut self.recorder, &staging, &slice)?;
-            Ok(values_of(half, len, &bytes))
-        }))
+        Some(self.take_mapped(
+            read,
+            answer,
+            "wait for the GPU (map_async, looked at between frames)",
+        ))
     }
 
     fn set_upload_mode(&mut self, mode: UploadMode) -> Result<(), BackendError> {
@@ -287,19 +274,49 @@ impl GpuBackend {
     /// # Errors
     /// When `t` is not on this GPU, or wgpu reports an error.
     pub async fn read_async(&mut self, t: &Tensor) -> Result<Vec<f32>, BackendError> {
-        checks::read(Device::Gpu, t)?;
-        let Storage::Gpu(buffer) = t.storage() else {
-            return Ok(Vec::new());
+        let mut read = self.start_read(t)?;
+        let Some(gpu) = read.gpu_mut() else {
+            return Ok(read.take_ready().unwrap_or_default());
         };
+        // A no-op in a browser (its device is polled by the page); a wait on the desktop,
+        // where the answer then comes at once.
+        readback::wait_idle(&self.stream.device)?;
+        let answer = match gpu.answer.recv().await {
+            Ok(answer) => answer.map_err(|e| mapping_failed(&e)),
+            Err(_) => Err(dropped_read()),
+        };
+        self.take_mapped(&mut read, answer, "wait for the GPU (map_async, awaited)")
+    }
+
+    /// The values of a GPU read whose staging buffer the device has `answer`ed for, the wait
+    /// since it was started recorded as a sync named `wait`; the read is handed out.
+    fn take_mapped(
+        &mut self,
+        read: &mut PendingRead,
+        answer: Result<(), BackendError>,
+        wait: &'static str,
+    ) -> Result<Vec<f32>, BackendError> {
+        let Some(gpu) = read.gpu_mut() else {
+            return Err(BackendError::Gpu("a read was handed out twice".into()));
+        };
+        let (staging, half, len, started_ns) =
+            (gpu.staging.clone(), gpu.half, gpu.len, gpu.started_ns);
+        read.taken();
+        answer?;
+        self.recorder
+            .span(Lane::Sync, Category::Sync, wait, started_ns, 0);
+        let slice = staging.slice(..);
         let bytes = self
             .stream
-            .read_back_async(
-                &mut self.recorder,
-                &mut self.staging,
-                buffer,
-                (0, buffer.size()),
-            )
-            .await?;
-        Ok(values_of(t.dtype().half(), t.len(), &bytes))
+            .finish_read_back(&mut self.recorder, &staging, &slice)?;
+        Ok(values_of(half, len, &bytes))
     }
+}
+
+fn mapping_failed(e: &wgpu::BufferAsyncError) -> BackendError {
+    BackendError::Gpu(format!("mapping a buffer failed: {e}"))
+}
+
+fn dropped_read() -> BackendError {
+    BackendError::Gpu("the GPU dropped a read before answering it".into())
 }

@@ -23,7 +23,7 @@ pub fn blocking_maps() -> u64 {
 /// buffer its values were copied to, asked to be mapped, and what the tensor holds.
 pub(crate) struct GpuRead {
     pub(super) staging: wgpu::Buffer,
-    pub(super) answer: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    pub(super) answer: async_channel::Receiver<Result<(), wgpu::BufferAsyncError>>,
     pub(super) half: Option<crate::precision::Half>,
     pub(super) len: usize,
     /// When it was asked for, on the recorder's clock: the wait is a sync, spent between frames.
@@ -32,15 +32,17 @@ pub(crate) struct GpuRead {
 
 /// Asks for all of `staging` to be mapped for reading, without waiting: the answer comes
 /// through the receiver once the device is polled (the desktop) or the page's event loop has
-/// turned (a browser).
+/// turned (a browser). The blocking read's twin is [`map_for_reading`].
 pub(super) fn request_map(
     staging: &wgpu::Buffer,
-) -> std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>> {
-    let (tx, rx) = std::sync::mpsc::channel();
+) -> async_channel::Receiver<Result<(), wgpu::BufferAsyncError>> {
+    // A channel that can be looked at (`try_recv`) or awaited (`recv`): the page's worker
+    // looks between frames, the self-test awaits.
+    let (tx, rx) = async_channel::bounded(1);
     staging
         .slice(..)
         .map_async(wgpu::MapMode::Read, move |result| {
-            let _ = tx.send(result);
+            let _ = tx.try_send(result);
         });
     rx
 }
@@ -123,7 +125,8 @@ pub(super) fn map_for_reading(
     wait_idle(device)?;
     // The wait above fires the callback on the desktop. A browser's GPU answers only once the
     // page's event loop turns, which no wait here can let happen: there the reads of a step go
-    // through `map_for_reading_async`, and one that comes here instead fails, never hangs.
+    // through `request_map` (`DeviceMemory::start_read`, `GpuBackend::read_async`), and one
+    // that comes here instead fails, never hangs.
     match rx.try_recv() {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
@@ -131,28 +134,6 @@ pub(super) fn map_for_reading(
             "the GPU did not finish mapping a buffer (in a browser, reads must wait \
              asynchronously)"
                 .into(),
-        )),
-    }
-}
-
-/// Asks for `slice` to be mapped for reading and waits without blocking the thread: the
-/// browser's way, where the mapping completes through the page's event loop. On the desktop
-/// the poll completes it at once, so both targets run (and the tests check) the same code.
-pub(super) async fn map_for_reading_async(
-    device: &wgpu::Device,
-    slice: &wgpu::BufferSlice<'_>,
-) -> Result<(), BackendError> {
-    let (tx, rx) = async_channel::bounded(1);
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        let _ = tx.try_send(result);
-    });
-    // A no-op in a browser (its device is polled by the page); a wait on the desktop.
-    wait_idle(device)?;
-    match rx.recv().await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
-        Err(_) => Err(BackendError::Gpu(
-            "the GPU never finished mapping a buffer".into(),
         )),
     }
 }
