@@ -51,8 +51,8 @@ impl<M> JobContext<M> {
 }
 
 impl<M> JobContext<M> {
-    /// A context for work that runs on the caller's thread, a slice at a time (a browser's
-    /// page has no other), and the receiver of what it reports.
+    /// A context and the receiver of what it reports: a job's, or that of work that runs on
+    /// the caller's thread, a slice at a time (a browser's page has no other).
     pub fn local(notify: Notify) -> (Self, Receiver<M>) {
         let (messages, inbox) = mpsc::channel();
         let context = Self {
@@ -91,13 +91,8 @@ impl<M: Send + 'static> Job<M> {
                 "a browser's page cannot start a thread for this yet (the desktop app runs it)",
             ));
         }
-        let (tx, messages) = mpsc::channel();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let context = JobContext {
-            messages: tx,
-            cancel: Arc::clone(&cancel),
-            notify,
-        };
+        let (context, messages) = JobContext::local(notify);
+        let cancel = Arc::clone(&context.cancel);
         let thread = std::thread::Builder::new()
             .name(name.to_owned())
             .spawn(move || work(context))?;
@@ -108,9 +103,7 @@ impl<M: Send + 'static> Job<M> {
             finished: false,
         })
     }
-}
 
-impl<M: Send + 'static> Job<M> {
     /// [`Job::spawn`]; where no thread can start (a browser's page), the work done at once on
     /// the calling thread, its messages waiting for the first poll. For work short enough to
     /// hold up one frame: reading a data set that ships inside the app.
@@ -125,13 +118,9 @@ impl<M: Send + 'static> Job<M> {
         if !cfg!(target_arch = "wasm32") {
             return Self::spawn(name, notify, work);
         }
-        let (tx, messages) = mpsc::channel();
-        let cancel = Arc::new(AtomicBool::new(false));
-        work(JobContext {
-            messages: tx,
-            cancel: Arc::clone(&cancel),
-            notify,
-        });
+        let (context, messages) = JobContext::local(notify);
+        let cancel = Arc::clone(&context.cancel);
+        work(context);
         Ok(Self {
             messages,
             cancel,
