@@ -58,33 +58,8 @@ impl ColumnPanel {
                 ui.label(lang.tr(Key::Starting));
                 return;
             }
-            DeviceStatus::Unavailable(reason) if cfg!(target_arch = "wasm32") => {
-                // In a page, what is missing is the browser's WebGPU, not a driver to install.
-                ui.label(
-                    RichText::new(lang.tr(BrowserKey::NoWebGpuTitle))
-                        .strong()
-                        .color(ui.visuals().warn_fg_color),
-                );
-                ui.label(lang.tr(BrowserKey::NoWebGpuHelp));
-                ui.label(RichText::new(reason.text(lang)).small().weak());
-                return;
-            }
             DeviceStatus::Unavailable(reason) => {
-                ui.label(
-                    RichText::new(lang.tr(Key::NoAdapterTitle))
-                        .strong()
-                        .color(ui.visuals().warn_fg_color),
-                );
-                // What to install depends on the system the app runs on.
-                let help = if cfg!(windows) {
-                    Key::NoAdapterHelpWindows
-                } else if cfg!(target_vendor = "apple") {
-                    Key::NoAdapterHelpMac
-                } else {
-                    Key::NoAdapterHelp
-                };
-                ui.label(lang.tr(help));
-                ui.label(RichText::new(reason.text(lang)).small().weak());
+                unavailable_ui(ui, lang, reason);
                 return;
             }
             DeviceStatus::Ready {
@@ -611,6 +586,33 @@ fn sharing_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun, cpu_threads: Optio
         .on_hover_text(lang.tr(crate::ui::toolbar::sharing_texts(sharing).1));
 }
 
+/// Why a device cannot train, and what to do: what is missing depends on where the app runs
+/// (in a page, the browser's WebGPU, not a driver to install).
+fn unavailable_ui(ui: &mut egui::Ui, lang: Lang, reason: &crate::i18n::Said) {
+    let (title, help) = if cfg!(target_arch = "wasm32") {
+        (
+            lang.tr(BrowserKey::NoWebGpuTitle),
+            lang.tr(BrowserKey::NoWebGpuHelp),
+        )
+    } else if cfg!(windows) {
+        (
+            lang.tr(Key::NoAdapterTitle),
+            lang.tr(Key::NoAdapterHelpWindows),
+        )
+    } else if cfg!(target_vendor = "apple") {
+        (lang.tr(Key::NoAdapterTitle), lang.tr(Key::NoAdapterHelpMac))
+    } else {
+        (lang.tr(Key::NoAdapterTitle), lang.tr(Key::NoAdapterHelp))
+    };
+    ui.label(
+        RichText::new(title)
+            .strong()
+            .color(ui.visuals().warn_fg_color),
+    );
+    ui.label(help);
+    ui.label(RichText::new(reason.text(lang)).small().weak());
+}
+
 fn device_header_ui(
     ui: &mut egui::Ui,
     lang: Lang,
@@ -621,9 +623,7 @@ fn device_header_ui(
     let Some(adapter) = adapter else {
         match cpu_threads {
             // A browser's CPU column says what it runs on: WebAssembly, on the page's thread.
-            Some(_)
-                if name.starts_with(crate::platform::CPU_NAME) && cfg!(target_arch = "wasm32") =>
-            {
+            Some(_) if cfg!(target_arch = "wasm32") => {
                 ui.label(super::labels::backend_name(lang, name))
             }
             Some(n) => ui.label(lang.fmt(Key::Threads, &[("n", &n)])),
