@@ -4,8 +4,10 @@
     web.py serve DIR PORT           serve DIR with the headers cross-origin isolation needs
     web.py selftest DIR NAME...     each self-test page in headless Chromium; prints its line
     web.py compare WEB NATIVE       the page's losses against the desktop build's, per step
-    web.py shot DIR LANG OUT.png [X,Y]  a 1280x720 screenshot of the app's page (after a
-                                    click at X,Y, where given)
+    web.py shot DIR LANG OUT.png [STEP...]  a 1280x720 screenshot of the app's page after
+                                    the steps: X,Y (a click there), files=A[,B] (the next
+                                    file picker the page opens is answered with these files),
+                                    drop=A[,B] (the files dropped on the page's middle)
 
 Chromium runs WebGPU on SwiftShader (its own Vulkan on the CPU), as the issue that asked for
 the browser build measured on this machine; the page's console goes to Chromium's stderr,
@@ -17,6 +19,7 @@ import functools
 import http.server
 import json
 import os
+import select
 import signal
 import socketserver
 import subprocess
@@ -203,6 +206,7 @@ class DevTools:
         os.close(from_child_w)
         self.buffer = b""
         self.next_id = 0
+        self.events = []
 
     def call(self, method, session=None, **params):
         self.next_id += 1
@@ -212,10 +216,25 @@ class DevTools:
         os.write(self.to_child, json.dumps(message).encode() + b"\0")
         while True:
             answer = self.receive()
-            if answer.get("id") == self.next_id:
+            if "method" in answer:
+                self.events.append(answer)
+            elif answer.get("id") == self.next_id:
                 if "error" in answer:
                     sys.exit(f"error: DevTools {method}: {answer['error']}")
                 return answer.get("result", {})
+
+    def event(self, method, timeout_s):
+        """The next event `method` (those that came while waiting for answers first)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for i, event in enumerate(self.events):
+                if event["method"] == method:
+                    return self.events.pop(i)["params"]
+            if time.monotonic() > deadline:
+                sys.exit(f"error: no {method} within {timeout_s} s")
+            ready, _, _ = select.select([self.from_child], [], [], 0.5)
+            if ready or b"\0" in self.buffer:
+                self.events.append(self.receive())
 
     def receive(self):
         while b"\0" not in self.buffer:
@@ -231,9 +250,9 @@ class DevTools:
         self.profile.cleanup()
 
 
-def shot(directory, lang, out, click=None, settle_s=8):
+def shot(directory, lang, out, steps=(), settle_s=8):
     """A 1280x720 screenshot of the app's page in `lang`, `settle_s` seconds after it started
-    (and after a click at `click`, "x,y", then as long again: Run, say)."""
+    and after each step (see the module's help)."""
     import base64
     httpd, base = in_background(directory)
     tools = DevTools(directory)
@@ -242,13 +261,32 @@ def shot(directory, lang, out, click=None, settle_s=8):
         session = tools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         tools.call("Emulation.setDeviceMetricsOverride", session, width=1280, height=720,
                    deviceScaleFactor=1, mobile=False)
+        tools.call("Page.enable", session)
         tools.call("Page.navigate", session, url=f"{base}index.html?lang={lang}")
         time.sleep(settle_s)
-        if click:
-            x, y = (float(v) for v in click.split(","))
-            for kind in ("mousePressed", "mouseReleased"):
-                tools.call("Input.dispatchMouseEvent", session, type=kind, x=x, y=y,
-                           button="left", clickCount=1)
+        pending_files = None
+        for step in steps:
+            if step.startswith("files="):
+                files = [os.path.abspath(f) for f in step[len("files="):].split(",")]
+                tools.call("Page.setInterceptFileChooserDialog", session, enabled=True)
+                pending_files = files
+                continue
+            if step.startswith("drop="):
+                files = [os.path.abspath(f) for f in step[len("drop="):].split(",")]
+                data = {"items": [], "files": files, "dragOperationsMask": 1}
+                for kind in ("dragEnter", "dragOver", "drop"):
+                    tools.call("Input.dispatchDragEvent", session, type=kind, x=640, y=360,
+                               data=data)
+            else:
+                x, y = (float(v) for v in step.split(","))
+                for kind in ("mousePressed", "mouseReleased"):
+                    tools.call("Input.dispatchMouseEvent", session, type=kind, x=x, y=y,
+                               button="left", clickCount=1)
+                if pending_files:
+                    chooser = tools.event("Page.fileChooserOpened", 20)
+                    tools.call("DOM.setFileInputFiles", session, files=pending_files,
+                               backendNodeId=chooser["backendNodeId"])
+                    pending_files = None
             time.sleep(settle_s)
         png = tools.call("Page.captureScreenshot", session, format="png")["data"]
         with open(out, "wb") as f:
@@ -266,7 +304,7 @@ if __name__ == "__main__":
         selftest(args[1], args[2:])
     elif len(args) == 3 and args[0] == "compare":
         compare(args[1], args[2])
-    elif len(args) in (4, 5) and args[0] == "shot":
-        shot(args[1], args[2], args[3], *args[4:])
+    elif len(args) >= 4 and args[0] == "shot":
+        shot(args[1], args[2], args[3], args[4:])
     else:
         sys.exit(__doc__)

@@ -131,6 +131,20 @@ impl<M: Send + 'static> Job<M> {
 }
 
 impl<M> Job<M> {
+    /// A job whose work is done elsewhere, by whoever holds the context: a future on a
+    /// browser's event loop (its file picker answers later, and reading a file is awaited).
+    /// The job is finished once the context is dropped and its messages are polled.
+    pub fn detached(notify: Notify) -> (Self, JobContext<M>) {
+        let (context, messages) = JobContext::local(notify);
+        let job = Self {
+            messages,
+            cancel: Arc::clone(&context.cancel),
+            thread: None,
+            finished: false,
+        };
+        (job, context)
+    }
+
     /// The messages sent since the last poll, oldest first. After the last one of a finished
     /// job, [`Job::is_finished`] is true.
     pub fn poll(&mut self) -> Vec<M> {
@@ -217,5 +231,17 @@ mod tests {
         started.recv().expect("started");
         // Joining cancels it first, so this returns.
         job.join();
+    }
+
+    #[test]
+    fn a_detached_job_ends_when_its_context_is_dropped() {
+        let (mut job, ctx) = Job::detached(no_notify());
+        assert!(job.poll().is_empty() && !job.is_finished(), "still waiting");
+        ctx.send("answer");
+        job.cancel();
+        assert!(ctx.cancelled(), "the holder of the context sees a cancel");
+        drop(ctx);
+        assert_eq!(job.poll(), ["answer"]);
+        assert!(job.is_finished());
     }
 }

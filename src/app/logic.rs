@@ -69,9 +69,12 @@ impl BatchScopeApp {
             commands.push(UiCommand::Lesson(LessonCommand::Open(id)));
         }
         self.keyboard(ctx, &mut commands);
-        let dropped = ctx.input(|i| i.raw.dropped_files.first().map(|f| f.path().to_path_buf()));
-        if let Some(path) = dropped {
-            commands.push(UiCommand::OpenPath(path));
+        // Opened as data once readable: at once by path on the desktop, after reading into
+        // memory in a browser's page (the opener answers then).
+        let dropped = ctx.input(|i| i.raw.dropped_files.clone());
+        if !dropped.is_empty() {
+            let notify = self.notify();
+            self.panels.opener.take_dropped(&dropped, notify);
         }
         if self.autorun_pending
             && self

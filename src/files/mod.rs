@@ -14,6 +14,7 @@
 //! written under a temporary name beside it and renamed when complete, so a failure — a full
 //! disk, a file-size limit — leaves nothing half-written.
 
+pub mod held;
 mod what;
 mod write;
 
@@ -152,6 +153,9 @@ pub fn check_readable(path: &Path, kind: FileKind) -> Result<(), Said> {
 /// The bytes of the regular file `path`, a `kind` of file, refused past its budget (counted as
 /// they are read, not only from the reported size).
 pub fn read_bytes(path: &Path, kind: FileKind) -> Result<Vec<u8>, Said> {
+    if let Some(file) = held::get(path) {
+        return read_held(path, &file, kind);
+    }
     let (file, len) = open_regular(path)?;
     let max_bytes = kind.budget_bytes();
     if len > max_bytes {
@@ -165,6 +169,15 @@ pub fn read_bytes(path: &Path, kind: FileKind) -> Result<Vec<u8>, Said> {
         return Err(too_large(path, kind));
     }
     Ok(bytes)
+}
+
+/// A file a browser's page was handed, read as [`read_bytes`] reads one from disk.
+fn read_held(path: &Path, file: &held::Held, kind: FileKind) -> Result<Vec<u8>, Said> {
+    match file {
+        held::Held::Read(bytes) if bytes.len() as u64 <= kind.budget_bytes() => Ok(bytes.to_vec()),
+        held::Held::Read(_) | held::Held::TooLarge(_) => Err(too_large(path, kind)),
+        held::Held::Unreadable(why) => Err(cannot_read(path, &std::io::Error::other(why.clone()))),
+    }
 }
 
 /// The text of the regular file `path`, a `kind` of file: within its budget, and UTF-8 (a byte

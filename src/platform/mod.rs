@@ -1,5 +1,5 @@
 //! What the desktop and a browser do differently, in one place: where the app keeps its files,
-//! the system's file dialog, and the CPU kernels' threads. The desktop's (`native.rs`) uses eframe's data directory and
+//! the system's file dialog or the browser's picker, dropped files, and the CPU kernels' threads. The desktop's (`native.rs`) uses eframe's data directory and
 //! rfd's blocking dialog; a browser's WebAssembly (`web.rs`) has neither (its storage is the
 //! browser's, through eframe, and its files come through the browser's own picker), so the core
 //! names no target and each target's code stays in its own file.
@@ -45,4 +45,22 @@ pub fn storage_dir(app_id: &str) -> Option<PathBuf> {
 /// on this target).
 pub fn pick(request: Pick<'_>) -> Option<PathBuf> {
     target::pick(request)
+}
+
+/// What files handed over later answer: the path to read the first under, or `None` when the
+/// user cancelled. A browser's are held in memory ([`crate::files::held`]), where every reader
+/// looks first.
+pub type Answer = Box<dyn FnOnce(Option<PathBuf>) + Send>;
+
+/// Asks for files to open, of `request`'s filters, without waiting for the answer: in a
+/// browser, its own picker (several files at once, for an IDX pair), each file read into
+/// memory and held, then `answer`; on the desktop, the system's dialog on a thread of its own.
+pub fn pick_later(request: Pick<'_>, answer: Answer) {
+    target::pick_later(request, answer);
+}
+
+/// Files dropped on the window, answered once they can be read: on the desktop at once, by
+/// path; in a browser once read into memory and held.
+pub fn take_dropped(files: &[egui::DroppedFileHandle], answer: Answer) {
+    target::take_dropped(files, answer);
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{Pick, Picked};
+use super::{Answer, Pick, Picked};
 
 /// A rayon pool of its own, so the CPU's kernels run on the threads the user chose.
 /// The desktop has files: its dialogs open and save them.
@@ -55,4 +55,44 @@ pub(super) fn pick(request: Pick<'_>) -> Option<PathBuf> {
         Picked::Folder => dialog.pick_folder(),
         Picked::Save(name) => dialog.set_file_name(name).save_file(),
     }
+}
+
+pub(super) fn pick_later(request: Pick<'_>, answer: Answer) {
+    let title = request.title.to_owned();
+    let start_dir = request.start_dir.map(std::path::Path::to_path_buf);
+    let filters: Vec<(String, Vec<String>)> = request
+        .filters
+        .iter()
+        .map(|(name, ext)| {
+            (
+                (*name).to_owned(),
+                ext.iter().map(|e| (*e).to_owned()).collect(),
+            )
+        })
+        .collect();
+    let what = request.what;
+    let folder = matches!(what, Picked::Folder);
+    let spawned = std::thread::Builder::new()
+        .name("file-dialog".into())
+        .spawn(move || {
+            let named: Vec<(&str, Vec<&str>)> = filters
+                .iter()
+                .map(|(n, e)| (n.as_str(), e.iter().map(String::as_str).collect()))
+                .collect();
+            let named: Vec<(&str, &[&str])> =
+                named.iter().map(|(n, e)| (*n, e.as_slice())).collect();
+            answer(pick(Pick {
+                title: &title,
+                start_dir: start_dir.as_deref(),
+                filters: &named,
+                what: if folder { Picked::Folder } else { Picked::File },
+            }));
+        });
+    // Without a thread the answer is dropped unsent: the caller's job ends unanswered, which
+    // it takes as "no dialog" (and says so) rather than waiting.
+    drop(spawned);
+}
+
+pub(super) fn take_dropped(files: &[egui::DroppedFileHandle], answer: Answer) {
+    answer(files.first().map(|f| f.path().to_path_buf()));
 }

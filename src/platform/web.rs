@@ -1,5 +1,10 @@
 //! A browser's: no data directory of the app's own (eframe keeps its storage in the browser's),
-//! and no blocking dialog (a browser's file picker answers later, through an event).
+//! and no blocking dialog (a browser's file picker answers later, through an event, and its
+//! files are read asynchronously: see `files.rs`).
+
+#[path = "web_files.rs"]
+mod files;
+pub(super) use files::{pick_later, take_dropped};
 
 use std::path::PathBuf;
 
@@ -7,7 +12,8 @@ use super::Pick;
 
 /// The page's one thread: WebAssembly without shared memory cannot start others, so the
 /// kernels' parallel loops run in place (rayon's global pool falls back to the calling thread).
-/// A page has no file system of its own (the browser's picker is not wired in yet).
+/// A page has no file system of its own: its files come through the browser's picker or a
+/// drop, read into memory ([`crate::files::held`]).
 pub const HAS_FILES: bool = false;
 
 /// The CPU column names what runs on the processor: the browser's WebAssembly.

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::i18n::{Key, Lang};
 use crate::job::{Job, Notify};
+use crate::platform::Picked;
 
 /// What the user wants to open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -118,8 +119,8 @@ pub struct FileOpener {
     last_dir: Option<PathBuf>,
     /// How the job finds out whether a system dialog exists.
     probe: DialogProbe,
-    /// A browser's page has no files to browse (yet): what was asked for, to say so.
-    no_files: Option<OpenKind>,
+    /// What a browser's page was asked for that it cannot do (a folder, saving), to say so.
+    not_in_page: Option<OpenKind>,
 }
 
 impl Default for FileOpener {
@@ -138,7 +139,7 @@ impl FileOpener {
             native_missing: false,
             last_dir: None,
             probe,
-            no_files: None,
+            not_in_page: None,
         }
     }
 
@@ -155,13 +156,11 @@ impl FileOpener {
     /// dialog and shows it (it blocks until the user answers); or the in-app browser, once the
     /// system has said it has none.
     pub fn start(&mut self, kind: OpenKind, lang: Lang, notify: Notify) {
-        if self.is_open() {
+        if !crate::platform::HAS_FILES {
+            self.start_in_page(kind, lang, notify);
             return;
         }
-        // A page has neither the system's dialog nor a file system to browse: it says so
-        // rather than open an empty browser (the browser's own picker is not wired yet).
-        if !crate::platform::HAS_FILES {
-            self.no_files = Some(kind);
+        if self.is_open() {
             return;
         }
         if self.native_missing {
@@ -183,6 +182,40 @@ impl FileOpener {
             Ok(job) => self.pending = Some((kind, job)),
             Err(_) => self.open_browser(kind, lang),
         }
+    }
+
+    /// A browser's page: its own picker for what it can open (files are read into memory and
+    /// held), and a note for what it cannot (a folder, saving). A picker some browsers never
+    /// report closed must not lock Open…, so a new one replaces one still pending.
+    fn start_in_page(&mut self, kind: OpenKind, lang: Lang, notify: Notify) {
+        let filters = match kind {
+            OpenKind::File | OpenKind::Lesson | OpenKind::Session | OpenKind::LoadModel => {
+                filters(kind).0
+            }
+            _ => {
+                self.not_in_page = Some(kind);
+                return;
+            }
+        };
+        let (job, ctx) = Job::detached(notify);
+        self.pending = Some((kind, job));
+        crate::platform::pick_later(
+            crate::platform::Pick {
+                title: title(kind, lang),
+                start_dir: None,
+                filters,
+                what: crate::platform::Picked::File,
+            },
+            answer_with(ctx),
+        );
+    }
+
+    /// Files dropped on the window, opened as data once they can be read (a browser's page
+    /// reads them into memory first).
+    pub fn take_dropped(&mut self, files: &[egui::DroppedFileHandle], notify: Notify) {
+        let (job, ctx) = Job::detached(notify);
+        self.pending = Some((OpenKind::File, job));
+        crate::platform::take_dropped(files, answer_with(ctx));
     }
 
     /// Takes in the dialog job's answer: the chosen path and what it was chosen for, or nothing
@@ -210,6 +243,8 @@ impl FileOpener {
         match answer {
             DialogAnswer::Chosen(path) => Some((kind, self.remember(path))),
             DialogAnswer::Cancelled => None,
+            // A page's picker that ended without an answer: there is no other to offer.
+            DialogAnswer::NoSystemDialog if !crate::platform::HAS_FILES => None,
             DialogAnswer::NoSystemDialog => {
                 self.native_missing = true;
                 self.open_browser(kind, lang);
@@ -269,17 +304,17 @@ impl FileOpener {
     /// Draws the in-app browser, if it is open; returns the chosen path, and what it was chosen
     /// for, once there is one.
     pub fn show(&mut self, ctx: &egui::Context, lang: Lang) -> Option<(OpenKind, PathBuf)> {
-        if let Some(kind) = self.no_files {
+        if let Some(kind) = self.not_in_page {
             let mut open = true;
             egui::Window::new(title(kind, lang))
                 .collapsible(false)
                 .resizable(false)
                 .open(&mut open)
                 .show(ctx, |ui| {
-                    ui.label(lang.tr(crate::i18n::BrowserKey::NoFilesYet));
+                    ui.label(lang.tr(crate::i18n::BrowserKey::NotInPage));
                 });
             if !open {
-                self.no_files = None;
+                self.not_in_page = None;
             }
             return None;
         }
@@ -303,13 +338,35 @@ impl FileOpener {
     }
 }
 
+/// Where a picked or dropped file's answer goes: the dialog job's channel.
+fn answer_with(ctx: crate::job::JobContext<DialogAnswer>) -> crate::platform::Answer {
+    Box::new(move |chosen| {
+        ctx.send(chosen.map_or(DialogAnswer::Cancelled, DialogAnswer::Chosen));
+    })
+}
+
 /// Shows the system's dialog for `kind` and waits for the user's answer.
 fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<&Path>) -> Option<PathBuf> {
-    use crate::platform::{Pick, Picked};
+    let (filters, what) = filters(kind);
+    crate::platform::pick(crate::platform::Pick {
+        title,
+        start_dir,
+        filters,
+        what,
+    })
+}
+
+/// The named filters a dialog for `kind` offers, and what it picks.
+fn filters(
+    kind: OpenKind,
+) -> (
+    &'static [(&'static str, &'static [&'static str])],
+    Picked<'static>,
+) {
     const ANY: (&str, &[&str]) = ("*", &["*"]);
     const SESSION: (&str, &[&str]) = ("BatchScope session", &["batchscope"]);
     const WEIGHTS: (&str, &[&str]) = ("safetensors", &["safetensors"]);
-    let (filters, what): (&[(&str, &[&str])], Picked<'_>) = match kind {
+    match kind {
         OpenKind::File => (
             &[
                 ("CSV, IDX", &["csv", "tsv", "txt", "gz", "idx", "ubyte"]),
@@ -332,13 +389,7 @@ fn system_dialog(kind: OpenKind, title: &str, start_dir: Option<&Path>) -> Optio
         ),
         OpenKind::SaveModel => (&[WEIGHTS], Picked::Save("model.safetensors")),
         OpenKind::LoadModel => (&[WEIGHTS, ANY], Picked::File),
-    };
-    crate::platform::pick(Pick {
-        title,
-        start_dir,
-        filters,
-        what,
-    })
+    }
 }
 
 /// The file name endings a kind of file to open is listed by (`None`: saving, or a folder).
@@ -423,6 +474,40 @@ mod tests {
         assert!(h.state().native_missing);
         assert!(h.state().is_open());
         assert!(h.query_by_label_contains("Open a data set file").is_some());
+    }
+
+    /// A dropped file is opened as data once it can be read: on the desktop, by its path, at
+    /// the next look at the opener.
+    #[test]
+    fn a_dropped_file_is_answered_as_data_to_open() {
+        #[derive(Debug)]
+        struct Dropped(PathBuf);
+        impl egui::DroppedFile for Dropped {
+            fn path(&self) -> &Path {
+                &self.0
+            }
+            fn bytes(&self) -> Result<Vec<u8>, String> {
+                Err("not read here".into())
+            }
+        }
+        let mut opener = FileOpener::with_probe(|| false);
+        let file = PathBuf::from("/data/iris.csv");
+        let dropped: egui::DroppedFileHandle = std::sync::Arc::new(Dropped(file.clone()));
+        opener.take_dropped(&[dropped], crate::job::no_notify());
+        assert_eq!(opener.poll(Lang::En), Some((OpenKind::File, file)));
+        assert!(!opener.is_open(), "nothing is left pending");
+    }
+
+    /// What a page cannot do is said, in the window, not offered as a broken dialog.
+    #[test]
+    fn a_page_says_what_it_cannot_open() {
+        let mut h = drawn();
+        h.state_mut().not_in_page = Some(OpenKind::Folder);
+        h.run_steps(2);
+        assert!(
+            h.query_by_label_contains("does not open image folders")
+                .is_some()
+        );
     }
 
     /// A cancel is a cancel, however quick: nothing opens, and the system dialog stays in use.

@@ -586,3 +586,76 @@ fn cancel_stops_a_load_in_the_middle_of_reading_the_file() {
     assert_eq!(asked.load(Ordering::Relaxed), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The files a browser's page is handed are held in memory and read by the same readers, with
+/// the same messages, as files on disk: a CSV (gzip too), an IDX pair given together, a text,
+/// and refusals for a file too large to read and one the browser could not read. One test, as
+/// the held files are the process's.
+#[test]
+fn files_handed_to_a_page_load_like_files_on_disk() {
+    use batchscope::files::held::{Held, MOST_READ, hold};
+    use std::sync::Arc;
+    assert_eq!(MOST_READ, batchscope::data::formats::MAX_VALUES_BYTES);
+    let held = |bytes: Vec<u8>| Held::Read(Arc::from(bytes));
+    let csv = rows(30, |i| format!("{},{},{}", i, i * 2, i % 3));
+    let csv = format!("a,b,label\n{csv}");
+    let paths = hold(vec![(
+        "handed-page.csv.gz".into(),
+        held(gzip(csv.as_bytes())),
+    )]);
+    let table = load(&paths[0], &LoadOptions::default()).expect("a handed CSV");
+    assert_eq!((table.rows, table.features()), (30, 2));
+
+    let images: Vec<u8> = (0..12 * 4 * 4).map(|i| (i * 5) as u8).collect();
+    let labels: Vec<u8> = (0..12).map(|i| (i % 2) as u8).collect();
+    let paths = hold(vec![
+        (
+            "handed-labels-idx1-ubyte".into(),
+            held(idx_bytes(&[12], &labels)),
+        ),
+        (
+            "handed-images-idx3-ubyte".into(),
+            held(idx_bytes(&[12, 4, 4], &images)),
+        ),
+    ]);
+    // Either half opens the pair.
+    for path in &paths {
+        let table = load(path, &LoadOptions::default()).expect("a handed IDX pair");
+        assert_eq!((table.rows, table.features()), (12, 16));
+    }
+    let paths = hold(vec![(
+        "handed-images-idx3-ubyte".into(),
+        held(idx_bytes(&[12, 4, 4], &images)),
+    )]);
+    let alone = load(&paths[0], &LoadOptions::default()).expect_err("half a pair");
+    assert!(
+        alone.to_string().contains("handed-labels-idx1-ubyte"),
+        "{alone}"
+    );
+
+    let poem = "床前明月光，疑是地上霜。举头望明月，低头思故乡。\n".repeat(20);
+    let paths = hold(vec![("handed-poem.txt".into(), held(poem.into_bytes()))]);
+    let table = load(&paths[0], &LoadOptions::default()).expect("a handed text");
+    assert!(table.rows > 0);
+
+    let paths = hold(vec![
+        ("handed-huge.csv".into(), Held::TooLarge(3 << 30)),
+        (
+            "handed-gone.csv".into(),
+            Held::Unreadable("the file was moved".into()),
+        ),
+    ]);
+    let huge = load(&paths[0], &LoadOptions::default()).expect_err("too large");
+    assert!(
+        huge.to_string().starts_with("handed-huge.csv: ") && huge.to_string().contains("3.0 GiB"),
+        "{huge}"
+    );
+    let gone = load(&paths[1], &LoadOptions::default()).expect_err("unreadable");
+    assert!(gone.to_string().contains("the file was moved"), "{gone}");
+    let lesson = batchscope::files::read_text(&paths[1], batchscope::files::FileKind::Lesson)
+        .expect_err("unreadable");
+    assert!(
+        lesson.to_string().contains("the file was moved"),
+        "{lesson}"
+    );
+}

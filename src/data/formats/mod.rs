@@ -44,9 +44,13 @@ pub fn load_with_progress(
     progress: Progress,
 ) -> Result<Table, DataError> {
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| io_error(&shown, &e))?;
-    if meta.is_dir() {
-        return images::load_folder(path, options, progress);
+    // A file a browser's page was handed is held in memory (never a folder: a page is not
+    // given those); `stream::open` reads it.
+    if crate::files::held::get(path).is_none() {
+        let meta = std::fs::metadata(path).map_err(|e| io_error(&shown, &e))?;
+        if meta.is_dir() {
+            return images::load_folder(path, options, progress);
+        }
     }
     let name = display_name(path);
     let text = std::path::Path::new(&name.to_lowercase())

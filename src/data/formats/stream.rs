@@ -6,11 +6,12 @@
 
 use std::cell::Cell;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 use std::rc::Rc;
 
 use super::common::{DataError, Progress, io_error, too_large};
+use crate::files::held::{self, Held};
 use crate::i18n::{Arg, DataKey, Said};
 
 /// Bytes read between two progress reports (and two chances to cancel).
@@ -43,12 +44,32 @@ pub(crate) fn open<'a>(
     (from, to): (f32, f32),
 ) -> Result<Stream<'a>, DataError> {
     let shown = path.display().to_string();
-    let meta = check_regular(path, &shown)?;
-    let len = meta.len();
-    let file = File::open(path).map_err(|e| io_error(&shown, &e))?;
+    let (source, len): (Box<dyn Read>, u64) = match held::get(path) {
+        // A file a browser's page was handed: its bytes, or why there are none.
+        Some(Held::Read(bytes)) => {
+            let len = bytes.len() as u64;
+            (Box::new(Cursor::new(bytes)), len)
+        }
+        Some(Held::TooLarge(len)) => {
+            return Err(too_large(
+                &shown,
+                &Said::new(DataKey::FileHas, &[]),
+                len,
+                budget,
+            ));
+        }
+        Some(Held::Unreadable(why)) => {
+            return Err(io_error(&shown, &std::io::Error::other(why)));
+        }
+        None => {
+            let len = check_regular(path, &shown)?.len();
+            let file = File::open(path).map_err(|e| io_error(&shown, &e))?;
+            (Box::new(file), len)
+        }
+    };
     let consumed = Rc::new(Cell::new(0));
     let mut raw = BufReader::new(Counted {
-        inner: file,
+        inner: source,
         consumed: Rc::clone(&consumed),
     });
     let head = raw.fill_buf().map_err(|e| io_error(&shown, &e))?;
