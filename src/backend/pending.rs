@@ -47,9 +47,15 @@ impl PendingRead {
         }
     }
 
-    /// Marks the read as handed out.
-    pub(crate) fn taken(&mut self) {
-        self.0 = State::Taken;
+    /// The GPU's read, handed out (once).
+    pub(crate) fn take_gpu(&mut self) -> Option<Box<GpuRead>> {
+        match std::mem::replace(&mut self.0, State::Taken) {
+            State::Gpu(read) => Some(read),
+            other => {
+                self.0 = other;
+                None
+            }
+        }
     }
 }
 

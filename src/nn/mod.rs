@@ -18,6 +18,7 @@ pub mod layers;
 mod model_file;
 mod param;
 mod pass;
+mod predict;
 mod segments;
 mod spec;
 mod weights;
@@ -30,6 +31,7 @@ pub use layers::{Footprint, LayerSpec, PlainCost, PlainWork, Shape, ShapeError, 
 pub use model_file::{
     MAX_MODEL_LAYERS, MODEL_PRESETS, ModelPreset, model_toml, parse_model, preset,
 };
+pub use predict::Predicting;
 pub use segments::{Checkpointed, MAX_CHECKPOINT, checkpointed, recomputed_layers};
 pub use spec::{ConvStack, EVAL_ROWS, LayerList, Loss, ModelSpec, OptimizerKind};
 pub use weights::{NamedTensor, from_safetensors, from_torch, to_safetensors, torch_tensors};
@@ -496,30 +498,6 @@ impl Network {
             mean_abs_error: (!classification).then_some(second),
             rows: rows as usize,
         })
-    }
-
-    /// Logits for `inputs` (`[rows, features]`), computed on the device with the current
-    /// parameters in forward-only passes of the model's evaluation rows, and read back.
-    pub fn predict(
-        &mut self,
-        backend: &mut dyn Backend,
-        inputs: &[f32],
-    ) -> Result<Vec<f32>, BackendError> {
-        let features = self.spec.inputs();
-        let classes = self.spec.outputs();
-        let rows = inputs.len() / features.max(1);
-        let mut logits = Vec::with_capacity(rows * classes);
-        let mut chunk = vec![0.0f32; self.eval_rows * features];
-        for start in (0..rows).step_by(self.eval_rows) {
-            let n = (rows - start).min(self.eval_rows);
-            chunk.fill(0.0);
-            chunk[..n * features]
-                .copy_from_slice(&inputs[start * features..(start + n) * features]);
-            self.eval_pass(backend, &chunk)?;
-            let out = backend.read(self.eval.last())?;
-            logits.extend_from_slice(&out[..n * classes]);
-        }
-        Ok(logits)
     }
 
     /// One forward-only pass of the evaluation rows over `chunk`, their inputs (zero-padded to

@@ -38,8 +38,8 @@ struct Cooperative {
     events: Receiver<Event>,
     saved: Saved,
     ended: bool,
-    /// When the last slice of a CPU's run ended: the page's time between slices is not the
-    /// CPU's.
+    /// When the last slice of a run ended: the page's time between slices is not the CPU's,
+    /// and is the GPU's while it holds its turn (its work goes on meanwhile).
     slice_ended: Option<Instant>,
 }
 
@@ -76,9 +76,13 @@ impl Cooperative {
         if opened {
             state.announce();
         }
-        // The page drew between two slices: that time is not a training step's.
+        // The page drew between two slices: that time is not the CPU's training, and it is
+        // the GPU's own end to end (see `Reached::seconds`), as its intervals are.
         if let Some(ended) = self.slice_ended {
-            state.exclude(ended.elapsed());
+            match device {
+                Device::Cpu => state.exclude(ended.elapsed()),
+                Device::Gpu => state.count_own(ended.elapsed()),
+            }
         }
         let begun = Instant::now();
         loop {
@@ -106,8 +110,10 @@ impl Cooperative {
         let running = state.running() || state.reading();
         // The CPU trains only inside slices: the page's time between them is not its own. A
         // GPU goes on with the work submitted while the page draws, so its interval stays the
-        // wall clock's, waits for reads included (a lower bound on its speed, never above it).
-        self.slice_ended = (running && device == Device::Cpu).then(Instant::now);
+        // wall clock's, waits for reads included (a lower bound on its speed, never above it),
+        // and so does its time to a stop condition, while it holds its turn.
+        let own_turn = device == Device::Cpu || !self.turns.waits(device);
+        self.slice_ended = (running && own_turn).then(Instant::now);
         self.saved = state.suspend();
         if running {
             // The next frame brings the next slice.

@@ -2,6 +2,10 @@
 //! `DataLoader`, trains, reads the loss back when the sync policy says, records the step's spans
 //! and reports what each interval measured.
 
+#[path = "staged_eval.rs"]
+mod staged_eval;
+pub use staged_eval::StagedEval;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use web_time::Instant;
@@ -649,13 +653,46 @@ impl Runner {
     /// Loss and accuracy (or R² and error) on the whole training and test sets.
     pub fn evaluate(&mut self, backend: &mut dyn Backend) -> Result<EvalReport, BackendError> {
         let data = Arc::clone(&self.data);
-        let (train_x, train_y) = evaluated(&data, &data.train_x, &data.train_y);
-        let (test_x, test_y) = evaluated(&data, &data.test_x, &data.test_y);
+        let (train_x, _) = evaluated(&data, &data.train_x, &data.train_y);
+        let (test_x, _) = evaluated(&data, &data.test_x, &data.test_y);
         let train = self.model.predict(backend, train_x)?;
         let test = self.model.predict(backend, test_x)?;
+        let images = data.image.is_some() && data.task == Task::Classification;
+        let first_layer = match data.test_x.get(..data.features) {
+            Some(image) if images => self.model.first_layer(backend, image)?,
+            _ => None,
+        };
+        let writing = if data.is_text() {
+            let params = self.model.read_parameters(backend)?;
+            let spec = self.model.spec().clone();
+            let seed = self.seed;
+            Some(super::generate::writing(
+                backend,
+                (&spec, &params),
+                &data,
+                seed,
+            )?)
+        } else {
+            None
+        };
+        Ok(self.eval_report(&train, &test, first_layer, writing))
+    }
+
+    /// The evaluation's report from the logits of the training and the test sets (as
+    /// [`evaluated`] cuts them), and the views that need passes of their own.
+    fn eval_report(
+        &self,
+        train: &[f32],
+        test: &[f32],
+        first_layer: Option<crate::nn::FirstLayer>,
+        writing: Option<super::report::Writing>,
+    ) -> EvalReport {
+        let data = &*self.data;
+        let (_, train_y) = evaluated(data, &data.train_x, &data.train_y);
+        let (_, test_y) = evaluated(data, &data.test_x, &data.test_y);
         // A text's classes are its characters: thousands for Chinese, no matrix to show.
         let confusion = (data.task == Task::Classification && !data.is_text())
-            .then(|| confusion(&test, test_y, data.classes()));
+            .then(|| confusion(test, test_y, data.classes()));
         let predictions = match data.task {
             Task::Regression => test
                 .iter()
@@ -677,35 +714,17 @@ impl Runner {
         } else {
             Vec::new()
         };
-        let features = data.features;
-        let first_layer = match data.test_x.get(..features) {
-            Some(image) if images => self.model.first_layer(backend, image)?,
-            _ => None,
-        };
-        let writing = if data.is_text() {
-            let params = self.model.read_parameters(backend)?;
-            let spec = self.model.spec().clone();
-            let seed = self.seed;
-            Some(super::generate::writing(
-                backend,
-                (&spec, &params),
-                &data,
-                seed,
-            )?)
-        } else {
-            None
-        };
-        Ok(EvalReport {
+        EvalReport {
             writing,
             device: self.device,
             step: self.steps(),
-            train: score(&train, train_y, &data),
-            test: score(&test, test_y, &data),
+            train: score(train, train_y, data),
+            test: score(test, test_y, data),
             confusion,
             predictions,
             samples,
             first_layer,
-        })
+        }
     }
 
     /// The predicted class over a `resolution²` grid (2-D data sets only).
@@ -714,8 +733,18 @@ impl Runner {
         backend: &mut dyn Backend,
         resolution: usize,
     ) -> Result<Option<BoundaryGrid>, BackendError> {
-        if self.data.features != 2 || self.data.task != Task::Classification {
+        let Some(points) = self.boundary_points(resolution) else {
             return Ok(None);
+        };
+        let logits = self.model.predict(backend, &points)?;
+        Ok(Some(self.boundary_grid(resolution, &logits)))
+    }
+
+    /// The points of the boundary's `resolution²` grid, row by row (`None`: not a 2-D
+    /// classification).
+    fn boundary_points(&self, resolution: usize) -> Option<Vec<f32>> {
+        if self.data.features != 2 || self.data.task != Task::Classification {
+            return None;
         }
         let (xr, yr) = self.extent;
         let mut points = Vec::with_capacity(resolution * resolution * 2);
@@ -727,7 +756,11 @@ impl Runner {
                 points.push(yr[0] + fy * (yr[1] - yr[0]));
             }
         }
-        let logits = self.model.predict(backend, &points)?;
+        Some(points)
+    }
+
+    /// The boundary from the `logits` of [`Runner::boundary_points`].
+    fn boundary_grid(&self, resolution: usize, logits: &[f32]) -> BoundaryGrid {
         let classes = self.data.classes();
         let mut class = Vec::with_capacity(resolution * resolution);
         let mut confidence = Vec::with_capacity(resolution * resolution);
@@ -736,13 +769,13 @@ impl Runner {
             class.push(best as u8);
             confidence.push(p);
         }
-        Ok(Some(BoundaryGrid {
+        BoundaryGrid {
             resolution,
-            x_range: xr,
-            y_range: yr,
+            x_range: self.extent.0,
+            y_range: self.extent.1,
             class,
             confidence,
-        }))
+        }
     }
 }
 

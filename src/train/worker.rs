@@ -13,13 +13,17 @@ use super::report::{BoundaryGrid, EvalReport, StepLog, ValueHistograms};
 use super::runner::Runner;
 use super::session::Session;
 use super::turns::{Take, Turns};
+
+#[path = "worker_page.rs"]
+mod page;
+use crate::backend::Backend;
 use crate::backend::{AdapterSummary, TuningNote};
-use crate::backend::{Backend, PendingRead};
 use crate::device::Device;
 use crate::i18n::{Arg, Said};
 use crate::job::JobContext;
 use crate::memory::MemorySnapshot;
 use crate::trace::{TraceChunk, TraceHistory};
+use page::Awaiting;
 
 /// What the UI asks a worker to do.
 #[derive(Debug)]
@@ -152,7 +156,7 @@ pub(super) struct Saved {
     last_eval: Instant,
     own_time: Duration,
     checked_epoch: u64,
-    pending: Option<PendingRead>,
+    pending: Option<Awaiting>,
 }
 
 impl Default for Saved {
@@ -187,9 +191,9 @@ pub(super) struct State<'a> {
     own_time: Duration,
     /// The epoch whose end was last checked against the stop condition.
     checked_epoch: u64,
-    /// The loss statistics' read, started after a step and not yet answered (a loop that may
-    /// not wait for the device: see [`State::step_then_read`]).
-    pending: Option<PendingRead>,
+    /// What a loop that may not wait for its device waits for: a read or an evaluation
+    /// started and not yet answered (see [`State::step_then_read`]).
+    pending: Option<Awaiting>,
     ctx: &'a JobContext<Event>,
 }
 
@@ -250,6 +254,13 @@ impl<'a> State<'a> {
     pub(super) fn exclude(&mut self, time: Duration) {
         if let Some(runner) = self.runner.as_mut() {
             runner.exclude(time);
+        }
+    }
+
+    /// Counts `time` between two slices as the run's own (a page's GPU works meanwhile).
+    pub(super) fn count_own(&mut self, time: Duration) {
+        if self.running || self.pending.is_some() {
+            self.own_time += time;
         }
     }
 
@@ -346,6 +357,7 @@ impl<'a> State<'a> {
         self.running = false;
         self.turns.leave(self.device);
         self.runner = None;
+        self.pending = None;
         self.own_time = Duration::ZERO;
         self.checked_epoch = 0;
         // The old model's working copies go before the peaks start over.
@@ -448,47 +460,6 @@ impl<'a> State<'a> {
         }
     }
 
-    /// [`State::step_and_report`] for a loop that may not wait for its device: while the last
-    /// report's read is on its way, no step (the device finishes its work, as in a sync, but the
-    /// page goes on drawing); once it is in, the report. Otherwise a step that never syncs, and
-    /// when a report is due, its statistics' read started. The whole-set evaluation, which
-    /// reads back as it goes, is not made here.
-    fn step_then_read(&mut self, force: bool) {
-        let Some(runner) = self.runner.as_mut() else {
-            return;
-        };
-        let backend = &mut *self.backend;
-        if let Some(mut read) = self.pending.take() {
-            let Some(values) = backend.finish_read(&mut read) else {
-                self.pending = Some(read);
-                return;
-            };
-            let log = values.and_then(|values| {
-                runner.take_read(backend, &values)?;
-                runner.log(backend)
-            });
-            match log {
-                Ok(log) => {
-                    self.last_log = Instant::now();
-                    self.send(EventKind::Log(Box::new(log)));
-                    self.send_memory();
-                    self.turns.pass(self.device);
-                }
-                Err(e) => self.fail(e.said()),
-            }
-            return;
-        }
-        let due = force || self.last_log.elapsed() >= LOG_INTERVAL;
-        let started = runner.step(backend, false).and_then(|_| {
-            due.then(|| backend.start_read(runner.stats_tensor()))
-                .transpose()
-        });
-        match started {
-            Ok(read) => self.pending = read,
-            Err(e) => self.fail(e.said()),
-        }
-    }
-
     /// Stops the run once its stop condition holds: after N epochs, or once the test metric,
     /// checked at the end of each epoch, reaches the target. The check's evaluation counts as
     /// the device's own time: the target is measured end to end.
@@ -525,37 +496,50 @@ impl<'a> State<'a> {
         self.own_time += begun.elapsed();
         runner.exclude(begun.elapsed());
         match outcome {
-            Ok((true, metric)) => {
-                let reached = Reached {
-                    stop,
-                    step: runner.steps(),
-                    seconds: self.own_time.as_secs_f64(),
-                    metric,
-                };
-                // The last interval, the whole-set figures at the stop, then the news.
-                if runner.window_steps() > 0 {
-                    match runner.log(&mut *self.backend) {
-                        Ok(log) => {
-                            self.last_log = Instant::now();
-                            self.send(EventKind::Log(Box::new(log)));
-                            self.send_memory();
-                        }
-                        Err(e) => return self.fail(e.said()),
-                    }
-                }
-                self.report(true);
-                self.send(EventKind::Reached(reached));
-                self.set_running(false);
-            }
+            Ok((true, metric)) => self.reach(metric, false),
             Ok((false, _)) => {}
             Err(e) => self.fail(e.said()),
         }
     }
 
+    /// The run's stop condition holds (with `metric`, the test figure that met a target):
+    /// the last interval, the whole-set figures at the stop, then the news, and a pause.
+    /// `evaluated`: the whole-set figures at the stop were just sent.
+    fn reach(&mut self, metric: Option<f32>, evaluated: bool) {
+        let Some(runner) = self.runner.as_mut() else {
+            return;
+        };
+        let reached = Reached {
+            stop: runner.pipeline().stop,
+            step: runner.steps(),
+            seconds: self.own_time.as_secs_f64(),
+            metric,
+        };
+        if runner.window_steps() > 0 {
+            match runner.log(&mut *self.backend) {
+                Ok(log) => {
+                    self.last_log = Instant::now();
+                    self.send(EventKind::Log(Box::new(log)));
+                    self.send_memory();
+                }
+                Err(e) => return self.fail(e.said()),
+            }
+        }
+        if !evaluated {
+            self.report(true);
+        }
+        self.send(EventKind::Reached(reached));
+        self.set_running(false);
+    }
+
     /// Whole-set accuracy and the boundary, when due; not counted as training time.
     fn report(&mut self, force: bool) {
-        if !self.may_wait() || !force && self.last_eval.elapsed() < EVAL_INTERVAL {
+        if !force && self.last_eval.elapsed() < EVAL_INTERVAL {
             return;
+        }
+        // Where the loop may not wait, the evaluation's reads are started and taken in later.
+        if !self.may_wait() {
+            return self.start_evaluation(false);
         }
         let Some(runner) = self.runner.as_mut() else {
             return;

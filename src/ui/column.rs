@@ -174,15 +174,17 @@ fn metrics_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
                 ui.label(lang.tr(Key::KernelTime))
                     .on_hover_text(lang.tr(Key::KernelTimeTip));
                 let timestamps = run.adapter().is_some_and(|a| a.timestamps);
-                let none = if timestamps {
-                    Key::KernelTimeNotYet
+                let none = if cfg!(target_arch = "wasm32") {
+                    lang.tr(BrowserKey::KernelTimeNotInPage)
+                } else if timestamps {
+                    lang.tr(Key::KernelTimeNotYet)
                 } else {
-                    Key::KernelTimeNone
+                    lang.tr(Key::KernelTimeNone)
                 };
                 // The latest timed step's, kept until a newer one is timed.
                 match run.kernel_time_ms {
                     Some(ms) => ui.label(format_ms(ms)),
-                    None => ui.label(RichText::new(lang.tr(none)).weak()),
+                    None => ui.label(RichText::new(none).weak()),
                 };
                 ui.end_row();
             }

@@ -13,7 +13,7 @@ use batchscope::job::no_notify;
 use batchscope::train::handle::Worker;
 use batchscope::train::selftest::{session, train, train_awaiting};
 use batchscope::train::worker::{BackendFactory, Command, EventKind};
-use batchscope::train::{Session, TrainConfig, Turns};
+use batchscope::train::{Runner, Session, StopAt, TrainConfig, Turns};
 
 /// The GPU's losses through awaited reads equal the blocking loop's, step by step, and the
 /// CPU's within the parity tests' tolerance; the report names the adapter's timestamps.
@@ -63,17 +63,32 @@ fn a_cooperative_gpu_worker_trains_without_a_blocking_read() {
     worker.send(Command::Configure(session, 1));
     worker.send(Command::Run);
     let begun = std::time::Instant::now();
-    let mut logs = Vec::new();
-    while logs.len() < 3 && begun.elapsed() < std::time::Duration::from_secs(60) {
+    let (mut logs, mut evals, mut boundaries) = (Vec::new(), Vec::new(), 0);
+    while (logs.len() < 3 || evals.len() < 2 || boundaries < 2)
+        && begun.elapsed() < std::time::Duration::from_secs(60)
+    {
         for event in worker.poll() {
             match event.kind {
                 EventKind::Log(log) => logs.push(*log),
+                EventKind::Eval(eval) => evals.push(eval),
+                EventKind::Boundary { .. } => boundaries += 1,
                 EventKind::Error(e) | EventKind::Unavailable(e) => panic!("{e}"),
                 _ => {}
             }
         }
     }
     assert!(logs.len() >= 3, "{} reports in 60 s", logs.len());
+    assert!(
+        evals.len() >= 2 && boundaries >= 2,
+        "{} evaluations, {boundaries} boundaries in 60 s",
+        evals.len()
+    );
+    assert!(
+        evals
+            .iter()
+            .all(|e| e.test.accuracy.is_some_and(|a| (0.0..=1.0).contains(&a))),
+        "{evals:?}"
+    );
     assert!(
         logs.iter().all(|l| l.loss.is_finite() && l.step > 0),
         "{logs:?}"
@@ -89,4 +104,102 @@ fn a_cooperative_gpu_worker_trains_without_a_blocking_read() {
     }
     assert!(paused, "the worker never said it paused");
     assert_eq!(blocking_maps(), before, "the page's loop blocked on a map");
+}
+
+/// A page's evaluation (every pass and read started, none waited for) reports what the
+/// blocking one does: the same losses, accuracies and boundary, with no blocking map.
+#[test]
+fn a_staged_evaluation_equals_the_blocking_one_and_never_blocks() {
+    let Some(mut gpu) = common::gpu() else {
+        return;
+    };
+    let session = Session::new(TrainConfig::default()).expect("session");
+    let mut runner = Runner::new(&mut gpu, &session).expect("runner");
+    for _ in 0..30 {
+        runner.step(&mut gpu, true).expect("step");
+    }
+    let blocking = runner.evaluate(&mut gpu).expect("evaluate");
+    let blocking_grid = runner.boundary(&mut gpu, 40).expect("boundary");
+    let before = blocking_maps();
+    let mut staged = runner.start_evaluation(&mut gpu, 40).expect("started");
+    let begun = std::time::Instant::now();
+    let (report, grid) = loop {
+        if let Some(done) = runner.finish_evaluation(&mut gpu, &mut staged) {
+            break done.expect("finished");
+        }
+        assert!(begun.elapsed().as_secs() < 60, "the reads never came");
+    };
+    assert_eq!(
+        blocking_maps(),
+        before,
+        "the staged evaluation blocked on a map"
+    );
+    assert_eq!(report.train, blocking.train);
+    assert_eq!(report.test, blocking.test);
+    assert_eq!(report.confusion, blocking.confusion);
+    let (grid, blocking_grid) = (grid.expect("a 2-D set"), blocking_grid.expect("2-D"));
+    assert_eq!(grid.class, blocking_grid.class);
+    assert_eq!(grid.class.len(), 40 * 40);
+}
+
+/// The page's GPU column stops where the run says: after two epochs, or once the test
+/// accuracy reaches its target, with the news, a whole-set evaluation at the stop and a pause,
+/// never blocking.
+#[test]
+fn a_cooperative_gpu_worker_stops_at_its_condition() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let (reached, last_eval, epoch_steps) = run_until(StopAt::Epochs(2));
+    assert_eq!(
+        reached.step,
+        2 * epoch_steps,
+        "the step that ended the second epoch"
+    );
+    assert_eq!(last_eval, Some(reached.step), "the figures at the stop");
+    assert!(reached.seconds > 0.0 && reached.metric.is_none());
+    let (reached, last_eval, epoch_steps) = run_until(StopAt::TestMetric(0.6));
+    assert!(reached.metric.is_some_and(|m| m >= 0.6), "{reached:?}");
+    assert_eq!(
+        reached.step % epoch_steps,
+        0,
+        "checked at the end of an epoch"
+    );
+    assert_eq!(last_eval, Some(reached.step), "the figures at the stop");
+}
+
+/// Trains the spiral on a page's GPU worker until `stop`: what was reached, the step of the
+/// last evaluation, and the steps an epoch.
+fn run_until(stop: StopAt) -> (batchscope::train::worker::Reached, Option<u64>, u64) {
+    let factory: BackendFactory = Box::new(|| {
+        let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
+        gpu.disable_timestamps().map_err(|e| e.said())?;
+        Ok(Box::new(gpu) as Box<dyn Backend>)
+    });
+    let before = blocking_maps();
+    let turns = Arc::new(Turns::new(false));
+    let mut worker = Worker::cooperative(Device::Gpu, factory, turns, no_notify());
+    let mut config = TrainConfig::default();
+    config.pipeline.stop = stop;
+    let session = Session::new(config).expect("session");
+    let epoch_steps = (session.data.train_rows() / session.config.effective_batch()) as u64;
+    worker.send(Command::Configure(Arc::new(session), 1));
+    worker.send(Command::Run);
+    let begun = std::time::Instant::now();
+    let (mut reached, mut paused, mut last_eval) = (None, false, None);
+    while !(reached.is_some() && paused) && begun.elapsed() < std::time::Duration::from_secs(90) {
+        for event in worker.poll() {
+            match event.kind {
+                EventKind::Reached(r) => reached = Some(r),
+                EventKind::Running(false) => paused = reached.is_some(),
+                EventKind::Eval(eval) => last_eval = Some(eval.step),
+                EventKind::Error(e) | EventKind::Unavailable(e) => panic!("{e}"),
+                _ => {}
+            }
+        }
+    }
+    let reached = reached.expect("the condition was never reached");
+    assert!(paused, "it did not pause at its condition");
+    assert_eq!(blocking_maps(), before, "the page's loop blocked on a map");
+    (reached, last_eval, epoch_steps)
 }

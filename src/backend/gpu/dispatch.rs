@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::kernels::{KernelId, Uniform};
 use super::pipelines::Kernels;
 use super::pool::{SharedPool, count_internal};
-use super::readback::{Staging, copy_mapped, map_for_reading, wait_idle};
+use super::readback::{Lent, Staging, copy_lent, map_lent, wait_idle};
 use super::timing::{HostObserved, Timestamps};
 use crate::backend::error::BackendError;
 use crate::backend::identity::KernelSizes;
@@ -452,15 +452,14 @@ impl CommandStream {
     pub fn read_back(
         &mut self,
         recorder: &mut Recorder,
-        staging: &mut Staging,
+        staging: &Staging,
         buffer: &wgpu::Buffer,
         (offset, size): (u64, u64),
         clear: bool,
     ) -> Result<Vec<u8>, BackendError> {
-        let staging = self.copy_to_staging(recorder, staging, buffer, (offset, size), clear)?;
+        let mut staging = self.copy_to_staging(recorder, staging, buffer, (offset, size), clear)?;
         let start = recorder.now_ns();
-        let slice = staging.slice(..);
-        map_for_reading(&self.device, &slice)?;
+        map_lent(&self.device, &mut staging)?;
         recorder.span(
             Lane::Sync,
             Category::Sync,
@@ -468,7 +467,7 @@ impl CommandStream {
             start,
             0,
         );
-        self.finish_read_back(recorder, &staging, &slice)
+        self.finish_read_back(recorder, &mut staging)
     }
 
     /// Records the copy of `size` bytes of `buffer` into a staging buffer (zeroing them after
@@ -476,12 +475,12 @@ impl CommandStream {
     pub(super) fn copy_to_staging(
         &mut self,
         recorder: &mut Recorder,
-        staging: &mut Staging,
+        staging: &Staging,
         buffer: &wgpu::Buffer,
         (offset, size): (u64, u64),
         clear: bool,
-    ) -> Result<wgpu::Buffer, BackendError> {
-        let staging = staging.get(&self.device, &self.pool, size);
+    ) -> Result<Lent, BackendError> {
+        let staging = staging.lend(&self.device, &self.pool, size);
         let encoder = self.encoder("readback");
         encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
         if clear {
@@ -496,11 +495,10 @@ impl CommandStream {
     pub(super) fn finish_read_back(
         &mut self,
         recorder: &mut Recorder,
-        staging: &wgpu::Buffer,
-        slice: &wgpu::BufferSlice<'_>,
+        staging: &mut Lent,
     ) -> Result<Vec<u8>, BackendError> {
         let start = recorder.now_ns();
-        let bytes = copy_mapped(staging, slice)?;
+        let bytes = copy_lent(staging)?;
         recorder.span(
             Lane::Readback,
             Category::Memcpy,

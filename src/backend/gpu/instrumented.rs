@@ -82,7 +82,7 @@ impl Instrumented for GpuBackend {
         let buffer = self.census.binding().buffer;
         let bytes = self.stream.read_back(
             &mut self.recorder,
-            &mut self.staging,
+            &self.staging,
             &buffer,
             (0, ROLE_COUNTS_BYTES),
             true,

@@ -156,7 +156,7 @@ impl DeviceMemory for GpuBackend {
         };
         let bytes = self.stream.read_back(
             &mut self.recorder,
-            &mut self.staging,
+            &self.staging,
             buffer,
             (0, buffer.size()),
             false,
@@ -169,14 +169,14 @@ impl DeviceMemory for GpuBackend {
         let Storage::Gpu(buffer) = t.storage() else {
             return Ok(PendingRead::ready(Vec::new()));
         };
-        let staging = self.stream.copy_to_staging(
+        let mut staging = self.stream.copy_to_staging(
             &mut self.recorder,
-            &mut self.staging,
+            &self.staging,
             buffer,
             (0, buffer.size()),
             false,
         )?;
-        let answer = readback::request_map(&staging);
+        let answer = readback::request_map(&mut staging);
         Ok(PendingRead::gpu(GpuRead {
             staging,
             answer,
@@ -296,20 +296,16 @@ impl GpuBackend {
         answer: Result<(), BackendError>,
         wait: &'static str,
     ) -> Result<Vec<f32>, BackendError> {
-        let Some(gpu) = read.gpu_mut() else {
+        let Some(mut gpu) = read.take_gpu() else {
             return Err(BackendError::Gpu("a read was handed out twice".into()));
         };
-        let (staging, half, len, started_ns) =
-            (gpu.staging.clone(), gpu.half, gpu.len, gpu.started_ns);
-        read.taken();
         answer?;
         self.recorder
-            .span(Lane::Sync, Category::Sync, wait, started_ns, 0);
-        let slice = staging.slice(..);
+            .span(Lane::Sync, Category::Sync, wait, gpu.started_ns, 0);
         let bytes = self
             .stream
-            .finish_read_back(&mut self.recorder, &staging, &slice)?;
-        Ok(values_of(half, len, &bytes))
+            .finish_read_back(&mut self.recorder, &mut gpu.staging)?;
+        Ok(values_of(gpu.half, gpu.len, &bytes))
     }
 }
 

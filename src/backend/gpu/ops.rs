@@ -700,7 +700,7 @@ impl ComputeOps for GpuBackend {
         let offset = u64::from(NON_FINITE_SLOT) * 4;
         let bytes = self.stream.read_back(
             &mut self.recorder,
-            &mut self.staging,
+            &self.staging,
             &census,
             (offset, 4),
             true,

@@ -3,6 +3,7 @@
 //! everything submitted before — the sync point of a training step.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::pool::{SharedPool, count_internal};
 use crate::backend::error::BackendError;
@@ -22,7 +23,7 @@ pub fn blocking_maps() -> u64 {
 /// A GPU's read on its way (see [`PendingRead`](crate::backend::PendingRead)): the staging
 /// buffer its values were copied to, asked to be mapped, and what the tensor holds.
 pub(crate) struct GpuRead {
-    pub(super) staging: wgpu::Buffer,
+    pub(super) staging: Lent,
     pub(super) answer: async_channel::Receiver<Result<(), wgpu::BufferAsyncError>>,
     pub(super) half: Option<crate::precision::Half>,
     pub(super) len: usize,
@@ -34,8 +35,9 @@ pub(crate) struct GpuRead {
 /// through the receiver once the device is polled (the desktop) or the page's event loop has
 /// turned (a browser). The blocking read's twin is [`map_for_reading`].
 pub(super) fn request_map(
-    staging: &wgpu::Buffer,
+    staging: &mut Lent,
 ) -> async_channel::Receiver<Result<(), wgpu::BufferAsyncError>> {
+    staging.mapping = true;
     // A channel that can be looked at (`try_recv`) or awaited (`recv`): the page's worker
     // looks between frames, the self-test awaits.
     let (tx, rx) = async_channel::bounded(1);
@@ -47,34 +49,72 @@ pub(super) fn request_map(
     rx
 }
 
-/// Staging buffers for reads, one per size in bytes, made once and reused.
-#[derive(Default)]
+/// Staging buffers for reads, by size in bytes, made once and reused. A read holds its buffer
+/// until its values are copied out; reads on their way at the same time (a page's evaluation
+/// starts one per chunk before any comes back) each hold one of their own.
+#[derive(Clone, Default)]
 pub(super) struct Staging {
-    buffers: HashMap<u64, wgpu::Buffer>,
+    free: Arc<Mutex<HashMap<u64, Vec<wgpu::Buffer>>>>,
 }
 
 impl Staging {
-    /// The staging buffer of `size_in_bytes`, made (and counted) the first time.
-    pub fn get(
-        &mut self,
-        device: &wgpu::Device,
-        pool: &SharedPool,
-        size_in_bytes: u64,
-    ) -> wgpu::Buffer {
-        self.buffers
-            .entry(size_in_bytes)
-            .or_insert_with(|| {
-                count_internal(pool, size_in_bytes as i64);
-                device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("readback-staging"),
-                    size: size_in_bytes,
-                    // A storage buffer cannot be mapped; results travel through this buffer,
-                    // which the CPU can map for reading.
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                })
+    /// A staging buffer of `size_in_bytes`: a free one, or one made (and counted) now.
+    pub fn lend(&self, device: &wgpu::Device, pool: &SharedPool, size_in_bytes: u64) -> Lent {
+        let free = self
+            .free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(&size_in_bytes)
+            .and_then(Vec::pop);
+        let buffer = free.unwrap_or_else(|| {
+            count_internal(pool, size_in_bytes as i64);
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback-staging"),
+                size: size_in_bytes,
+                // A storage buffer cannot be mapped; results travel through this buffer,
+                // which the CPU can map for reading.
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
             })
-            .clone()
+        });
+        Lent {
+            buffer,
+            home: self.clone(),
+            mapping: false,
+        }
+    }
+}
+
+/// A staging buffer lent to one read; it goes back to the free ones when dropped (unmapped,
+/// if the read was given up before its values came).
+pub(super) struct Lent {
+    buffer: wgpu::Buffer,
+    home: Staging,
+    /// A map was asked for and the buffer not unmapped since (wgpu refuses to unmap a buffer
+    /// that is not mapped, and has no way to ask).
+    mapping: bool,
+}
+
+impl std::ops::Deref for Lent {
+    type Target = wgpu::Buffer;
+
+    fn deref(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if self.mapping {
+            self.buffer.unmap();
+        }
+        self.home
+            .free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(self.buffer.size())
+            .or_default()
+            .push(self.buffer.clone());
     }
 }
 
@@ -87,6 +127,19 @@ pub(super) fn map_read(
     let slice = buffer.slice(range);
     map_for_reading(device, &slice)?;
     copy_mapped(buffer, &slice)
+}
+
+/// Copies a lent staging buffer, mapped, to the host and unmaps it.
+pub(super) fn copy_lent(staging: &mut Lent) -> Result<Vec<u8>, BackendError> {
+    let bytes = copy_mapped(&staging.buffer, &staging.buffer.slice(..))?;
+    staging.mapping = false;
+    Ok(bytes)
+}
+
+/// Asks for all of a lent staging buffer to be mapped and waits until it is.
+pub(super) fn map_lent(device: &wgpu::Device, staging: &mut Lent) -> Result<(), BackendError> {
+    staging.mapping = true;
+    map_for_reading(device, &staging.buffer.slice(..))
 }
 
 /// Copies the mapped `slice` of `buffer` to the host and unmaps the buffer.
