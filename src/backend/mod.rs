@@ -30,7 +30,7 @@ pub use open::{GpuChoice, OpenOptions, open, open_gpu};
 pub use params::{
     Activation, AdamHyper, ConvShape, KernelTimes, ParamTensors, PoolShape, UpdateStep, UploadMode,
 };
-pub use pending::PendingRead;
+pub use pending::{PendingRead, PendingReads};
 pub use sequence::{AttentionShape, SequenceOps};
 pub use tensor::{Tensor, WORKING_COPIES, check_device, check_shape};
 pub use traits::{Backend, ComputeOps, DeviceInfo, DeviceMemory, Instrumented};

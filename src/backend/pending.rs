@@ -3,6 +3,7 @@
 //! turn back, so a loop sharing the page's thread reads this way (see `train/handle.rs`); the
 //! CPU's values are there at once.
 
+use crate::backend::error::BackendError;
 use crate::backend::gpu::readback::GpuRead;
 
 /// A read started with [`DeviceMemory::start_read`](super::DeviceMemory::start_read).
@@ -56,6 +57,45 @@ impl PendingRead {
                 None
             }
         }
+    }
+}
+
+/// Reads started together and taken in together: a page's evaluation starts every read it
+/// needs before any comes back.
+#[derive(Debug, Default)]
+pub struct PendingReads {
+    reads: Vec<PendingRead>,
+    /// The values of the reads that are in, in order.
+    done: Vec<Option<Vec<f32>>>,
+}
+
+impl PendingReads {
+    /// `reads`, to be taken in together.
+    pub fn new(reads: Vec<PendingRead>) -> Self {
+        let done = vec![None; reads.len()];
+        Self { reads, done }
+    }
+
+    /// Every read's values, in the order they were started, once all are in (`None`: not
+    /// yet, look again later); `finish_read` is the device's (`DeviceMemory::finish_read`).
+    /// Gives them once.
+    pub fn finish(
+        &mut self,
+        mut finish_read: impl FnMut(&mut PendingRead) -> Option<Result<Vec<f32>, BackendError>>,
+    ) -> Option<Result<Vec<Vec<f32>>, BackendError>> {
+        for (read, done) in self.reads.iter_mut().zip(&mut self.done) {
+            if done.is_none() {
+                match finish_read(read)? {
+                    Ok(values) => *done = Some(values),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+        }
+        Some(Ok(self
+            .done
+            .iter_mut()
+            .map(|d| d.take().unwrap_or_default())
+            .collect()))
     }
 }
 

@@ -19,19 +19,20 @@ mod model_file;
 mod param;
 mod pass;
 mod predict;
+mod predicting;
 mod segments;
 mod spec;
 mod weights;
 
 pub use decode::Decoder;
-pub use first_layer::FirstLayer;
+pub use first_layer::{FirstLayer, FirstLayerReads};
 pub use gpt::{BLOCK_LAYERS, GptShape, gpt_layers, reads_tokens, with_vocabulary};
 pub use init::{LayerValues, initial_parameters};
 pub use layers::{Footprint, LayerSpec, PlainCost, PlainWork, Shape, ShapeError, footprints};
 pub use model_file::{
     MAX_MODEL_LAYERS, MODEL_PRESETS, ModelPreset, model_toml, parse_model, preset,
 };
-pub use predict::Predicting;
+pub use predicting::Predicting;
 pub use segments::{Checkpointed, MAX_CHECKPOINT, checkpointed, recomputed_layers};
 pub use spec::{ConvStack, EVAL_ROWS, LayerList, Loss, ModelSpec, OptimizerKind};
 pub use weights::{NamedTensor, from_safetensors, from_torch, to_safetensors, torch_tensors};
@@ -278,6 +279,22 @@ impl Network {
         kept
     }
 
+    /// What the value histograms bin: every parameter (weight, then bias, layer after layer),
+    /// every parameter gradient in the same order, and the activations kept for backward.
+    pub fn value_tensors(&self) -> [Vec<&Tensor>; 3] {
+        let params = self.params.iter().flatten();
+        [
+            params
+                .clone()
+                .flat_map(|p| [&p.weight.value, &p.bias.value])
+                .collect(),
+            params
+                .flat_map(|p| [&p.weight.grad, &p.bias.grad])
+                .collect(),
+            self.activations(),
+        ]
+    }
+
     /// The architecture.
     pub fn spec(&self) -> &ModelSpec {
         &self.spec
@@ -506,43 +523,6 @@ impl Network {
         backend.write(&mut self.eval.input, chunk)?;
         let params = |i: usize| self.params[i].as_ref().map(LayerParams::master_values);
         self.eval.run(backend, &self.layers, params, None)
-    }
-
-    /// A CNN's first-layer filters and what they make of `image` (one sample's pixels), read
-    /// back: `None` for a model without a convolution. Runs one forward pass of the evaluation
-    /// rows.
-    pub fn first_layer(
-        &mut self,
-        backend: &mut dyn Backend,
-        image: &[f32],
-    ) -> Result<Option<FirstLayer>, BackendError> {
-        let Some((at, conv)) = self
-            .layers
-            .iter()
-            .enumerate()
-            .find_map(|(i, l)| l.convolution().map(|c| (i, c)))
-        else {
-            return Ok(None);
-        };
-        let Some(params) = &self.params[at] else {
-            return Ok(None);
-        };
-        let weights = backend.read(&params.weight.value)?;
-        let mut chunk = vec![0.0f32; self.eval_rows * self.spec.inputs()];
-        let n = image.len().min(chunk.len());
-        chunk[..n].copy_from_slice(&image[..n]);
-        self.eval_pass(backend, &chunk)?;
-        let mut maps = backend.read(&self.eval.outputs[at])?;
-        maps.truncate(conv.pixels() * conv.channels_out);
-        Ok(Some(FirstLayer {
-            kernel: conv.kernel,
-            channels_in: conv.channels_in,
-            filters: conv.channels_out,
-            weights,
-            height: conv.height,
-            width: conv.width,
-            maps,
-        }))
     }
 
     /// The probabilities every head of every attention layer gives `window` (one sample's

@@ -1,22 +1,13 @@
-//! Predictions over a whole set: forward-only passes of the evaluation rows, chunk after
+//! Predictions over a whole set, and a CNN's first layer for its view: forward-only passes of the evaluation rows, chunk after
 //! chunk, with the current parameters. Read back as they are computed ([`Network::predict`]),
 //! or with every chunk's read started and the values looked at later
 //! ([`Network::start_predict`]): a browser's GPU answers a read only between two of the page's
 //! frames, so a page's evaluation cannot wait for one.
 
 use super::Network;
-use crate::backend::{Backend, BackendError, PendingRead, Tensor};
-
-/// A prediction whose reads are on their way, one per chunk of the evaluation rows (see
-/// [`Network::start_predict`]).
-#[derive(Debug)]
-pub struct Predicting {
-    /// Each chunk's read and its rows in use (the last chunk is zero-padded).
-    reads: Vec<(PendingRead, usize)>,
-    /// The chunks' logits that are in, in order.
-    done: Vec<Option<Vec<f32>>>,
-    classes: usize,
-}
+use super::first_layer::{FirstLayer, FirstLayerReads};
+use super::predicting::Predicting;
+use crate::backend::{Backend, BackendError, ConvShape, PendingReads, Tensor};
 
 impl Network {
     /// Logits for `inputs` (`[rows, features]`), computed on the device with the current
@@ -42,14 +33,15 @@ impl Network {
         backend: &mut dyn Backend,
         inputs: &[f32],
     ) -> Result<Predicting, BackendError> {
-        let mut reads = Vec::new();
+        let (mut reads, mut rows) = (Vec::new(), Vec::new());
         self.each_chunk(backend, inputs, |backend, out, n| {
-            reads.push((backend.start_read(out)?, n));
+            reads.push(backend.start_read(out)?);
+            rows.push(n);
             Ok(())
         })?;
         Ok(Predicting {
-            done: vec![None; reads.len()],
-            reads,
+            reads: PendingReads::new(reads),
+            rows,
             classes: self.spec.outputs(),
         })
     }
@@ -77,25 +69,61 @@ impl Network {
     }
 }
 
-impl Predicting {
-    /// The logits, once every chunk's read is in (`None`: not yet, look again later).
-    pub fn finish(&mut self, backend: &mut dyn Backend) -> Option<Result<Vec<f32>, BackendError>> {
-        for ((read, n), done) in self.reads.iter_mut().zip(&mut self.done) {
-            if done.is_some() {
-                continue;
-            }
-            match backend.finish_read(read)? {
-                Ok(mut values) => {
-                    values.truncate(*n * self.classes);
-                    *done = Some(values);
-                }
-                Err(e) => return Some(Err(e)),
-            }
-        }
-        Some(Ok(self
-            .done
-            .iter_mut()
-            .flat_map(|d| d.take().unwrap_or_default())
-            .collect()))
+impl Network {
+    /// A CNN's first-layer filters and what they make of `image` (one sample's pixels), read
+    /// back: `None` for a model without a convolution. Runs one forward pass of the evaluation
+    /// rows.
+    pub fn first_layer(
+        &mut self,
+        backend: &mut dyn Backend,
+        image: &[f32],
+    ) -> Result<Option<FirstLayer>, BackendError> {
+        let Some((at, conv)) = self.first_conv() else {
+            return Ok(None);
+        };
+        let Some(filters) = self.params[at].as_ref() else {
+            return Ok(None);
+        };
+        let weights = backend.read(&filters.weight.value)?;
+        self.image_pass(backend, image)?;
+        let maps = backend.read(&self.eval.outputs[at])?;
+        Ok(Some(FirstLayer::of(conv, weights, maps)))
+    }
+
+    /// [`Network::first_layer`] with both reads started and neither waited for.
+    pub fn start_first_layer(
+        &mut self,
+        backend: &mut dyn Backend,
+        image: &[f32],
+    ) -> Result<Option<FirstLayerReads>, BackendError> {
+        let Some((at, conv)) = self.first_conv() else {
+            return Ok(None);
+        };
+        let Some(filters) = self.params[at].as_ref() else {
+            return Ok(None);
+        };
+        let weights = backend.start_read(&filters.weight.value)?;
+        self.image_pass(backend, image)?;
+        let maps = backend.start_read(&self.eval.outputs[at])?;
+        Ok(Some(FirstLayerReads {
+            conv,
+            reads: PendingReads::new(vec![weights, maps]),
+        }))
+    }
+
+    /// The first convolution: its place among the layers, and its shape.
+    fn first_conv(&self) -> Option<(usize, ConvShape)> {
+        self.layers
+            .iter()
+            .enumerate()
+            .find_map(|(i, l)| l.convolution().map(|c| (i, c)))
+    }
+
+    /// One evaluation pass over `image` alone (the other rows zero).
+    fn image_pass(&mut self, backend: &mut dyn Backend, image: &[f32]) -> Result<(), BackendError> {
+        let mut chunk = vec![0.0f32; self.eval_rows * self.spec.inputs()];
+        let n = image.len().min(chunk.len());
+        chunk[..n].copy_from_slice(&image[..n]);
+        self.eval_pass(backend, &chunk)
     }
 }

@@ -4,7 +4,7 @@
 
 #[path = "staged_eval.rs"]
 mod staged_eval;
-pub use staged_eval::StagedEval;
+pub use staged_eval::{Evaluated, StagedEval};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -574,25 +574,25 @@ impl Runner {
         &mut self,
         backend: &mut dyn Backend,
     ) -> Result<ValueHistograms, BackendError> {
-        let flat = |layers: crate::nn::LayerValues| -> Vec<f32> {
-            layers
-                .into_iter()
-                .flat_map(|(w, b)| w.into_iter().chain(b))
-                .collect()
-        };
-        let weights = flat(self.model.read_parameters(backend)?);
-        let gradients = flat(self.model.read_gradients(backend)?);
-        let mut activations = Vec::new();
-        for a in self.model.activations() {
-            activations.extend(backend.read(a)?);
+        let mut values: [Vec<f32>; 3] = Default::default();
+        for (tensors, values) in self.model.value_tensors().into_iter().zip(&mut values) {
+            for t in tensors {
+                values.extend(backend.read(t)?);
+            }
         }
+        Ok(self.histograms_of(values))
+    }
+
+    /// The histograms of the values of [`Network::value_tensors`]'s three lists, each read
+    /// back and put end to end.
+    fn histograms_of(&self, [weights, gradients, activations]: [Vec<f32>; 3]) -> ValueHistograms {
         let (weights_dtype, gradients_dtype, activations_dtype) = self.model.dtypes();
-        Ok(ValueHistograms {
+        ValueHistograms {
             step: self.steps(),
             weights: ValueSample::of(&weights, weights_dtype),
             activations: ValueSample::of(&activations, activations_dtype),
             gradients: ValueSample::of(&gradients, gradients_dtype),
-        })
+        }
     }
 
     /// What storing values in 16 bits lost since the run began (empty in FP32).

@@ -122,10 +122,11 @@ impl State<'_> {
         self.last_eval = Instant::now();
         let stop = runner.pipeline().stop;
         match result {
-            Ok((report, grid)) => {
+            Ok((report, grid, values)) => {
                 let step = report.step;
                 let metric = report.test.accuracy.or(report.test.r2);
                 self.send(EventKind::Eval(report));
+                self.send(EventKind::Values(Box::new(values)));
                 if let Some(grid) = grid {
                     self.send(EventKind::Boundary { step, grid });
                 }

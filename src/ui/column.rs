@@ -68,7 +68,8 @@ impl ColumnPanel {
                 cpu_threads,
             } => {
                 device_header_ui(ui, lang, name, adapter.as_ref(), *cpu_threads);
-                if cfg!(target_arch = "wasm32") && run.device == Device::Gpu {
+                let text = data.is_some_and(Dataset::is_text);
+                if cfg!(target_arch = "wasm32") && run.device == Device::Gpu && text {
                     ui.label(
                         RichText::new(lang.tr(BrowserKey::GpuNotEvaluated))
                             .small()

@@ -107,39 +107,56 @@ fn a_cooperative_gpu_worker_trains_without_a_blocking_read() {
 }
 
 /// A page's evaluation (every pass and read started, none waited for) reports what the
-/// blocking one does: the same losses, accuracies and boundary, with no blocking map.
+/// blocking one does: the same losses, accuracies, boundary, value histograms and a CNN's
+/// first layer, with no blocking map.
 #[test]
 fn a_staged_evaluation_equals_the_blocking_one_and_never_blocks() {
     let Some(mut gpu) = common::gpu() else {
         return;
     };
-    let session = Session::new(TrainConfig::default()).expect("session");
-    let mut runner = Runner::new(&mut gpu, &session).expect("runner");
-    for _ in 0..30 {
-        runner.step(&mut gpu, true).expect("step");
-    }
-    let blocking = runner.evaluate(&mut gpu).expect("evaluate");
-    let blocking_grid = runner.boundary(&mut gpu, 40).expect("boundary");
-    let before = blocking_maps();
-    let mut staged = runner.start_evaluation(&mut gpu, 40).expect("started");
-    let begun = std::time::Instant::now();
-    let (report, grid) = loop {
-        if let Some(done) = runner.finish_evaluation(&mut gpu, &mut staged) {
-            break done.expect("finished");
+    for session in [
+        Session::new(TrainConfig::default()).expect("spiral"),
+        session("digits-cnn").expect("digits-cnn"),
+    ] {
+        let mut runner = Runner::new(&mut gpu, &session).expect("runner");
+        for _ in 0..10 {
+            runner.step(&mut gpu, true).expect("step");
         }
-        assert!(begun.elapsed().as_secs() < 60, "the reads never came");
-    };
-    assert_eq!(
-        blocking_maps(),
-        before,
-        "the staged evaluation blocked on a map"
-    );
-    assert_eq!(report.train, blocking.train);
-    assert_eq!(report.test, blocking.test);
-    assert_eq!(report.confusion, blocking.confusion);
-    let (grid, blocking_grid) = (grid.expect("a 2-D set"), blocking_grid.expect("2-D"));
-    assert_eq!(grid.class, blocking_grid.class);
-    assert_eq!(grid.class.len(), 40 * 40);
+        let blocking = runner.evaluate(&mut gpu).expect("evaluate");
+        let blocking_grid = runner.boundary(&mut gpu, 40).expect("boundary");
+        let blocking_values = runner.value_histograms(&mut gpu).expect("histograms");
+        let before = blocking_maps();
+        let mut staged = runner.start_evaluation(&mut gpu, 40).expect("started");
+        let begun = std::time::Instant::now();
+        let (report, grid, values) = loop {
+            if let Some(done) = runner.finish_evaluation(&mut gpu, &mut staged) {
+                break done.expect("finished");
+            }
+            assert!(begun.elapsed().as_secs() < 60, "the reads never came");
+        };
+        assert_eq!(
+            blocking_maps(),
+            before,
+            "the staged evaluation blocked on a map"
+        );
+        assert_eq!(report.train, blocking.train);
+        assert_eq!(report.test, blocking.test);
+        assert_eq!(report.confusion, blocking.confusion);
+        assert_eq!(report.samples, blocking.samples);
+        assert_eq!(report.first_layer, blocking.first_layer);
+        assert_eq!(values, blocking_values);
+        assert_eq!(
+            grid.as_ref().map(|g| &g.class),
+            blocking_grid.as_ref().map(|g| &g.class)
+        );
+        let cnn = session.data.image.is_some();
+        assert_eq!(report.first_layer.is_some(), cnn, "a CNN's filters, only");
+        assert_eq!(grid.is_some(), !cnn, "a 2-D set's boundary, only");
+        assert!(
+            values.weights.histogram.counts.iter().sum::<u64>() > 0,
+            "{values:?}"
+        );
+    }
 }
 
 /// The page's GPU column stops where the run says: after two epochs, or once the test
