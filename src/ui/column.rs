@@ -175,9 +175,7 @@ fn metrics_ui(ui: &mut egui::Ui, lang: Lang, run: &DeviceRun) {
                 ui.label(lang.tr(Key::KernelTime))
                     .on_hover_text(lang.tr(Key::KernelTimeTip));
                 let timestamps = run.adapter().is_some_and(|a| a.timestamps);
-                let none = if cfg!(target_arch = "wasm32") {
-                    lang.tr(BrowserKey::KernelTimeNotInPage)
-                } else if timestamps {
+                let none = if timestamps {
                     lang.tr(Key::KernelTimeNotYet)
                 } else {
                     lang.tr(Key::KernelTimeNone)

@@ -220,3 +220,45 @@ fn run_until(stop: StopAt) -> (batchscope::train::worker::Reached, Option<u64>, 
     assert_eq!(blocking_maps(), before, "the page's loop blocked on a map");
     (reached, last_eval, epoch_steps)
 }
+
+/// The page's GPU column times its kernels where the adapter has timestamps, reading them back
+/// without ever waiting: kernel times arrive in the reports, and no map blocks.
+#[test]
+fn a_cooperative_gpu_worker_times_kernels_without_waiting() {
+    let Some(probe) = common::gpu() else {
+        return;
+    };
+    if !probe.adapter().timestamps {
+        return;
+    }
+    drop(probe);
+    let factory: BackendFactory = Box::new(|| {
+        let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
+        gpu.never_wait_for_timestamps();
+        Ok(Box::new(gpu) as Box<dyn Backend>)
+    });
+    let before = blocking_maps();
+    let turns = Arc::new(Turns::new(false));
+    let mut worker = Worker::cooperative(Device::Gpu, factory, turns, no_notify());
+    let session = Arc::new(Session::new(TrainConfig::default()).expect("session"));
+    worker.send(Command::Configure(session, 1));
+    worker.send(Command::Run);
+    let begun = std::time::Instant::now();
+    let mut timed = Vec::new();
+    while timed.len() < 3 && begun.elapsed() < std::time::Duration::from_secs(60) {
+        for event in worker.poll() {
+            match event.kind {
+                EventKind::Log(log) => timed.extend(log.kernels.filter(|k| k.total_ns > 0)),
+                EventKind::Error(e) | EventKind::Unavailable(e) => panic!("{e}"),
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        timed.len() >= 3,
+        "{} reports with kernel times in 60 s",
+        timed.len()
+    );
+    assert!(timed.iter().all(|k| !k.kernels.is_empty()), "{timed:?}");
+    assert_eq!(blocking_maps(), before, "the page's loop blocked on a map");
+}

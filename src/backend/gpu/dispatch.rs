@@ -339,7 +339,12 @@ impl CommandStream {
         if stale && self.pending_keys.contains(&key) {
             self.submit(recorder)?;
         }
-        if self.timestamps.as_ref().is_some_and(Timestamps::is_full) {
+        // A timer that may not wait (a page's) times no more passes until it is read back.
+        if self
+            .timestamps
+            .as_ref()
+            .is_some_and(|t| t.waits && t.is_full())
+        {
             self.drain_timestamps(recorder)?;
         }
         let cached = match self.dispatches.entry(key) {

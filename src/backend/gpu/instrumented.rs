@@ -49,7 +49,9 @@ impl Instrumented for GpuBackend {
         self.stream.finish(&mut self.recorder)?;
         self.recorder.start(epoch);
         self.stream.observed.clear();
-        if let Some(ts) = self.stream.timestamps.as_mut() {
+        // A timer that may not wait (a page's) has no calibration: its kernels stay off the
+        // timeline, and their times come to the steps' sums only.
+        if let Some(ts) = self.stream.timestamps.as_mut().filter(|ts| ts.waits) {
             ts.collect(&self.stream.device)?;
             ts.calibrate(&self.stream.device, &self.stream.queue, epoch)?;
         }

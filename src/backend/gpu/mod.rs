@@ -100,15 +100,26 @@ impl GpuBackend {
     }
 
     /// A backend on the device a browser's page opened before the app started (see
-    /// [`keep_page_device`]), without timestamp queries: reading them back would block, which
-    /// a page cannot.
+    /// [`keep_page_device`]), whose kernel timestamps are read back without waiting (see
+    /// [`GpuBackend::never_wait_for_timestamps`]).
     ///
     /// # Errors
     /// When the page has no device, or its kernels did not compile.
     pub fn on_page_device() -> Result<Self, GpuUnavailable> {
         let mut gpu = Self::on_device(context::page_device()?, None)?;
-        gpu.stream.timestamps = None;
+        gpu.never_wait_for_timestamps();
         Ok(gpu)
+    }
+
+    /// Reads kernel timestamps back, where the adapter has them, without ever waiting: the
+    /// readback is mapped when a read of the step's values has come back and taken in at a
+    /// later one (a page cannot wait for a map). Kernel times come a report late, and stand
+    /// off the trace's timeline (placing them there needs a clock calibration that waits).
+    pub fn never_wait_for_timestamps(&mut self) {
+        if let Some(ts) = self.stream.timestamps.as_mut() {
+            let bytes = ts.never_wait(&self.stream.device);
+            pool::count_internal(&self.pool, bytes as i64);
+        }
     }
 
     fn on_device(

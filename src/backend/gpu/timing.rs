@@ -22,7 +22,7 @@
 use std::sync::{Arc, Mutex};
 use web_time::Instant;
 
-use super::readback::{map_read, wait_idle};
+use super::readback::{copy_mapped, map_read, wait_idle};
 use crate::backend::error::BackendError;
 use crate::backend::params::KernelTimes;
 use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
@@ -54,10 +54,27 @@ pub(super) struct Calibration {
     made: Instant,
 }
 
+/// Timed passes whose readback buffer is being mapped, where the timer may not wait (a
+/// browser's page): taken in at a later look.
+struct InFlight {
+    buffer: wgpu::Buffer,
+    answer: async_channel::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    passes: Vec<(&'static str, u64)>,
+    resolved: u32,
+    /// The query set was full: the last step's passes may be only some of them.
+    full: bool,
+}
+
 pub(super) struct Timestamps {
     query_set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     readback: wgpu::Buffer,
+    /// Whether reading the timestamps back may wait for the GPU (a page's may not: its
+    /// readback is mapped without waiting and taken in later, into a second buffer meanwhile).
+    pub waits: bool,
+    in_flight: Option<InFlight>,
+    /// The second readback buffer, while it is not in flight.
+    spare: Option<wgpu::Buffer>,
     period_ns: f64,
     /// Label and step of the pass whose queries are `2i` and `2i + 1`.
     passes: Vec<(&'static str, u64)>,
@@ -87,12 +104,10 @@ impl Timestamps {
                 usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             }),
-            readback: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("timestamp-readback"),
-                size: bytes,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
+            readback: readback_buffer(device),
+            waits: true,
+            in_flight: None,
+            spare: None,
             period_ns: f64::from(queue.get_timestamp_period()),
             passes: Vec::new(),
             resolved: 0,
@@ -105,6 +120,14 @@ impl Timestamps {
 
     /// Bytes of the query set's resolve and readback buffers.
     pub const BUFFER_BYTES: u64 = 2 * QUERY_CAPACITY as u64 * 8;
+
+    /// From now on, never waits to read the timestamps back (a browser's page): a second
+    /// readback buffer, of the bytes returned, takes the passes while the first is mapped.
+    pub fn never_wait(&mut self, device: &wgpu::Device) -> u64 {
+        self.waits = false;
+        self.spare = Some(readback_buffer(device));
+        u64::from(QUERY_CAPACITY) * 8
+    }
 
     /// True when no further pass fits before the next collect.
     pub fn is_full(&self) -> bool {
@@ -158,8 +181,17 @@ impl Timestamps {
             return Ok(Vec::new());
         }
         let bytes = map_read(device, &self.readback, 0..u64::from(self.resolved) * 8)?;
-        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
-        let timed: Vec<TimedPass> = self.passes[..done]
+        let timed = self.timed(&self.passes[..done], &bytes);
+        self.passes.clear();
+        self.resolved = 0;
+        self.tally(&timed);
+        Ok(timed)
+    }
+
+    /// The passes `passes` whose queries' ticks are `bytes`, on the GPU's clock in ns.
+    fn timed(&self, passes: &[(&'static str, u64)], bytes: &[u8]) -> Vec<TimedPass> {
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);
+        passes
             .iter()
             .zip(ticks.chunks_exact(2))
             .map(|(&(label, step), t)| TimedPass {
@@ -170,11 +202,65 @@ impl Timestamps {
                     t[1].max(t[0]) as f64 * self.period_ns,
                 ],
             })
-            .collect();
-        self.passes.clear();
-        self.resolved = 0;
-        self.tally(&timed);
-        Ok(timed)
+            .collect()
+    }
+
+    /// [`Timestamps::take_in`] for a timer that may not wait: the batch in flight, if its
+    /// readback is mapped by now, is summed per step; then, if none is in flight, the passes
+    /// resolved so far (the GPU has run them, or will before the map is answered) go in
+    /// flight, and the next passes resolve into the other buffer. No spans: placing them on
+    /// the host's clock needs a calibration that waits.
+    fn take_in_later(&mut self, device: &wgpu::Device) -> Result<(), BackendError> {
+        if let Some(flight) = &self.in_flight {
+            device
+                .poll(wgpu::PollType::Poll)
+                .map_err(|e| BackendError::Gpu(format!("looking at the GPU failed: {e}")))?;
+            match flight.answer.try_recv() {
+                Err(async_channel::TryRecvError::Empty) => return Ok(()),
+                Err(async_channel::TryRecvError::Closed) => {
+                    return Err(BackendError::Gpu("a timestamp read was dropped".into()));
+                }
+                Ok(Err(e)) => {
+                    return Err(BackendError::Gpu(format!("mapping timestamps failed: {e}")));
+                }
+                Ok(Ok(())) => {}
+            }
+            if let Some(mut flight) = self.in_flight.take() {
+                let size = u64::from(flight.resolved) * 8;
+                let bytes = copy_mapped(&flight.buffer, &flight.buffer.slice(0..size))?;
+                if flight.full
+                    && let Some(&(_, last)) = flight.passes.last()
+                {
+                    flight.passes.retain(|&(_, step)| step != last);
+                }
+                let timed = self.timed(&flight.passes, &bytes);
+                self.tally(&timed);
+                self.spare = Some(flight.buffer);
+            }
+        }
+        let resolved_all = self.resolved == self.passes.len() as u32 * 2;
+        if self.in_flight.is_some() || self.passes.is_empty() || !resolved_all {
+            return Ok(());
+        }
+        let Some(spare) = self.spare.take() else {
+            return Ok(());
+        };
+        let buffer = std::mem::replace(&mut self.readback, spare);
+        let (tx, answer) = async_channel::bounded(1);
+        buffer.slice(0..u64::from(self.resolved) * 8).map_async(
+            wgpu::MapMode::Read,
+            move |result| {
+                let _ = tx.try_send(result);
+            },
+        );
+        self.in_flight = Some(InFlight {
+            buffer,
+            answer,
+            full: self.is_full(),
+            passes: std::mem::take(&mut self.passes),
+            resolved: std::mem::take(&mut self.resolved),
+        });
+        Ok(())
     }
 
     /// Sums the passes by step. A step's sum is complete once the training thread has moved on
@@ -224,6 +310,9 @@ impl Timestamps {
         queue: &wgpu::Queue,
         recorder: &mut Recorder,
     ) -> Result<(), BackendError> {
+        if !self.waits {
+            return self.take_in_later(device);
+        }
         if self.pending() == 0 {
             return Ok(());
         }
@@ -325,6 +414,16 @@ impl Timestamps {
         self.calibration = Some(best);
         Ok(best)
     }
+}
+
+/// A buffer the resolved timestamps are copied into and read back from.
+fn readback_buffer(device: &wgpu::Device) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("timestamp-readback"),
+        size: u64::from(QUERY_CAPACITY) * 8,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
 }
 
 /// A submission seen from the host, where the adapter has no timestamps: when it was submitted
