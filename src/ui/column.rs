@@ -639,13 +639,13 @@ fn device_header_ui(
         ui.add(egui::Label::new(RichText::new(&adapter.name).strong()).wrap());
         ui.end_row();
         ui.label(lang.tr(Key::Backend));
-        ui.add(
-            egui::Label::new(format!(
-                "{} · {} {}",
-                adapter.backend, adapter.driver, adapter.driver_info
-            ))
-            .wrap(),
-        );
+        // A browser names no driver: the backend alone, without a dangling separator.
+        let driver = format!("{} {}", adapter.driver, adapter.driver_info);
+        let api = match driver.trim() {
+            "" => adapter.backend.clone(),
+            driver => format!("{} · {driver}", adapter.backend),
+        };
+        ui.add(egui::Label::new(api).wrap());
         ui.end_row();
         ui.label(lang.tr(Key::DeviceType));
         match super::labels::device_type_key(&adapter.device_type) {
