@@ -7,7 +7,8 @@
     web.py shot DIR LANG OUT.png [STEP...]  a 1280x720 screenshot of the app's page after
                                     the steps: X,Y (a click there), files=A[,B] (the next
                                     file picker the page opens is answered with these files),
-                                    drop=A[,B] (the files dropped on the page's middle)
+                                    drop=A[,B] (the files dropped on the page's middle),
+                                    downloads=DIR (what the page saves goes there)
 
 Chromium runs WebGPU on SwiftShader (its own Vulkan on the CPU), as the issue that asked for
 the browser build measured on this machine; the page's console goes to Chromium's stderr,
@@ -270,6 +271,10 @@ def shot(directory, lang, out, steps=(), settle_s=8):
                 files = [os.path.abspath(f) for f in step[len("files="):].split(",")]
                 tools.call("Page.setInterceptFileChooserDialog", session, enabled=True)
                 pending_files = files
+                continue
+            if step.startswith("downloads="):
+                folder = os.path.abspath(step[len("downloads="):])
+                tools.call("Browser.setDownloadBehavior", behavior="allow", downloadPath=folder)
                 continue
             if step.startswith("drop="):
                 files = [os.path.abspath(f) for f in step[len("drop="):].split(",")]

@@ -14,7 +14,6 @@
 //! written under a temporary name beside it and renamed when complete, so a failure — a full
 //! disk, a file-size limit — leaves nothing half-written.
 
-pub mod held;
 mod what;
 mod write;
 
@@ -27,6 +26,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::i18n::{Arg, FileKey, Said};
+use crate::platform::held::Held;
 
 /// What a file is, for its messages and its budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,7 +153,7 @@ pub fn check_readable(path: &Path, kind: FileKind) -> Result<(), Said> {
 /// The bytes of the regular file `path`, a `kind` of file, refused past its budget (counted as
 /// they are read, not only from the reported size).
 pub fn read_bytes(path: &Path, kind: FileKind) -> Result<Vec<u8>, Said> {
-    if let Some(file) = held::get(path) {
+    if let Some(file) = crate::platform::held::get(path) {
         return read_held(path, &file, kind);
     }
     let (file, len) = open_regular(path)?;
@@ -172,11 +172,11 @@ pub fn read_bytes(path: &Path, kind: FileKind) -> Result<Vec<u8>, Said> {
 }
 
 /// A file a browser's page was handed, read as [`read_bytes`] reads one from disk.
-fn read_held(path: &Path, file: &held::Held, kind: FileKind) -> Result<Vec<u8>, Said> {
+fn read_held(path: &Path, file: &Held, kind: FileKind) -> Result<Vec<u8>, Said> {
     match file {
-        held::Held::Read(bytes) if bytes.len() as u64 <= kind.budget_bytes() => Ok(bytes.to_vec()),
-        held::Held::Read(_) | held::Held::TooLarge(_) => Err(too_large(path, kind)),
-        held::Held::Unreadable(why) => Err(cannot_read(path, &std::io::Error::other(why.clone()))),
+        Held::Read(bytes) if bytes.len() as u64 <= kind.budget_bytes() => Ok(bytes.to_vec()),
+        Held::Read(_) | Held::TooLarge(_) => Err(too_large(path, kind)),
+        Held::Unreadable(why) => Err(cannot_read(path, &std::io::Error::other(why.clone()))),
     }
 }
 

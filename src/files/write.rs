@@ -73,6 +73,19 @@ pub fn write_atomic_with(
     path: &Path,
     fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), Said> {
+    // A browser's page writes no file: what it saves is handed to the user as a download.
+    if !crate::platform::HAS_FILES {
+        let mut bytes = Vec::new();
+        return fill(&mut bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|()| crate::platform::hand_out(path, &bytes))
+            .map_err(|why| {
+                Said::new(
+                    FileKey::DestNotWritable,
+                    &[("path", &shown(path)), ("why", &why)],
+                )
+            });
+    }
     check_destination(path)?;
     let temporary = temporary(path);
     let written = (|| {

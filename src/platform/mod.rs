@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod held;
+
 #[cfg_attr(target_arch = "wasm32", path = "web.rs")]
 #[cfg_attr(not(target_arch = "wasm32"), path = "native.rs")]
 mod target;
@@ -48,7 +50,7 @@ pub fn pick(request: Pick<'_>) -> Option<PathBuf> {
 }
 
 /// What files handed over later answer: the path to read the first under, or `None` when the
-/// user cancelled. A browser's are held in memory ([`crate::files::held`]), where every reader
+/// user cancelled. A browser's are held in memory ([`crate::platform::held`]), where every reader
 /// looks first.
 pub type Answer = Box<dyn FnOnce(Option<PathBuf>) + Send>;
 
@@ -63,4 +65,16 @@ pub fn pick_later(request: Pick<'_>, answer: Answer) {
 /// path; in a browser once read into memory and held.
 pub fn take_dropped(files: &[egui::DroppedFileHandle], answer: Answer) {
     target::take_dropped(files, answer);
+}
+
+/// Hands `bytes` to the user as a file named as `path` is: a browser's download (a page can
+/// write no file). The desktop writes by path (`HAS_FILES`) and hands nothing out.
+///
+/// # Errors
+/// Why the browser refused, in its words.
+pub fn hand_out(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "batchscope".into(), |n| n.to_string_lossy());
+    target::hand_out(&name, bytes)
 }

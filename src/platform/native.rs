@@ -96,3 +96,7 @@ pub(super) fn pick_later(request: Pick<'_>, answer: Answer) {
 pub(super) fn take_dropped(files: &[egui::DroppedFileHandle], answer: Answer) {
     answer(files.first().map(|f| f.path().to_path_buf()));
 }
+
+pub(super) fn hand_out(_name: &str, _bytes: &[u8]) -> Result<(), String> {
+    Err("the desktop app writes files where they are saved, and hands none out".into())
+}

@@ -4,7 +4,7 @@
 
 #[path = "web_files.rs"]
 mod files;
-pub(super) use files::{pick_later, take_dropped};
+pub(super) use files::{hand_out, pick_later, take_dropped};
 
 use std::path::PathBuf;
 
@@ -13,7 +13,7 @@ use super::Pick;
 /// The page's one thread: WebAssembly without shared memory cannot start others, so the
 /// kernels' parallel loops run in place (rayon's global pool falls back to the calling thread).
 /// A page has no file system of its own: its files come through the browser's picker or a
-/// drop, read into memory ([`crate::files::held`]).
+/// drop, read into memory ([`crate::platform::held`]).
 pub const HAS_FILES: bool = false;
 
 /// The CPU column names what runs on the processor: the browser's WebAssembly.

@@ -1,5 +1,6 @@
 //! A browser's files: its picker and files dropped on the page, read into memory and held
-//! ([`crate::files::held`]), where every reader looks before the (absent) disk.
+//! ([`crate::platform::held`]), where every reader looks before the (absent) disk; and what the
+//! app saves, handed to the user as a download.
 //!
 //! Written on web-sys rather than through rfd's page dialog: rfd's reads a file with `unwrap`s
 //! (a read the browser refuses would abort the page), puts up an overlay of its own, and reads
@@ -14,7 +15,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen_futures::JsFuture;
 
 use super::super::{Answer, Pick};
-use crate::files::held::{self, Held, MOST_READ};
+use crate::platform::held::{self, Held, MOST_READ};
 
 /// Shows the browser's file picker (several files at once) and, once the user chose, reads
 /// the files, holds them and answers the first one's path. Some browsers do not say when their
@@ -139,4 +140,35 @@ fn file_input(accept: &str) -> Option<web_sys::HtmlInputElement> {
     input.set_attribute("style", "display: none").ok()?;
     document.body()?.append_child(&input).ok()?;
     Some(input)
+}
+
+/// Hands `bytes` to the user as a download named `name`: a link to them, clicked. The link's
+/// address is let go a minute later (at once, some browsers would cancel the download).
+pub(in crate::platform) fn hand_out(name: &str, bytes: &[u8]) -> Result<(), String> {
+    let said = |e: wasm_bindgen::JsValue| {
+        e.dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .or_else(|| e.as_string())
+            .unwrap_or_else(|| "the browser refused the download".to_owned())
+    };
+    let window = web_sys::window().ok_or("no window")?;
+    let document = window.document().ok_or("no document")?;
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    let blob = web_sys::Blob::new_with_u8_array_sequence(&parts).map_err(said)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(said)?;
+    let link: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(said)?
+        .dyn_into()
+        .map_err(|_| "no link element".to_owned())?;
+    link.set_href(&url);
+    link.set_download(name);
+    link.click();
+    let revoke = Closure::once_into_js(move || {
+        let _ = web_sys::Url::revoke_object_url(&url);
+    });
+    window
+        .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 60_000)
+        .map_err(said)?;
+    Ok(())
 }

@@ -119,7 +119,7 @@ pub struct FileOpener {
     last_dir: Option<PathBuf>,
     /// How the job finds out whether a system dialog exists.
     probe: DialogProbe,
-    /// What a browser's page was asked for that it cannot do (a folder, saving), to say so.
+    /// What a browser's page was asked for that it cannot do (a folder), to say so.
     not_in_page: Option<OpenKind>,
 }
 
@@ -185,29 +185,30 @@ impl FileOpener {
     }
 
     /// A browser's page: its own picker for what it can open (files are read into memory and
-    /// held), and a note for what it cannot (a folder, saving). A picker some browsers never
-    /// report closed must not lock Open…, so a new one replaces one still pending.
+    /// held), a download for what is saved (named as the desktop's dialog suggests), and a
+    /// note for a folder. A picker some browsers never report closed must not lock Open…, so a
+    /// new one replaces one still pending.
     fn start_in_page(&mut self, kind: OpenKind, lang: Lang, notify: Notify) {
-        let filters = match kind {
-            OpenKind::File | OpenKind::Lesson | OpenKind::Session | OpenKind::LoadModel => {
-                filters(kind).0
-            }
-            _ => {
-                self.not_in_page = Some(kind);
-                return;
-            }
-        };
+        let (filters, what) = filters(kind);
+        if matches!(what, Picked::Folder) {
+            self.not_in_page = Some(kind);
+            return;
+        }
         let (job, ctx) = Job::detached(notify);
         self.pending = Some((kind, job));
-        crate::platform::pick_later(
-            crate::platform::Pick {
-                title: title(kind, lang),
-                start_dir: None,
-                filters,
-                what: crate::platform::Picked::File,
-            },
-            answer_with(ctx),
-        );
+        let answer = answer_with(ctx);
+        match what {
+            Picked::Save(name) => answer(Some(PathBuf::from(name))),
+            _ => crate::platform::pick_later(
+                crate::platform::Pick {
+                    title: title(kind, lang),
+                    start_dir: None,
+                    filters,
+                    what,
+                },
+                answer,
+            ),
+        }
     }
 
     /// Files dropped on the window, opened as data once they can be read (a browser's page

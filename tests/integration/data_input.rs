@@ -593,7 +593,7 @@ fn cancel_stops_a_load_in_the_middle_of_reading_the_file() {
 /// the held files are the process's.
 #[test]
 fn files_handed_to_a_page_load_like_files_on_disk() {
-    use batchscope::files::held::{Held, MOST_READ, hold};
+    use batchscope::platform::held::{Held, MOST_READ, hold};
     use std::sync::Arc;
     assert_eq!(MOST_READ, batchscope::data::formats::MAX_VALUES_BYTES);
     let held = |bytes: Vec<u8>| Held::Read(Arc::from(bytes));

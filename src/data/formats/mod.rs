@@ -46,7 +46,7 @@ pub fn load_with_progress(
     let shown = path.display().to_string();
     // A file a browser's page was handed is held in memory (never a folder: a page is not
     // given those); `stream::open` reads it.
-    if crate::files::held::get(path).is_none() {
+    if crate::platform::held::get(path).is_none() {
         let meta = std::fs::metadata(path).map_err(|e| io_error(&shown, &e))?;
         if meta.is_dir() {
             return images::load_folder(path, options, progress);

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::rc::Rc;
 
 use super::common::{DataError, Progress, io_error, too_large};
-use crate::files::held::{self, Held};
 use crate::i18n::{Arg, DataKey, Said};
+use crate::platform::held::{self, Held};
 
 /// Bytes read between two progress reports (and two chances to cancel).
 const PROGRESS_EVERY: u64 = 1 << 20;
