@@ -26,6 +26,7 @@ use crate::sim::cost::{
 use crate::sim::curve_fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, fit_product};
 use crate::sim::efficiency::{UpdateFit, Updates};
 use crate::sim::profile::Profile;
+use crate::sim::steadiness::{PEAK_REPEATS, PEAK_SECONDS, Steadiness};
 use crate::train::{Session, TrainConfig};
 
 /// What a calibration is probing, for its progress: English as [`std::fmt::Display`] (the
@@ -91,7 +92,8 @@ impl std::fmt::Display for Probing {
     }
 }
 
-/// What a calibration measured and fitted.
+/// What a calibration measured and fitted (its profile records whether the machine's speed
+/// held: [`Profile::steadiness`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct Calibration {
     /// The local profile, its figures measured.
@@ -110,9 +112,31 @@ pub fn calibrate(
     seconds_each: f64,
     progress: &mut (dyn FnMut(&Probing) -> bool + Send),
 ) -> Result<Calibration, BackendError> {
+    // The machine's speed before and after the probes (see `sim::steadiness`).
+    let before = peak_repeats(backend);
     let mut result = None;
     backend.enter(&mut |b| result = Some(calibrate_inside(b, seconds_each, progress)));
-    result.unwrap_or_else(|| Err(BackendError::Setup("the calibration did not run".into())))
+    let mut calibration =
+        result.unwrap_or_else(|| Err(BackendError::Setup("the calibration did not run".into())))?;
+    let after = peak_repeats(backend);
+    calibration.profile.steadiness = Some(Steadiness::from_repeats(&before, &after));
+    Ok(calibration)
+}
+
+/// The FMA peak of every thread of the backend's pool at once (a GPU backend's: the host's
+/// threads), [`PEAK_REPEATS`] times, GFLOP/s each.
+fn peak_repeats(backend: &mut dyn Backend) -> Vec<f64> {
+    let mut speeds = Vec::new();
+    backend.enter(&mut |_| {
+        speeds = (0..PEAK_REPEATS)
+            .map(|_| {
+                rayon::broadcast(|_| super::peak::measure(PEAK_SECONDS).gflop_per_s)
+                    .iter()
+                    .sum()
+            })
+            .collect();
+    });
+    speeds
 }
 
 fn calibrate_inside(

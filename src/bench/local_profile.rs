@@ -50,6 +50,8 @@ fn local_profile(id: &str, name: String, kind: Kind, arch: String, software: &st
         in_step_factor: None,
         efficiency: None,
         adapter: None,
+        // Set by the calibration, around its probes.
+        steadiness: None,
     }
 }
 

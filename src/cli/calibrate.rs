@@ -101,6 +101,9 @@ fn print_fit(
     calibration: &Calibration,
 ) -> Result<(), Failure> {
     let p = &calibration.profile;
+    if let Some(steadiness) = p.steadiness.filter(|s| !s.steady()) {
+        eprintln!("warning: {}", steadiness.said(crate::i18n::Lang::En));
+    }
     if args.json {
         out.json(calibration)?;
         return Ok(());
@@ -113,6 +116,14 @@ fn print_fit(
         p.dispatch_us.value,
         p.step_overhead_us.as_ref().map_or(0.0, |f| f.value)
     ))?;
+    if let Some(steadiness) = &p.steadiness {
+        let said = steadiness.said(crate::i18n::Lang::En);
+        if steadiness.steady() {
+            out.line(format!("  {said}"))?;
+        } else {
+            out.line(format!("  WARNING: {said}"))?;
+        }
+    }
     if let Some(factor) = &p.in_step_factor {
         out.line(format!(
             "  kernels in a step take {:.2}x their time probed alone",

@@ -8,10 +8,12 @@
 //! [`ErrKey`] in `errors.rs` (the backends' errors), [`AuthorKey`] in `authoring.rs` (a lesson
 //! file's mistakes), [`GenKey`] in `generation.rs` (a language model's writing and serving),
 //! [`LeverKey`] in `levers.rs` (accumulation, checkpointing, energy), [`BrowserKey`] in
-//! `browser.rs` (what only the browser build says), each made by the same macro.
+//! `browser.rs` (what only the browser build says), [`CalKey`] in `calibration.rs` (whether a
+//! calibration's machine held still), each made by the same macro.
 
 mod authoring;
 mod browser;
+mod calibration;
 mod data;
 mod errors;
 mod files;
@@ -24,6 +26,7 @@ mod messages;
 mod said;
 pub use authoring::AuthorKey;
 pub use browser::BrowserKey;
+pub use calibration::CalKey;
 pub use data::DataKey;
 pub use errors::ErrKey;
 pub use files::FileKey;
@@ -778,6 +781,7 @@ mod tests {
             .chain(rows(GenKey::ALL))
             .chain(rows(LeverKey::ALL))
             .chain(rows(BrowserKey::ALL))
+            .chain(rows(CalKey::ALL))
         {
             assert!(!en.is_empty() && !zh.is_empty(), "{key:?}");
             // Placeholders must match, or a translation would drop a number.

@@ -21,3 +21,4 @@ pub mod groups;
 pub mod memory_fit;
 pub mod ops;
 pub mod profile;
+pub mod steadiness;

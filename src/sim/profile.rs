@@ -110,6 +110,10 @@ pub struct Profile {
     /// the profile in each language (its `name` is English, for files and the command line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter: Option<LocalAdapter>,
+    /// The machine's FMA peak before and after this profile's calibration: a calibration
+    /// taken while the machine's speed moved says so beside every prediction made from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadiness: Option<super::steadiness::Steadiness>,
 }
 
 impl Profile {

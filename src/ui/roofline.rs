@@ -190,6 +190,10 @@ impl RooflinePanel {
             ))
             .strong(),
         );
+        // A calibration taken while the machine's speed moved says so beside its predictions.
+        if let Some(steadiness) = chosen.steadiness.filter(|s| !s.steady()) {
+            ui.colored_label(ui.visuals().warn_fg_color, steadiness.said(lang));
+        }
         match local_device(chosen) {
             Some(index) => check_ui(ui, lang, &prediction, index, view.measured_ms[index]),
             None => {
@@ -721,6 +725,11 @@ mod tests {
             .find(|p| p.kind == Kind::Cpu)
             .expect("a CPU profile");
         local.id = "local-cpu".into();
+        // Calibrated while something else ran: the peak a fifth lower after the probes.
+        local.steadiness = Some(crate::sim::steadiness::Steadiness {
+            before_gflops: 100.0,
+            after_gflops: 80.0,
+        });
         let profiles = vec![local];
         let labels = [
             "linear_forward",
@@ -776,6 +785,11 @@ mod tests {
                 .query_all_by_label(lang.tr(Key::SimMeasuredPoints))
                 .count();
             assert_eq!(legend > 0, with.is_some(), "{lang:?}");
+            let warning = match lang {
+                Lang::En => "Calibrated while this machine's speed moved",
+                Lang::Zh => "校准期间本机速度发生了变化",
+            };
+            assert!(h.query_by_label_contains(warning).is_some(), "{lang:?}");
         }
     }
 

@@ -1,0 +1,7 @@
+//! The translation table's part for a calibration's trust: whether the machine held still
+//! while it measured.
+
+super::lang::strings! { CalKey {
+    Unsteady => "Calibrated while this machine's speed moved: its FMA peak on every kernel thread was {before} GFLOP/s before the probes and {after} after ({change}). Something else ran meanwhile, so predictions from this profile may be off: calibrate again while the machine is quiet.", "校准期间本机速度发生了变化：探测前所有内核线程的 FMA 峰值为 {before} GFLOP/s，探测后为 {after}（{change}）。期间有其他程序在运行，因此用这个配置做的预测可能不准：请在机器空闲时重新校准。";
+    Steady => "The machine held still while it was calibrated: FMA peak on every kernel thread {before} GFLOP/s before the probes, {after} after ({change}).", "校准期间机器保持稳定：探测前所有内核线程的 FMA 峰值 {before} GFLOP/s，探测后 {after}（{change}）。";
+}}
