@@ -484,6 +484,15 @@ mod tests {
                 .query_by_label_contains("Check on this machine: predicted")
                 .is_some()
         );
+        // Its grid check, made with it, is told beside it.
+        let checked = harness.state().state.profiles[0].grid_check.clone();
+        let checked = checked.expect("the calibration checked its profile on the grid");
+        assert!(checked.configurations > 0, "{checked:?}");
+        assert!(
+            harness
+                .query_by_label_contains("Grid check of this profile")
+                .is_some()
+        );
         // The profile is kept between sessions; a damaged store is a note, not a failure.
         let stored = harness.state().local_profiles_toml();
         let (back, note) = super::super::restore::restore_local_profiles(Some(&stored));

@@ -25,6 +25,7 @@ use crate::sim::cost::{
 };
 use crate::sim::curve_fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, fit_product};
 use crate::sim::efficiency::{UpdateFit, Updates};
+use crate::sim::grid_check::GridCheck;
 use crate::sim::profile::Profile;
 use crate::sim::steadiness::{PEAK_REPEATS, PEAK_SECONDS, Steadiness};
 use crate::train::{Session, TrainConfig};
@@ -62,6 +63,13 @@ pub enum Probing {
     MidSteps,
     /// Steps with each update rule (their state read cold).
     RuleSteps,
+    /// The grid check: its configuration `done` of `of`, predicted and measured.
+    Grid {
+        /// Configurations measured so far.
+        done: usize,
+        /// Configurations in the grid.
+        of: usize,
+    },
 }
 
 impl std::fmt::Display for Probing {
@@ -88,6 +96,12 @@ impl std::fmt::Display for Probing {
             Probing::TinySteps => f.write_str("steps of tiny models"),
             Probing::MidSteps => f.write_str("steps of small and mid-sized models"),
             Probing::RuleSteps => f.write_str("steps with each update rule"),
+            Probing::Grid { done, of } => {
+                write!(
+                    f,
+                    "the model on its grid of training steps ({done} of {of})"
+                )
+            }
         }
     }
 }
@@ -636,6 +650,18 @@ pub struct GridRow {
     pub measured_ms: f64,
     /// `predicted / measured - 1`.
     pub error: f64,
+}
+
+/// The summary of a grid check's `rows`, taken now.
+pub fn grid_check(rows: &[GridRow]) -> GridCheck {
+    let pairs: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.predicted_ms, r.measured_ms))
+        .collect();
+    let now = jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .unwrap_or_else(|_| jiff::Timestamp::now());
+    GridCheck::of(&pairs, now.to_string())
 }
 
 /// The check's grid: widths 16 to 1024, batches 1 to 4096, SGD and Adam, on the spiral.

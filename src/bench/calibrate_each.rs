@@ -3,9 +3,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::calibrate::{CANCELLED, Probing, calibrate};
-use crate::backend::Backend;
+use super::calibrate::{CANCELLED, Probing, affordable, calibrate, check, grid, grid_check};
+use crate::backend::{Backend, BackendError};
 use crate::device::Device;
+use crate::sim::grid_check::GridCheck;
 use crate::sim::profile::Profile;
 
 /// What a calibration reports.
@@ -78,7 +79,29 @@ pub fn calibrate_each(
             !cancel.load(Ordering::Relaxed)
         });
         match result {
-            Ok(calibration) => report(CalibrationNews::Done(Box::new(calibration.profile))),
+            Ok(calibration) => {
+                let mut profile = calibration.profile;
+                match check_grid(
+                    backend.as_mut(),
+                    &profile,
+                    seconds_each,
+                    cancel,
+                    &mut |what| {
+                        report(CalibrationNews::Step(device, what));
+                    },
+                ) {
+                    Ok(Some(check)) => profile.grid_check = Some(check),
+                    Ok(None) => {
+                        report(CalibrationNews::Cancelled);
+                        return;
+                    }
+                    Err(e) => {
+                        report(CalibrationNews::Failed(device, e.said()));
+                        continue;
+                    }
+                }
+                report(CalibrationNews::Done(Box::new(profile)));
+            }
             Err(e) if e.to_string().contains(CANCELLED) => {
                 report(CalibrationNews::Cancelled);
                 return;
@@ -86,6 +109,38 @@ pub fn calibrate_each(
             Err(e) => report(CalibrationNews::Failed(device, e.said())),
         }
     }
+}
+
+/// The grid check of a fresh `profile`: the grid's configurations it predicts under 50 ms a
+/// step, each measured in turn (`None`: cancelled between two).
+fn check_grid(
+    backend: &mut dyn Backend,
+    profile: &Profile,
+    seconds_each: f64,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(Probing),
+) -> Result<Option<GridCheck>, BackendError> {
+    // Steps predicted over 50 ms are left out: the window waits for this.
+    let (kept, _) = affordable(grid(), profile, 50.0);
+    let mut rows = Vec::new();
+    for (done, point) in kept.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        progress(Probing::Grid {
+            done,
+            of: kept.len(),
+        });
+        // Timed as `calibrate --grid` times its rows.
+        rows.extend(check(
+            backend,
+            profile,
+            std::slice::from_ref(point),
+            seconds_each * 4.0,
+            &mut |_| {},
+        )?);
+    }
+    Ok(Some(grid_check(&rows)))
 }
 
 #[cfg(test)]

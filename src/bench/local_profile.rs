@@ -50,8 +50,9 @@ fn local_profile(id: &str, name: String, kind: Kind, arch: String, software: &st
         in_step_factor: None,
         efficiency: None,
         adapter: None,
-        // Set by the calibration, around its probes.
+        // Set by the calibration, around its probes, and by its grid check.
         steadiness: None,
+        grid_check: None,
     }
 }
 

@@ -8,7 +8,10 @@ use serde::Serialize;
 use super::failure::Failure;
 use super::output::Out;
 use crate::backend::{self, Backend, OpenOptions};
-use crate::bench::calibrate::{Calibration, GridRow, affordable, calibrate, check, grid};
+use crate::bench::calibrate::{
+    Calibration, GridRow, affordable, calibrate, check, grid, grid_check,
+};
+use crate::sim::grid_check::GridCheck;
 use crate::sim::profile::Profile;
 
 #[derive(Args, Debug)]
@@ -72,10 +75,11 @@ pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
         })
         .map_err(|e| Failure::BadInput(e.to_string()))?;
         print_fit(out, args, &calibration)?;
+        let mut profile = calibration.profile;
         if args.grid {
-            run_grid(out, args, backend.as_mut(), &calibration.profile)?;
+            profile.grid_check = Some(run_grid(out, args, backend.as_mut(), &profile)?);
         }
-        profiles.push(calibration.profile);
+        profiles.push(profile);
     }
     if let Some(path) = &args.out {
         let text = toml::to_string(&File {
@@ -179,7 +183,7 @@ fn run_grid(
     args: &CalibrateArgs,
     backend: &mut dyn Backend,
     p: &Profile,
-) -> Result<(), Failure> {
+) -> Result<GridCheck, Failure> {
     if !args.json {
         out.line("Grid: predicted (simulated, from the profile above) against measured step time")?;
     }
@@ -224,18 +228,13 @@ fn run_grid(
     )
     .map_err(|e| Failure::BadInput(e.to_string()))?;
     printed?;
-    let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
-    errors.sort_by(f64::total_cmp);
-    let ratio = |r: &GridRow| {
-        let q = r.predicted_ms / r.measured_ms;
-        q.max(1.0 / q)
-    };
+    let check = grid_check(&rows);
     let summary = GridSummary {
         summary: true,
-        configurations: rows.len(),
-        median_abs_error: crate::bench::median_of_sorted(&errors),
-        worst_ratio: rows.iter().map(ratio).fold(1.0, f64::max),
-        off_by_more_than_2x: rows.iter().filter(|r| ratio(r) > 2.0).count(),
+        configurations: check.configurations,
+        median_abs_error: check.median_abs_error,
+        worst_ratio: check.worst_ratio,
+        off_by_more_than_2x: check.off_by_more_than_2x,
     };
     if args.json {
         out.json(&summary)?;
@@ -248,5 +247,5 @@ fn run_grid(
             summary.off_by_more_than_2x
         ))?;
     }
-    Ok(())
+    Ok(check)
 }

@@ -17,6 +17,7 @@ pub mod curve_fit;
 pub mod ecosystem;
 pub mod efficiency;
 pub mod estimate;
+pub mod grid_check;
 pub mod groups;
 pub mod memory_fit;
 pub mod ops;

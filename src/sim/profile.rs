@@ -114,6 +114,10 @@ pub struct Profile {
     /// taken while the machine's speed moved says so beside every prediction made from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadiness: Option<super::steadiness::Steadiness>,
+    /// The last grid check of this calibrated profile: its predictions against steps
+    /// measured on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid_check: Option<super::grid_check::GridCheck>,
 }
 
 impl Profile {

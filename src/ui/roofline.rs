@@ -190,9 +190,13 @@ impl RooflinePanel {
             ))
             .strong(),
         );
-        // A calibration taken while the machine's speed moved says so beside its predictions.
+        // A calibration taken while the machine's speed moved says so beside its predictions,
+        // and its last grid check says how right it was.
         if let Some(steadiness) = chosen.steadiness.filter(|s| !s.steady()) {
             ui.colored_label(ui.visuals().warn_fg_color, steadiness.said(lang));
+        }
+        if let Some(grid) = &chosen.grid_check {
+            ui.label(grid.said(lang));
         }
         match local_device(chosen) {
             Some(index) => check_ui(ui, lang, &prediction, index, view.measured_ms[index]),
@@ -372,6 +376,10 @@ fn probing_text(lang: Lang, what: &Probing) -> String {
         Probing::TinySteps => lang.tr(Key::ProbingTinySteps).to_owned(),
         Probing::MidSteps => lang.tr(Key::ProbingMidSteps).to_owned(),
         Probing::RuleSteps => lang.tr(Key::ProbingRuleSteps).to_owned(),
+        Probing::Grid { done, of } => lang.fmt(
+            crate::i18n::CalKey::ProbingGrid,
+            &[("done", &done), ("of", &of)],
+        ),
     }
 }
 

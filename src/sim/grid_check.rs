@@ -1,0 +1,83 @@
+//! How right a calibrated profile was where it could be checked: a grid of training steps
+//! predicted from it and measured on this machine, summed up, with when it was taken, so the
+//! Simulator tab can say how far to trust the profile's predictions.
+
+use serde::{Deserialize, Serialize};
+
+/// The summary of a grid check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridCheck {
+    /// When it was taken (RFC 3339, UTC).
+    pub taken: String,
+    /// Configurations predicted and measured.
+    pub configurations: usize,
+    /// The median of |predicted / measured − 1|.
+    pub median_abs_error: f64,
+    /// The largest of predicted / measured and its inverse.
+    pub worst_ratio: f64,
+    /// Configurations off by more than twice either way.
+    pub off_by_more_than_2x: usize,
+}
+
+impl GridCheck {
+    /// The summary of `pairs`, each (predicted, measured) step time, taken at `taken`.
+    pub fn of(pairs: &[(f64, f64)], taken: String) -> Self {
+        let ratio = |&(p, m): &(f64, f64)| {
+            let q = p / m;
+            q.max(1.0 / q)
+        };
+        let mut errors: Vec<f64> = pairs.iter().map(|(p, m)| (p / m - 1.0).abs()).collect();
+        errors.sort_by(f64::total_cmp);
+        let median_abs_error = match errors.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => errors[n / 2],
+            n => f64::midpoint(errors[n / 2 - 1], errors[n / 2]),
+        };
+        Self {
+            taken,
+            configurations: pairs.len(),
+            median_abs_error,
+            worst_ratio: pairs.iter().map(ratio).fold(1.0, f64::max),
+            off_by_more_than_2x: pairs.iter().filter(|p| ratio(p) > 2.0).count(),
+        }
+    }
+
+    /// The summary in `lang`, for the Simulator tab.
+    pub fn said(&self, lang: crate::i18n::Lang) -> String {
+        // The date and the minute are enough to tell one check from another.
+        let taken: String = self.taken.replace('T', " ").chars().take(16).collect();
+        lang.fmt(
+            crate::i18n::CalKey::GridChecked,
+            &[
+                ("taken", &taken),
+                ("n", &self.configurations),
+                ("median", &format!("{:.0}%", self.median_abs_error * 100.0)),
+                ("worst", &format!("{:.2}", self.worst_ratio)),
+                ("off", &self.off_by_more_than_2x),
+            ],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grid_check_sums_up_its_errors_both_ways() {
+        let pairs = [(1.0, 1.0), (1.1, 1.0), (0.9, 1.0), (3.0, 1.0), (1.0, 2.5)];
+        let check = GridCheck::of(&pairs, "2026-12-07T18:55:12Z".into());
+        assert_eq!(check.configurations, 5);
+        // |errors|: 0, 0.1, 0.1, 2, 0.6 → the median is 0.1.
+        assert!((check.median_abs_error - 0.1).abs() < 1e-9, "{check:?}");
+        assert!((check.worst_ratio - 3.0).abs() < 1e-9);
+        assert_eq!(check.off_by_more_than_2x, 2, "3× over and 2.5× under");
+        let said = check.said(crate::i18n::Lang::En);
+        assert!(
+            said.contains("2026-12-07 18:55") && said.contains("10%"),
+            "{said}"
+        );
+        assert!(check.said(crate::i18n::Lang::Zh).contains("10%"));
+    }
+}
