@@ -623,13 +623,14 @@ fn files_handed_to_a_page_load_like_files_on_disk() {
         let table = load(path, &LoadOptions::default()).expect("a handed IDX pair");
         assert_eq!((table.rows, table.features()), (12, 16));
     }
+    // Half a pair, its other half never handed over, is refused naming what is missing.
     let paths = hold(vec![(
-        "handed-images-idx3-ubyte".into(),
+        "solo-images-idx3-ubyte".into(),
         held(idx_bytes(&[12, 4, 4], &images)),
     )]);
     let alone = load(&paths[0], &LoadOptions::default()).expect_err("half a pair");
     assert!(
-        alone.to_string().contains("handed-labels-idx1-ubyte"),
+        alone.to_string().contains("solo-labels-idx1-ubyte"),
         "{alone}"
     );
 
