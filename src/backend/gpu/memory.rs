@@ -190,17 +190,7 @@ impl DeviceMemory for GpuBackend {
         let Some(gpu) = read.gpu_mut() else {
             return read.take_ready().map(Ok);
         };
-        // The desktop's device answers when polled (without waiting, here); a browser's by
-        // itself, between two of the page's frames.
-        let answer = match (
-            self.stream.device.poll(wgpu::PollType::Poll),
-            gpu.answer.try_recv(),
-        ) {
-            (Err(e), _) => Err(BackendError::Gpu(format!("looking at the GPU failed: {e}"))),
-            (Ok(_), Err(async_channel::TryRecvError::Empty)) => return None,
-            (Ok(_), Err(async_channel::TryRecvError::Closed)) => Err(dropped_read()),
-            (Ok(_), Ok(answer)) => answer.map_err(|e| mapping_failed(&e)),
-        };
+        let answer = readback::look_at(&self.stream.device, &gpu.answer)?;
         Some(self.take_mapped(
             read,
             answer,
@@ -282,8 +272,8 @@ impl GpuBackend {
         // where the answer then comes at once.
         readback::wait_idle(&self.stream.device)?;
         let answer = match gpu.answer.recv().await {
-            Ok(answer) => answer.map_err(|e| mapping_failed(&e)),
-            Err(_) => Err(dropped_read()),
+            Ok(answer) => answer.map_err(|e| readback::mapping_failed(&e)),
+            Err(_) => Err(readback::dropped_read()),
         };
         self.take_mapped(&mut read, answer, "wait for the GPU (map_async, awaited)")
     }
@@ -307,12 +297,4 @@ impl GpuBackend {
             .finish_read_back(&mut self.recorder, &mut gpu.staging)?;
         Ok(values_of(gpu.half, gpu.len, &bytes))
     }
-}
-
-fn mapping_failed(e: &wgpu::BufferAsyncError) -> BackendError {
-    BackendError::Gpu(format!("mapping a buffer failed: {e}"))
-}
-
-fn dropped_read() -> BackendError {
-    BackendError::Gpu("the GPU dropped a read before answering it".into())
 }

@@ -24,29 +24,62 @@ pub fn blocking_maps() -> u64 {
 /// buffer its values were copied to, asked to be mapped, and what the tensor holds.
 pub(crate) struct GpuRead {
     pub(super) staging: Lent,
-    pub(super) answer: async_channel::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    pub(super) answer: MapAnswer,
     pub(super) half: Option<crate::precision::Half>,
     pub(super) len: usize,
     /// When it was asked for, on the recorder's clock: the wait is a sync, spent between frames.
     pub(super) started_ns: u64,
 }
 
+/// The answer to a map asked for without waiting.
+pub(super) type MapAnswer = async_channel::Receiver<Result<(), wgpu::BufferAsyncError>>;
+
 /// Asks for all of `staging` to be mapped for reading, without waiting: the answer comes
 /// through the receiver once the device is polled (the desktop) or the page's event loop has
 /// turned (a browser). The blocking read's twin is [`map_for_reading`].
-pub(super) fn request_map(
-    staging: &mut Lent,
-) -> async_channel::Receiver<Result<(), wgpu::BufferAsyncError>> {
+pub(super) fn request_map(staging: &mut Lent) -> MapAnswer {
     staging.mapping = true;
-    // A channel that can be looked at (`try_recv`) or awaited (`recv`): the page's worker
-    // looks between frames, the self-test awaits.
+    request_slice_map(&staging.buffer.slice(..))
+}
+
+/// Asks for `slice` to be mapped for reading, without waiting (see [`request_map`]).
+pub(super) fn request_slice_map(slice: &wgpu::BufferSlice<'_>) -> MapAnswer {
+    // A channel that can be looked at (`try_recv`, [`look_at`]) or awaited (`recv`): the
+    // page's worker looks between frames, the self-test awaits.
     let (tx, rx) = async_channel::bounded(1);
-    staging
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |result| {
-            let _ = tx.try_send(result);
-        });
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        let _ = tx.try_send(result);
+    });
     rx
+}
+
+/// Whether the map `answer` waits for has come, without waiting (`None`: not yet). The
+/// desktop's device answers when polled, here; a browser's by itself, between two of the
+/// page's frames.
+pub(super) fn look_at(
+    device: &wgpu::Device,
+    answer: &MapAnswer,
+) -> Option<Result<(), BackendError>> {
+    if let Err(e) = device.poll(wgpu::PollType::Poll) {
+        return Some(Err(BackendError::Gpu(format!(
+            "looking at the GPU failed: {e}"
+        ))));
+    }
+    match answer.try_recv() {
+        Err(async_channel::TryRecvError::Empty) => None,
+        Err(async_channel::TryRecvError::Closed) => Some(Err(dropped_read())),
+        Ok(answer) => Some(answer.map_err(|e| mapping_failed(&e))),
+    }
+}
+
+/// A map wgpu answered with an error.
+pub(super) fn mapping_failed(e: &wgpu::BufferAsyncError) -> BackendError {
+    BackendError::Gpu(format!("mapping a buffer failed: {e}"))
+}
+
+/// A map whose answer can no longer come.
+pub(super) fn dropped_read() -> BackendError {
+    BackendError::Gpu("the GPU dropped a read before answering it".into())
 }
 
 /// Staging buffers for reads, by size in bytes, made once and reused. A read holds its buffer
@@ -182,7 +215,7 @@ pub(super) fn map_for_reading(
     // that comes here instead fails, never hangs.
     match rx.try_recv() {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(BackendError::Gpu(format!("mapping a buffer failed: {e}"))),
+        Ok(Err(e)) => Err(mapping_failed(&e)),
         Err(_) => Err(BackendError::Gpu(
             "the GPU did not finish mapping a buffer (in a browser, reads must wait \
              asynchronously)"

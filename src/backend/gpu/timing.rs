@@ -22,7 +22,7 @@
 use std::sync::{Arc, Mutex};
 use web_time::Instant;
 
-use super::readback::{copy_mapped, map_read, wait_idle};
+use super::readback::{MapAnswer, copy_mapped, look_at, map_read, request_slice_map, wait_idle};
 use crate::backend::error::BackendError;
 use crate::backend::params::KernelTimes;
 use crate::trace::{Category, Clock, Lane, Recorder, Span, ns_since};
@@ -58,7 +58,7 @@ pub(super) struct Calibration {
 /// browser's page): taken in at a later look.
 struct InFlight {
     buffer: wgpu::Buffer,
-    answer: async_channel::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    answer: MapAnswer,
     passes: Vec<(&'static str, u64)>,
     resolved: u32,
     /// The query set was full: the last step's passes may be only some of them.
@@ -212,19 +212,10 @@ impl Timestamps {
     /// the host's clock needs a calibration that waits.
     fn take_in_later(&mut self, device: &wgpu::Device) -> Result<(), BackendError> {
         if let Some(flight) = &self.in_flight {
-            device
-                .poll(wgpu::PollType::Poll)
-                .map_err(|e| BackendError::Gpu(format!("looking at the GPU failed: {e}")))?;
-            match flight.answer.try_recv() {
-                Err(async_channel::TryRecvError::Empty) => return Ok(()),
-                Err(async_channel::TryRecvError::Closed) => {
-                    return Err(BackendError::Gpu("a timestamp read was dropped".into()));
-                }
-                Ok(Err(e)) => {
-                    return Err(BackendError::Gpu(format!("mapping timestamps failed: {e}")));
-                }
-                Ok(Ok(())) => {}
-            }
+            let Some(answer) = look_at(device, &flight.answer) else {
+                return Ok(());
+            };
+            answer?;
             if let Some(mut flight) = self.in_flight.take() {
                 let size = u64::from(flight.resolved) * 8;
                 let bytes = copy_mapped(&flight.buffer, &flight.buffer.slice(0..size))?;
@@ -246,13 +237,7 @@ impl Timestamps {
             return Ok(());
         };
         let buffer = std::mem::replace(&mut self.readback, spare);
-        let (tx, answer) = async_channel::bounded(1);
-        buffer.slice(0..u64::from(self.resolved) * 8).map_async(
-            wgpu::MapMode::Read,
-            move |result| {
-                let _ = tx.try_send(result);
-            },
-        );
+        let answer = request_slice_map(&buffer.slice(0..u64::from(self.resolved) * 8));
         self.in_flight = Some(InFlight {
             buffer,
             answer,
