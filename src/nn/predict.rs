@@ -78,16 +78,10 @@ impl Network {
         backend: &mut dyn Backend,
         image: &[f32],
     ) -> Result<Option<FirstLayer>, BackendError> {
-        let Some((at, conv)) = self.first_conv() else {
-            return Ok(None);
-        };
-        let Some(filters) = self.params[at].as_ref() else {
-            return Ok(None);
-        };
-        let weights = backend.read(&filters.weight.value)?;
-        self.image_pass(backend, image)?;
-        let maps = backend.read(&self.eval.outputs[at])?;
-        Ok(Some(FirstLayer::of(conv, weights, maps)))
+        let read = |backend: &mut dyn Backend, t: &Tensor| backend.read(t);
+        Ok(self
+            .first_layer_with(backend, image, read)?
+            .map(|(conv, weights, maps)| FirstLayer::of(conv, weights, maps)))
     }
 
     /// [`Network::first_layer`] with both reads started and neither waited for.
@@ -96,19 +90,33 @@ impl Network {
         backend: &mut dyn Backend,
         image: &[f32],
     ) -> Result<Option<FirstLayerReads>, BackendError> {
+        let start = |backend: &mut dyn Backend, t: &Tensor| backend.start_read(t);
+        Ok(self
+            .first_layer_with(backend, image, start)?
+            .map(|(conv, weights, maps)| FirstLayerReads {
+                conv,
+                reads: PendingReads::new(vec![weights, maps]),
+            }))
+    }
+
+    /// The first convolution's shape, then `read` of its filters and, after one pass over
+    /// `image`, of its output (`None` for a model without a convolution).
+    fn first_layer_with<R>(
+        &mut self,
+        backend: &mut dyn Backend,
+        image: &[f32],
+        mut read: impl FnMut(&mut dyn Backend, &Tensor) -> Result<R, BackendError>,
+    ) -> Result<Option<(ConvShape, R, R)>, BackendError> {
         let Some((at, conv)) = self.first_conv() else {
             return Ok(None);
         };
         let Some(filters) = self.params[at].as_ref() else {
             return Ok(None);
         };
-        let weights = backend.start_read(&filters.weight.value)?;
+        let weights = read(backend, &filters.weight.value)?;
         self.image_pass(backend, image)?;
-        let maps = backend.start_read(&self.eval.outputs[at])?;
-        Ok(Some(FirstLayerReads {
-            conv,
-            reads: PendingReads::new(vec![weights, maps]),
-        }))
+        let maps = read(backend, &self.eval.outputs[at])?;
+        Ok(Some((conv, weights, maps)))
     }
 
     /// The first convolution: its place among the layers, and its shape.

@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use super::{Runner, evaluated};
+use super::Runner;
+use super::evaluation::{evaluated, first_image};
 use crate::backend::{Backend, BackendError, PendingReads};
-use crate::data::Task;
 use crate::nn::{FirstLayer, FirstLayerReads, Predicting};
 use crate::train::report::{BoundaryGrid, EvalReport, ValueHistograms};
 
@@ -81,10 +81,9 @@ impl Runner {
         if let Some(points) = &points {
             sets.push(Part::Reading(self.model.start_predict(backend, points)?));
         }
-        let images = data.image.is_some() && data.task == Task::Classification;
-        let first_layer = match data.test_x.get(..data.features) {
-            Some(image) if images => self.model.start_first_layer(backend, image)?,
-            _ => None,
+        let first_layer = match first_image(&data) {
+            Some(image) => self.model.start_first_layer(backend, image)?,
+            None => None,
         };
         let mut values = Vec::new();
         for tensors in self.model.value_tensors() {

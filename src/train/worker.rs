@@ -376,6 +376,14 @@ impl<'a> State<'a> {
         self.send_memory();
     }
 
+    /// Reports an interval, and the memory with it; the next interval's report is due from
+    /// now.
+    fn send_log(&mut self, log: StepLog) {
+        self.last_log = Instant::now();
+        self.send(EventKind::Log(Box::new(log)));
+        self.send_memory();
+    }
+
     fn send_memory(&self) {
         self.send(EventKind::Memory {
             step: self.runner.as_ref().map_or(0, Runner::steps),
@@ -446,9 +454,7 @@ impl<'a> State<'a> {
         });
         match result {
             Ok(Some((log, trace))) => {
-                self.last_log = Instant::now();
-                self.send(EventKind::Log(Box::new(log)));
-                self.send_memory();
+                self.send_log(log);
                 if let Some(trace) = trace {
                     self.send(trace);
                 }
@@ -518,9 +524,7 @@ impl<'a> State<'a> {
         if runner.window_steps() > 0 {
             match runner.log(&mut *self.backend) {
                 Ok(log) => {
-                    self.last_log = Instant::now();
-                    self.send(EventKind::Log(Box::new(log)));
-                    self.send_memory();
+                    self.send_log(log);
                 }
                 Err(e) => return self.fail(e.said()),
             }

@@ -94,9 +94,7 @@ impl State<'_> {
         });
         match log {
             Ok(log) => {
-                self.last_log = Instant::now();
-                self.send(EventKind::Log(Box::new(log)));
-                self.send_memory();
+                self.send_log(log);
                 if check || force || self.last_eval.elapsed() >= EVAL_INTERVAL {
                     self.start_evaluation(check);
                 }
