@@ -91,17 +91,13 @@ impl<M: Send + 'static> Job<M> {
                 "a browser's page cannot start a thread for this yet (the desktop app runs it)",
             ));
         }
-        let (context, messages) = JobContext::local(notify);
-        let cancel = Arc::clone(&context.cancel);
-        let thread = std::thread::Builder::new()
-            .name(name.to_owned())
-            .spawn(move || work(context))?;
-        Ok(Self {
-            messages,
-            cancel,
-            thread: Some(thread),
-            finished: false,
-        })
+        let (mut job, context) = Self::detached(notify);
+        job.thread = Some(
+            std::thread::Builder::new()
+                .name(name.to_owned())
+                .spawn(move || work(context))?,
+        );
+        Ok(job)
     }
 
     /// [`Job::spawn`]; where no thread can start (a browser's page), the work done at once on
@@ -118,22 +114,17 @@ impl<M: Send + 'static> Job<M> {
         if !cfg!(target_arch = "wasm32") {
             return Self::spawn(name, notify, work);
         }
-        let (context, messages) = JobContext::local(notify);
-        let cancel = Arc::clone(&context.cancel);
+        let (job, context) = Self::detached(notify);
         work(context);
-        Ok(Self {
-            messages,
-            cancel,
-            thread: None,
-            finished: false,
-        })
+        Ok(job)
     }
 }
 
 impl<M> Job<M> {
-    /// A job whose work is done elsewhere, by whoever holds the context: a future on a
-    /// browser's event loop (its file picker answers later, and reading a file is awaited).
-    /// The job is finished once the context is dropped and its messages are polled.
+    /// A job whose work is done elsewhere, by whoever holds the context: a thread
+    /// ([`Job::spawn`]), the caller at once, or a future on a browser's event loop (its file
+    /// picker answers later, and reading a file is awaited). The job is finished once the
+    /// context is dropped and its messages are polled.
     pub fn detached(notify: Notify) -> (Self, JobContext<M>) {
         let (context, messages) = JobContext::local(notify);
         let job = Self {

@@ -90,7 +90,11 @@ pub fn calibrate_each(
                         report(CalibrationNews::Step(device, what));
                     },
                 ) {
-                    Ok(Some(check)) => profile.grid_check = Some(check),
+                    // A grid with nothing under its limit here checked nothing: none said.
+                    Ok(Some(check)) if check.configurations > 0 => {
+                        profile.grid_check = Some(check);
+                    }
+                    Ok(Some(_)) => {}
                     Ok(None) => {
                         report(CalibrationNews::Cancelled);
                         return;

@@ -77,7 +77,9 @@ pub(super) fn run(out: &mut Out, args: &CalibrateArgs) -> Result<(), Failure> {
         print_fit(out, args, &calibration)?;
         let mut profile = calibration.profile;
         if args.grid {
-            profile.grid_check = Some(run_grid(out, args, backend.as_mut(), &profile)?);
+            let check = run_grid(out, args, backend.as_mut(), &profile)?;
+            // A grid with nothing affordable here checked nothing: none recorded.
+            profile.grid_check = Some(check).filter(|c| c.configurations > 0);
         }
         profiles.push(profile);
     }

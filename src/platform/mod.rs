@@ -1,6 +1,7 @@
 //! What the desktop and a browser do differently, in one place: where the app keeps its files,
-//! the system's file dialog or the browser's picker, dropped files, and the CPU kernels' threads. The desktop's (`native.rs`) uses eframe's data directory and
-//! rfd's blocking dialog; a browser's WebAssembly (`web.rs`) has neither (its storage is the
+//! the system's file dialog or the browser's picker, dropped files, saved files, and the CPU
+//! kernels' threads. The desktop's (`native.rs`) uses eframe's data directory and rfd's
+//! blocking dialog; a browser's WebAssembly (`web.rs`) has neither (its storage is the
 //! browser's, through eframe, and its files come through the browser's own picker), so the core
 //! names no target and each target's code stays in its own file.
 
@@ -56,7 +57,7 @@ pub type Answer = Box<dyn FnOnce(Option<PathBuf>) + Send>;
 
 /// Asks for files to open, of `request`'s filters, without waiting for the answer: in a
 /// browser, its own picker (several files at once, for an IDX pair), each file read into
-/// memory and held, then `answer`; on the desktop, the system's dialog on a thread of its own.
+/// memory and held, then `answer`; on the desktop, the system's dialog.
 pub fn pick_later(request: Pick<'_>, answer: Answer) {
     target::pick_later(request, answer);
 }

@@ -57,40 +57,10 @@ pub(super) fn pick(request: Pick<'_>) -> Option<PathBuf> {
     }
 }
 
+/// The desktop's opener shows the system's dialog on a job of its own (`ui/open.rs`) and never
+/// calls this: here the answer comes once the dialog closes.
 pub(super) fn pick_later(request: Pick<'_>, answer: Answer) {
-    let title = request.title.to_owned();
-    let start_dir = request.start_dir.map(std::path::Path::to_path_buf);
-    let filters: Vec<(String, Vec<String>)> = request
-        .filters
-        .iter()
-        .map(|(name, ext)| {
-            (
-                (*name).to_owned(),
-                ext.iter().map(|e| (*e).to_owned()).collect(),
-            )
-        })
-        .collect();
-    let what = request.what;
-    let folder = matches!(what, Picked::Folder);
-    let spawned = std::thread::Builder::new()
-        .name("file-dialog".into())
-        .spawn(move || {
-            let named: Vec<(&str, Vec<&str>)> = filters
-                .iter()
-                .map(|(n, e)| (n.as_str(), e.iter().map(String::as_str).collect()))
-                .collect();
-            let named: Vec<(&str, &[&str])> =
-                named.iter().map(|(n, e)| (*n, e.as_slice())).collect();
-            answer(pick(Pick {
-                title: &title,
-                start_dir: start_dir.as_deref(),
-                filters: &named,
-                what: if folder { Picked::Folder } else { Picked::File },
-            }));
-        });
-    // Without a thread the answer is dropped unsent: the caller's job ends unanswered, which
-    // it takes as "no dialog" (and says so) rather than waiting.
-    drop(spawned);
+    answer(pick(request));
 }
 
 pub(super) fn take_dropped(files: &[egui::DroppedFileHandle], answer: Answer) {

@@ -100,13 +100,16 @@ async fn read(file: &web_sys::File) -> Held {
     }
     match JsFuture::from(file.array_buffer()).await {
         Ok(buffer) => Held::Read(Arc::from(js_sys::Uint8Array::new(&buffer).to_vec())),
-        Err(e) => Held::Unreadable(
-            e.dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-                .or_else(|| e.as_string())
-                .unwrap_or_else(|| "the browser refused to read it".to_owned()),
-        ),
+        Err(e) => Held::Unreadable(words(&e, "the browser refused to read it")),
     }
+}
+
+/// What the browser said in `e` (an error's message, or a string), or `otherwise`.
+fn words(e: &wasm_bindgen::JsValue, otherwise: &str) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| otherwise.to_owned())
 }
 
 /// The picker's `accept` list: the filters' extensions, or none (every file) where a filter
@@ -145,12 +148,7 @@ fn file_input(accept: &str) -> Option<web_sys::HtmlInputElement> {
 /// Hands `bytes` to the user as a download named `name`: a link to them, clicked. The link's
 /// address is let go a minute later (at once, some browsers would cancel the download).
 pub(in crate::platform) fn hand_out(name: &str, bytes: &[u8]) -> Result<(), String> {
-    let said = |e: wasm_bindgen::JsValue| {
-        e.dyn_ref::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
-            .or_else(|| e.as_string())
-            .unwrap_or_else(|| "the browser refused the download".to_owned())
-    };
+    let said = |e: wasm_bindgen::JsValue| words(&e, "the browser refused the download");
     let window = web_sys::window().ok_or("no window")?;
     let document = window.document().ok_or("no document")?;
     let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));

@@ -139,7 +139,8 @@ fn non_decreasing(bins: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
-fn median(sorted: &[f64]) -> f64 {
+/// The median of `sorted` values (NaN for none).
+pub(crate) fn median(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n == 0 {
         return f64::NAN;

@@ -21,7 +21,8 @@ pub struct GridCheck {
 }
 
 impl GridCheck {
-    /// The summary of `pairs`, each (predicted, measured) step time, taken at `taken`.
+    /// The summary of `pairs`, each (predicted, measured) step time, taken at `taken` (its
+    /// median error is NaN for none: a check that measured nothing is not recorded).
     pub fn of(pairs: &[(f64, f64)], taken: String) -> Self {
         let ratio = |&(p, m): &(f64, f64)| {
             let q = p / m;
@@ -29,15 +30,10 @@ impl GridCheck {
         };
         let mut errors: Vec<f64> = pairs.iter().map(|(p, m)| (p / m - 1.0).abs()).collect();
         errors.sort_by(f64::total_cmp);
-        let median_abs_error = match errors.len() {
-            0 => 0.0,
-            n if n % 2 == 1 => errors[n / 2],
-            n => f64::midpoint(errors[n / 2 - 1], errors[n / 2]),
-        };
         Self {
             taken,
             configurations: pairs.len(),
-            median_abs_error,
+            median_abs_error: super::curve_fit::median(&errors),
             worst_ratio: pairs.iter().map(ratio).fold(1.0, f64::max),
             off_by_more_than_2x: pairs.iter().filter(|p| ratio(p) > 2.0).count(),
         }

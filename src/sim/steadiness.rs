@@ -41,11 +41,7 @@ impl Steadiness {
         let median = |speeds: &[f64]| {
             let mut sorted = speeds.to_vec();
             sorted.sort_by(f64::total_cmp);
-            match sorted.len() {
-                0 => 0.0,
-                n if n % 2 == 1 => sorted[n / 2],
-                n => f64::midpoint(sorted[n / 2 - 1], sorted[n / 2]),
-            }
+            super::curve_fit::median(&sorted)
         };
         Self {
             before_gflops: median(before),

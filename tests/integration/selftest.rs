@@ -51,14 +51,8 @@ fn a_cooperative_gpu_worker_trains_without_a_blocking_read() {
     if common::gpu().is_none() {
         return;
     }
-    let factory: BackendFactory = Box::new(|| {
-        let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
-        gpu.disable_timestamps().map_err(|e| e.said())?;
-        Ok(Box::new(gpu) as Box<dyn Backend>)
-    });
     let before = blocking_maps();
-    let turns = Arc::new(Turns::new(true));
-    let mut worker = Worker::cooperative(Device::Gpu, factory, turns, no_notify());
+    let mut worker = page_gpu_worker(false, true);
     let session = Arc::new(Session::new(TrainConfig::default()).expect("session"));
     worker.send(Command::Configure(session, 1));
     worker.send(Command::Run);
@@ -188,14 +182,8 @@ fn a_cooperative_gpu_worker_stops_at_its_condition() {
 /// Trains the spiral on a page's GPU worker until `stop`: what was reached, the step of the
 /// last evaluation, and the steps an epoch.
 fn run_until(stop: StopAt) -> (batchscope::train::worker::Reached, Option<u64>, u64) {
-    let factory: BackendFactory = Box::new(|| {
-        let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
-        gpu.disable_timestamps().map_err(|e| e.said())?;
-        Ok(Box::new(gpu) as Box<dyn Backend>)
-    });
     let before = blocking_maps();
-    let turns = Arc::new(Turns::new(false));
-    let mut worker = Worker::cooperative(Device::Gpu, factory, turns, no_notify());
+    let mut worker = page_gpu_worker(false, false);
     let mut config = TrainConfig::default();
     config.pipeline.stop = stop;
     let session = Session::new(config).expect("session");
@@ -232,14 +220,8 @@ fn a_cooperative_gpu_worker_times_kernels_without_waiting() {
         return;
     }
     drop(probe);
-    let factory: BackendFactory = Box::new(|| {
-        let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
-        gpu.never_wait_for_timestamps();
-        Ok(Box::new(gpu) as Box<dyn Backend>)
-    });
     let before = blocking_maps();
-    let turns = Arc::new(Turns::new(false));
-    let mut worker = Worker::cooperative(Device::Gpu, factory, turns, no_notify());
+    let mut worker = page_gpu_worker(true, false);
     let session = Arc::new(Session::new(TrainConfig::default()).expect("session"));
     worker.send(Command::Configure(session, 1));
     worker.send(Command::Run);
@@ -261,4 +243,24 @@ fn a_cooperative_gpu_worker_times_kernels_without_waiting() {
     );
     assert!(timed.iter().all(|k| !k.kernels.is_empty()), "{timed:?}");
     assert_eq!(blocking_maps(), before, "the page's loop blocked on a map");
+}
+
+/// A page's GPU worker, run here on the caller's thread: its kernels timed as a page times them
+/// (`timed`: read back without waiting) or not at all; taking turns or not.
+fn page_gpu_worker(timed: bool, turns: bool) -> Worker {
+    let factory: BackendFactory = Box::new(move || {
+        let mut gpu = GpuBackend::new().map_err(|e| e.reason)?;
+        if timed {
+            gpu.never_wait_for_timestamps();
+        } else {
+            gpu.disable_timestamps().map_err(|e| e.said())?;
+        }
+        Ok(Box::new(gpu) as Box<dyn Backend>)
+    });
+    Worker::cooperative(
+        Device::Gpu,
+        factory,
+        Arc::new(Turns::new(turns)),
+        no_notify(),
+    )
 }
