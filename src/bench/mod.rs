@@ -91,8 +91,20 @@ pub fn flops_per_step(spec: &ModelSpec, batch: usize) -> f64 {
     2.0 * batch as f64 * macs
 }
 
-/// Times training steps of `session` on `backend`.
+/// Times training steps of `session` on `backend`, inside the backend's threads as the app's
+/// worker runs them (on the CPU, measuring from outside its pool handed each split kernel to
+/// the pool and back: 5.7 ms a step of 784,256,256,10 at batch 512 against 4.0 ms inside).
 pub fn measure(
+    backend: &mut dyn Backend,
+    session: &Session,
+    plan: BenchPlan,
+) -> Result<Measurement, BackendError> {
+    let mut result = Err(BackendError::Setup("the benchmark did not run".into()));
+    backend.enter(&mut |b| result = measure_inside(b, session, plan));
+    result
+}
+
+fn measure_inside(
     backend: &mut dyn Backend,
     session: &Session,
     plan: BenchPlan,
