@@ -5,38 +5,15 @@ use std::path::PathBuf;
 use super::{Answer, Pick, Picked};
 
 /// A rayon pool of its own, so the CPU's kernels run on the threads the user chose.
+#[path = "kernel_pool.rs"]
+mod kernel_pool;
+pub use kernel_pool::KernelPool;
+
 /// The desktop has files: its dialogs open and save them.
 pub const HAS_FILES: bool = true;
 
 /// The CPU column names the processor.
 pub const CPU_NAME: &str = "CPU";
-
-pub struct KernelPool(rayon::ThreadPool);
-
-impl KernelPool {
-    /// A pool of `threads` kernel threads.
-    ///
-    /// # Errors
-    /// When the system refuses the threads.
-    pub fn new(threads: usize) -> Result<Self, String> {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("cpu-kernel-{i}"))
-            .build()
-            .map(Self)
-            .map_err(|e| e.to_string())
-    }
-
-    /// Runs `f` in the pool: the kernels' parallel loops inside it use its threads.
-    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        self.0.install(f)
-    }
-
-    /// The threads the kernels run on.
-    pub fn threads(&self) -> usize {
-        self.0.current_num_threads()
-    }
-}
 
 pub(super) fn storage_dir(app_id: &str) -> Option<PathBuf> {
     eframe::storage_dir(app_id)

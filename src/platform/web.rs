@@ -35,6 +35,9 @@ impl KernelPool {
         f()
     }
 
+    /// Nothing to keep awake: there are no other threads.
+    pub fn keep_awake(&self) {}
+
     /// One: the page's.
     pub fn threads(&self) -> usize {
         1

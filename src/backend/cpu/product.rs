@@ -178,6 +178,9 @@ impl CpuBackend {
                 .map_or(Choice::Try(false), Tuning::next),
         };
         let (split, timed) = choice.way();
+        if split {
+            self.pool.keep_awake();
+        }
         let start = timed.then(web_time::Instant::now);
         if split && splits_inner(a_layout, b_layout, (m, n, k)) {
             self.inner_split_product((a, b), (m, n, k), c);
@@ -220,7 +223,11 @@ impl CpuBackend {
             Split::BySize => PARALLEL_MIN_ELEMENTS,
             Split::Always => 2 * CHUNK,
         };
-        self.threads > 1 && len >= threshold
+        let parallel = self.threads > 1 && len >= threshold;
+        if parallel {
+            self.pool.keep_awake();
+        }
+        parallel
     }
 }
 
