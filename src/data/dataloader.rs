@@ -252,10 +252,13 @@ impl Source {
             stamp.span("storage read (simulated delay)", t, 0);
         }
 
+        // Each sample is decoded straight into its row of the batch: the stacking a collate
+        // step would copy again (1.6 MB for 512 MNIST images, 0.11 ms of a 3.3 ms step on this
+        // machine) is done as the samples arrive, and collation gathers their labels.
         let t = stamp.now();
-        let mut samples = vec![0.0f32; self.batch * f];
-        for (sample, &row) in samples.chunks_exact_mut(f).zip(rows) {
-            self.decode(row, sample);
+        let mut x = Vec::with_capacity(self.batch * f);
+        for &row in rows {
+            self.decode_onto(row, &mut x);
         }
         let stored_bytes = match &self.stored {
             Stored::Plain => sample_bytes * self.batch as u64,
@@ -272,22 +275,19 @@ impl Source {
 
         if self.augment.is_active() {
             let t = stamp.now();
-            for (sample, &row) in samples.chunks_exact_mut(f).zip(rows) {
+            for (sample, &row) in x.chunks_exact_mut(f).zip(rows) {
                 augment(sample, self.augment, self.data.image, self.seed, epoch, row);
             }
             stamp.span("augment", t, sample_bytes * self.batch as u64);
         }
 
-        // Collation stacks the samples into the batch tensor the model reads.
         let t = stamp.now();
-        let mut x = Vec::with_capacity(self.batch * f);
         let per = self.data.targets_per_row();
         let mut y = Vec::with_capacity(self.batch * per);
-        for (sample, &row) in samples.chunks_exact(f).zip(rows) {
-            x.extend_from_slice(sample);
+        for &row in rows {
             y.extend_from_slice(&self.data.train_y[row * per..(row + 1) * per]);
         }
-        stamp.span("collate", t, sample_bytes * self.batch as u64);
+        stamp.span("collate", t, (per * 4 * self.batch) as u64);
         Batch {
             index,
             epoch,
@@ -297,22 +297,26 @@ impl Source {
         }
     }
 
-    fn decode(&self, row: usize, out: &mut [f32]) {
+    /// Appends row `row`'s features to `x`.
+    fn decode_onto(&self, row: usize, x: &mut Vec<f32>) {
         let f = self.data.features;
+        let plain = &self.data.train_x[row * f..(row + 1) * f];
         match &self.stored {
-            Stored::Plain => out.copy_from_slice(&self.data.train_x[row * f..(row + 1) * f]),
+            Stored::Plain => x.extend_from_slice(plain),
             Stored::Deflate(blobs) => {
                 let mut bytes = Vec::with_capacity(f * 4);
                 let inflated = flate2::read::DeflateDecoder::new(&blobs[row][..])
                     .read_to_end(&mut bytes)
                     .is_ok();
                 if inflated && bytes.len() == f * 4 {
-                    for (v, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-                        *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                    }
+                    x.extend(
+                        bytes
+                            .chunks_exact(4)
+                            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                    );
                 } else {
                     // Unreachable: the blobs were compressed from these very rows.
-                    out.copy_from_slice(&self.data.train_x[row * f..(row + 1) * f]);
+                    x.extend_from_slice(plain);
                 }
             }
         }
