@@ -139,7 +139,7 @@ pub fn calibrate(
 
 /// The FMA peak of every thread of the backend's pool at once (a GPU backend's: the host's
 /// threads), [`PEAK_REPEATS`] times, GFLOP/s each.
-fn peak_repeats(backend: &mut dyn Backend) -> Vec<f64> {
+pub fn peak_repeats(backend: &mut dyn Backend) -> Vec<f64> {
     let mut speeds = Vec::new();
     backend.enter(&mut |_| {
         speeds = (0..PEAK_REPEATS)
@@ -245,8 +245,11 @@ fn probe_updates(
     Ok(update_probes)
 }
 
-/// The shapes whose products are probed: square, thin and wide, apart from the grid's sizes.
-const PRODUCT_SHAPES: [(usize, usize); 18] = [
+/// The shapes whose products are probed: square, thin and wide, apart from the grid's sizes;
+/// and a wide input into a narrow layer and back, as an image's pixels into a classroom MLP's
+/// first layer (without them, 784,32,10 at batch 16 was predicted 2.5× too slow, read from
+/// square products of 512 and 1536).
+const PRODUCT_SHAPES: [(usize, usize); 20] = [
     (8, 8),
     (24, 24),
     (32, 32),
@@ -265,6 +268,8 @@ const PRODUCT_SHAPES: [(usize, usize); 18] = [
     (128, 3),
     (512, 3),
     (1536, 3),
+    (1024, 24),
+    (24, 1024),
 ];
 
 /// Products of each kind at [`PRODUCT_SHAPES`]; a shape's larger batches are left out where
@@ -578,7 +583,8 @@ fn product_probes(
     ])
 }
 
-/// A session of `layers` on the spiral, large enough for `batch`.
+/// A session of `layers` on the spiral, large enough for `batch`; on random inputs of their
+/// width where the first layer takes more than the spiral's two.
 pub fn session(
     layers: &[usize],
     batch: usize,
@@ -597,7 +603,16 @@ pub fn session(
         .data
         .samples
         .max((batch as f64 / (1.0 - share)).ceil() as usize + 1);
-    let data = Dataset::generate(&config.data).map_err(|e| BackendError::Setup(e.to_string()))?;
+    let data = if layers[0] == 2 {
+        Dataset::generate(&config.data).map_err(|e| BackendError::Setup(e.to_string()))?
+    } else {
+        // A tenth held out for testing, as `Dataset::random` splits.
+        let rows = config
+            .data
+            .samples
+            .max((batch as f64 / 0.9).ceil() as usize + 1);
+        Dataset::random(layers[0], config.data.classes, rows, config.data.seed)
+    };
     Session::with_data(config, data).map_err(|e| BackendError::Setup(e.to_string()))
 }
 
@@ -652,8 +667,9 @@ pub struct GridRow {
     pub error: f64,
 }
 
-/// The summary of a grid check's `rows`, taken now.
-pub fn grid_check(rows: &[GridRow]) -> GridCheck {
+/// The summary of a grid check's `rows`, taken now, with the machine's FMA peak before the
+/// rows and after them (see [`peak_repeats`]).
+pub fn grid_check(rows: &[GridRow], peaks: (&[f64], &[f64])) -> GridCheck {
     let pairs: Vec<(f64, f64)> = rows
         .iter()
         .map(|r| (r.predicted_ms, r.measured_ms))
@@ -661,10 +677,14 @@ pub fn grid_check(rows: &[GridRow]) -> GridCheck {
     let now = jiff::Timestamp::now()
         .round(jiff::Unit::Second)
         .unwrap_or_else(|_| jiff::Timestamp::now());
-    GridCheck::of(&pairs, now.to_string())
+    let steadiness = Steadiness::from_repeats(peaks.0, peaks.1);
+    GridCheck::of(&pairs, now.to_string(), Some(steadiness))
 }
 
-/// The check's grid: widths 16 to 1024, batches 1 to 4096, SGD and Adam, on the spiral.
+/// The check's grid: widths 16 to 1024, batches 1 to 4096, SGD and Adam, on the spiral; and an
+/// MNIST-shaped narrow network, 784 inputs through 32 units, whose large batches move far more
+/// activations than they multiply (its step at batch 4096 was predicted 3× too fast when only
+/// products and updates were probed).
 pub fn grid() -> Vec<GridPoint> {
     let mut grid = Vec::new();
     for width in [16, 64, 256, 1024] {
@@ -673,6 +693,9 @@ pub fn grid() -> Vec<GridPoint> {
                 grid.push((vec![2, width, width, 3], batch, optimizer));
             }
         }
+    }
+    for batch in [16, 256, 4096] {
+        grid.push((vec![784, 32, 10], batch, OptimizerKind::Sgd));
     }
     grid
 }

@@ -3,7 +3,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::calibrate::{CANCELLED, Probing, affordable, calibrate, check, grid, grid_check};
+use super::calibrate::{
+    CANCELLED, Probing, affordable, calibrate, check, grid, grid_check, peak_repeats,
+};
 use crate::backend::{Backend, BackendError};
 use crate::device::Device;
 use crate::sim::grid_check::GridCheck;
@@ -126,6 +128,7 @@ fn check_grid(
 ) -> Result<Option<GridCheck>, BackendError> {
     // Steps predicted over 50 ms are left out: the window waits for this.
     let (kept, _) = affordable(grid(), profile, 50.0);
+    let before = peak_repeats(backend);
     let mut rows = Vec::new();
     for (done, point) in kept.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
@@ -144,7 +147,8 @@ fn check_grid(
             &mut |_| {},
         )?);
     }
-    Ok(Some(grid_check(&rows)))
+    let after = peak_repeats(backend);
+    Ok(Some(grid_check(&rows, (&before, &after))))
 }
 
 #[cfg(test)]

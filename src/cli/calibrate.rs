@@ -9,7 +9,7 @@ use super::failure::Failure;
 use super::output::Out;
 use crate::backend::{self, Backend, OpenOptions};
 use crate::bench::calibrate::{
-    Calibration, GridRow, affordable, calibrate, check, grid, grid_check,
+    Calibration, GridRow, affordable, calibrate, check, grid, grid_check, peak_repeats,
 };
 use crate::sim::grid_check::GridCheck;
 use crate::sim::profile::Profile;
@@ -46,6 +46,9 @@ struct GridSummary {
     median_abs_error: f64,
     worst_ratio: f64,
     off_by_more_than_2x: usize,
+    /// The FMA peak before the grid's steps and after them, GFLOP/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steadiness: Option<crate::sim::steadiness::Steadiness>,
 }
 
 /// `batchscope calibrate`.
@@ -202,6 +205,8 @@ fn run_grid(
             names.join("; ")
         ))?;
     }
+    // The machine's speed before the grid's steps and after them (as around the probes).
+    let before = peak_repeats(backend);
     let mut printed = Ok(());
     let rows = check(
         backend,
@@ -230,14 +235,26 @@ fn run_grid(
     )
     .map_err(|e| Failure::BadInput(e.to_string()))?;
     printed?;
-    let check = grid_check(&rows);
+    let after = peak_repeats(backend);
+    let check = grid_check(&rows, (&before, &after));
     let summary = GridSummary {
         summary: true,
         configurations: check.configurations,
         median_abs_error: check.median_abs_error,
         worst_ratio: check.worst_ratio,
         off_by_more_than_2x: check.off_by_more_than_2x,
+        steadiness: check.steadiness,
     };
+    if let Some(moved) = check.steadiness.filter(|s| !s.steady()) {
+        // On stderr too, where a script that keeps only the JSON still shows it.
+        eprintln!("warning: {}", moved.said_of_check(crate::i18n::Lang::En));
+        if !args.json {
+            out.line(format!(
+                "  warning: {}",
+                moved.said_of_check(crate::i18n::Lang::En)
+            ))?;
+        }
+    }
     if args.json {
         out.json(&summary)?;
     } else {

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::steadiness::Steadiness;
+
 /// The summary of a grid check.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,12 +20,17 @@ pub struct GridCheck {
     pub worst_ratio: f64,
     /// Configurations off by more than twice either way.
     pub off_by_more_than_2x: usize,
+    /// The machine's FMA peak before the check's steps and after them: a check measured
+    /// while something else ran has errors that measure the load, not the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadiness: Option<Steadiness>,
 }
 
 impl GridCheck {
-    /// The summary of `pairs`, each (predicted, measured) step time, taken at `taken` (its
-    /// median error is NaN for none: a check that measured nothing is not recorded).
-    pub fn of(pairs: &[(f64, f64)], taken: String) -> Self {
+    /// The summary of `pairs`, each (predicted, measured) step time, taken at `taken` while
+    /// the machine's speed went as `steadiness` says (its median error is NaN for none: a
+    /// check that measured nothing is not recorded).
+    pub fn of(pairs: &[(f64, f64)], taken: String, steadiness: Option<Steadiness>) -> Self {
         let ratio = |&(p, m): &(f64, f64)| {
             let q = p / m;
             q.max(1.0 / q)
@@ -36,6 +43,7 @@ impl GridCheck {
             median_abs_error: super::curve_fit::median(&errors),
             worst_ratio: pairs.iter().map(ratio).fold(1.0, f64::max),
             off_by_more_than_2x: pairs.iter().filter(|p| ratio(p) > 2.0).count(),
+            steadiness,
         }
     }
 
@@ -43,7 +51,7 @@ impl GridCheck {
     pub fn said(&self, lang: crate::i18n::Lang) -> String {
         // The date and the minute are enough to tell one check from another.
         let taken: String = self.taken.replace('T', " ").chars().take(16).collect();
-        lang.fmt(
+        let summary = lang.fmt(
             crate::i18n::CalKey::GridChecked,
             &[
                 ("taken", &taken),
@@ -52,7 +60,11 @@ impl GridCheck {
                 ("worst", &format!("{:.2}", self.worst_ratio)),
                 ("off", &self.off_by_more_than_2x),
             ],
-        )
+        );
+        match self.steadiness.filter(|s| !s.steady()) {
+            Some(moved) => format!("{summary} {}", moved.said_of_check(lang)),
+            None => summary,
+        }
     }
 }
 
@@ -63,7 +75,7 @@ mod tests {
     #[test]
     fn a_grid_check_sums_up_its_errors_both_ways() {
         let pairs = [(1.0, 1.0), (1.1, 1.0), (0.9, 1.0), (3.0, 1.0), (1.0, 2.5)];
-        let check = GridCheck::of(&pairs, "2026-12-07T18:55:12Z".into());
+        let check = GridCheck::of(&pairs, "2026-12-07T18:55:12Z".into(), None);
         assert_eq!(check.configurations, 5);
         // |errors|: 0, 0.1, 0.1, 2, 0.6 → the median is 0.1.
         assert!((check.median_abs_error - 0.1).abs() < 1e-9, "{check:?}");
@@ -75,5 +87,28 @@ mod tests {
             "{said}"
         );
         assert!(check.said(crate::i18n::Lang::Zh).contains("10%"));
+    }
+
+    /// A check measured while the machine's speed moved says so beside its errors; one on a
+    /// steady machine does not.
+    #[test]
+    fn a_check_under_load_says_its_errors_measure_the_load() {
+        let pairs = [(1.0, 1.0), (1.0, 1.5)];
+        let taken = || "2026-12-07T18:55:12Z".to_string();
+        let moved = Steadiness::from_repeats(&[100.0; 5], &[70.0; 5]);
+        let loaded = GridCheck::of(&pairs, taken(), Some(moved));
+        let said = loaded.said(crate::i18n::Lang::En);
+        assert!(
+            said.contains("moved during the check") && said.contains("after, -30%"),
+            "{said}"
+        );
+        assert!(loaded.said(crate::i18n::Lang::Zh).contains("检验期间"));
+        let steady = Steadiness::from_repeats(&[100.0; 5], &[98.0; 5]);
+        let quiet = GridCheck::of(&pairs, taken(), Some(steady));
+        assert!(!quiet.said(crate::i18n::Lang::En).contains("moved"));
+        // Saved and read back with the profile, as the Simulator tab reads it.
+        let text = toml::to_string(&loaded).expect("written");
+        let back: GridCheck = toml::from_str(&text).expect("read");
+        assert_eq!(back, loaded);
     }
 }

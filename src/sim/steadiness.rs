@@ -85,6 +85,21 @@ impl Steadiness {
     }
 }
 
+impl Steadiness {
+    /// That the machine's speed moved during a grid check, in `lang` (for a check whose
+    /// peak did move).
+    pub fn said_of_check(&self, lang: crate::i18n::Lang) -> String {
+        lang.fmt(
+            crate::i18n::CalKey::GridUnsteady,
+            &[
+                ("before", &format!("{:.1}", self.before_gflops)),
+                ("after", &format!("{:.1}", self.after_gflops)),
+                ("change", &format!("{:+.0}%", self.change() * 100.0)),
+            ],
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
