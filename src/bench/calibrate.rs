@@ -27,7 +27,9 @@ use crate::sim::curve_fit::{Probe, ShapedProbe, Trend, fit_curve, fit_dispatch, 
 use crate::sim::efficiency::{UpdateFit, Updates};
 use crate::sim::grid_check::GridCheck;
 use crate::sim::profile::Profile;
-use crate::sim::steadiness::{PEAK_REPEATS, PEAK_SECONDS, Steadiness};
+use crate::sim::steadiness::{
+    PEAK_REPEATS, PEAK_SECONDS, Steadiness, WATCH_EVERY_S, WATCH_REPEATS, WATCH_SECONDS,
+};
 use crate::train::{Session, TrainConfig};
 
 /// What a calibration is probing, for its progress: English as [`std::fmt::Display`] (the
@@ -128,13 +130,65 @@ pub fn calibrate(
 ) -> Result<Calibration, BackendError> {
     // The machine's speed before and after the probes (see `sim::steadiness`).
     let before = peak_repeats(backend);
+    let mut watch = LoadWatch::new();
     let mut result = None;
-    backend.enter(&mut |b| result = Some(calibrate_inside(b, seconds_each, progress)));
+    backend.enter(&mut |b| {
+        let mut watched = |what: &Probing| {
+            watch.look();
+            progress(what)
+        };
+        result = Some(calibrate_inside(b, seconds_each, &mut watched));
+    });
     let mut calibration =
         result.unwrap_or_else(|| Err(BackendError::Setup("the calibration did not run".into())))?;
     let after = peak_repeats(backend);
-    calibration.profile.steadiness = Some(Steadiness::from_repeats(&before, &after));
+    calibration.profile.steadiness = Some(watch.steadiness(&before, &after));
     Ok(calibration)
+}
+
+/// Checks of the machine's speed between a calibration's probes or a grid's steps, at most
+/// every [`WATCH_EVERY_S`] seconds (see `sim::steadiness`).
+pub struct LoadWatch {
+    last: web_time::Instant,
+    checks: Vec<Vec<f64>>,
+}
+
+impl LoadWatch {
+    pub fn new() -> Self {
+        Self {
+            last: web_time::Instant::now(),
+            checks: Vec::new(),
+        }
+    }
+
+    /// Times the FMA peak of every thread of the pool it is called in (the median of
+    /// [`WATCH_REPEATS`] short repeats) when the last check is [`WATCH_EVERY_S`] old.
+    pub fn look(&mut self) {
+        if self.last.elapsed().as_secs_f64() < WATCH_EVERY_S {
+            return;
+        }
+        let check = (0..WATCH_REPEATS)
+            .map(|_| {
+                rayon::broadcast(|_| super::peak::measure(WATCH_SECONDS).gflop_per_s)
+                    .iter()
+                    .sum()
+            })
+            .collect();
+        self.checks.push(check);
+        self.last = web_time::Instant::now();
+    }
+
+    /// How the speed went: the peaks `before` and `after` (see [`peak_repeats`]) and the
+    /// checks made between.
+    pub fn steadiness(&self, before: &[f64], after: &[f64]) -> Steadiness {
+        Steadiness::from_repeats(before, after).with_checks_during(&self.checks)
+    }
+}
+
+impl Default for LoadWatch {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// The FMA peak of every thread of the backend's pool at once (a GPU backend's: the host's
@@ -667,9 +721,9 @@ pub struct GridRow {
     pub error: f64,
 }
 
-/// The summary of a grid check's `rows`, taken now, with the machine's FMA peak before the
-/// rows and after them (see [`peak_repeats`]).
-pub fn grid_check(rows: &[GridRow], peaks: (&[f64], &[f64])) -> GridCheck {
+/// The summary of a grid check's `rows`, taken now, with how the machine's speed went while
+/// they were measured.
+pub fn grid_check(rows: &[GridRow], steadiness: Steadiness) -> GridCheck {
     let pairs: Vec<(f64, f64)> = rows
         .iter()
         .map(|r| (r.predicted_ms, r.measured_ms))
@@ -677,7 +731,6 @@ pub fn grid_check(rows: &[GridRow], peaks: (&[f64], &[f64])) -> GridCheck {
     let now = jiff::Timestamp::now()
         .round(jiff::Unit::Second)
         .unwrap_or_else(|_| jiff::Timestamp::now());
-    let steadiness = Steadiness::from_repeats(peaks.0, peaks.1);
     GridCheck::of(&pairs, now.to_string(), Some(steadiness))
 }
 
@@ -725,12 +778,13 @@ pub fn affordable(
 pub type GridPoint = (Vec<usize>, usize, OptimizerKind);
 
 /// Predicts and measures each configuration of `grid` on `backend` with `profile`, reporting
-/// each row as it is measured.
+/// each row as it is measured and checking the machine's speed between rows with `watch`.
 pub fn check(
     backend: &mut dyn Backend,
     profile: &Profile,
     grid: &[GridPoint],
     seconds_each: f64,
+    watch: &mut LoadWatch,
     report: &mut dyn FnMut(&GridRow),
 ) -> Result<Vec<GridRow>, BackendError> {
     let mut rows = Vec::new();
@@ -739,7 +793,10 @@ pub fn check(
         let mut measured = None;
         // Inside the backend's context (the CPU's own thread pool), one configuration at a
         // time, so each row is reported as it comes.
-        backend.enter(&mut |b| measured = Some(step_time_ms(b, &s, seconds_each)));
+        backend.enter(&mut |b| {
+            measured = Some(step_time_ms(b, &s, seconds_each));
+            watch.look();
+        });
         let measured_ms =
             measured.unwrap_or_else(|| Err(BackendError::Setup("the step did not run".into())))?;
         let predicted_ms = predict_ms(profile, &s);

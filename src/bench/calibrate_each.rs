@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::calibrate::{
-    CANCELLED, Probing, affordable, calibrate, check, grid, grid_check, peak_repeats,
+    CANCELLED, LoadWatch, Probing, affordable, calibrate, check, grid, grid_check, peak_repeats,
 };
 use crate::backend::{Backend, BackendError};
 use crate::device::Device;
@@ -129,6 +129,7 @@ fn check_grid(
     // Steps predicted over 50 ms are left out: the window waits for this.
     let (kept, _) = affordable(grid(), profile, 50.0);
     let before = peak_repeats(backend);
+    let mut watch = LoadWatch::new();
     let mut rows = Vec::new();
     for (done, point) in kept.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
@@ -144,11 +145,12 @@ fn check_grid(
             profile,
             std::slice::from_ref(point),
             seconds_each * 4.0,
+            &mut watch,
             &mut |_| {},
         )?);
     }
     let after = peak_repeats(backend);
-    Ok(Some(grid_check(&rows, (&before, &after))))
+    Ok(Some(grid_check(&rows, watch.steadiness(&before, &after))))
 }
 
 #[cfg(test)]

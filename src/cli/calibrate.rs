@@ -9,7 +9,7 @@ use super::failure::Failure;
 use super::output::Out;
 use crate::backend::{self, Backend, OpenOptions};
 use crate::bench::calibrate::{
-    Calibration, GridRow, affordable, calibrate, check, grid, grid_check, peak_repeats,
+    Calibration, GridRow, LoadWatch, affordable, calibrate, check, grid, grid_check, peak_repeats,
 };
 use crate::sim::grid_check::GridCheck;
 use crate::sim::profile::Profile;
@@ -207,12 +207,14 @@ fn run_grid(
     }
     // The machine's speed before the grid's steps and after them (as around the probes).
     let before = peak_repeats(backend);
+    let mut watch = LoadWatch::new();
     let mut printed = Ok(());
     let rows = check(
         backend,
         p,
         &kept,
         args.seconds * 4.0,
+        &mut watch,
         &mut |row: &GridRow| {
             if printed.is_err() {
                 return;
@@ -236,7 +238,7 @@ fn run_grid(
     .map_err(|e| Failure::BadInput(e.to_string()))?;
     printed?;
     let after = peak_repeats(backend);
-    let check = grid_check(&rows, (&before, &after));
+    let check = grid_check(&rows, watch.steadiness(&before, &after));
     let summary = GridSummary {
         summary: true,
         configurations: check.configurations,

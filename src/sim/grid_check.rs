@@ -99,7 +99,7 @@ mod tests {
         let loaded = GridCheck::of(&pairs, taken(), Some(moved));
         let said = loaded.said(crate::i18n::Lang::En);
         assert!(
-            said.contains("moved during the check") && said.contains("after, -30%"),
+            said.contains("moved during the check") && said.contains("70.0 after: -30%"),
             "{said}"
         );
         assert!(loaded.said(crate::i18n::Lang::Zh).contains("检验期间"));

@@ -737,6 +737,7 @@ mod tests {
         local.steadiness = Some(crate::sim::steadiness::Steadiness {
             before_gflops: 100.0,
             after_gflops: 80.0,
+            slowest_during_gflops: None,
         });
         let profiles = vec![local];
         let labels = [
