@@ -9,6 +9,7 @@ pub mod gpu_products;
 pub mod history;
 pub mod infer;
 pub mod infer_tokens;
+mod load_watch;
 mod local_profile;
 pub mod peak;
 pub mod sweep;
