@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-pub use super::load_watch::{LoadWatch, peak_repeats};
+pub use super::load_watch::LoadWatch;
 use super::local_profile::{cpu_profile, gpu_profile, measured};
 use super::{BenchPlan, median_of_sorted, time_layer_products, time_op};
 use crate::backend::{AdamHyper, Backend, BackendError};
@@ -127,9 +127,8 @@ pub fn calibrate(
     seconds_each: f64,
     progress: &mut (dyn FnMut(&Probing) -> bool + Send),
 ) -> Result<Calibration, BackendError> {
-    // The machine's speed before and after the probes (see `sim::steadiness`).
-    let before = peak_repeats(backend);
-    let mut watch = LoadWatch::new();
+    // The machine's speed before, during and after the probes (see `sim::steadiness`).
+    let mut watch = LoadWatch::start(backend);
     let mut result = None;
     backend.enter(&mut |b| {
         let mut watched = |what: &Probing| {
@@ -140,8 +139,7 @@ pub fn calibrate(
     });
     let mut calibration =
         result.unwrap_or_else(|| Err(BackendError::Setup("the calibration did not run".into())))?;
-    let after = peak_repeats(backend);
-    calibration.profile.steadiness = Some(watch.steadiness(&before, &after));
+    calibration.profile.steadiness = Some(watch.finish(backend));
     Ok(calibration)
 }
 

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::calibrate::{
-    CANCELLED, LoadWatch, Probing, affordable, calibrate, check, grid, grid_check, peak_repeats,
+    CANCELLED, LoadWatch, Probing, affordable, calibrate, check, grid, grid_check,
 };
 use crate::backend::{Backend, BackendError};
 use crate::device::Device;
@@ -128,8 +128,7 @@ fn check_grid(
 ) -> Result<Option<GridCheck>, BackendError> {
     // Steps predicted over 50 ms are left out: the window waits for this.
     let (kept, _) = affordable(grid(), profile, 50.0);
-    let before = peak_repeats(backend);
-    let mut watch = LoadWatch::new();
+    let mut watch = LoadWatch::start(backend);
     let mut rows = Vec::new();
     for (done, point) in kept.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
@@ -149,8 +148,7 @@ fn check_grid(
             &mut |_| {},
         )?);
     }
-    let after = peak_repeats(backend);
-    Ok(Some(grid_check(&rows, watch.steadiness(&before, &after))))
+    Ok(Some(grid_check(&rows, watch.finish(backend))))
 }
 
 #[cfg(test)]

@@ -7,63 +7,58 @@ use crate::sim::steadiness::{
     PEAK_REPEATS, PEAK_SECONDS, Steadiness, WATCH_EVERY_S, WATCH_REPEATS, WATCH_SECONDS,
 };
 
-/// Checks of the machine's speed between a calibration's probes or a grid's steps, at most
-/// every [`WATCH_EVERY_S`] seconds (see `sim::steadiness`).
+/// The machine's speed through a calibration or a grid check: timed when it starts, at most
+/// every [`WATCH_EVERY_S`] seconds between its probes or steps, and when it ends.
 pub struct LoadWatch {
+    before: Vec<f64>,
     last: web_time::Instant,
     checks: Vec<Vec<f64>>,
 }
 
 impl LoadWatch {
-    pub fn new() -> Self {
+    /// Starts watching: the FMA peak of every thread of `backend`'s pool, [`PEAK_REPEATS`]
+    /// repeats of [`PEAK_SECONDS`].
+    pub fn start(backend: &mut dyn Backend) -> Self {
         Self {
+            before: peak_repeats(backend, PEAK_REPEATS, PEAK_SECONDS),
             last: web_time::Instant::now(),
             checks: Vec::new(),
         }
     }
 
-    /// Times the FMA peak of every thread of the pool it is called in (the median of
-    /// [`WATCH_REPEATS`] short repeats) when the last check is [`WATCH_EVERY_S`] old.
+    /// Times the FMA peak of every thread of the pool it is called in ([`WATCH_REPEATS`]
+    /// repeats of [`WATCH_SECONDS`]) when the last check is [`WATCH_EVERY_S`] old.
     pub fn look(&mut self) {
         if self.last.elapsed().as_secs_f64() < WATCH_EVERY_S {
             return;
         }
-        let check = (0..WATCH_REPEATS)
-            .map(|_| {
-                rayon::broadcast(|_| super::peak::measure(WATCH_SECONDS).gflop_per_s)
-                    .iter()
-                    .sum()
-            })
-            .collect();
-        self.checks.push(check);
+        self.checks.push(repeats(WATCH_REPEATS, WATCH_SECONDS));
         self.last = web_time::Instant::now();
     }
 
-    /// How the speed went: the peaks `before` and `after` (see [`peak_repeats`]) and the
-    /// checks made between.
-    pub fn steadiness(&self, before: &[f64], after: &[f64]) -> Steadiness {
-        Steadiness::from_repeats(before, after).with_checks_during(&self.checks)
-    }
-}
-
-impl Default for LoadWatch {
-    fn default() -> Self {
-        Self::new()
+    /// How the speed went: the peak when it started, the checks made between, and the peak
+    /// now, timed as at the start.
+    pub fn finish(self, backend: &mut dyn Backend) -> Steadiness {
+        let after = peak_repeats(backend, PEAK_REPEATS, PEAK_SECONDS);
+        Steadiness::from_repeats(&self.before, &after).with_checks_during(&self.checks)
     }
 }
 
 /// The FMA peak of every thread of the backend's pool at once (a GPU backend's: the host's
-/// threads), [`PEAK_REPEATS`] times, GFLOP/s each.
-pub fn peak_repeats(backend: &mut dyn Backend) -> Vec<f64> {
+/// threads), `count` repeats of `seconds`, GFLOP/s each.
+fn peak_repeats(backend: &mut dyn Backend, count: usize, seconds: f64) -> Vec<f64> {
     let mut speeds = Vec::new();
-    backend.enter(&mut |_| {
-        speeds = (0..PEAK_REPEATS)
-            .map(|_| {
-                rayon::broadcast(|_| super::peak::measure(PEAK_SECONDS).gflop_per_s)
-                    .iter()
-                    .sum()
-            })
-            .collect();
-    });
+    backend.enter(&mut |_| speeds = repeats(count, seconds));
     speeds
+}
+
+/// The FMA peak of every thread of the pool it is called in, `count` repeats of `seconds`.
+fn repeats(count: usize, seconds: f64) -> Vec<f64> {
+    (0..count)
+        .map(|_| {
+            rayon::broadcast(|_| super::peak::measure(seconds).gflop_per_s)
+                .iter()
+                .sum()
+        })
+        .collect()
 }

@@ -9,7 +9,7 @@ use super::failure::Failure;
 use super::output::Out;
 use crate::backend::{self, Backend, OpenOptions};
 use crate::bench::calibrate::{
-    Calibration, GridRow, LoadWatch, affordable, calibrate, check, grid, grid_check, peak_repeats,
+    Calibration, GridRow, LoadWatch, affordable, calibrate, check, grid, grid_check,
 };
 use crate::sim::grid_check::GridCheck;
 use crate::sim::profile::Profile;
@@ -205,9 +205,8 @@ fn run_grid(
             names.join("; ")
         ))?;
     }
-    // The machine's speed before the grid's steps and after them (as around the probes).
-    let before = peak_repeats(backend);
-    let mut watch = LoadWatch::new();
+    // The machine's speed before, during and after the grid's steps (as around the probes).
+    let mut watch = LoadWatch::start(backend);
     let mut printed = Ok(());
     let rows = check(
         backend,
@@ -237,8 +236,7 @@ fn run_grid(
     )
     .map_err(|e| Failure::BadInput(e.to_string()))?;
     printed?;
-    let after = peak_repeats(backend);
-    let check = grid_check(&rows, watch.steadiness(&before, &after));
+    let check = grid_check(&rows, watch.finish(backend));
     let summary = GridSummary {
         summary: true,
         configurations: check.configurations,
@@ -248,13 +246,11 @@ fn run_grid(
         steadiness: check.steadiness,
     };
     if let Some(moved) = check.steadiness.filter(|s| !s.steady()) {
+        let said = moved.said_of_check(crate::i18n::Lang::En);
         // On stderr too, where a script that keeps only the JSON still shows it.
-        eprintln!("warning: {}", moved.said_of_check(crate::i18n::Lang::En));
+        eprintln!("warning: {said}");
         if !args.json {
-            out.line(format!(
-                "  warning: {}",
-                moved.said_of_check(crate::i18n::Lang::En)
-            ))?;
+            out.line(format!("  warning: {said}"))?;
         }
     }
     if args.json {

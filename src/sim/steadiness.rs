@@ -123,24 +123,19 @@ impl Steadiness {
         } else {
             crate::i18n::CalKey::Unsteady
         };
-        lang.fmt(
-            key,
-            &[
-                ("before", &format!("{:.1}", self.before_gflops)),
-                ("lowest", &format!("{:.1}", self.lowest_gflops())),
-                ("after", &format!("{:.1}", self.after_gflops)),
-                ("change", &format!("{:+.0}%", self.change() * 100.0)),
-            ],
-        )
+        self.said_as(key, lang)
     }
-}
 
-impl Steadiness {
     /// That the machine's speed moved during a grid check, in `lang` (for a check whose
     /// peak did move).
     pub fn said_of_check(&self, lang: crate::i18n::Lang) -> String {
+        self.said_as(crate::i18n::CalKey::GridUnsteady, lang)
+    }
+
+    /// The message `key` in `lang`, filled with the peaks and the change.
+    fn said_as(&self, key: crate::i18n::CalKey, lang: crate::i18n::Lang) -> String {
         lang.fmt(
-            crate::i18n::CalKey::GridUnsteady,
+            key,
             &[
                 ("before", &format!("{:.1}", self.before_gflops)),
                 ("lowest", &format!("{:.1}", self.lowest_gflops())),
