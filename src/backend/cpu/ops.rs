@@ -365,6 +365,7 @@ impl CpuBackend {
     }
 }
 
+wide! {
 /// `db[j] = Σ_i dz[i, j]`, row by row so that the inner loop runs along contiguous memory.
 ///
 /// Narrow rows (a convolution's few output channels, over every pixel of the batch) are taken
@@ -399,6 +400,7 @@ pub(super) fn column_sums(dz: &[f32], db: &mut [f32]) {
     for part in run.chunks_exact(cols) {
         add_into(db, part);
     }
+}
 }
 
 /// `sums[j] += values[j]`.

@@ -19,23 +19,27 @@ pub(super) enum Epilogue<'a> {
     ActGrad(&'a [f32], Activation),
 }
 
-/// Applies the epilogue to row `i` of a product.
-pub(super) fn finish_row(i: usize, c_row: &mut [f32], epilogue: Epilogue<'_>) {
+wide! {
+/// Applies the epilogue to row `i` of a product, one loop an activation kind (see `per_kind!`).
+pub(super) fn finish_row<'a>(i: usize, c_row: &mut [f32], epilogue: Epilogue<'a>) {
     match epilogue {
         Epilogue::None => {}
-        Epilogue::BiasAct(bias, act) => {
+        Epilogue::BiasAct(bias, act) => per_kind!(act, kind => {
             for (cj, bj) in c_row.iter_mut().zip(bias) {
-                *cj = act.apply(*cj + bj);
+                *cj = kind.apply(*cj + bj);
             }
-        }
+        }),
         Epilogue::ActGrad(aux, act) => {
             let n = c_row.len();
             let aux_row = &aux[i * n..(i + 1) * n];
-            for (cj, aj) in c_row.iter_mut().zip(aux_row) {
-                *cj *= act.derivative_from_output(*aj);
-            }
+            per_kind!(act, kind => {
+                for (cj, aj) in c_row.iter_mut().zip(aux_row) {
+                    *cj *= kind.derivative_from_output(*aj);
+                }
+            });
         }
     }
+}
 }
 
 /// `c[m, n] = op(a)[m, k] · op(b)[k, n]` for products too small for `gemm`, then the epilogue.
