@@ -263,19 +263,20 @@ const PRODUCT_SHAPES: [(usize, usize); 20] = [
 ];
 
 /// Products of each kind at [`PRODUCT_SHAPES`]; a shape's larger batches are left out where
-/// the smaller one's time says a call would take over a second (a software adapter's large
-/// products), and the fit reads between the others.
+/// the smaller one's time says a call would take longer than [`longest_call_s`] (a software
+/// adapter's large products), and the fit reads between the others.
 fn probe_products(
     backend: &mut dyn Backend,
     seconds_each: f64,
     progress: &mut (dyn FnMut(&Probing) -> bool + Send),
 ) -> Result<Vec<(Product, ShapedProbe)>, BackendError> {
     let mut compute_probes = Vec::new();
+    let longest = longest_call_s(seconds_each);
     for (fan_in, fan_out) in PRODUCT_SHAPES {
         let mut last: Option<(usize, f64)> = None;
         for batch in [2, 8, 32, 128, 512, 2048, 6144] {
             if let Some((last_batch, seconds)) = last
-                && seconds * batch as f64 / last_batch as f64 > 1.0
+                && seconds * batch as f64 / last_batch as f64 > longest
             {
                 let too_slow = Probing::TooSlow {
                     fan_in,
@@ -298,6 +299,13 @@ fn probe_products(
         }
     }
     Ok(compute_probes)
+}
+
+/// The longest one call of a product probe may take: a second, or twenty probes' time where
+/// the probes are shorter than 50 ms. A quick calibration (`--seconds 0.005`) on a software
+/// adapter spent most of its minute in calls of a quarter to a whole second each.
+fn longest_call_s(seconds_each: f64) -> f64 {
+    (20.0 * seconds_each).clamp(0.1, 1.0)
 }
 
 /// What the efficiency curves are fitted against: the device's peak, its memory's bandwidth
