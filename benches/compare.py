@@ -128,11 +128,12 @@ def pytorch_gpt(py, preset, vocab, context, batch, threads, repeats):
 
 
 def gpt_rows(py, threads, repeats):
-    """Each GPT row measured twice, alternating the two programs, the better of each kept."""
+    """Each GPT row measured ALTERNATIONS times, alternating the two programs, the best of each
+    kept."""
     rows = []
     for preset, context, batch, target in GPT_GRID:
         ours, theirs = [], []
-        for _ in range(2):
+        for _ in range(ALTERNATIONS):
             ours.append(batchscope_gpt(preset, context, batch, threads, repeats))
             theirs.append(pytorch_gpt(py, preset, ours[-1]["vocab"], context, batch, threads, repeats))
         best = lambda runs: max(runs, key=lambda r: r["tokens_per_s"])
@@ -143,7 +144,7 @@ def gpt_rows(py, threads, repeats):
 
 
 def print_gpt(rows, threads):
-    print(f"GPTs on the shipped Shakespeare, AdamW, {threads} threads, best of two alternating runs each:")
+    print(f"GPTs on the shipped Shakespeare, AdamW, {threads} threads, best of {ALTERNATIONS} alternating runs each:")
     print("| model | context | batch | PyTorch tokens/s | BatchScope tokens/s | ratio | target | met |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
