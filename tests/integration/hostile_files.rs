@@ -442,7 +442,7 @@ fn a_full_disk_during_an_out_write_leaves_no_file() {
             &["sweep", "--vary", "batch=16,32", "--device", "cpu"][..],
         ),
         ("trace.json", &["trace", "--device", "cpu", "--steps", "5"]),
-        ("local.toml", &["calibrate", "--seconds", "0.01"]),
+        ("local.toml", &["calibrate", "--seconds", "0.005"]),
     ] {
         let out = dir.join(name);
         let mut all = args.to_vec();
