@@ -89,69 +89,51 @@ pub(super) fn gemm(
     assert_eq!(a.len(), m * k, "lhs length");
     assert_eq!(b.len(), k * n, "rhs length");
     assert_eq!(c.len(), m * n, "dst length");
-    let (a_rs, a_cs) = strides(a_layout, m, k);
-    let (b_rs, b_cs) = strides(b_layout, k, n);
     let parallelism = if threads > 1 {
         gemm_common::Parallelism::Rayon(threads)
     } else {
         gemm_common::Parallelism::None
     };
+    // What gemm computes, column-major: its rows and columns, the destination's (column,
+    // row) strides, and its left and right operands with their (column, row) strides.
+    let (rows, cols, dst, lhs, rhs) = if direct_pays(a_layout, b_layout, m, n) {
+        // c = a · bᵀ as it stands: c and a row-major, b stored [n, k] read as its k × n
+        // transpose (each column k values apart, consecutive along k).
+        let (k_stride, n_stride) = (k as isize, n as isize);
+        (m, n, (1, n_stride), (a, 1, k_stride), (b, k_stride, 1))
+    } else {
+        // gemm's kernels prefer a column-major destination; `c` is row-major, so they compute
+        // its transpose, cᵀ = op(b)ᵀ · op(a)ᵀ (an n × m product): the operands swap, and each
+        // stride pair swaps with them (as the `gemm` crate's own entry point does for such a
+        // destination).
+        let (a_rs, a_cs) = strides(a_layout, m, k);
+        let (b_rs, b_cs) = strides(b_layout, k, n);
+        (n, m, (n as isize, 1), (b, b_rs, b_cs), (a, a_rs, a_cs))
+    };
     let gemm = gemm_f32::gemm::f32::get_gemm_fn();
-    if direct_pays(a_layout, b_layout, m, n) {
-        // SAFETY: gemm computes the m × n product in place: it reads a[i·k + kk] (i < m,
-        // kk < k) and b[j·k + kk] (the Transposed layout of `b`, j < n), at most m·k − 1 and
-        // n·k − 1, inside each slice by the length checks above, and writes c[i·n + j], at
-        // most m·n − 1. `c` is a unique borrow, so it aliases neither input; with `read_dst`
-        // false and alpha 0 its old contents are never read.
-        unsafe {
-            gemm(
-                m,
-                n,
-                k,
-                c.as_mut_ptr(),
-                1,
-                n as isize,
-                false,
-                a.as_ptr(),
-                1,
-                k as isize,
-                b.as_ptr(),
-                k as isize,
-                1,
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                parallelism,
-            );
-        }
-        return;
-    }
-    // gemm's kernels prefer a column-major destination; `c` is row-major, so they compute its
-    // transpose, cᵀ = op(b)ᵀ · op(a)ᵀ (an n × m product): the operands swap, and each stride
-    // pair swaps with them (as the `gemm` crate's own entry point does for such a destination).
-    // SAFETY: with the transposition above, gemm reads b[j·b_cs + kk·b_rs] for j < n, kk < k and
-    // a[kk·a_cs + i·a_rs] for kk < k, i < m, and writes c[j + i·n] for j < n, i < m. For both
-    // layouts the largest such index is (rows − 1)·rs + (cols − 1)·cs = rows·cols − 1, inside
-    // each slice by the length checks above. `c` is a unique borrow, so it aliases neither
-    // input. With `read_dst` false and alpha 0 the old contents of `c` are never read; beta 1
-    // makes it c = a·b.
+    // SAFETY: either way gemm computes the m × n product c = op(a) · op(b) in place. It reads
+    // op(a)'s value (i, kk) at i·a_rs + kk·a_cs and op(b)'s value (kk, j) at kk·b_rs + j·b_cs
+    // for i < m, kk < k, j < n, where (rs, cs) are the operand's strides as stored (the direct
+    // path's a and b are the Normal and Transposed layouts of `strides`); for both layouts the
+    // largest such index is (rows − 1)·rs + (cols − 1)·cs = rows·cols − 1, inside each slice
+    // by the length checks above. It writes c[i·n + j], at most m·n − 1. `c` is a unique
+    // borrow, so it aliases neither input. With `read_dst` false and alpha 0 its old contents
+    // are never read; beta 1 makes it c = a·b.
     unsafe {
         gemm(
-            n,
-            m,
+            rows,
+            cols,
             k,
             c.as_mut_ptr(),
-            n as isize,
-            1,
+            dst.0,
+            dst.1,
             false,
-            b.as_ptr(),
-            b_rs,
-            b_cs,
-            a.as_ptr(),
-            a_rs,
-            a_cs,
+            lhs.0.as_ptr(),
+            lhs.1,
+            lhs.2,
+            rhs.0.as_ptr(),
+            rhs.1,
+            rhs.2,
             0.0,
             1.0,
             false,

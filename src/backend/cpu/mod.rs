@@ -35,27 +35,14 @@ macro_rules! wide {
 /// does (the match folds away once `Activation::apply` is inlined).
 macro_rules! per_kind {
     ($act:expr, $kind:ident => $body:expr) => {
+        per_kind!(@ $act, $kind => $body; Identity Relu Tanh Sigmoid Gelu)
+    };
+    (@ $act:expr, $kind:ident => $body:expr; $($each:ident)*) => {
         match $act {
-            Activation::Identity => {
-                let $kind = Activation::Identity;
+            $(Activation::$each => {
+                let $kind = Activation::$each;
                 $body
-            }
-            Activation::Relu => {
-                let $kind = Activation::Relu;
-                $body
-            }
-            Activation::Tanh => {
-                let $kind = Activation::Tanh;
-                $body
-            }
-            Activation::Sigmoid => {
-                let $kind = Activation::Sigmoid;
-                $body
-            }
-            Activation::Gelu => {
-                let $kind = Activation::Gelu;
-                $body
-            }
+            })*
         }
     };
 }
